@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse } from 'yaml';
+import type { Caller, ToolPipeline } from '../agent/pipeline';
+import { utf16ToCp } from '../core/text';
+
+/** The caller the seeding runs as: the researcher's own (local) session. */
+const SEEDER: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'sample-seeder', user: 'sample-study' };
+
+interface CategorySpec {
+  name: string;
+  memo?: string;
+  children?: CategorySpec[];
+}
+interface CodebookSpec {
+  categories?: CategorySpec[];
+  codes?: { name: string; color: string; memo?: string; category?: string }[];
+}
+interface CodingSpec {
+  source: string;
+  code: string;
+  quote: string;
+}
+
+async function call(pipeline: ToolPipeline, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const out = await pipeline.invoke(tool, args, SEEDER);
+  if (!out.envelope.success) throw new Error(`seeding: ${tool} failed: ${out.envelope.error_code} ${out.envelope.error}`);
+  return out.envelope.data as Record<string, unknown>;
+}
+
+/**
+ * Fills an empty project from a sample study folder through the tool pipeline (so it journals and emits
+ * events like any call): `codebook.yaml` (nested categories, codes), `transcripts/*.txt` (imported with
+ * import_file_source), `codings.yaml` (each quote found verbatim in its transcript and coded with
+ * batch_apply_codes; positions converted to code points). Returns what it created, or null when the
+ * project already had sources or codes. Throws when a file is malformed or a quote is missing.
+ */
+export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<{ sources: number; codes: number; segments: number } | null> {
+  const ctx = await call(pipeline, 'get_project_context', {});
+  if ((ctx.source_count as number) > 0 || (ctx.code_count as number) > 0) return null;
+  const codebook = parse(fs.readFileSync(path.join(dir, 'codebook.yaml'), 'utf8')) as CodebookSpec;
+  const categoryIds = new Map<string, number>();
+  const addCategory = async (c: CategorySpec, parent: number | undefined) => {
+    const data = await call(pipeline, 'create_category', { name: c.name, memo: c.memo, parent_id: parent });
+    categoryIds.set(c.name, data.category_id as number);
+    for (const ch of c.children ?? []) await addCategory(ch, data.category_id as number);
+  };
+  for (const c of codebook.categories ?? []) await addCategory(c, undefined);
+  const codeIds = new Map<string, number>();
+  for (const c of codebook.codes ?? []) {
+    const data = await call(pipeline, 'create_code', { name: c.name, color: c.color, memo: c.memo, category_id: c.category ? categoryIds.get(c.category) : undefined });
+    codeIds.set(c.name, data.code_id as number);
+  }
+  const transcriptDir = path.join(dir, 'transcripts');
+  const sourceIds = new Map<string, { id: number; text: string }>();
+  for (const file of fs.readdirSync(transcriptDir).filter((f) => f.endsWith('.txt')).sort()) {
+    const abs = path.join(transcriptDir, file);
+    const data = await call(pipeline, 'import_file_source', { file_path: abs, origin: `sample study: ${path.basename(dir)}/transcripts/${file}` });
+    sourceIds.set(file, { id: data.source_id as number, text: fs.readFileSync(abs, 'utf8') });
+  }
+  const codingsFile = path.join(dir, 'codings.yaml');
+  const codings = fs.existsSync(codingsFile) ? ((parse(fs.readFileSync(codingsFile, 'utf8')) as CodingSpec[] | null) ?? []) : [];
+  const operations = codings.map((c) => {
+    const src = sourceIds.get(c.source);
+    const codeId = codeIds.get(c.code);
+    if (!src || codeId === undefined) throw new Error(`seeding: codings.yaml names unknown source "${c.source}" or code "${c.code}"`);
+    const at = src.text.indexOf(c.quote);
+    if (at < 0) throw new Error(`seeding: quote not found in ${c.source}: "${c.quote.slice(0, 60)}"`);
+    const start = utf16ToCp(src.text, at);
+    return { code_id: codeId, source_id: src.id, start_position: start, end_position: start + [...c.quote].length };
+  });
+  if (operations.length > 0) await call(pipeline, 'batch_apply_codes', { operations });
+  return { sources: sourceIds.size, codes: codeIds.size, segments: operations.length };
+}

@@ -1,0 +1,13 @@
+/** A source of time, injectable so tests can move it (approval timeouts, idle checkpoints). */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+}
+
+/** The real clock. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** ISO 8601 UTC with milliseconds, e.g. `2026-11-21T23:37:04.123Z`. */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}

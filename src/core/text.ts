@@ -1,0 +1,59 @@
+/**
+ * Text positions. Marginalia counts Unicode code points of the stored text (as QualCoder and REFI-QDA do);
+ * JavaScript strings index UTF-16 code units. These helpers convert between the two.
+ */
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** True when the string holds characters outside the Basic Multilingual Plane (where the units differ). */
+export function hasAstral(text: string): boolean {
+  return SURROGATE.test(text);
+}
+
+/** Length of `text` in code points. */
+export function codePointLength(text: string): number {
+  if (!hasAstral(text)) return text.length;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/**
+ * UTF-16 index of code point `cp` in `text`. `cp` past the end maps to `text.length`.
+ * Linear in `cp` when the text has astral characters, O(1) otherwise.
+ */
+export function cpToUtf16(text: string, cp: number): number {
+  if (!hasAstral(text)) return Math.min(cp, text.length);
+  let i = 0;
+  let n = 0;
+  while (n < cp && i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      i += d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
+    } else i++;
+    n++;
+  }
+  return i;
+}
+
+/** Code point index of UTF-16 index `u` in `text` (a `u` inside a surrogate pair counts the pair once). */
+export function utf16ToCp(text: string, u: number): number {
+  if (!hasAstral(text)) return Math.min(u, text.length);
+  return codePointLength(text.slice(0, u));
+}
+
+/** The substring between code point offsets `[start, end)`. */
+export function sliceCp(text: string, start: number, end: number): string {
+  if (!hasAstral(text)) return text.slice(start, end);
+  const s = cpToUtf16(text, start);
+  const e = s + cpToUtf16(text.slice(s), end - start);
+  return text.slice(s, e);
+}

@@ -1,0 +1,84 @@
+import { ToolError } from '../core/errors';
+import { codePointLength, sliceCp } from '../core/text';
+import { requireCode, stampOf } from './codebook';
+import type { DomainContext } from './events';
+import type { Segment } from './model';
+import type { ProjectRepository } from './ports';
+import { requireSource } from './sources';
+
+type Ctx = DomainContext<ProjectRepository>;
+
+/** What {@link applyCode} did: the segment, and whether it was new (false: the same coding existed). */
+export interface AppliedCoding {
+  segment: Segment;
+  created: boolean;
+}
+
+/**
+ * Codes `[start_pos, end_pos)` (code points) of a text source with a code, storing the text it covers.
+ * Applying the same code to exactly the same range again returns the existing segment (created: false),
+ * so retries are safe. Emits coding.segment_coded.
+ *
+ * Errors: CODE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION (negative, empty, past the end, or a
+ * source without text), INVALID_ARGUMENTS (importance outside 0..2).
+ */
+export function applyCode(
+  ctx: Ctx,
+  input: { code_id: number; source_id: number; start_pos: number; end_pos: number; memo?: string | null; importance?: number },
+  textCache?: Map<number, string | null>,
+): AppliedCoding {
+  requireCode(ctx, input.code_id);
+  const source = requireSource(ctx, input.source_id);
+  let text = textCache?.get(input.source_id);
+  if (text === undefined) {
+    text = ctx.repo.getSourceText(input.source_id);
+    textCache?.set(input.source_id, text);
+  }
+  if (text === null) throw new ToolError('INVALID_POSITION', `The source "${source.name}" (${source.type}) has no text to code; use AV coding`);
+  const length = source.length;
+  const { start_pos: start, end_pos: end } = input;
+  if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end <= start || end > length) {
+    throw new ToolError(
+      'INVALID_POSITION',
+      `The range [${start}, ${end}) is not inside the source "${source.name}" (0..${length} code points, end after start)`,
+      { start_pos: start, end_pos: end, source_length: length },
+    );
+  }
+  const importance = input.importance ?? 0;
+  if (!Number.isInteger(importance) || importance < 0 || importance > 2) {
+    throw new ToolError('INVALID_ARGUMENTS', `importance must be 0, 1 or 2 (got ${importance})`);
+  }
+  const existing = ctx.repo.findSegment(input.code_id, input.source_id, start, end);
+  if (existing) return { segment: existing, created: false };
+  const segText = sliceCp(text, start, end);
+  const id = ctx.repo.insertSegment(
+    { code_id: input.code_id, source_id: input.source_id, start_pos: start, end_pos: end, text: segText, memo: input.memo ?? null, importance },
+    stampOf(ctx),
+  );
+  ctx.events.emit({
+    event_type: 'coding.segment_coded',
+    aggregate_type: 'segment',
+    aggregate_id: String(id),
+    payload: { segment_id: id, code_id: input.code_id, source_id: input.source_id, start: start, end: end, text: segText },
+  });
+  const segment = ctx.repo.getSegment(id);
+  if (!segment) throw new Error(`segment ${id} vanished after insert`);
+  return { segment, created: true };
+}
+
+/** Removes a coded text segment. Emits coding.segment_uncoded. Errors: SEGMENT_NOT_FOUND. */
+export function deleteSegment(ctx: Ctx, id: number): Segment {
+  const seg = ctx.repo.getSegment(id);
+  if (!seg) throw new ToolError('SEGMENT_NOT_FOUND', `No coded segment with segment_id ${id}`);
+  ctx.repo.deleteSegment(id);
+  ctx.events.emit({
+    event_type: 'coding.segment_uncoded',
+    aggregate_type: 'segment',
+    aggregate_id: String(id),
+    payload: { segment_id: id, code_id: seg.code_id, source_id: seg.source_id },
+  });
+  return seg;
+}
+
+/** Length of a text in code points (re-exported for tools that report lengths). */
+export { codePointLength };

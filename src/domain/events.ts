@@ -1,0 +1,62 @@
+import type { Actor } from './model';
+
+/**
+ * Dotted event types. The first fifteen are the agent-context spec's (section 6); the rest are the
+ * spec's further names with the dotted types Marginalia gives them.
+ */
+export type EventType =
+  | 'coding.code_created'
+  | 'coding.code_renamed'
+  | 'coding.code_updated'
+  | 'coding.code_deleted'
+  | 'coding.codes_merged'
+  | 'coding.segment_coded'
+  | 'coding.segment_uncoded'
+  | 'coding.category_created'
+  | 'coding.category_deleted'
+  | 'coding.code_moved'
+  | 'source.imported'
+  | 'source.deleted'
+  | 'source.renamed'
+  | 'source.moved'
+  | 'source.text_extracted'
+  | 'source.metadata_suggested'
+  | 'source.folder_created'
+  | 'source.folder_renamed'
+  | 'source.folder_deleted';
+
+/** A domain event as a service raises it; the pipeline adds the envelope (id, sequence, correlation). */
+export interface DomainEvent {
+  event_type: EventType;
+  /** `code`, `category`, `segment`, `source`, `folder`, ... */
+  aggregate_type: string;
+  aggregate_id: string;
+  payload: Record<string, unknown>;
+}
+
+/** Collects the events of one transaction. */
+export interface EventSink {
+  emit(event: DomainEvent): void;
+}
+
+/** The context every domain service call runs in. */
+export interface DomainContext<R> {
+  repo: R;
+  events: EventSink;
+  actor: Actor;
+  /** ISO 8601 time of this change */
+  now: string;
+}
+
+/** An event as stored in the project (the agent-context spec's envelope, section 6). */
+export interface EventRecord {
+  event_id: string;
+  event_type: EventType;
+  /** ISO 8601 UTC with milliseconds */
+  timestamp: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  caused_by: { session_id: string; client_type: string; user: string };
+  payload: Record<string, unknown>;
+  metadata: { correlation_id: string; sequence_number: number };
+}

@@ -1,0 +1,87 @@
+/**
+ * Entities of a Marginalia project. Ids are positive integers. Text positions count Unicode code
+ * points of the source's stored text (half-open `[start_pos, end_pos)`); AV positions are integer
+ * milliseconds. Timestamps are ISO 8601 UTC strings with milliseconds.
+ */
+
+/** The five kinds of source the spec names. */
+export const SOURCE_TYPES = ['text', 'audio', 'video', 'image', 'pdf'] as const;
+/** One of {@link SOURCE_TYPES}. */
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/** Who performs a change: the coder (owner) recorded on what it makes, and the session it came through. */
+export interface Actor {
+  /** the coder's name, stored as `owner` on every code, segment and source it creates */
+  user: string;
+  /** the session id; `local` for the researcher's own UI */
+  session_id: string;
+  /** the spec's ClientType (ASSISTANT_A_CLI, ASSISTANT_B_CLI, REST_CLIENT, LOCAL_UI, CUSTOM) */
+  client_type: string;
+}
+
+/** A code of the codebook. */
+export interface Code {
+  code_id: number;
+  name: string;
+  /** `#RRGGBB` */
+  color: string;
+  memo: string | null;
+  category_id: number | null;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+  updated_at: string;
+  /** optimistic-locking version, incremented on each change */
+  version: number;
+}
+
+/** A category (code group); categories nest through `parent_id`. */
+export interface Category {
+  category_id: number;
+  name: string;
+  parent_id: number | null;
+  memo: string | null;
+  owner: string;
+  created_at: string;
+}
+
+/** A source's record without its text. `length` is the text's length in code points (0 for media). */
+export interface SourceInfo {
+  source_id: number;
+  name: string;
+  type: SourceType;
+  memo: string | null;
+  origin: string | null;
+  file_path: string | null;
+  mime: string | null;
+  size_bytes: number | null;
+  folder_id: number | null;
+  length: number;
+  owner: string;
+  created_at: string;
+}
+
+/** A folder of sources; folders nest through `parent_id`. */
+export interface Folder {
+  folder_id: number;
+  name: string;
+  parent_id: number | null;
+  owner: string;
+  created_at: string;
+}
+
+/** A coded text segment: `code_id` applied to `[start_pos, end_pos)` of `source_id`, with the text it covers. */
+export interface Segment {
+  segment_id: number;
+  code_id: number;
+  source_id: number;
+  start_pos: number;
+  end_pos: number;
+  text: string;
+  memo: string | null;
+  /** 0 to 2, 2 most important */
+  importance: number;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+}

@@ -1,0 +1,120 @@
+import type { EventRecord } from './events';
+import type { Category, Code, Folder, Segment, SourceInfo, SourceType } from './model';
+
+/** A code with its usage counts. */
+export interface CodeWithCounts extends Code {
+  segment_count: number;
+  av_segment_count: number;
+}
+
+/** A category with the number of codes directly in it. */
+export interface CategoryWithCount extends Category {
+  code_count: number;
+}
+
+/** A source with its usage counts. */
+export interface SourceWithCounts extends SourceInfo {
+  segment_count: number;
+  av_segment_count: number;
+}
+
+/** Fields of a new code. */
+export interface NewCode {
+  name: string;
+  color: string;
+  memo: string | null;
+  category_id: number | null;
+}
+
+/** Fields of a new text segment (positions in code points). */
+export interface NewSegment {
+  code_id: number;
+  source_id: number;
+  start_pos: number;
+  end_pos: number;
+  text: string;
+  memo: string | null;
+  importance: number;
+}
+
+/** Fields of a new source. `text` is null for media; `length` counts its code points. */
+export interface NewSource {
+  name: string;
+  type: SourceType;
+  text: string | null;
+  length: number;
+  memo: string | null;
+  origin: string | null;
+  file_path: string | null;
+  mime: string | null;
+  size_bytes: number | null;
+  folder_id: number | null;
+}
+
+/** Stamp of who and when, written on every row a change creates. */
+export interface Stamp {
+  owner: string;
+  session_id: string;
+  now: string;
+}
+
+/**
+ * The persistence port the domain services use. The store implements it over SQLite; every write
+ * runs inside the caller's transaction. Names compare through `name_key` (see `nameKey` in rules.ts).
+ */
+export interface ProjectRepository {
+  // codes
+  listCodes(): CodeWithCounts[];
+  getCode(id: number): CodeWithCounts | undefined;
+  findCodeByKey(key: string): Code | undefined;
+  insertCode(code: NewCode, key: string, stamp: Stamp): number;
+  updateCode(id: number, fields: Partial<Pick<Code, 'name' | 'color' | 'memo' | 'category_id'>>, key: string | null, now: string): void;
+  deleteCode(id: number): void;
+  // categories
+  listCategories(): CategoryWithCount[];
+  getCategory(id: number): Category | undefined;
+  findCategoryByKey(key: string): Category | undefined;
+  insertCategory(name: string, key: string, parentId: number | null, memo: string | null, stamp: Stamp): number;
+  // segments
+  listSegmentsForSource(sourceId: number): Segment[];
+  getSegment(id: number): Segment | undefined;
+  findSegment(codeId: number, sourceId: number, start: number, end: number): Segment | undefined;
+  insertSegment(seg: NewSegment, stamp: Stamp): number;
+  deleteSegment(id: number): void;
+  /** Moves every text and AV segment of `fromCode` to `toCode`; returns how many rows moved. */
+  reassignSegments(fromCode: number, toCode: number, now: string): number;
+  /** Deletes segments of `toCode` that duplicate another segment of it exactly; returns how many. */
+  dedupeSegments(codeId: number): number;
+  /** Deletes every text and AV segment of a code; returns how many. */
+  deleteSegmentsOfCode(codeId: number): number;
+  /** Deletes every text and AV segment of a source; returns how many. */
+  deleteSegmentsOfSource(sourceId: number): number;
+  // sources
+  listSources(type?: SourceType): SourceWithCounts[];
+  getSource(id: number): SourceWithCounts | undefined;
+  /** The stored text, or null for media sources and unknown ids. */
+  getSourceText(id: number): string | null;
+  findSourceByName(name: string): SourceInfo | undefined;
+  insertSource(src: NewSource, stamp: Stamp): number;
+  deleteSource(id: number): void;
+  setSourceFolder(id: number, folderId: number | null, now: string): void;
+  insertMetadataHint(
+    sourceId: number,
+    hint: { language: string | null; topics: string[] | null; organization_suggestion: string | null },
+    stamp: Stamp,
+  ): number;
+  // folders
+  listFolders(): (Folder & { source_count: number })[];
+  getFolder(id: number): Folder | undefined;
+  findFolder(parentId: number | null, name: string): Folder | undefined;
+  insertFolder(name: string, parentId: number | null, stamp: Stamp): number;
+  renameFolder(id: number, name: string): void;
+  deleteFolder(id: number): void;
+  /** Sources and sub-folders directly inside a folder. */
+  folderContents(id: number): { sources: number; folders: number };
+  // events
+  /** Stores an event (its metadata.sequence_number is ignored) and returns its sequence number. */
+  insertEvent(event: EventRecord): number;
+  // project
+  counts(): { sources: number; codes: number; categories: number; segments: number; av_segments: number; folders: number };
+}

@@ -1,0 +1,127 @@
+/**
+ * Numbered schema migrations, run on open while `PRAGMA user_version` is below their number.
+ * Never edit a released migration: add a new one.
+ *
+ * Text positions (`start_pos`, `end_pos`) count Unicode code points of `sources.content`;
+ * AV positions (`start_ms`, `end_ms`) are integer milliseconds; timestamps are ISO 8601 UTC strings.
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'codebook, sources, folders, segments, events',
+    sql: `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE folders (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  parent_id INTEGER REFERENCES folders(id),
+  owner TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX folders_parent_name ON folders(COALESCE(parent_id, 0), name);
+CREATE TABLE sources (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL CHECK (type IN ('text','audio','video','image','pdf')),
+  content TEXT,
+  content_length INTEGER NOT NULL DEFAULT 0,
+  memo TEXT,
+  origin TEXT,
+  file_path TEXT,
+  mime TEXT,
+  size_bytes INTEGER,
+  folder_id INTEGER REFERENCES folders(id),
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE source_metadata_hints (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  language TEXT,
+  topics TEXT,
+  organization_suggestion TEXT,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE categories (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  name_key TEXT NOT NULL UNIQUE,
+  parent_id INTEGER REFERENCES categories(id),
+  memo TEXT,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE codes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  name_key TEXT NOT NULL UNIQUE,
+  color TEXT NOT NULL,
+  memo TEXT,
+  category_id INTEGER REFERENCES categories(id),
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  version INTEGER NOT NULL DEFAULT 1,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE segments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  code_id INTEGER NOT NULL REFERENCES codes(id),
+  source_id INTEGER NOT NULL REFERENCES sources(id),
+  start_pos INTEGER NOT NULL CHECK (start_pos >= 0),
+  end_pos INTEGER NOT NULL CHECK (end_pos > start_pos),
+  text TEXT NOT NULL,
+  memo TEXT,
+  importance INTEGER NOT NULL DEFAULT 0,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX segments_source ON segments(source_id, start_pos);
+CREATE INDEX segments_code ON segments(code_id);
+CREATE TABLE av_segments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  code_id INTEGER NOT NULL REFERENCES codes(id),
+  source_id INTEGER NOT NULL REFERENCES sources(id),
+  start_ms INTEGER NOT NULL CHECK (start_ms >= 0),
+  end_ms INTEGER NOT NULL CHECK (end_ms > start_ms),
+  transcript TEXT,
+  memo TEXT,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX av_segments_source ON av_segments(source_id, start_ms);
+CREATE INDEX av_segments_code ON av_segments(code_id);
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id TEXT NOT NULL UNIQUE,
+  event_type TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  aggregate_type TEXT NOT NULL,
+  aggregate_id TEXT NOT NULL,
+  session_id TEXT,
+  client_type TEXT,
+  user TEXT,
+  correlation_id TEXT,
+  payload TEXT NOT NULL
+);
+`,
+  },
+];
+
+/** The schema version a fully migrated project has. */
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

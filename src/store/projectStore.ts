@@ -1,0 +1,410 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Database, SqlValue, Statement } from 'sql.js';
+import { ToolError } from '../core/errors';
+import type { Clock } from '../core/clock';
+import { systemClock } from '../core/clock';
+import type { Logger } from '../core/log';
+import { silentLogger } from '../core/log';
+import { loadSqlJs } from './sqljs';
+import { MIGRATIONS } from './migrations';
+import { acquireLock, type ProjectLock } from './lock';
+
+/** A bound parameter list, in statement order. */
+export type Params = readonly SqlValue[];
+
+/** One committed transaction as the journal holds it: its sequence number and its statements. */
+interface JournalEntry {
+  /** sequence number, strictly increasing across the project's life */
+  s: number;
+  /** the statements with their bound values, in execution order */
+  q: [string, Params][];
+}
+
+/** Options of {@link ProjectStore.open}. */
+export interface StoreOptions {
+  /** create the project when the file does not exist (default false: PROJECT_CORRUPT/NO_PROJECT error) */
+  create?: boolean;
+  /** checkpoint after this many milliseconds without a write (default 2000; 0 disables the idle timer) */
+  checkpointIdleMs?: number;
+  /** checkpoint after a commit once the journal exceeds this many bytes (default 64 MiB) */
+  journalMaxBytes?: number;
+  /** skip the lock file (tests that open read-only copies); never in production */
+  noLock?: boolean;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/**
+ * One project file, `<name>.qda`: a SQLite database held in memory by sql.js and made durable by an
+ * append-only journal beside it, `<name>.qda-journal`.
+ *
+ * Durability: {@link transaction} runs the statements, appends one JSON line holding them (with their
+ * bound values) to the journal and `fdatasync`s it before it returns; only then is the transaction
+ * committed in memory and the caller told. {@link checkpoint} writes the whole database atomically
+ * (temp file, fsync, rename, directory fsync) with the last journal sequence number stored in
+ * `meta.journal_seq`, then truncates the journal. Opening loads the file and replays journal entries
+ * whose sequence is above `meta.journal_seq`; a torn last line (a crash mid-append, never acknowledged)
+ * is ignored and cut off. A second process opening the same project is refused (lock file with the
+ * owner's pid; error PROJECT_LOCKED).
+ *
+ * All methods are synchronous except open/close: JavaScript runs one transaction at a time, so
+ * transactions never interleave.
+ */
+export class ProjectStore {
+  private readonly stmts = new Map<string, Statement>();
+  private pending: [string, Params][] | undefined;
+  private seq: number;
+  private journalFd: number;
+  private journalBytes: number;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly idleMs: number;
+  private readonly maxJournal: number;
+  /** Hooks run after a commit is durable (the pipeline publishes events from here). */
+  private readonly afterCommit: (() => void)[] = [];
+
+  private constructor(
+    readonly filePath: string,
+    private readonly db: Database,
+    private readonly lock: ProjectLock | undefined,
+    seq: number,
+    opts: StoreOptions,
+    private readonly logger: Logger,
+  ) {
+    this.seq = seq;
+    this.idleMs = opts.checkpointIdleMs ?? 2000;
+    this.maxJournal = opts.journalMaxBytes ?? 64 * 1024 * 1024;
+    this.journalFd = fs.openSync(journalPath(filePath), 'a');
+    this.journalBytes = fs.fstatSync(this.journalFd).size;
+  }
+
+  /**
+   * Opens (or with `create`, creates) the project at `filePath`, replays its journal and runs pending
+   * migrations.
+   *
+   * Errors: PROJECT_LOCKED (another live process holds the lock), PROJECT_CORRUPT (the file is not a
+   * SQLite database, or a journal line other than the last is unreadable), NO_PROJECT (missing file and
+   * `create` not set).
+   */
+  static async open(filePath: string, opts: StoreOptions = {}): Promise<ProjectStore> {
+    const abs = path.resolve(filePath);
+    const logger = opts.logger ?? silentLogger;
+    const SQL = await loadSqlJs();
+    if (opts.create) fs.mkdirSync(path.dirname(abs), { recursive: true });
+    const lock = opts.noLock ? undefined : acquireLock(abs);
+    try {
+      const exists = fs.existsSync(abs);
+      if (!exists && !opts.create) throw new ToolError('NO_PROJECT', `No project file at ${abs}`);
+      let db: Database;
+      if (exists) {
+        try {
+          db = new SQL.Database(fs.readFileSync(abs));
+          db.exec('PRAGMA schema_version');
+        } catch (e) {
+          throw new ToolError('PROJECT_CORRUPT', `${abs} is not a readable project: ${(e as Error).message}`);
+        }
+      } else {
+        db = new SQL.Database();
+        // A journal left without its database belongs to nothing: start clean.
+        fs.rmSync(journalPath(abs), { force: true });
+      }
+      db.exec('PRAGMA foreign_keys = ON');
+      const baseSeq = exists ? readJournalSeq(db) : 0;
+      const replayed = exists ? replayJournal(db, abs, baseSeq, logger) : { seq: 0, count: 0 };
+      const store = new ProjectStore(abs, db, lock, replayed.seq, opts, logger);
+      const migrated = store.migrate();
+      if (!exists || migrated > 0) store.checkpoint();
+      if (replayed.count > 0) logger.info(`replayed ${replayed.count} journal entries of ${path.basename(abs)}`);
+      return store;
+    } catch (e) {
+      lock?.release();
+      throw e;
+    }
+  }
+
+  /** The project's display name: the file name without `.qda`. */
+  get name(): string {
+    return path.basename(this.filePath).replace(/\.qda$/i, '');
+  }
+
+  /** Rows of a read query, as objects keyed by column name. */
+  all<T = Record<string, SqlValue>>(sql: string, params: Params = []): T[] {
+    const st = this.prepare(sql);
+    try {
+      st.bind(params as SqlValue[]);
+      const rows: T[] = [];
+      while (st.step()) rows.push(st.getAsObject() as T);
+      return rows;
+    } finally {
+      st.reset();
+    }
+  }
+
+  /** The first row of a read query, or undefined. */
+  get<T = Record<string, SqlValue>>(sql: string, params: Params = []): T | undefined {
+    const st = this.prepare(sql);
+    try {
+      st.bind(params as SqlValue[]);
+      return st.step() ? (st.getAsObject() as T) : undefined;
+    } finally {
+      st.reset();
+    }
+  }
+
+  /**
+   * Runs a write statement inside the current {@link transaction} and records it for the journal.
+   * Returns the rows changed and, for an INSERT, the new row id.
+   * Throws (a programming error) when called outside a transaction.
+   */
+  run(sql: string, params: Params = []): { changes: number; lastId: number } {
+    if (!this.pending) throw new Error('ProjectStore.run called outside a transaction');
+    const st = this.prepare(sql);
+    try {
+      st.run(params as SqlValue[]);
+    } finally {
+      st.reset();
+    }
+    this.pending.push([sql, [...params]]);
+    const changes = this.db.getRowsModified();
+    const lastId = /^\s*insert/i.test(sql) ? Number(this.scalar('SELECT last_insert_rowid()')) : 0;
+    return { changes, lastId };
+  }
+
+  /**
+   * Runs `fn` as one transaction: all its {@link run} calls commit together or not at all. When `fn`
+   * returns, the statements are appended to the journal and fsync'd, then committed; when `fn` throws,
+   * everything is rolled back, nothing is journaled, and the error propagates. Nested calls join the
+   * outer transaction. `fn` must be synchronous.
+   */
+  transaction<T>(fn: () => T): T {
+    if (this.closed) throw new ToolError('NO_PROJECT', 'The project is closed');
+    if (this.pending) return fn();
+    this.db.exec('BEGIN');
+    this.pending = [];
+    let result: T;
+    try {
+      result = fn();
+      if (result instanceof Promise) throw new Error('ProjectStore.transaction requires a synchronous function');
+      if (this.pending.length > 0) this.appendJournal({ s: this.seq + 1, q: this.pending });
+    } catch (e) {
+      this.pending = undefined;
+      this.db.exec('ROLLBACK');
+      throw e;
+    }
+    const wrote = this.pending.length > 0;
+    this.pending = undefined;
+    this.db.exec('COMMIT');
+    if (wrote) {
+      this.seq++;
+      this.scheduleCheckpoint();
+      for (const hook of this.afterCommit) hook();
+    }
+    return result;
+  }
+
+  /** Registers `hook` to run after every durable commit that wrote something. */
+  onDidCommit(hook: () => void): void {
+    this.afterCommit.push(hook);
+  }
+
+  /** True while a {@link transaction} is running. */
+  get inTransaction(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /** The last committed journal sequence number. */
+  get journalSeq(): number {
+    return this.seq;
+  }
+
+  /** Current journal size in bytes (0 right after a checkpoint). */
+  get journalSize(): number {
+    return this.journalBytes;
+  }
+
+  /**
+   * Writes the whole database atomically (temp file, fsync, rename, directory fsync) and truncates the
+   * journal. Blocks for about 2 ms per MB of project (see shared/notes/perf-anchors.md, section 1c).
+   */
+  checkpoint(): void {
+    if (this.closed || this.pending) return;
+    this.clearIdle();
+    this.db.run("INSERT INTO meta(key, value) VALUES ('journal_seq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [
+      String(this.seq),
+    ]);
+    const bytes = this.db.export();
+    // export() resets foreign_keys on some builds; restore it.
+    this.db.exec('PRAGMA foreign_keys = ON');
+    const tmp = `${this.filePath}.tmp-${process.pid}`;
+    const fd = fs.openSync(tmp, 'w');
+    try {
+      fs.writeSync(fd, bytes);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, this.filePath);
+    fsyncDir(path.dirname(this.filePath));
+    fs.ftruncateSync(this.journalFd, 0);
+    fs.fdatasyncSync(this.journalFd);
+    this.journalBytes = 0;
+  }
+
+  /** Size of the database image in bytes, as a checkpoint would write it (costs one export). */
+  exportSize(): number {
+    return this.db.export().byteLength;
+  }
+
+  /** Checkpoints, releases the lock and closes. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.checkpoint();
+    this.closed = true;
+    this.clearIdle();
+    for (const st of this.stmts.values()) st.free();
+    this.stmts.clear();
+    fs.closeSync(this.journalFd);
+    this.db.close();
+    this.lock?.release();
+  }
+
+  /** Runs the migrations above the file's `user_version`, each in one transaction. Returns how many ran. */
+  private migrate(): number {
+    const current = Number(this.scalar('PRAGMA user_version') ?? 0);
+    let ran = 0;
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      this.db.exec('BEGIN');
+      try {
+        this.db.exec(m.sql);
+        this.db.exec(`PRAGMA user_version = ${m.version}`);
+        this.db.exec('COMMIT');
+      } catch (e) {
+        this.db.exec('ROLLBACK');
+        throw new ToolError('PROJECT_CORRUPT', `Migration ${m.version} (${m.description}) failed: ${(e as Error).message}`);
+      }
+      this.logger.info(`migrated ${this.name} to schema ${m.version}: ${m.description}`);
+      ran++;
+    }
+    return ran;
+  }
+
+  private appendJournal(entry: JournalEntry): void {
+    const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
+    let off = 0;
+    while (off < line.length) off += fs.writeSync(this.journalFd, line, off, line.length - off);
+    fs.fdatasyncSync(this.journalFd);
+    this.journalBytes += line.length;
+  }
+
+  private scheduleCheckpoint(): void {
+    if (this.journalBytes > this.maxJournal) {
+      this.checkpoint();
+      return;
+    }
+    if (this.idleMs <= 0) return;
+    this.clearIdle();
+    this.idleTimer = setTimeout(() => {
+      try {
+        this.checkpoint();
+      } catch (e) {
+        this.logger.error('checkpoint failed', e);
+      }
+    }, this.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private clearIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private scalar(sql: string): SqlValue | undefined {
+    const res = this.db.exec(sql);
+    return res[0]?.values[0]?.[0];
+  }
+
+  private prepare(sql: string): Statement {
+    let st = this.stmts.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.stmts.set(sql, st);
+    }
+    return st;
+  }
+}
+
+/** The journal beside a project file: `<file>-journal`. */
+export function journalPath(projectPath: string): string {
+  return `${projectPath}-journal`;
+}
+
+function readJournalSeq(db: Database): number {
+  try {
+    const res = db.exec("SELECT value FROM meta WHERE key = 'journal_seq'");
+    return Number(res[0]?.values[0]?.[0] ?? 0);
+  } catch {
+    return 0; // a database from before migration 1 has no meta table
+  }
+}
+
+/**
+ * Applies the journal's complete lines with a sequence above `baseSeq`. Bytes after the last newline are
+ * a torn append that was never acknowledged: they are cut off. An unreadable complete line is
+ * corruption (PROJECT_CORRUPT).
+ */
+function replayJournal(db: Database, projectPath: string, baseSeq: number, logger: Logger): { seq: number; count: number } {
+  const jp = journalPath(projectPath);
+  if (!fs.existsSync(jp)) return { seq: baseSeq, count: 0 };
+  const buf = fs.readFileSync(jp);
+  let seq = baseSeq;
+  let count = 0;
+  let start = 0;
+  let validEnd = 0;
+  while (start < buf.length) {
+    const nl = buf.indexOf(0x0a, start);
+    if (nl < 0) break; // torn tail
+    const text = buf.toString('utf8', start, nl);
+    let entry: JournalEntry;
+    try {
+      entry = JSON.parse(text) as JournalEntry;
+    } catch {
+      // Appends are sequential, so a newline-terminated line was written whole; an unreadable one is damage.
+      throw new ToolError('PROJECT_CORRUPT', `Journal ${jp} is damaged at byte ${start}`);
+    }
+    if (entry.s > seq) {
+      if (entry.s !== seq + 1) throw new ToolError('PROJECT_CORRUPT', `Journal ${jp} skips from ${seq} to ${entry.s}`);
+      db.exec('BEGIN');
+      try {
+        for (const [sql, params] of entry.q) db.run(sql, params as SqlValue[]);
+        db.exec('COMMIT');
+      } catch (e) {
+        db.exec('ROLLBACK');
+        throw new ToolError('PROJECT_CORRUPT', `Journal entry ${entry.s} does not apply: ${(e as Error).message}`);
+      }
+      seq = entry.s;
+      count++;
+    }
+    start = nl + 1;
+    validEnd = start;
+  }
+  if (validEnd < buf.length) {
+    logger.warn(`cut a torn journal tail of ${buf.length - validEnd} bytes`);
+    fs.truncateSync(jp, validEnd);
+  }
+  return { seq, count };
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = fs.openSync(dir, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename is still atomic.
+  }
+}

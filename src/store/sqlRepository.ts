@@ -1,0 +1,265 @@
+import type { EventRecord } from '../domain/events';
+import type { Category, Code, Folder, Segment, SourceInfo, SourceType } from '../domain/model';
+import type {
+  CategoryWithCount,
+  CodeWithCounts,
+  NewCode,
+  NewSegment,
+  NewSource,
+  ProjectRepository,
+  SourceWithCounts,
+  Stamp,
+} from '../domain/ports';
+import type { ProjectStore } from './projectStore';
+
+const CODE_COLS = `c.id AS code_id, c.name, c.color, c.memo, c.category_id, c.owner, c.session_id, c.created_at, c.updated_at, c.version,
+  (SELECT count(*) FROM segments s WHERE s.code_id = c.id) AS segment_count,
+  (SELECT count(*) FROM av_segments a WHERE a.code_id = c.id) AS av_segment_count`;
+
+const SOURCE_COLS = `s.id AS source_id, s.name, s.type, s.memo, s.origin, s.file_path, s.mime, s.size_bytes, s.folder_id,
+  s.content_length AS length, s.owner, s.created_at,
+  (SELECT count(*) FROM segments g WHERE g.source_id = s.id) AS segment_count,
+  (SELECT count(*) FROM av_segments a WHERE a.source_id = s.id) AS av_segment_count`;
+
+const SEGMENT_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at`;
+
+/**
+ * {@link ProjectRepository} over a {@link ProjectStore}: plain SQL on the schema of migrations.ts.
+ * Writes must run inside `store.transaction`.
+ */
+export class SqlProjectRepository implements ProjectRepository {
+  constructor(private readonly db: ProjectStore) {}
+
+  listCodes(): CodeWithCounts[] {
+    return this.db.all<CodeWithCounts>(`SELECT ${CODE_COLS} FROM codes c ORDER BY c.name COLLATE NOCASE`);
+  }
+  getCode(id: number): CodeWithCounts | undefined {
+    return this.db.get<CodeWithCounts>(`SELECT ${CODE_COLS} FROM codes c WHERE c.id = ?`, [id]);
+  }
+  findCodeByKey(key: string): Code | undefined {
+    return this.db.get<Code>(
+      'SELECT id AS code_id, name, color, memo, category_id, owner, session_id, created_at, updated_at, version FROM codes WHERE name_key = ?',
+      [key],
+    );
+  }
+  insertCode(code: NewCode, key: string, st: Stamp): number {
+    return this.db.run(
+      'INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)',
+      [code.name, key, code.color, code.memo, code.category_id, st.owner, st.session_id, st.now, st.now],
+    ).lastId;
+  }
+  updateCode(id: number, fields: Partial<Pick<Code, 'name' | 'color' | 'memo' | 'category_id'>>, key: string | null, now: string): void {
+    const sets: string[] = [];
+    const params: (string | number | null)[] = [];
+    for (const [k, v] of Object.entries(fields)) {
+      sets.push(`${k} = ?`);
+      params.push(v as string | number | null);
+    }
+    if (key !== null) {
+      sets.push('name_key = ?');
+      params.push(key);
+    }
+    sets.push('updated_at = ?', 'version = version + 1');
+    params.push(now, id);
+    this.db.run(`UPDATE codes SET ${sets.join(', ')} WHERE id = ?`, params);
+  }
+  deleteCode(id: number): void {
+    this.db.run('DELETE FROM codes WHERE id = ?', [id]);
+  }
+
+  listCategories(): CategoryWithCount[] {
+    return this.db.all<CategoryWithCount>(
+      `SELECT k.id AS category_id, k.name, k.parent_id, k.memo, k.owner, k.created_at,
+        (SELECT count(*) FROM codes c WHERE c.category_id = k.id) AS code_count
+       FROM categories k ORDER BY k.name COLLATE NOCASE`,
+    );
+  }
+  getCategory(id: number): Category | undefined {
+    return this.db.get<Category>('SELECT id AS category_id, name, parent_id, memo, owner, created_at FROM categories WHERE id = ?', [id]);
+  }
+  findCategoryByKey(key: string): Category | undefined {
+    return this.db.get<Category>('SELECT id AS category_id, name, parent_id, memo, owner, created_at FROM categories WHERE name_key = ?', [key]);
+  }
+  insertCategory(name: string, key: string, parentId: number | null, memo: string | null, st: Stamp): number {
+    return this.db.run('INSERT INTO categories(name, name_key, parent_id, memo, owner, session_id, created_at) VALUES (?,?,?,?,?,?,?)', [
+      name,
+      key,
+      parentId,
+      memo,
+      st.owner,
+      st.session_id,
+      st.now,
+    ]).lastId;
+  }
+
+  listSegmentsForSource(sourceId: number): Segment[] {
+    return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? ORDER BY start_pos, end_pos, id`, [sourceId]);
+  }
+  getSegment(id: number): Segment | undefined {
+    return this.db.get<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE id = ?`, [id]);
+  }
+  findSegment(codeId: number, sourceId: number, start: number, end: number): Segment | undefined {
+    return this.db.get<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? AND start_pos = ? AND end_pos = ? AND code_id = ?`, [
+      sourceId,
+      start,
+      end,
+      codeId,
+    ]);
+  }
+  insertSegment(seg: NewSegment, st: Stamp): number {
+    return this.db.run(
+      'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+      [seg.code_id, seg.source_id, seg.start_pos, seg.end_pos, seg.text, seg.memo, seg.importance, st.owner, st.session_id, st.now, st.now],
+    ).lastId;
+  }
+  deleteSegment(id: number): void {
+    this.db.run('DELETE FROM segments WHERE id = ?', [id]);
+  }
+  reassignSegments(fromCode: number, toCode: number, now: string): number {
+    const a = this.db.run('UPDATE segments SET code_id = ?, updated_at = ? WHERE code_id = ?', [toCode, now, fromCode]).changes;
+    const b = this.db.run('UPDATE av_segments SET code_id = ?, updated_at = ? WHERE code_id = ?', [toCode, now, fromCode]).changes;
+    return a + b;
+  }
+  dedupeSegments(codeId: number): number {
+    const a = this.db.run(
+      `DELETE FROM segments WHERE code_id = ? AND id NOT IN
+        (SELECT min(id) FROM segments WHERE code_id = ? GROUP BY source_id, start_pos, end_pos)`,
+      [codeId, codeId],
+    ).changes;
+    const b = this.db.run(
+      `DELETE FROM av_segments WHERE code_id = ? AND id NOT IN
+        (SELECT min(id) FROM av_segments WHERE code_id = ? GROUP BY source_id, start_ms, end_ms)`,
+      [codeId, codeId],
+    ).changes;
+    return a + b;
+  }
+  deleteSegmentsOfCode(codeId: number): number {
+    return (
+      this.db.run('DELETE FROM segments WHERE code_id = ?', [codeId]).changes +
+      this.db.run('DELETE FROM av_segments WHERE code_id = ?', [codeId]).changes
+    );
+  }
+  deleteSegmentsOfSource(sourceId: number): number {
+    return (
+      this.db.run('DELETE FROM segments WHERE source_id = ?', [sourceId]).changes +
+      this.db.run('DELETE FROM av_segments WHERE source_id = ?', [sourceId]).changes
+    );
+  }
+
+  listSources(type?: SourceType): SourceWithCounts[] {
+    return type
+      ? this.db.all<SourceWithCounts>(`SELECT ${SOURCE_COLS} FROM sources s WHERE s.type = ? ORDER BY s.name COLLATE NOCASE`, [type])
+      : this.db.all<SourceWithCounts>(`SELECT ${SOURCE_COLS} FROM sources s ORDER BY s.name COLLATE NOCASE`);
+  }
+  getSource(id: number): SourceWithCounts | undefined {
+    return this.db.get<SourceWithCounts>(`SELECT ${SOURCE_COLS} FROM sources s WHERE s.id = ?`, [id]);
+  }
+  getSourceText(id: number): string | null {
+    const row = this.db.get<{ content: string | null }>('SELECT content FROM sources WHERE id = ?', [id]);
+    return row?.content ?? null;
+  }
+  findSourceByName(name: string): SourceInfo | undefined {
+    return this.db.get<SourceInfo>(`SELECT s.id AS source_id, s.name, s.type FROM sources s WHERE s.name = ?`, [name]);
+  }
+  insertSource(src: NewSource, st: Stamp): number {
+    return this.db.run(
+      `INSERT INTO sources(name, type, content, content_length, memo, origin, file_path, mime, size_bytes, folder_id, owner, session_id, created_at, updated_at)
+       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      [
+        src.name,
+        src.type,
+        src.text,
+        src.length,
+        src.memo,
+        src.origin,
+        src.file_path,
+        src.mime,
+        src.size_bytes,
+        src.folder_id,
+        st.owner,
+        st.session_id,
+        st.now,
+        st.now,
+      ],
+    ).lastId;
+  }
+  deleteSource(id: number): void {
+    this.db.run('DELETE FROM source_metadata_hints WHERE source_id = ?', [id]);
+    this.db.run('DELETE FROM sources WHERE id = ?', [id]);
+  }
+  setSourceFolder(id: number, folderId: number | null, now: string): void {
+    this.db.run('UPDATE sources SET folder_id = ?, updated_at = ? WHERE id = ?', [folderId, now, id]);
+  }
+  insertMetadataHint(
+    sourceId: number,
+    hint: { language: string | null; topics: string[] | null; organization_suggestion: string | null },
+    st: Stamp,
+  ): number {
+    return this.db.run(
+      'INSERT INTO source_metadata_hints(source_id, language, topics, organization_suggestion, owner, session_id, created_at) VALUES (?,?,?,?,?,?,?)',
+      [sourceId, hint.language, hint.topics ? JSON.stringify(hint.topics) : null, hint.organization_suggestion, st.owner, st.session_id, st.now],
+    ).lastId;
+  }
+
+  listFolders(): (Folder & { source_count: number })[] {
+    return this.db.all<Folder & { source_count: number }>(
+      `SELECT f.id AS folder_id, f.name, f.parent_id, f.owner, f.created_at,
+        (SELECT count(*) FROM sources s WHERE s.folder_id = f.id) AS source_count
+       FROM folders f ORDER BY f.name COLLATE NOCASE`,
+    );
+  }
+  getFolder(id: number): Folder | undefined {
+    return this.db.get<Folder>('SELECT id AS folder_id, name, parent_id, owner, created_at FROM folders WHERE id = ?', [id]);
+  }
+  findFolder(parentId: number | null, name: string): Folder | undefined {
+    return this.db.get<Folder>('SELECT id AS folder_id, name, parent_id, owner, created_at FROM folders WHERE COALESCE(parent_id, 0) = ? AND name = ?', [
+      parentId ?? 0,
+      name,
+    ]);
+  }
+  insertFolder(name: string, parentId: number | null, st: Stamp): number {
+    return this.db.run('INSERT INTO folders(name, parent_id, owner, created_at) VALUES (?,?,?,?)', [name, parentId, st.owner, st.now]).lastId;
+  }
+  renameFolder(id: number, name: string): void {
+    this.db.run('UPDATE folders SET name = ? WHERE id = ?', [name, id]);
+  }
+  deleteFolder(id: number): void {
+    this.db.run('DELETE FROM folders WHERE id = ?', [id]);
+  }
+  folderContents(id: number): { sources: number; folders: number } {
+    const r = this.db.get<{ sources: number; folders: number }>(
+      'SELECT (SELECT count(*) FROM sources WHERE folder_id = ?) AS sources, (SELECT count(*) FROM folders WHERE parent_id = ?) AS folders',
+      [id, id],
+    );
+    return r ?? { sources: 0, folders: 0 };
+  }
+
+  insertEvent(e: EventRecord): number {
+    return this.db.run(
+      `INSERT INTO events(event_id, event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
+       VALUES (?,?,?,?,?,?,?,?,?,?)`,
+      [
+        e.event_id,
+        e.event_type,
+        e.timestamp,
+        e.aggregate_type,
+        e.aggregate_id,
+        e.caused_by.session_id,
+        e.caused_by.client_type,
+        e.caused_by.user,
+        e.metadata.correlation_id,
+        JSON.stringify(e.payload),
+      ],
+    ).lastId;
+  }
+
+  counts(): { sources: number; codes: number; categories: number; segments: number; av_segments: number; folders: number } {
+    const r = this.db.get<{ sources: number; codes: number; categories: number; segments: number; av_segments: number; folders: number }>(
+      `SELECT (SELECT count(*) FROM sources) AS sources, (SELECT count(*) FROM codes) AS codes,
+        (SELECT count(*) FROM categories) AS categories, (SELECT count(*) FROM segments) AS segments,
+        (SELECT count(*) FROM av_segments) AS av_segments, (SELECT count(*) FROM folders) AS folders`,
+    );
+    if (!r) throw new Error('count query returned nothing');
+    return r;
+  }
+}

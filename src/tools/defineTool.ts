@@ -1,0 +1,88 @@
+import type { z } from 'zod';
+import type { ErrorCode } from '../core/errors';
+import type { ToolContext } from './context';
+
+/** The tool groups of the HTTP spec (section 1), plus Marginalia's own. */
+export type ToolGroup =
+  | 'core'
+  | 'project'
+  | 'source'
+  | 'folder'
+  | 'code'
+  | 'ai_code_suggestions'
+  | 'ai_text_coding'
+  | 'batch'
+  | 'av'
+  | 'version_control'
+  | 'exchange'
+  | 'case'
+  | 'analysis'
+  | 'search';
+
+/**
+ * What a tool does to the project: drives transactions, trust defaults, MCP annotations and snapshots.
+ * `read` never writes; `create` adds; `modify` changes existing items; `destroy` deletes or merges;
+ * `bulk` changes many items at once.
+ */
+export type Effect = 'read' | 'create' | 'modify' | 'destroy' | 'bulk';
+
+/**
+ * The trust category of the agent-context spec (section 5, "Default trust by category"); the trust
+ * layer maps it to a level.
+ */
+export type TrustCategory =
+  | 'read'
+  | 'search'
+  | 'report'
+  | 'create_code'
+  | 'apply_code'
+  | 'rename'
+  | 'delete'
+  | 'merge'
+  | 'bulk'
+  | 'create'
+  | 'guidance';
+
+/**
+ * One tool, defined once. Every surface (HTTP `GET /tools`, MCP, LM tools, WebSocket, gRPC, CLI) is
+ * derived from this object.
+ *
+ * The pipeline validates arguments against `input` once, awaits `prepare` (asynchronous work that
+ * writes nothing, such as reading and extracting a file), then calls `run` synchronously inside one
+ * store transaction (none for `read` tools). `run` returns the envelope's `data`; it throws `ToolError`
+ * for expected failures.
+ */
+export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unknown> {
+  /** snake_case, the spec's name; LM tools get the `qda_` prefix */
+  name: string;
+  group: ToolGroup;
+  /** human label, e.g. "Create Code" */
+  title: string;
+  /** model-facing: what it does, when to use it, what it returns, its errors */
+  description: string;
+  /** THE input schema; its JSON Schema is what every listing shows */
+  input: S;
+  effect: Effect;
+  trust: TrustCategory;
+  /** false for tools that work without an open project (guidance tools); default true */
+  needsProject?: boolean;
+  /** the error code when no project is open (default NO_PROJECT; case tools use CASES_NOT_LISTED/NO_CONTEXT) */
+  noProjectCode?: ErrorCode;
+  prepare?: (input: z.output<S>, ctx: PrepareContext) => Promise<P>;
+  run: (ctx: ToolContext, input: z.output<S>, prepared: P) => R;
+}
+
+/** What `prepare` may use: nothing that writes. */
+export interface PrepareContext {
+  /** the open project's path, or null */
+  projectPath: string | null;
+}
+
+/** A tool of any schema, as the registry holds it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = ToolDef<z.ZodType, any, unknown>;
+
+/** Identity helper that infers a tool's types from its schema. */
+export function defineTool<S extends z.ZodType, P = undefined, R = unknown>(def: ToolDef<S, P, R>): ToolDef<S, P, R> {
+  return def;
+}

@@ -1,0 +1,85 @@
+import type { Category, Folder, Segment } from '../domain/model';
+import type { CodeWithCounts, ProjectRepository, SourceWithCounts } from '../domain/ports';
+
+/** A code as tools return it. */
+export interface CodeOut {
+  code_id: number;
+  name: string;
+  color: string;
+  memo: string | null;
+  category_id: number | null;
+  category: { id: number; name: string } | null;
+  segment_count: number;
+  av_segment_count: number;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+/** Formats a code; `categories` maps ids to categories (looked up in `repo` when absent). */
+export function codeOut(c: CodeWithCounts, repo: ProjectRepository, categories?: Map<number, Category>): CodeOut {
+  const cat = c.category_id === null ? undefined : (categories?.get(c.category_id) ?? repo.getCategory(c.category_id));
+  return {
+    code_id: c.code_id,
+    name: c.name,
+    color: c.color,
+    memo: c.memo,
+    category_id: c.category_id,
+    category: cat ? { id: cat.category_id, name: cat.name } : null,
+    segment_count: c.segment_count,
+    av_segment_count: c.av_segment_count,
+    owner: c.owner,
+    session_id: c.session_id,
+    created_at: c.created_at,
+    updated_at: c.updated_at,
+    version: c.version,
+  };
+}
+
+/** A source as tools return it (no text). `length` is in code points. */
+export function sourceOut(s: SourceWithCounts) {
+  return {
+    source_id: s.source_id,
+    id: s.source_id,
+    name: s.name,
+    type: s.type,
+    memo: s.memo,
+    origin: s.origin,
+    file_path: s.file_path,
+    mime: s.mime,
+    size_bytes: s.size_bytes,
+    length: s.length,
+    folder_id: s.folder_id,
+    segment_count: s.segment_count,
+    av_segment_count: s.av_segment_count,
+    coded: s.segment_count + s.av_segment_count > 0,
+    owner: s.owner,
+    created_at: s.created_at,
+  };
+}
+
+/** A text segment as tools return it, with its code's name and colour. */
+export function segmentOut(s: Segment, code?: { name: string; color: string }) {
+  return {
+    segment_id: s.segment_id,
+    code_id: s.code_id,
+    code_name: code?.name ?? null,
+    color: code?.color ?? null,
+    source_id: s.source_id,
+    start_pos: s.start_pos,
+    end_pos: s.end_pos,
+    text: s.text,
+    memo: s.memo,
+    importance: s.importance,
+    owner: s.owner,
+    session_id: s.session_id,
+    created_at: s.created_at,
+  };
+}
+
+/** A folder as tools return it. */
+export function folderOut(f: Folder & { source_count?: number }) {
+  return { folder_id: f.folder_id, name: f.name, parent_id: f.parent_id, source_count: f.source_count, owner: f.owner, created_at: f.created_at };
+}

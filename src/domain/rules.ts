@@ -26,6 +26,7 @@ export function cleanName(name: string, max: number, what: string, code: ErrorCo
   const len = codePointLength(n);
   if (len === 0) throw new ToolError(code, `The ${what} name must not be empty`);
   if (len > max) throw new ToolError(code, `The ${what} name is ${len} characters; at most ${max} are allowed`);
+  // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(n)) throw new ToolError(code, `The ${what} name must not contain control characters`);
   return n;
 }

@@ -2,8 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Database, SqlValue, Statement } from 'sql.js';
 import { ToolError } from '../core/errors';
-import type { Clock } from '../core/clock';
-import { systemClock } from '../core/clock';
 import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
 import { loadSqlJs } from './sqljs';
@@ -31,7 +29,6 @@ export interface StoreOptions {
   journalMaxBytes?: number;
   /** skip the lock file (tests that open read-only copies); never in production */
   noLock?: boolean;
-  clock?: Clock;
   logger?: Logger;
 }
 

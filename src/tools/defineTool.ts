@@ -79,7 +79,6 @@ export interface PrepareContext {
 }
 
 /** A tool of any schema, as the registry holds it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyTool = ToolDef<z.ZodType, any, unknown>;
 
 /** Identity helper that infers a tool's types from its schema. */

@@ -1,0 +1,43 @@
+// ESLint flat config. Besides the recommended TypeScript rules it enforces the layers of DESIGN.md:
+// `vscode` may be imported only by src/extension.ts, src/ui/** and src/adapters/lm/**, and each inner
+// layer may import only the layers beneath it.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** A `no-restricted-imports` rule naming, for one folder, the import patterns it must not use. */
+function layer(files, forbidden, why) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: `${why}: only extension.ts, ui/ and adapters/lm/ may import vscode (DESIGN.md, Layers).` }],
+          patterns: forbidden.map((group) => ({ group: [group], message: `${why} (DESIGN.md, Layers).` })),
+        },
+      ],
+    },
+  };
+}
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.sample/**', 'bench/.data/**', '.test-tmp/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  layer(['src/core/**'], ['**/domain/**', '**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'core imports nothing internal'),
+  layer(['src/domain/**'], ['**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**', 'sql.js', 'node:fs'], 'domain may import only core'),
+  layer(['src/store/**'], ['**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'store may import only domain, core and sql.js'),
+  layer(['src/exchange/**', 'src/vcs/**'], ['**/store/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'exchange and vcs may import only domain, core and their libraries'),
+  layer(['src/tools/**'], ['**/store/**', '**/vcs/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'tools may import only domain, exchange, core and zod'),
+  layer(['src/agent/**'], ['**/store/**', '**/vcs/**', '**/exchange/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'agent may import only tools, core (and domain types)'),
+  layer(['src/adapters/http/**', 'src/adapters/mcp/**', 'src/adapters/ws/**', 'src/adapters/grpc/**', 'src/adapters/cli/**', 'src/adapters/rest/**'], ['**/store/**', '**/vcs/**', '**/exchange/**', '**/ui/**', '**/cli/**', '**/adapters/lm/**'], 'adapters may import only agent, tools and core'),
+  layer(['test/unit/**', 'test/e2e/**', 'test/crash/**', 'bench/**'], [], 'plain-Node tests cannot load vscode'),
+);

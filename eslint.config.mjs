@@ -2,6 +2,7 @@
 // `vscode` may be imported only by src/extension.ts, src/ui/** and src/adapters/lm/**, and each inner
 // layer may import only the layers beneath it.
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** A `no-restricted-imports` rule naming, for one folder, the import patterns it must not use. */
@@ -21,17 +22,18 @@ function layer(files, forbidden, why) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.sample/**', 'bench/.data/**', '.test-tmp/**'] },
+  { ignores: ['dist/**', 'dist-test/**', 'out/**', 'node_modules/**', '.sample/**', 'bench/.data/**', '.test-tmp/**', '.vscode-rig/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+    languageOptions: { globals: { ...globals.node } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-require-imports': 'off',
     },
   },
+  { files: ['webview-ui/**'], languageOptions: { globals: { ...globals.browser } } },
   layer(['src/core/**'], ['**/domain/**', '**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'core imports nothing internal'),
   layer(['src/domain/**'], ['**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**', 'sql.js', 'node:fs'], 'domain may import only core'),
   layer(['src/store/**'], ['**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'store may import only domain, core and sql.js'),

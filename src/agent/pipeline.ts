@@ -93,6 +93,7 @@ class StageFailure {
 export class ToolPipeline {
   private readonly tools: ReadonlyMap<string, AnyTool>;
   private readonly listeners = new Set<(events: EventRecord[]) => void>();
+  private readonly callListeners = new Set<(call: CallRecord) => void>();
   private readonly clock: Clock;
   private readonly logger: Logger;
   private listing: ToolListing[] | undefined;
@@ -105,7 +106,7 @@ export class ToolPipeline {
 
   /** Every tool with its JSON Schema (draft 2020-12, from `z.toJSONSchema`), in registry order. */
   listTools(): ToolListing[] {
-    this.listing ??= this.opts.tools.map((t) => ({
+    this.listing ??= this.opts.tools.filter((t) => (t.audience ?? 'agents') === 'agents').map((t) => ({
       name: t.name,
       title: t.title,
       description: t.description,
@@ -123,6 +124,12 @@ export class ToolPipeline {
     return toDisposable(() => void this.listeners.delete(listener));
   }
 
+  /** Subscribes to every finished call (after audit), e.g. to count active agent sessions. */
+  onDidCall(listener: (call: CallRecord) => void): Disposable {
+    this.callListeners.add(listener);
+    return toDisposable(() => void this.callListeners.delete(listener));
+  }
+
   /**
    * Calls tool `name` with `args` (an object; undefined counts as `{}`) on behalf of `caller`.
    * Never throws: every failure is an envelope with the spec's error code (TOOL_NOT_FOUND,
@@ -135,7 +142,7 @@ export class ToolPipeline {
     let status: InvokeOutcome['status'] = 'ok';
     try {
       this.resolveSession(caller);
-      const tool = this.lookupTool(name);
+      const tool = this.lookupTool(name, caller);
       const input = this.validateInput(tool, args);
       this.checkRateLimit(caller, tool);
       this.checkTrust(caller, tool);
@@ -155,10 +162,10 @@ export class ToolPipeline {
   /** Stage 1: the session the call belongs to. Allows every caller until sessions land. */
   private resolveSession(_caller: Caller): void {}
 
-  /** Stage 2: the tool, or TOOL_NOT_FOUND. */
-  private lookupTool(name: string): AnyTool {
+  /** Stage 2: the tool, or TOOL_NOT_FOUND (editor-only tools exist only for the researcher's own session). */
+  private lookupTool(name: string, caller: Caller): AnyTool {
     const tool = this.tools.get(name);
-    if (!tool) throw new StageFailure('TOOL_NOT_FOUND', `Unknown tool "${name}". GET /tools lists the ${this.tools.size} tools.`);
+    if (!tool || (tool.audience === 'editor' && caller.client_type !== 'LOCAL_UI')) throw new StageFailure('TOOL_NOT_FOUND', `Unknown tool "${name}". GET /tools lists the ${this.listTools().length} tools.`);
     return tool;
   }
 
@@ -223,6 +230,13 @@ export class ToolPipeline {
       this.opts.audit?.record(call);
     } catch (e) {
       this.logger.error('audit failed', e);
+    }
+    for (const l of this.callListeners) {
+      try {
+        l(call);
+      } catch (e) {
+        this.logger.error('call listener failed', e);
+      }
     }
   }
 

@@ -4,6 +4,7 @@ import { ToolPipeline, type AuditSink } from '../agent/pipeline';
 import { ProjectStore, type StoreOptions } from '../store/projectStore';
 import { SqlProjectRepository } from '../store/sqlRepository';
 import type { HostPort, OpenProject } from '../tools/context';
+import { EDITOR_TOOLS } from '../tools/editorTools';
 import { TOOLS } from '../tools/registry';
 
 /** An open project with its store, as the composition roots hold it. */
@@ -38,5 +39,5 @@ export const headlessHost: HostPort = {
 
 /** Builds the one pipeline over the registry for a project provider and host. */
 export function createPipeline(opts: { project: () => OpenProject | null; host: HostPort; logger: Logger; clock?: Clock; audit?: AuditSink }): ToolPipeline {
-  return new ToolPipeline({ tools: TOOLS, project: opts.project, host: opts.host, logger: opts.logger, clock: opts.clock ?? systemClock, audit: opts.audit });
+  return new ToolPipeline({ tools: [...TOOLS, ...EDITOR_TOOLS], project: opts.project, host: opts.host, logger: opts.logger, clock: opts.clock ?? systemClock, audit: opts.audit });
 }

@@ -10,6 +10,18 @@ export function hasAstral(text: string): boolean {
   return SURROGATE.test(text);
 }
 
+/** An unpaired surrogate: a high one not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` with every unpaired surrogate replaced by U+FFFD (as `String.prototype.toWellFormed`). Such text
+ * cannot be stored as UTF-8: SQLite would keep invalid bytes that read back as three U+FFFD each, moving
+ * every later position. The replacement keeps code point positions unchanged (one code point for one).
+ */
+export function toWellFormed(text: string): string {
+  return hasAstral(text) ? text.replace(LONE_SURROGATE, '\uFFFD') : text;
+}
+
 /** Length of `text` in code points. */
 export function codePointLength(text: string): number {
   if (!hasAstral(text)) return text.length;

@@ -82,6 +82,21 @@ export function updateCodeMemo(ctx: Ctx, id: number, memo: string | null): { old
   return { old_memo: code.memo, new_memo: next };
 }
 
+/** Sets a code's colour (`#RRGGBB`). Emits coding.code_updated. Errors: CODE_NOT_FOUND, INVALID_ARGUMENTS. */
+export function setCodeColor(ctx: Ctx, id: number, color: string): { old_color: string; new_color: string } {
+  const code = requireCode(ctx, id);
+  if (!COLOR_PATTERN.test(color)) throw new ToolError('INVALID_ARGUMENTS', `The colour "${color}" is not #RRGGBB`);
+  const next = color.toUpperCase();
+  ctx.repo.updateCode(id, { color: next }, null, ctx.now);
+  ctx.events.emit({
+    event_type: 'coding.code_updated',
+    aggregate_type: 'code',
+    aggregate_id: String(id),
+    payload: { code_id: id, field: 'color', old_value: code.color, new_value: next },
+  });
+  return { old_color: code.color, new_color: next };
+}
+
 /**
  * Puts a code into a category, or with null takes it out of any. Emits coding.code_moved.
  * Errors: CODE_NOT_FOUND, CATEGORY_NOT_FOUND.

@@ -80,5 +80,22 @@ export function deleteSegment(ctx: Ctx, id: number): Segment {
   return seg;
 }
 
+/** Sets (or with null clears) a segment's memo. Emits coding.segment_updated. Errors: SEGMENT_NOT_FOUND. */
+export function updateSegmentMemo(ctx: Ctx, id: number, memo: string | null): { segment: Segment; old_memo: string | null } {
+  const seg = ctx.repo.getSegment(id);
+  if (!seg) throw new ToolError('SEGMENT_NOT_FOUND', `No coded segment with segment_id ${id}`);
+  const next = memo === '' ? null : memo;
+  ctx.repo.setSegmentMemo(id, next, ctx.now);
+  ctx.events.emit({
+    event_type: 'coding.segment_updated',
+    aggregate_type: 'segment',
+    aggregate_id: String(id),
+    payload: { segment_id: id, code_id: seg.code_id, source_id: seg.source_id, field: 'memo', old_value: seg.memo, new_value: next },
+  });
+  const updated = ctx.repo.getSegment(id);
+  if (!updated) throw new Error(`segment ${id} vanished after update`);
+  return { segment: updated, old_memo: seg.memo };
+}
+
 /** Length of a text in code points (re-exported for tools that report lengths). */
 export { codePointLength };

@@ -58,6 +58,8 @@ export interface SourceInfo {
   folder_id: number | null;
   length: number;
   owner: string;
+  /** the session that added it (`local` for the researcher's UI) */
+  session_id: string | null;
   created_at: string;
 }
 

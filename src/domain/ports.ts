@@ -77,10 +77,13 @@ export interface ProjectRepository {
   insertCategory(name: string, key: string, parentId: number | null, memo: string | null, stamp: Stamp): number;
   // segments
   listSegmentsForSource(sourceId: number): Segment[];
+  /** Segments of a code across all sources, by source then position. */
+  listSegmentsForCode(codeId: number): Segment[];
   getSegment(id: number): Segment | undefined;
   findSegment(codeId: number, sourceId: number, start: number, end: number): Segment | undefined;
   insertSegment(seg: NewSegment, stamp: Stamp): number;
   deleteSegment(id: number): void;
+  setSegmentMemo(id: number, memo: string | null, now: string): void;
   /** Moves every text and AV segment of `fromCode` to `toCode`; returns how many rows moved. */
   reassignSegments(fromCode: number, toCode: number, now: string): number;
   /** Deletes segments of `toCode` that duplicate another segment of it exactly; returns how many. */
@@ -95,6 +98,8 @@ export interface ProjectRepository {
   /** The stored text, or null for media sources and unknown ids. */
   getSourceText(id: number): string | null;
   findSourceByName(name: string): SourceInfo | undefined;
+  /** The source imported from `filePath` (absolute), if any. */
+  findSourceByPath(filePath: string): SourceInfo | undefined;
   insertSource(src: NewSource, stamp: Stamp): number;
   deleteSource(id: number): void;
   setSourceFolder(id: number, folderId: number | null, now: string): void;
@@ -112,6 +117,21 @@ export interface ProjectRepository {
   deleteFolder(id: number): void;
   /** Sources and sub-folders directly inside a folder. */
   folderContents(id: number): { sources: number; folders: number };
+  // source text edits (positions in code points)
+  /** Replaces `[start, end)` of the stored text with `text`; `insertedLength` is its code point length. */
+  spliceSourceText(id: number, start: number, end: number, text: string, insertedLength: number, now: string): void;
+  /** Replaces the whole stored text. */
+  replaceSourceText(id: number, text: string, length: number, now: string): void;
+  /** Adds `delta` to both positions of every segment of a source starting at or after `from`; returns how many. */
+  shiftSegments(sourceId: number, from: number, delta: number): number;
+  /** Segments of a source with start < `end` and end_pos > `start`. */
+  segmentsOverlapping(sourceId: number, start: number, end: number): Segment[];
+  /** Sets a segment's range and text. */
+  updateSegmentRange(id: number, start: number, end: number, text: string, now: string): void;
+  /** Moves a segment into orphan_segments (it lost its anchor) with a reason; returns the orphan id. */
+  orphanSegment(seg: Segment, reason: string, now: string): number;
+  /** Orphaned segments of a source (all sources when undefined). */
+  listOrphans(sourceId?: number): (Segment & { orphan_id: number; reason: string; orphaned_at: string })[];
   // events
   /** Stores an event (its metadata.sequence_number is ignored) and returns its sequence number. */
   insertEvent(event: EventRecord): number;

@@ -1,5 +1,5 @@
 import { ToolError, type ErrorCode } from '../core/errors';
-import { codePointLength } from '../core/text';
+import { codePointLength, toWellFormed } from '../core/text';
 
 /** Longest code or category name, in code points (agent-context spec, create_code schema). */
 export const MAX_CODE_NAME = 100;
@@ -19,10 +19,11 @@ export function nameKey(name: string): string {
 }
 
 /**
- * A trimmed, NFC-normalised name of 1..max code points, or `code` thrown with a message naming `what`.
+ * A trimmed, NFC-normalised name of 1..max code points (unpaired surrogates replaced by U+FFFD, which UTF-8
+ * storage cannot hold), or `code` thrown with a message naming `what`.
  */
 export function cleanName(name: string, max: number, what: string, code: ErrorCode): string {
-  const n = name.normalize('NFC').trim();
+  const n = toWellFormed(name).normalize('NFC').trim();
   const len = codePointLength(n);
   if (len === 0) throw new ToolError(code, `The ${what} name must not be empty`);
   if (len > max) throw new ToolError(code, `The ${what} name is ${len} characters; at most ${max} are allowed`);

@@ -1,5 +1,5 @@
 import { ToolError } from '../core/errors';
-import { codePointLength } from '../core/text';
+import { codePointLength, toWellFormed } from '../core/text';
 import type { DomainContext } from './events';
 import type { Folder, SourceType } from './model';
 import type { ProjectRepository, SourceWithCounts, Stamp } from './ports';
@@ -57,18 +57,20 @@ export function addSource(ctx: Ctx, input: AddSourceInput): SourceWithCounts {
   const name = checkSourceName(ctx, input.name);
   const folderId = input.folder_id ?? null;
   if (folderId !== null) requireFolder(ctx, folderId);
-  const length = input.text === null ? 0 : codePointLength(input.text);
+  // unpaired surrogates cannot be stored as UTF-8; U+FFFD keeps every code point position
+  const text = input.text === null ? null : toWellFormed(input.text);
+  const length = text === null ? 0 : codePointLength(text);
   const id = ctx.repo.insertSource(
     {
       name,
       type: input.type,
-      text: input.text,
+      text,
       length,
       memo: input.memo ?? null,
       origin: input.origin ?? null,
       file_path: input.file_path ?? null,
       mime: input.mime ?? (input.type === 'text' ? 'text/plain' : null),
-      size_bytes: input.size_bytes ?? (input.text === null ? null : Buffer.byteLength(input.text, 'utf8')),
+      size_bytes: input.size_bytes ?? (text === null ? null : Buffer.byteLength(text, 'utf8')),
       folder_id: folderId,
     },
     stamp(ctx),

@@ -15,23 +15,32 @@ export interface LockInfo {
   started_at: string;
 }
 
+/** Lock files this process holds: the file names our pid, so only this set tells a second open apart. */
+const heldHere = new Set<string>();
+
 /**
  * Takes `<project>.lock`, created exclusively and holding {@link LockInfo}. A lock whose pid is no longer
  * alive on this host (a crashed owner) is taken over.
  *
- * Errors: PROJECT_LOCKED when a live process owns the project; the message names its pid.
+ * Errors: PROJECT_LOCKED when a live process owns the project, or this process has it open already;
+ * the message names the pid.
  */
 export function acquireLock(projectPath: string): ProjectLock {
   const lockPath = `${projectPath}.lock`;
   const info: LockInfo = { pid: process.pid, hostname: os.hostname(), started_at: new Date().toISOString() };
+  if (heldHere.has(lockPath)) {
+    throw new ToolError('PROJECT_LOCKED', `The project ${projectPath} is already open in this process (pid ${process.pid}). Close it before opening it again.`, info);
+  }
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(lockPath, 'wx', 0o600);
       fs.writeSync(fd, JSON.stringify(info));
       fs.closeSync(fd);
+      heldHere.add(lockPath);
       return {
         path: lockPath,
         release: () => {
+          if (!heldHere.delete(lockPath)) return;
           const held = readLock(lockPath);
           if (held?.pid === process.pid) fs.rmSync(lockPath, { force: true });
         },

@@ -121,6 +121,29 @@ CREATE TABLE events (
 );
 `,
   },
+  {
+    version: 2,
+    description: 'segments that lost their anchor when a source changed outside the editor',
+    sql: `
+CREATE TABLE orphan_segments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  segment_id INTEGER NOT NULL,
+  code_id INTEGER NOT NULL,
+  source_id INTEGER NOT NULL,
+  start_pos INTEGER NOT NULL,
+  end_pos INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  memo TEXT,
+  importance INTEGER NOT NULL DEFAULT 0,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL,
+  orphaned_at TEXT NOT NULL,
+  reason TEXT NOT NULL
+);
+CREATE INDEX orphan_segments_source ON orphan_segments(source_id);
+`,
+  },
 ];
 
 /** The schema version a fully migrated project has. */

@@ -17,7 +17,7 @@ const CODE_COLS = `c.id AS code_id, c.name, c.color, c.memo, c.category_id, c.ow
   (SELECT count(*) FROM av_segments a WHERE a.code_id = c.id) AS av_segment_count`;
 
 const SOURCE_COLS = `s.id AS source_id, s.name, s.type, s.memo, s.origin, s.file_path, s.mime, s.size_bytes, s.folder_id,
-  s.content_length AS length, s.owner, s.created_at,
+  s.content_length AS length, s.owner, s.session_id, s.created_at,
   (SELECT count(*) FROM segments g WHERE g.source_id = s.id) AS segment_count,
   (SELECT count(*) FROM av_segments a WHERE a.source_id = s.id) AS av_segment_count`;
 
@@ -64,6 +64,7 @@ export class SqlProjectRepository implements ProjectRepository {
     this.db.run(`UPDATE codes SET ${sets.join(', ')} WHERE id = ?`, params);
   }
   deleteCode(id: number): void {
+    this.db.run('DELETE FROM orphan_segments WHERE code_id = ?', [id]);
     this.db.run('DELETE FROM codes WHERE id = ?', [id]);
   }
 
@@ -95,6 +96,9 @@ export class SqlProjectRepository implements ProjectRepository {
   listSegmentsForSource(sourceId: number): Segment[] {
     return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? ORDER BY start_pos, end_pos, id`, [sourceId]);
   }
+  listSegmentsForCode(codeId: number): Segment[] {
+    return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE code_id = ? ORDER BY source_id, start_pos, id`, [codeId]);
+  }
   getSegment(id: number): Segment | undefined {
     return this.db.get<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE id = ?`, [id]);
   }
@@ -112,12 +116,16 @@ export class SqlProjectRepository implements ProjectRepository {
       [seg.code_id, seg.source_id, seg.start_pos, seg.end_pos, seg.text, seg.memo, seg.importance, st.owner, st.session_id, st.now, st.now],
     ).lastId;
   }
+  setSegmentMemo(id: number, memo: string | null, now: string): void {
+    this.db.run('UPDATE segments SET memo = ?, updated_at = ? WHERE id = ?', [memo, now, id]);
+  }
   deleteSegment(id: number): void {
     this.db.run('DELETE FROM segments WHERE id = ?', [id]);
   }
   reassignSegments(fromCode: number, toCode: number, now: string): number {
     const a = this.db.run('UPDATE segments SET code_id = ?, updated_at = ? WHERE code_id = ?', [toCode, now, fromCode]).changes;
     const b = this.db.run('UPDATE av_segments SET code_id = ?, updated_at = ? WHERE code_id = ?', [toCode, now, fromCode]).changes;
+    this.db.run('UPDATE orphan_segments SET code_id = ? WHERE code_id = ?', [toCode, fromCode]);
     return a + b;
   }
   dedupeSegments(codeId: number): number {
@@ -161,6 +169,9 @@ export class SqlProjectRepository implements ProjectRepository {
   findSourceByName(name: string): SourceInfo | undefined {
     return this.db.get<SourceInfo>(`SELECT s.id AS source_id, s.name, s.type FROM sources s WHERE s.name = ?`, [name]);
   }
+  findSourceByPath(filePath: string): SourceInfo | undefined {
+    return this.db.get<SourceInfo>(`SELECT s.id AS source_id, s.name, s.type, s.file_path FROM sources s WHERE s.file_path = ? ORDER BY s.id LIMIT 1`, [filePath]);
+  }
   insertSource(src: NewSource, st: Stamp): number {
     return this.db.run(
       `INSERT INTO sources(name, type, content, content_length, memo, origin, file_path, mime, size_bytes, folder_id, owner, session_id, created_at, updated_at)
@@ -185,6 +196,7 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   deleteSource(id: number): void {
     this.db.run('DELETE FROM source_metadata_hints WHERE source_id = ?', [id]);
+    this.db.run('DELETE FROM orphan_segments WHERE source_id = ?', [id]);
     this.db.run('DELETE FROM sources WHERE id = ?', [id]);
   }
   setSourceFolder(id: number, folderId: number | null, now: string): void {
@@ -232,6 +244,47 @@ export class SqlProjectRepository implements ProjectRepository {
       [id, id],
     );
     return r ?? { sources: 0, folders: 0 };
+  }
+
+  spliceSourceText(id: number, start: number, end: number, text: string, insertedLength: number, now: string): void {
+    // SQLite's substr() counts characters (code points) of TEXT values, as Marginalia's positions do.
+    this.db.run(
+      'UPDATE sources SET content = substr(content, 1, ?) || ? || substr(content, ?), content_length = content_length - ? + ?, updated_at = ? WHERE id = ?',
+      [start, text, end + 1, end - start, insertedLength, now, id],
+    );
+  }
+  replaceSourceText(id: number, text: string, length: number, now: string): void {
+    this.db.run('UPDATE sources SET content = ?, content_length = ?, updated_at = ? WHERE id = ?', [text, length, now, id]);
+  }
+  shiftSegments(sourceId: number, from: number, delta: number): number {
+    if (delta === 0) return 0;
+    return this.db.run('UPDATE segments SET start_pos = start_pos + ?, end_pos = end_pos + ? WHERE source_id = ? AND start_pos >= ?', [delta, delta, sourceId, from])
+      .changes;
+  }
+  segmentsOverlapping(sourceId: number, start: number, end: number): Segment[] {
+    return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? AND start_pos < ? AND end_pos > ? ORDER BY start_pos, id`, [
+      sourceId,
+      end,
+      start,
+    ]);
+  }
+  updateSegmentRange(id: number, start: number, end: number, text: string, now: string): void {
+    this.db.run('UPDATE segments SET start_pos = ?, end_pos = ?, text = ?, updated_at = ? WHERE id = ?', [start, end, text, now, id]);
+  }
+  orphanSegment(seg: Segment, reason: string, now: string): number {
+    const id = this.db.run(
+      `INSERT INTO orphan_segments(segment_id, code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, orphaned_at, reason)
+       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      [seg.segment_id, seg.code_id, seg.source_id, seg.start_pos, seg.end_pos, seg.text, seg.memo, seg.importance, seg.owner, seg.session_id, seg.created_at, now, reason],
+    ).lastId;
+    this.db.run('DELETE FROM segments WHERE id = ?', [seg.segment_id]);
+    return id;
+  }
+  listOrphans(sourceId?: number): (Segment & { orphan_id: number; reason: string; orphaned_at: string })[] {
+    const cols = `id AS orphan_id, segment_id, code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, orphaned_at, reason`;
+    return sourceId === undefined
+      ? this.db.all(`SELECT ${cols} FROM orphan_segments ORDER BY source_id, start_pos`)
+      : this.db.all(`SELECT ${cols} FROM orphan_segments WHERE source_id = ? ORDER BY start_pos`, [sourceId]);
   }
 
   insertEvent(e: EventRecord): number {

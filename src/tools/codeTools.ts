@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { categoryTree, createCategory, deleteCode, mergeCodes, moveCodeToCategory, renameCode, updateCodeMemo } from '../domain/codebook';
+import { categoryTree, createCategory, deleteCode, mergeCodes, moveCodeToCategory, renameCode, setCodeColor, updateCodeMemo } from '../domain/codebook';
 import { defineTool } from './defineTool';
 import { codeOut } from './present';
-import { args, id, memo } from './schemas';
+import { args, color, id, memo } from './schemas';
 
 export const renameCodeTool = defineTool({
   name: 'rename_code',
@@ -122,4 +122,15 @@ export const listCategories = defineTool({
     const uncategorized = repo.listCodes().filter((c) => c.category_id === null).length;
     return { count: categories.length, categories, tree: roots, uncategorized_code_count: uncategorized };
   },
+});
+
+export const setCodeColorTool = defineTool({
+  name: 'set_code_color',
+  group: 'code',
+  title: 'Set Code Colour',
+  description: "Change a code's colour (#RRGGBB), used to highlight its segments. Returns {code_id, old_color, new_color}. Errors: CODE_NOT_FOUND, INVALID_ARGUMENTS.",
+  input: args({ code_id: id('the code'), color }),
+  effect: 'modify',
+  trust: 'rename',
+  run: (ctx, input) => ({ code_id: input.code_id, ...setCodeColor(ctx.domain, input.code_id, input.color) }),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolError } from '../core/errors';
-import { applyCode, deleteSegment } from '../domain/coding';
+import { applyCode, deleteSegment, updateSegmentMemo } from '../domain/coding';
 import { createCode, requireCode } from '../domain/codebook';
 import { requireSource } from '../domain/sources';
 import { defineTool } from './defineTool';
@@ -130,5 +130,19 @@ export const batchApplyCodes = defineTool({
     });
     const created = results.filter((r) => r.created).length;
     return { total: results.length, created, existing: results.length - created, results };
+  },
+});
+
+export const updateSegmentMemoTool = defineTool({
+  name: 'update_segment_memo',
+  group: 'core',
+  title: 'Update Segment Memo',
+  description: 'Set the memo of one coded segment; memo null or omitted clears it. Returns {segment_id, old_memo, new_memo}. Errors: SEGMENT_NOT_FOUND.',
+  input: args({ segment_id: id('the coded segment'), memo: memo.nullable().optional().describe('the new memo; null or omitted clears it') }),
+  effect: 'modify',
+  trust: 'apply_code',
+  run: (ctx, input) => {
+    const r = updateSegmentMemo(ctx.domain, input.segment_id, input.memo ?? null);
+    return { segment_id: r.segment.segment_id, old_memo: r.old_memo, new_memo: r.segment.memo };
   },
 });

@@ -64,6 +64,12 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
   input: S;
   effect: Effect;
   trust: TrustCategory;
+  /**
+   * `agents` (default): listed on every surface. `editor`: the editor's own bookkeeping (e.g. moving
+   * segments with text edits); runs through the pipeline for the researcher's session only and is
+   * listed nowhere.
+   */
+  audience?: 'agents' | 'editor';
   /** false for tools that work without an open project (guidance tools); default true */
   needsProject?: boolean;
   /** the error code when no project is open (default NO_PROJECT; case tools use CASES_NOT_LISTED/NO_CONTEXT) */

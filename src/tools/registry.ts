@@ -1,5 +1,5 @@
 import type { AnyTool } from './defineTool';
-import { batchApplyCodes, createCodeTool, deleteSegmentTool, getCode, listCodes, listSegmentsForSource } from './coreTools';
+import { batchApplyCodes, createCodeTool, deleteSegmentTool, getCode, listCodes, listSegmentsForSource, updateSegmentMemoTool } from './coreTools';
 import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
@@ -10,6 +10,7 @@ import {
   mergeCodesTool,
   moveCodeToCategoryTool,
   renameCodeTool,
+  setCodeColorTool,
   updateCodeMemoTool,
 } from './codeTools';
 
@@ -25,6 +26,7 @@ export const TOOLS: readonly AnyTool[] = [
   listSegmentsForSource,
   deleteSegmentTool,
   batchApplyCodes,
+  updateSegmentMemoTool,
   // project lifecycle
   getProjectContext,
   openProject,
@@ -45,6 +47,7 @@ export const TOOLS: readonly AnyTool[] = [
   moveSourceToFolderTool,
   // code management
   renameCodeTool,
+  setCodeColorTool,
   updateCodeMemoTool,
   createCategoryTool,
   moveCodeToCategoryTool,

@@ -149,7 +149,7 @@ export const removeSource = defineTool({
       const s = requireSource(ctx.domain, input.source_id);
       const coded = s.segment_count + s.av_segment_count;
       return {
-        preview: true,
+        preview: true as const,
         removed: false,
         source_id: s.source_id,
         source_name: s.name,
@@ -159,7 +159,7 @@ export const removeSource = defineTool({
       };
     }
     const r = deleteSource(ctx.domain, input.source_id);
-    return { preview: false, removed: true, source_id: r.source.source_id, source_name: r.source.name, source_type: r.source.type, segments_removed: r.segments_removed };
+    return { preview: false as const, removed: true, source_id: r.source.source_id, source_name: r.source.name, source_type: r.source.type, segments_removed: r.segments_removed };
   },
 });
 
@@ -189,7 +189,7 @@ export const importFileSource = defineTool({
     if (input.dry_run) {
       const checked = checkSourceName(ctx.domain, name);
       return {
-        dry_run: true,
+        dry_run: true as const,
         would_import: {
           name: checked,
           type: file.type,
@@ -219,6 +219,6 @@ export const importFileSource = defineTool({
         payload: { source_id: source.source_id, mime: file.mime, length: source.length },
       });
     }
-    return { dry_run: false, ...sourceOut(source) };
+    return { dry_run: false as const, ...sourceOut(source) };
   },
 });

@@ -1,0 +1,303 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { OffsetMap } from '../../core/offsets';
+import type { Segment } from '../../domain/model';
+import { batchApplyCodes, createCodeTool, deleteSegmentTool, updateSegmentMemoTool } from '../../tools/coreTools';
+import { createCategoryTool, deleteCodeTool, mergeCodesTool, renameCodeTool, setCodeColorTool, updateCodeMemoTool } from '../../tools/codeTools';
+import { createFolderTool, deleteFolderTool, renameFolderTool } from '../../tools/folderTools';
+import { importFileSource, removeSource } from '../../tools/sourceTools';
+import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
+import type { SourceDocuments } from '../documents/sourceDocuments';
+import type { CodedSegmentsTreeProvider } from '../trees/codedSegmentsTreeProvider';
+import type { CodesNode, CodesTreeProvider } from '../trees/codesTreeProvider';
+import type { SourcesNode, SourcesTreeProvider } from '../trees/sourcesTreeProvider';
+import type { Workbench } from '../workbench';
+
+/** Everything the commands use. */
+export interface CommandDeps {
+  wb: Workbench;
+  docs: SourceDocuments;
+  codesTree: CodesTreeProvider;
+  sourcesTree: SourcesTreeProvider;
+  segmentsTree: CodedSegmentsTreeProvider;
+  decorations: CodedSegmentDecorations;
+  state: vscode.Memento;
+  showLog: () => void;
+}
+
+/** A palette of distinct code colours (Tableau 10), offered for new codes. */
+export const PALETTE = ['#4E79A7', '#F28E2B', '#E15759', '#76B7B2', '#59A14F', '#EDC948', '#B07AA1', '#FF9DA7', '#9C755F', '#BAB0AC'];
+
+const LAST_CODE = 'marginalia.lastCodeId';
+const IMPORT_EXTENSIONS = ['txt', 'md', 'docx', 'pdf', 'odt', 'rtf', 'mp3', 'wav', 'm4a', 'mp4', 'mov', 'webm', 'png', 'jpg', 'jpeg'];
+
+/** The selection of the active editor in code points of its source, or a message why there is none. */
+async function selectionInSource(d: CommandDeps): Promise<{ sourceId: number; start: number; end: number; text: string } | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.selection.isEmpty) {
+    void vscode.window.showInformationMessage('Select the text to code first.');
+    return undefined;
+  }
+  let sourceId = d.docs.sourceIdFor(editor.document);
+  if (sourceId === undefined) {
+    if (editor.document.uri.scheme !== 'file') {
+      void vscode.window.showWarningMessage('This document is not a source of the open project.');
+      return undefined;
+    }
+    const name = path.basename(editor.document.uri.fsPath);
+    const pick = await vscode.window.showInformationMessage(`"${name}" is not a source of the project yet. Import it to code it?`, 'Import', 'Cancel');
+    if (pick !== 'Import') return undefined;
+    if (editor.document.isDirty) await editor.document.save();
+    const imported = await d.wb.call(importFileSource, { file_path: editor.document.uri.fsPath });
+    if (!imported || imported.dry_run) return undefined;
+    sourceId = imported.source_id;
+    d.sourcesTree.refresh();
+  }
+  const map = new OffsetMap(editor.document.getText());
+  const start = map.toCp(editor.document.offsetAt(editor.selection.start));
+  const end = map.toCp(editor.document.offsetAt(editor.selection.end));
+  return { sourceId, start, end, text: editor.document.getText(editor.selection) };
+}
+
+/** Asks for a new code's name (prefilled) and colour, creates it, and returns its id. */
+async function createCodeInteractively(d: CommandDeps, name?: string, categoryId?: number): Promise<number | undefined> {
+  const chosen = name ?? (await vscode.window.showInputBox({ title: 'New code', prompt: 'Name of the code (unique, 1-100 characters)', validateInput: (v) => (v.trim() ? undefined : 'Enter a name') }));
+  if (!chosen) return undefined;
+  const used = new Set(d.codesTree.allCodes.map((c) => c.color.toUpperCase()));
+  const color = PALETTE.find((c) => !used.has(c)) ?? PALETTE[d.codesTree.allCodes.length % PALETTE.length] ?? '#4E79A7';
+  const created = await d.wb.call(createCodeTool, { name: chosen, color, category_id: categoryId });
+  return created?.code_id;
+}
+
+/** Quick pick over codes, last used first, with "New code..." inline (typed text becomes its name). */
+async function pickCode(d: CommandDeps, title: string, exclude?: number): Promise<number | undefined> {
+  const last = d.state.get<number>(LAST_CODE);
+  const codes = [...d.codesTree.allCodes].filter((c) => c.code_id !== exclude).sort((a, b) => (a.code_id === last ? -1 : b.code_id === last ? 1 : 0));
+  type Item = vscode.QuickPickItem & { codeId?: number; create?: boolean };
+  const qp = vscode.window.createQuickPick<Item>();
+  qp.title = title;
+  qp.placeholder = 'Type to filter, or type a new name and choose "New code"';
+  const base: Item[] = codes.map((c) => ({ label: c.name, description: `${c.segment_count}`, detail: c.memo ?? undefined, codeId: c.code_id }));
+  const refreshItems = () => {
+    const typed = qp.value.trim();
+    const exact = codes.some((c) => c.name.toLowerCase() === typed.toLowerCase());
+    qp.items = exclude === undefined && typed && !exact ? [...base, { label: `$(add) New code "${typed}"`, create: true, alwaysShow: true }] : base;
+  };
+  refreshItems();
+  const disposables = [qp.onDidChangeValue(refreshItems)];
+  const picked = await new Promise<Item | undefined>((resolve) => {
+    disposables.push(qp.onDidAccept(() => resolve(qp.selectedItems[0])), qp.onDidHide(() => resolve(undefined)));
+    qp.show();
+  });
+  const typed = qp.value.trim();
+  qp.dispose();
+  for (const x of disposables) x.dispose();
+  if (!picked) return undefined;
+  if (picked.create) return createCodeInteractively(d, typed);
+  return picked.codeId;
+}
+
+async function applyToSelection(d: CommandDeps, codeId: number): Promise<Segment | undefined> {
+  const sel = await selectionInSource(d);
+  if (!sel) return undefined;
+  const r = await d.wb.call(batchApplyCodes, { operations: [{ code_id: codeId, source_id: sel.sourceId, start_position: sel.start, end_position: sel.end }] });
+  if (!r) return undefined;
+  await d.state.update(LAST_CODE, codeId);
+  const seg = d.wb.repo()?.getSegment(r.results[0]?.segment_id ?? 0);
+  return seg;
+}
+
+/** Segments of the active editor's source under the cursor. */
+function segmentsAtCursor(d: CommandDeps): Segment[] {
+  const editor = vscode.window.activeTextEditor;
+  const repo = d.wb.repo();
+  if (!editor || !repo) return [];
+  const sourceId = d.docs.sourceIdFor(editor.document);
+  if (sourceId === undefined) return [];
+  const cp = new OffsetMap(editor.document.getText()).toCp(editor.document.offsetAt(editor.selection.active));
+  return repo.listSegmentsForSource(sourceId).filter((s) => s.start_pos <= cp && cp <= s.end_pos);
+}
+
+async function pickSegment(d: CommandDeps, segments: Segment[], title: string): Promise<Segment | undefined> {
+  if (segments.length <= 1) return segments[0];
+  const codes = new Map(d.codesTree.allCodes.map((c) => [c.code_id, c.name]));
+  const pick = await vscode.window.showQuickPick(
+    segments.map((s) => ({ label: codes.get(s.code_id) ?? `code ${s.code_id}`, description: s.text.replace(/\s+/g, ' ').slice(0, 80), s })),
+    { title },
+  );
+  return pick?.s;
+}
+
+function codeOf(node: CodesNode | undefined): CodesNode & { kind: 'code' } | undefined {
+  return node?.kind === 'code' ? node : undefined;
+}
+
+/**
+ * THE command table (rust-analyzer style): command id -> handler factory. `registerCommands` registers
+ * each one; a unit test compares the keys with package.json `contributes.commands`.
+ */
+export function commandTable(d: CommandDeps): Record<string, (...args: any[]) => unknown> {
+  const { wb } = d;
+  return {
+    'marginalia.coding.codeSelection': async () => {
+      const codeId = await pickCode(d, 'Code selection with…');
+      if (codeId !== undefined) return applyToSelection(d, codeId);
+      return undefined;
+    },
+    'marginalia.coding.codeSelectionWithLastCode': async () => {
+      const last = d.state.get<number>(LAST_CODE);
+      if (last === undefined || !wb.repo()?.getCode(last)) return vscode.commands.executeCommand('marginalia.coding.codeSelection');
+      return applyToSelection(d, last);
+    },
+    'marginalia.coding.inVivoCode': async () => {
+      const editor = vscode.window.activeTextEditor;
+      const words = editor?.document.getText(editor.selection).replace(/\s+/g, ' ').trim() ?? '';
+      if (!words) return void vscode.window.showInformationMessage('Select the words that should name the code.');
+      const name = [...words].length > 100 ? `${[...words].slice(0, 99).join('')}…` : words;
+      const existing = d.codesTree.allCodes.find((c) => c.name.toLowerCase() === name.toLowerCase());
+      const codeId = existing?.code_id ?? (await createCodeInteractively(d, name));
+      if (codeId !== undefined) return applyToSelection(d, codeId);
+      return undefined;
+    },
+    'marginalia.coding.removeCodingAtCursor': async () => {
+      const seg = await pickSegment(d, segmentsAtCursor(d), 'Remove which coding?');
+      if (!seg) return void vscode.window.showInformationMessage('No coding at the cursor.');
+      return wb.call(deleteSegmentTool, { segment_id: seg.segment_id });
+    },
+    'marginalia.coding.addSegmentMemo': async () => {
+      const seg = await pickSegment(d, segmentsAtCursor(d), 'Memo for which coding?');
+      if (!seg) return void vscode.window.showInformationMessage('No coding at the cursor.');
+      const memo = await vscode.window.showInputBox({ title: 'Segment memo', value: seg.memo ?? '', prompt: 'Empty clears the memo' });
+      if (memo === undefined) return undefined;
+      return wb.call(updateSegmentMemoTool, { segment_id: seg.segment_id, memo: memo || null });
+    },
+    'marginalia.codes.create': async (node?: CodesNode) => createCodeInteractively(d, undefined, node?.kind === 'category' ? node.category.category_id : undefined),
+    'marginalia.codes.createCategory': async (node?: CodesNode) => {
+      const name = await vscode.window.showInputBox({ title: node?.kind === 'category' ? `New category in "${node.category.name}"` : 'New category', validateInput: (v) => (v.trim() ? undefined : 'Enter a name') });
+      if (!name) return undefined;
+      return wb.call(createCategoryTool, { name, parent_id: node?.kind === 'category' ? node.category.category_id : undefined });
+    },
+    'marginalia.codes.rename': async (node?: CodesNode) => {
+      const c = codeOf(node);
+      if (!c) return undefined;
+      const name = await vscode.window.showInputBox({ title: `Rename "${c.code.name}"`, value: c.code.name });
+      if (!name || name === c.code.name) return undefined;
+      return wb.call(renameCodeTool, { code_id: c.code.code_id, new_name: name });
+    },
+    'marginalia.codes.recolor': async (node?: CodesNode) => {
+      const c = codeOf(node);
+      if (!c) return undefined;
+      const pick = await vscode.window.showQuickPick([...PALETTE.map((p) => ({ label: p })), { label: 'Other…' }], { title: `Colour of "${c.code.name}"` });
+      if (!pick) return undefined;
+      const color = pick.label === 'Other…' ? await vscode.window.showInputBox({ title: 'Colour as #RRGGBB', value: c.code.color, validateInput: (v) => (/^#[0-9A-Fa-f]{6}$/.test(v) ? undefined : 'Use #RRGGBB') }) : pick.label;
+      if (!color) return undefined;
+      return wb.call(setCodeColorTool, { code_id: c.code.code_id, color });
+    },
+    'marginalia.codes.editMemo': async (node?: CodesNode) => {
+      const c = codeOf(node);
+      if (!c) return undefined;
+      const memo = await vscode.window.showInputBox({ title: `Memo of "${c.code.name}"`, value: c.code.memo ?? '', prompt: 'When to apply this code. Empty clears the memo.' });
+      if (memo === undefined) return undefined;
+      return wb.call(updateCodeMemoTool, { code_id: c.code.code_id, memo: memo || null });
+    },
+    'marginalia.codes.merge': async (node?: CodesNode) => {
+      const c = codeOf(node);
+      if (!c) return undefined;
+      const target = await pickCode(d, `Merge "${c.code.name}" into…`, c.code.code_id);
+      if (target === undefined) return undefined;
+      const targetName = d.codesTree.allCodes.find((x) => x.code_id === target)?.name ?? String(target);
+      const ok = await vscode.window.showWarningMessage(
+        `Merge "${c.code.name}" into "${targetName}"? Its ${c.code.segment_count} segment(s) move to "${targetName}" and "${c.code.name}" is deleted. This cannot be undone.`,
+        { modal: true },
+        'Merge',
+      );
+      if (ok !== 'Merge') return undefined;
+      return wb.call(mergeCodesTool, { source_code_id: c.code.code_id, target_code_id: target });
+    },
+    'marginalia.codes.delete': async (node?: CodesNode) => {
+      const c = codeOf(node);
+      if (!c) return undefined;
+      const n = c.code.segment_count + c.code.av_segment_count;
+      const ok = await vscode.window.showWarningMessage(`Delete the code "${c.code.name}"${n ? ` and its ${n} coded segment(s)` : ''}? This cannot be undone.`, { modal: true }, 'Delete');
+      if (ok !== 'Delete') return undefined;
+      return wb.call(deleteCodeTool, { code_id: c.code.code_id, delete_segments: true });
+    },
+    'marginalia.codes.showSegments': async (node?: CodesNode) => {
+      const c = codeOf(node);
+      d.segmentsTree.show(c?.code.code_id, c?.code.name);
+      return undefined;
+    },
+    'marginalia.codes.refresh': () => d.codesTree.refresh(),
+    'marginalia.sources.import': async (files?: vscode.Uri[]) => {
+      const uris =
+        files ??
+        (await vscode.window.showOpenDialog({ canSelectMany: true, title: 'Import sources', filters: { 'Transcripts and media': IMPORT_EXTENSIONS, 'All files': ['*'] } }));
+      if (!uris || uris.length === 0) return [];
+      const imported: number[] = [];
+      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Importing sources', cancellable: true }, async (progress, token) => {
+        for (const [i, uri] of uris.entries()) {
+          if (token.isCancellationRequested) break;
+          progress.report({ message: `${path.basename(uri.fsPath)} (${i + 1} of ${uris.length})`, increment: 100 / uris.length });
+          const r = await wb.call(importFileSource, { file_path: uri.fsPath });
+          if (r && !r.dry_run) imported.push(r.source_id);
+        }
+      });
+      if (imported.length > 0) void vscode.window.showInformationMessage(`Imported ${imported.length} source(s).`);
+      return imported;
+    },
+    'marginalia.sources.open': async (node?: SourcesNode | number) => {
+      const id = typeof node === 'number' ? node : node?.kind === 'source' ? node.source.source_id : undefined;
+      if (id !== undefined) return d.docs.open(id);
+      return undefined;
+    },
+    'marginalia.sources.createFolder': async (node?: SourcesNode) => {
+      const parent = node?.kind === 'folder' ? node.folder : undefined;
+      const name = await vscode.window.showInputBox({ title: parent ? `New folder in "${parent.name}"` : 'New folder', validateInput: (v) => (v.includes('/') ? 'No slashes' : v.trim() ? undefined : 'Enter a name') });
+      if (!name) return undefined;
+      return wb.call(createFolderTool, { name, parent_id: parent?.folder_id });
+    },
+    'marginalia.sources.renameFolder': async (node?: SourcesNode) => {
+      if (node?.kind !== 'folder') return undefined;
+      const name = await vscode.window.showInputBox({ title: `Rename "${node.folder.name}"`, value: node.folder.name });
+      if (!name || name === node.folder.name) return undefined;
+      return wb.call(renameFolderTool, { folder_id: node.folder.folder_id, new_name: name });
+    },
+    'marginalia.sources.deleteFolder': async (node?: SourcesNode) => {
+      if (node?.kind !== 'folder') return undefined;
+      return wb.call(deleteFolderTool, { folder_id: node.folder.folder_id });
+    },
+    'marginalia.sources.remove': async (node?: SourcesNode) => {
+      if (node?.kind !== 'source') return undefined;
+      const preview = await wb.call(removeSource, { source_id: node.source.source_id });
+      if (!preview || !preview.preview) return undefined;
+      const ok = await vscode.window.showWarningMessage(`${preview.message.replace(/ Call again.*$/, '')} This cannot be undone.`, { modal: true }, 'Remove');
+      if (ok !== 'Remove') return undefined;
+      return wb.call(removeSource, { source_id: node.source.source_id, confirm: true });
+    },
+    'marginalia.sources.refresh': () => d.sourcesTree.refresh(),
+    'marginalia.segments.reveal': async (segmentId: number) => {
+      const seg = wb.repo()?.getSegment(segmentId);
+      if (!seg) return void vscode.window.showWarningMessage(`Segment ${segmentId} no longer exists.`);
+      const editor = await d.docs.open(seg.source_id, { start: seg.start_pos, end: seg.end_pos });
+      if (editor) d.decorations.flash(seg, 500);
+      return editor;
+    },
+    'marginalia.server.showLog': () => d.showLog(),
+  };
+}
+
+/** Registers every command of the table, reporting failures instead of throwing into VS Code. */
+export function registerCommands(table: Record<string, (...args: any[]) => unknown>, onError: (id: string, e: unknown) => void): vscode.Disposable {
+  return vscode.Disposable.from(
+    ...Object.entries(table).map(([id, handler]) =>
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await handler(...args);
+        } catch (e) {
+          onError(id, e);
+          return undefined;
+        }
+      }),
+    ),
+  );
+}

@@ -1,0 +1,118 @@
+import * as vscode from 'vscode';
+import { OffsetMap } from '../../core/offsets';
+import type { TextEdit } from '../../domain/sourceEdits';
+import { applySourceEditsTool, reconcileSourceTextTool } from '../../tools/editorTools';
+import type { Workbench } from '../workbench';
+import type { SourceDocuments } from './sourceDocuments';
+
+/**
+ * Keeps codings attached to their text while the researcher edits a source's workspace file:
+ * - every document change is converted from UTF-16 ranges to code points (against the text before the
+ *   change) and sent through the pipeline (`apply_source_edits`), which updates the stored text and moves,
+ *   resizes or removes segments; removed segments are announced;
+ * - a file that changed outside VS Code is reconciled when it is opened (`reconcile_source_text`):
+ *   segments are re-anchored by their quoted text, and those that cannot be are listed for the
+ *   researcher (they are kept aside, never silently dropped).
+ * Calls are serialised so edits reach the project in the order they were typed.
+ */
+export class EditTracker implements vscode.Disposable {
+  /** the text of each tracked document as the project last stored it (UTF-16 string) */
+  private readonly shadow = new Map<string, { sourceId: number; text: string }>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly removedEmitter = new vscode.EventEmitter<{ sourceId: number; count: number }>();
+  /** Fires after segments were removed because their text was deleted. */
+  readonly onDidRemoveSegments = this.removedEmitter.event;
+
+  constructor(
+    private readonly wb: Workbench,
+    private readonly docs: SourceDocuments,
+  ) {
+    this.subscriptions.push(
+      vscode.workspace.onDidOpenTextDocument((d) => this.enqueue(() => this.track(d))),
+      vscode.workspace.onDidCloseTextDocument((d) => this.shadow.delete(d.uri.toString())),
+      vscode.workspace.onDidChangeTextDocument((e) => this.enqueue(() => this.onChange(e))),
+    );
+  }
+
+  /** Starts tracking the open documents of the (newly opened) project. */
+  trackOpenDocuments(): Promise<void> {
+    this.shadow.clear();
+    return this.enqueue(async () => {
+      for (const d of vscode.workspace.textDocuments) await this.track(d);
+    });
+  }
+
+  /** Resolves when every queued edit has been stored. */
+  flush(): Promise<void> {
+    return this.enqueue(async () => undefined);
+  }
+
+  private enqueue(job: () => Promise<void> | void): Promise<void> {
+    const next = this.queue.then(job, job).catch((e) => this.wb.logger.error('edit tracking failed', e));
+    this.queue = next;
+    return next;
+  }
+
+  private async track(doc: vscode.TextDocument): Promise<void> {
+    if (doc.uri.scheme !== 'file' || !this.wb.repo()) return;
+    const sourceId = this.docs.sourceIdFor(doc);
+    if (sourceId === undefined) return;
+    const stored = this.wb.repo()?.getSourceText(sourceId);
+    if (stored === null || stored === undefined) return;
+    const text = doc.getText();
+    if (text !== stored) await this.reconcile(sourceId, doc, text);
+    this.shadow.set(doc.uri.toString(), { sourceId, text });
+  }
+
+  private async reconcile(sourceId: number, doc: vscode.TextDocument, text: string): Promise<void> {
+    const r = await this.wb.call(reconcileSourceTextTool, { source_id: sourceId, text });
+    if (!r) return;
+    const name = vscode.workspace.asRelativePath(doc.uri);
+    this.wb.logger.info(`reconciled ${name}: ${r.kept} kept, ${r.relocated} re-anchored, ${r.orphaned.length} could not be re-anchored`);
+    if (r.orphaned.length > 0) {
+      const show = 'Show Them';
+      const choice = await vscode.window.showWarningMessage(
+        `${name} changed outside VS Code. ${r.orphaned.length} coding(s) could not be found in the new text and were set aside (not deleted).`,
+        show,
+      );
+      if (choice === show) {
+        await vscode.window.showQuickPick(
+          r.orphaned.map((o) => ({ label: o.text.replace(/\s+/g, ' ').slice(0, 100), description: `was at ${o.start_pos}–${o.end_pos}`, detail: `code ${o.code_id}` })),
+          { title: 'Codings set aside (their text is no longer in the file)' },
+        );
+      }
+    } else if (r.relocated > 0) {
+      void vscode.window.showInformationMessage(`${name} changed outside VS Code; ${r.relocated} coding(s) were re-anchored to their text.`);
+    }
+  }
+
+  private async onChange(e: vscode.TextDocumentChangeEvent): Promise<void> {
+    if (e.contentChanges.length === 0) return;
+    const key = e.document.uri.toString();
+    const tracked = this.shadow.get(key);
+    if (!tracked) return;
+    const before = new OffsetMap(tracked.text);
+    // ranges refer to the text before the event; applying from the end keeps earlier offsets valid
+    const changes = [...e.contentChanges].sort((a, b) => b.rangeOffset - a.rangeOffset);
+    const edits: TextEdit[] = changes.map((c) => ({ start_pos: before.toCp(c.rangeOffset), end_pos: before.toCp(c.rangeOffset + c.rangeLength), text: c.text }));
+    const after = e.document.getText();
+    const expected = new OffsetMap(after).cpLength;
+    const r = await this.wb.call(applySourceEditsTool, { source_id: tracked.sourceId, edits, expected_length: expected }, { quiet: true });
+    if (!r) {
+      // the editor and the project drifted apart: store the editor's text and re-anchor by quotes
+      await this.reconcile(tracked.sourceId, e.document, after);
+    } else if (r.removed.length > 0) {
+      this.removedEmitter.fire({ sourceId: tracked.sourceId, count: r.removed.length });
+      void vscode.window.showInformationMessage(
+        `Removed ${r.removed.length} coding(s) whose text was deleted: ${r.removed.map((x) => `“${x.text.slice(0, 40)}”`).join(', ')}`,
+      );
+    }
+    this.shadow.set(key, { sourceId: tracked.sourceId, text: after });
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.removedEmitter.dispose();
+  }
+}

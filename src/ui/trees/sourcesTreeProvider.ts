@@ -1,0 +1,103 @@
+import * as vscode from 'vscode';
+import type { Folder } from '../../domain/model';
+import type { SourceWithCounts } from '../../domain/ports';
+import { moveSourceToFolderTool } from '../../tools/folderTools';
+import { madeByAgent, type Workbench } from '../workbench';
+
+/** A node of the Sources tree: a folder or a source. */
+export type SourcesNode = { kind: 'folder'; folder: Folder & { source_count: number } } | { kind: 'source'; source: SourceWithCounts };
+
+const MIME = 'application/vnd.code.tree.marginalia.sources';
+const TYPE_ICONS: Record<string, string> = { text: 'file-text', audio: 'file-media', video: 'device-camera-video', image: 'file-media', pdf: 'file-pdf' };
+
+/**
+ * The Sources view (`marginalia.sources`): folders nested, sources with a type icon and whether they are
+ * coded. Dragging sources onto a folder moves them (onto empty space: to the root).
+ */
+export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>, vscode.TreeDragAndDropController<SourcesNode>, vscode.Disposable {
+  readonly dropMimeTypes = [MIME];
+  readonly dragMimeTypes = [MIME];
+  private readonly changed = new vscode.EventEmitter<SourcesNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private folders: (Folder & { source_count: number })[] = [];
+  private sources: SourceWithCounts[] = [];
+  private loaded = false;
+  readonly view: vscode.TreeView<SourcesNode>;
+
+  constructor(private readonly wb: Workbench) {
+    this.view = vscode.window.createTreeView('marginalia.sources', { treeDataProvider: this, dragAndDropController: this, showCollapseAll: true, canSelectMany: true });
+  }
+
+  /** Reloads from the project and redraws. */
+  refresh(): void {
+    this.loaded = false;
+    this.changed.fire(undefined);
+  }
+
+  private load(): void {
+    if (this.loaded) return;
+    const repo = this.wb.repo();
+    this.folders = repo ? repo.listFolders() : [];
+    this.sources = repo ? repo.listSources() : [];
+    this.loaded = true;
+  }
+
+  getChildren(node?: SourcesNode): SourcesNode[] {
+    this.load();
+    if (!this.wb.repo()) return [];
+    if (node?.kind === 'source') return [];
+    const parentId = node?.kind === 'folder' ? node.folder.folder_id : null;
+    return [
+      ...this.folders.filter((f) => f.parent_id === parentId).map((folder): SourcesNode => ({ kind: 'folder', folder })),
+      ...this.sources.filter((s) => s.folder_id === parentId).map((source): SourcesNode => ({ kind: 'source', source })),
+    ];
+  }
+
+  getParent(node: SourcesNode): SourcesNode | undefined {
+    const parentId = node.kind === 'folder' ? node.folder.parent_id : node.source.folder_id;
+    const f = parentId === null ? undefined : this.folders.find((x) => x.folder_id === parentId);
+    return f ? { kind: 'folder', folder: f } : undefined;
+  }
+
+  getTreeItem(node: SourcesNode): vscode.TreeItem {
+    if (node.kind === 'folder') {
+      const f = node.folder;
+      const item = new vscode.TreeItem(f.name, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `folder:${f.folder_id}`;
+      item.contextValue = 'folder';
+      item.iconPath = vscode.ThemeIcon.Folder;
+      item.description = `${f.source_count}`;
+      return item;
+    }
+    const s = node.source;
+    const item = new vscode.TreeItem(s.name, vscode.TreeItemCollapsibleState.None);
+    item.id = `source:${s.source_id}`;
+    item.contextValue = `source.${s.type}`;
+    item.iconPath = new vscode.ThemeIcon(TYPE_ICONS[s.type] ?? 'file');
+    const coded = s.segment_count + s.av_segment_count;
+    const ai = madeByAgent(s.session_id);
+    item.description = `${coded > 0 ? `${coded} coded` : 'uncoded'}${ai ? ' · ✦ AI' : ''}`;
+    item.tooltip = new vscode.MarkdownString().appendText(
+      `${s.name}\n${s.type}${s.length ? `, ${s.length.toLocaleString()} characters` : ''}\n${coded} coded segment(s)${s.memo ? `\n\n${s.memo}` : ''}`,
+    );
+    if (s.type === 'text' || s.type === 'pdf') item.command = { command: 'marginalia.sources.open', title: 'Open Source', arguments: [node] };
+    return item;
+  }
+
+  handleDrag(source: readonly SourcesNode[], data: vscode.DataTransfer): void {
+    const ids = source.filter((n) => n.kind === 'source').map((n) => (n.kind === 'source' ? n.source.source_id : 0));
+    if (ids.length > 0) data.set(MIME, new vscode.DataTransferItem(ids));
+  }
+
+  async handleDrop(target: SourcesNode | undefined, data: vscode.DataTransfer): Promise<void> {
+    const item = data.get(MIME);
+    if (!item) return;
+    const folderId = target === undefined ? null : target.kind === 'folder' ? target.folder.folder_id : target.source.folder_id;
+    for (const id of item.value as number[]) await this.wb.call(moveSourceToFolderTool, { source_id: id, folder_id: folderId });
+  }
+
+  dispose(): void {
+    this.view.dispose();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,51 @@
+import * as vscode from 'vscode';
+import type { z } from 'zod';
+import type { Caller, InvokeOutcome, ToolPipeline } from '../agent/pipeline';
+import type { Logger } from '../core/log';
+import type { ProjectRepository } from '../domain/ports';
+import type { ToolDef } from '../tools/defineTool';
+import type { ProjectController } from './projectController';
+import { settings } from './host/settings';
+
+/** The session id of the researcher's own UI; every other session id marks an AI action. */
+export const LOCAL_SESSION = 'local';
+
+/**
+ * The UI's shared services: the project controller, the one pipeline, the logger. UI writes go through
+ * {@link call} (the same pipeline agents use); UI reads use {@link repo} directly.
+ */
+export class Workbench {
+  constructor(
+    readonly controller: ProjectController,
+    readonly pipeline: ToolPipeline,
+    readonly logger: Logger,
+    readonly storageUri: vscode.Uri,
+  ) {}
+
+  /** The researcher's caller identity (session `local`, client type LOCAL_UI). */
+  caller(): Caller {
+    return { session_id: LOCAL_SESSION, client_type: 'LOCAL_UI', client_name: 'vscode', user: settings.coderName() };
+  }
+
+  /** The open project's repository for reads, or null. */
+  repo(): ProjectRepository | null {
+    return this.controller.current()?.repo ?? null;
+  }
+
+  /**
+   * Calls a tool as the researcher. Returns its data, or undefined after showing the error (unless
+   * `quiet`). The full outcome goes to `onOutcome` when given.
+   */
+  async call<S extends z.ZodType, R>(tool: ToolDef<S, any, R>, args: z.input<S>, opts: { quiet?: boolean } = {}): Promise<R | undefined> {
+    const outcome: InvokeOutcome = await this.pipeline.invoke(tool.name, args, this.caller());
+    if (outcome.envelope.success) return outcome.envelope.data as R;
+    if (!opts.quiet) void vscode.window.showErrorMessage(`${tool.title}: ${outcome.envelope.error}`);
+    this.logger.warn(`${tool.name} failed: ${outcome.envelope.error_code} ${outcome.envelope.error}`);
+    return undefined;
+  }
+}
+
+/** True when an item was made by an agent (any session but the researcher's own). */
+export function madeByAgent(sessionId: string | null | undefined): boolean {
+  return !!sessionId && sessionId !== LOCAL_SESSION;
+}

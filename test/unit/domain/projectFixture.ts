@@ -1,0 +1,97 @@
+/**
+ * A real sql.js project on disk plus the one pipeline over it, for the domain, agent and tool unit tests.
+ * Not a test file itself (no `.test.ts`), so mocha does not run it.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Caller, InvokeOutcome, ToolPipeline } from '../../../src/agent/pipeline';
+import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
+import type { Clock } from '../../../src/core/clock';
+import { silentLogger } from '../../../src/core/log';
+
+/** A fixed instant, so stored timestamps can be asserted literally. */
+export const FIXED_MS = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
+export const FIXED_ISO = '2026-01-02T03:04:05.678Z';
+export const fixedClock: Clock = { now: () => FIXED_MS };
+
+/** The caller most tests use. */
+export const ALICE: Caller = { session_id: 'sess-alice', client_type: 'REST_CLIENT', client_name: 'unit-test', user: 'alice' };
+
+export interface Fixture {
+  dir: string;
+  handle: ProjectHandle;
+  pipeline: ToolPipeline;
+  /** invoke on behalf of `caller` (default ALICE) */
+  call(name: string, args?: unknown, caller?: Caller): Promise<InvokeOutcome>;
+  /** invoke and assert success; returns `data` */
+  ok<T = any>(name: string, args?: unknown, caller?: Caller): Promise<T>;
+  /** invoke and assert failure with `code`; returns the outcome */
+  fails(name: string, args: unknown, code: string, caller?: Caller): Promise<InvokeOutcome>;
+  close(): Promise<void>;
+}
+
+/** Creates a fresh project `p.qda` in a new temp directory and a pipeline over it. */
+export async function openFixture(opts: { clock?: Clock } = {}): Promise<Fixture> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-unit-'));
+  const handle = await openProjectHandle(path.join(dir, 'p.qda'), { create: true, checkpointIdleMs: 0 });
+  const pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger, clock: opts.clock ?? fixedClock });
+  let closed = false;
+  const call = (name: string, args: unknown = {}, caller: Caller = ALICE) => pipeline.invoke(name, args, caller);
+  return {
+    dir,
+    handle,
+    pipeline,
+    call,
+    async ok(name, args = {}, caller = ALICE) {
+      const out = await call(name, args, caller);
+      if (!out.envelope.success) assert.fail(`${name} failed: ${out.envelope.error_code}: ${out.envelope.error}`);
+      assert.equal(out.status, 'ok');
+      return out.envelope.data as any;
+    },
+    async fails(name, args, code, caller = ALICE) {
+      const out = await call(name, args, caller);
+      assert.equal(out.envelope.success, false, `${name} should fail with ${code} but succeeded: ${JSON.stringify(out.envelope)}`);
+      if (!out.envelope.success) assert.equal(out.envelope.error_code, code, out.envelope.error);
+      assert.equal(out.status, 'failed');
+      assert.deepEqual(out.events, [], 'a failed call reports no events');
+      return out;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await handle.close();
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** Rows of the `events` table in sequence order, payload parsed. */
+export function storedEvents(handle: ProjectHandle): { seq: number; event_id: string; event_type: string; aggregate_type: string; aggregate_id: string; session_id: string; client_type: string; user: string; correlation_id: string; timestamp: string; payload: Record<string, unknown> }[] {
+  return handle.store
+    .all<Record<string, any>>('SELECT * FROM events ORDER BY seq')
+    .map((r) => ({ ...r, payload: JSON.parse(String(r.payload)) }) as any);
+}
+
+/**
+ * Everything a caller can see of the project, through the read tools: codes, categories, sources,
+ * folders and every source's segments. Used to show that a failed call changed nothing.
+ */
+export async function snapshot(fx: Fixture): Promise<unknown> {
+  const sources = await fx.ok<{ sources: { source_id: number }[] }>('list_sources');
+  const segments: unknown[] = [];
+  for (const s of sources.sources) segments.push(await fx.ok('list_segments_for_source', { source_id: s.source_id }));
+  return {
+    codes: await fx.ok('list_codes'),
+    categories: await fx.ok('list_categories'),
+    sources,
+    folders: await fx.ok('list_folders'),
+    segments,
+    events: storedEvents(fx.handle),
+    journalSeq: fx.handle.store.journalSeq,
+  };
+}

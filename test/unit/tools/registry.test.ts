@@ -1,0 +1,182 @@
+/**
+ * src/tools/registry.ts against the HTTP tool interface (shared/spec/http-tool-interface.md, section 4):
+ * the 28 tools of the core, project lifecycle, source management, folder management and code management
+ * tables, with the spec's required and optional parameters and defaults, plus only the Marginalia extras
+ * declared below. The expected lists are copied by hand from the spec's tables.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { toJsonSchema } from '../../../src/agent/pipeline';
+import { TOOLS, TOOLS_BY_NAME } from '../../../src/tools/registry';
+import { openFixture, type Fixture } from '../domain/projectFixture';
+
+interface SpecTool {
+  group: string;
+  required: string[];
+  optional: string[];
+  /** parameters the spec marks with [] */
+  arrays?: string[];
+}
+
+/** The spec's tables, by hand. */
+const SPEC: Record<string, SpecTool> = {
+  // Core
+  list_codes: { group: 'core', required: [], optional: [] },
+  get_code: { group: 'core', required: ['code_id'], optional: [] },
+  create_code: { group: 'core', required: ['name', 'color'], optional: [] },
+  list_segments_for_source: { group: 'core', required: ['source_id'], optional: [] },
+  delete_segment: { group: 'core', required: ['segment_id'], optional: [] },
+  batch_apply_codes: { group: 'core', required: ['operations'], optional: [], arrays: ['operations'] },
+  // Project lifecycle
+  get_project_context: { group: 'project', required: [], optional: [] },
+  open_project: { group: 'project', required: ['path'], optional: [] },
+  close_project: { group: 'project', required: [], optional: [] },
+  // Source management
+  list_sources: { group: 'source', required: [], optional: ['source_type'] },
+  read_source_content: { group: 'source', required: ['source_id'], optional: ['start_pos', 'end_pos', 'max_length'] },
+  navigate_to_segment: { group: 'source', required: ['source_id', 'start_pos', 'end_pos'], optional: ['highlight'] },
+  suggest_source_metadata: { group: 'source', required: ['source_id'], optional: ['language', 'topics', 'organization_suggestion'], arrays: ['topics'] },
+  add_text_source: { group: 'source', required: ['name', 'content'], optional: ['memo', 'origin'] },
+  remove_source: { group: 'source', required: ['source_id'], optional: ['confirm'] },
+  import_file_source: { group: 'source', required: ['file_path'], optional: ['name', 'memo', 'origin', 'dry_run'] },
+  // Folder management
+  list_folders: { group: 'folder', required: [], optional: [] },
+  create_folder: { group: 'folder', required: ['name'], optional: ['parent_id'] },
+  rename_folder: { group: 'folder', required: ['folder_id', 'new_name'], optional: [] },
+  delete_folder: { group: 'folder', required: ['folder_id'], optional: [] },
+  move_source_to_folder: { group: 'folder', required: ['source_id'], optional: ['folder_id'] },
+  // Code management
+  rename_code: { group: 'code', required: ['code_id', 'new_name'], optional: [] },
+  update_code_memo: { group: 'code', required: ['code_id'], optional: ['memo'] },
+  create_category: { group: 'code', required: ['name'], optional: ['parent_id', 'memo'] },
+  move_code_to_category: { group: 'code', required: ['code_id'], optional: ['category_id'] },
+  merge_codes: { group: 'code', required: ['source_code_id', 'target_code_id'], optional: [] },
+  delete_code: { group: 'code', required: ['code_id'], optional: ['delete_segments'] },
+  list_categories: { group: 'code', required: [], optional: [] },
+};
+
+/**
+ * Marginalia's tools beyond the spec's tables, declared here by hand so that adding a tool to the
+ * registry is a conscious change to this list (the spec's 28 stay exactly as they are).
+ */
+const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
+  update_segment_memo: { group: 'core', required: ['segment_id'], optional: ['memo'] },
+  set_code_color: { group: 'code', required: ['code_id', 'color'], optional: [] },
+};
+const ALL: Record<string, SpecTool> = { ...SPEC, ...MARGINALIA_EXTRAS };
+
+/** Tools that only read (or only return guidance): they must never write. By hand from the spec's notes. */
+const READ_ONLY = new Set([
+  'list_codes',
+  'get_code',
+  'list_segments_for_source',
+  'get_project_context',
+  'open_project',
+  'close_project',
+  'list_sources',
+  'read_source_content',
+  'navigate_to_segment',
+  'list_folders',
+  'list_categories',
+]);
+
+describe('tools/registry', () => {
+  it('holds every one of the 28 tools of the spec, each once', () => {
+    assert.equal(Object.keys(SPEC).length, 28);
+    const names = TOOLS.map((t) => t.name);
+    assert.equal(new Set(names).size, names.length, 'no duplicates');
+    const missing = Object.keys(SPEC).filter((n) => !names.includes(n));
+    assert.deepEqual(missing, [], 'spec tools missing from the registry');
+  });
+
+  it('holds nothing beyond the spec but the declared Marginalia extras', () => {
+    const names = TOOLS.map((t) => t.name);
+    assert.deepEqual([...names].sort(), Object.keys(ALL).sort());
+    for (const extra of Object.keys(MARGINALIA_EXTRAS)) assert.ok(!(extra in SPEC), extra);
+  });
+
+  it('TOOLS_BY_NAME indexes the same tools', () => {
+    assert.equal(TOOLS_BY_NAME.size, TOOLS.length);
+    for (const t of TOOLS) assert.equal(TOOLS_BY_NAME.get(t.name), t);
+  });
+
+  it("puts each tool in its spec table's group", () => {
+    for (const t of TOOLS) assert.equal(t.group, ALL[t.name]!.group, t.name);
+  });
+
+  it("requires exactly the spec's required parameters and accepts its optional ones", () => {
+    for (const t of TOOLS) {
+      const spec = ALL[t.name]!;
+      const schema = toJsonSchema(t.input) as { type: string; properties?: Record<string, { type?: string }>; required?: string[] };
+      assert.equal(schema.type, 'object', t.name);
+      assert.deepEqual([...(schema.required ?? [])].sort(), [...spec.required].sort(), `${t.name} required`);
+      const props = Object.keys(schema.properties ?? {});
+      for (const p of [...spec.required, ...spec.optional]) assert.ok(props.includes(p), `${t.name} lacks parameter ${p}`);
+      for (const a of spec.arrays ?? []) assert.equal(schema.properties![a]!.type, 'array', `${t.name}.${a} is an array`);
+    }
+  });
+
+  it('list_sources filters by exactly the five source types', () => {
+    const schema = toJsonSchema(TOOLS_BY_NAME.get('list_sources')!.input) as { properties: { source_type: { enum: string[] } } };
+    assert.deepEqual([...schema.properties.source_type.enum].sort(), ['audio', 'image', 'pdf', 'text', 'video']);
+  });
+
+  it('marks reading and guidance tools as read, every other tool as writing', () => {
+    for (const t of TOOLS) {
+      if (READ_ONLY.has(t.name)) assert.equal(t.effect, 'read', t.name);
+      else assert.notEqual(t.effect, 'read', t.name);
+    }
+  });
+
+  it('only open_project and close_project work without a project', () => {
+    const without = TOOLS.filter((t) => t.needsProject === false).map((t) => t.name);
+    assert.deepEqual(without.sort(), ['close_project', 'open_project']);
+  });
+
+  describe("the spec's defaults", () => {
+    let fx: Fixture;
+    beforeEach(async () => {
+      fx = await openFixture();
+    });
+    afterEach(async () => {
+      await fx.close();
+    });
+
+    it('read_source_content: start_pos 0 and max_length 50000', async () => {
+      const s = await fx.ok('add_text_source', { name: 'Long', content: 'x'.repeat(50_001) });
+      const p = await fx.ok('read_source_content', { source_id: s.source_id });
+      assert.equal(p.start_pos, 0);
+      assert.equal(p.end_pos, 50_000);
+      assert.equal([...p.content].length, 50_000);
+      assert.equal(p.has_more, true);
+      const rest = await fx.ok('read_source_content', { source_id: s.source_id, start_pos: p.end_pos });
+      assert.equal(rest.content, 'x');
+      assert.equal(rest.has_more, false);
+    });
+
+    it('navigate_to_segment: highlight true', async () => {
+      const s = await fx.ok('add_text_source', { name: 'S', content: 'hello world' });
+      const r = await fx.ok('navigate_to_segment', { source_id: s.source_id, start_pos: 6, end_pos: 11 });
+      assert.equal(r.navigated_to.highlight, true);
+      assert.equal(r.text, 'world');
+      assert.equal(r.navigated, false, 'headless: nothing is shown');
+    });
+
+    it('remove_source: confirm false; delete_code: delete_segments false; import_file_source: dry_run false', async () => {
+      const s = await fx.ok('add_text_source', { name: 'S', content: 'hello' });
+      assert.equal((await fx.ok('remove_source', { source_id: s.source_id })).preview, true);
+      assert.equal((await fx.ok('list_sources')).count, 1);
+
+      const c = await fx.ok('create_code', { name: 'C', color: '#000000' });
+      await fx.ok('batch_apply_codes', { operations: [{ code_id: c.code_id, source_id: s.source_id, start_position: 0, end_position: 5 }] });
+      await fx.fails('delete_code', { code_id: c.code_id }, 'CODE_HAS_SEGMENTS');
+
+      const file = path.join(fx.dir, 'n.txt');
+      fs.writeFileSync(file, 'text');
+      const imported = await fx.ok('import_file_source', { file_path: file });
+      assert.equal(imported.dry_run, false);
+      assert.equal((await fx.ok('list_sources')).count, 2);
+    });
+  });
+});

@@ -139,8 +139,10 @@ function codeOf(node: CodesNode | undefined): CodesNode & { kind: 'code' } | und
 export function commandTable(d: CommandDeps): Record<string, (...args: any[]) => unknown> {
   const { wb } = d;
   return {
-    'marginalia.coding.codeSelection': async () => {
-      const codeId = await pickCode(d, 'Code selection with…');
+    // a keybinding may pass {codeId} (or a number) to code with one particular code without the quick pick
+    'marginalia.coding.codeSelection': async (arg?: number | { codeId?: number }) => {
+      const given = typeof arg === 'number' ? arg : arg?.codeId;
+      const codeId = given ?? (await pickCode(d, 'Code selection with…'));
       if (codeId !== undefined) return applyToSelection(d, codeId);
       return undefined;
     },

@@ -1,0 +1,175 @@
+// Runs in the REAL VS Code extension host (test/integration/run.mjs): the whole coding loop of a
+// researcher, checked through the extension's API, the editor, and the HTTP tool server it runs.
+import * as assert from 'node:assert/strict';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { MarginaliaApi } from '../../../src/extension';
+
+const EXTENSION_ID = 'marginalia.marginalia';
+
+function post(port: number, tool: string, args: Record<string, unknown>): Promise<any> {
+  const body = JSON.stringify({ arguments: args });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path: `/tools/${tool}`, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-marginalia-client': 'integration-agent' } },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve(JSON.parse(text)));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('Marginalia in VS Code', function () {
+  this.timeout(60_000);
+  let api: MarginaliaApi;
+  let port: number;
+  const ws = () => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+  let sourceId: number;
+  let codeId: number;
+  let segmentId: number;
+
+  before(async () => {
+    const ext = vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID);
+    assert.ok(ext);
+    api = await ext.activate();
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('marginalia.project.close');
+  });
+
+  it('registers every contributed command and view', async () => {
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON;
+    const all = new Set(await vscode.commands.getCommands(true));
+    const commands: string[] = pkg.contributes.commands.map((c: { command: string }) => c.command);
+    assert.ok(commands.length >= 20);
+    assert.deepEqual(commands.filter((c) => !all.has(c)), []);
+    const views: string[] = pkg.contributes.views.marginalia.map((v: { id: string }) => v.id);
+    assert.deepEqual(views.sort(), ['marginalia.cases', 'marginalia.codedSegments', 'marginalia.codes', 'marginalia.sources']);
+    // VS Code creates a focus command for every registered view
+    assert.deepEqual(views.filter((v) => !all.has(`${v}.focus`)), []);
+  });
+
+  it('contributes every registry tool to vscode.lm.tools', () => {
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON;
+    const contributed: string[] = pkg.contributes.languageModelTools.map((t: { name: string }) => t.name);
+    const available = new Set(vscode.lm.tools.map((t) => t.name));
+    assert.ok(contributed.length >= 28);
+    assert.deepEqual(contributed.filter((n) => !available.has(n)), []);
+  });
+
+  it('creates a project with Marginalia: New Project and serves it over HTTP', async () => {
+    const file = path.join(ws(), 'study.qda');
+    await vscode.commands.executeCommand('marginalia.project.new', file);
+    assert.equal(api.controller.current()?.path, file);
+    const state = api.controller.serverState;
+    assert.equal(state.state, 'running');
+    port = state.state === 'running' ? state.port : 0;
+    const ctx = await post(port, 'get_project_context', {});
+    assert.equal(ctx.success, true);
+    assert.equal(ctx.data.project_name, 'study');
+    assert.match(api.statusBar.text, /study/);
+  });
+
+  it('imports a workspace transcript and shows it in the Sources tree', async () => {
+    const file = vscode.Uri.file(path.join(ws(), 'interview-a.txt'));
+    const ids = (await vscode.commands.executeCommand('marginalia.sources.import', [file])) as number[];
+    assert.equal(ids.length, 1);
+    sourceId = ids[0]!;
+    await api.settled();
+    const names = api.sourcesTree.getChildren().map((n) => (n.kind === 'source' ? n.source.name : n.folder.name));
+    assert.deepEqual(names, ['interview-a.txt']);
+  });
+
+  it('shows a code created over HTTP in the Codes tree', async () => {
+    const created = await post(port, 'create_code', { name: 'Belonging', color: '#4E79A7', memo: 'Feeling part of the place' });
+    assert.equal(created.success, true);
+    codeId = created.data.code_id;
+    await until('the Codes tree to show the code', async () => {
+      await api.settled();
+      return api.codesTree.getChildren().some((n) => n.kind === 'code' && n.code.name === 'Belonging') || undefined;
+    });
+    const item = await api.codesTree.getTreeItem(api.codesTree.getChildren().find((n) => n.kind === 'code')!);
+    assert.equal(item.label, 'Belonging');
+    assert.match(String(item.description), /AI/, 'made by an agent over HTTP: AI badge');
+  });
+
+  it('invokes qda_list_codes through vscode.lm.invokeTool', async () => {
+    const result = await vscode.lm.invokeTool('qda_list_codes', { input: {}, toolInvocationToken: undefined });
+    const part = result.content[0] as vscode.LanguageModelTextPart;
+    const envelope = JSON.parse(part.value);
+    assert.equal(envelope.success, true);
+    assert.deepEqual(envelope.data.codes.map((c: { name: string }) => c.name), ['Belonging']);
+  });
+
+  it('codes a selection with the last code, visible over HTTP and as a decoration', async () => {
+    const doc = await vscode.workspace.openTextDocument(path.join(ws(), 'interview-a.txt'));
+    const editor = await vscode.window.showTextDocument(doc);
+    const text = doc.getText();
+    // first coding names the code explicitly (as a keybinding with args would), which makes it the last code
+    const first = 'the one place on our street where people actually talk';
+    let at = text.indexOf(first);
+    editor.selection = new vscode.Selection(doc.positionAt(at), doc.positionAt(at + first.length));
+    await vscode.commands.executeCommand('marginalia.coding.codeSelection', { codeId });
+    // then Code Selection with Last Code on another passage, after the non-ASCII "Zoë"
+    const second = 'someone will notice if I don';
+    at = text.indexOf(second);
+    editor.selection = new vscode.Selection(doc.positionAt(at), doc.positionAt(at + second.length));
+    await vscode.commands.executeCommand('marginalia.coding.codeSelectionWithLastCode');
+    const listed = await post(port, 'list_segments_for_source', { source_id: sourceId });
+    assert.equal(listed.success, true);
+    const texts = listed.data.segments.map((s: { text: string }) => s.text);
+    assert.deepEqual(texts, [first, second]);
+    const seg = listed.data.segments[1];
+    segmentId = seg.segment_id;
+    assert.equal(seg.start_pos, [...text.slice(0, at)].length, 'positions count code points');
+    assert.equal(seg.owner, 'test-researcher');
+    await api.settled();
+    const drawn = api.decorations.drawnIn(editor).get(codeId) ?? [];
+    const want = new vscode.Range(doc.positionAt(at), doc.positionAt(at + second.length));
+    assert.ok(drawn.some((r) => r.isEqual(want)), `decoration on ${JSON.stringify(want)}; drawn ${JSON.stringify(drawn)}`);
+  });
+
+  it('moves a segment by the inserted length when text is inserted before it', async () => {
+    const editor = vscode.window.activeTextEditor!;
+    const before = (await post(port, 'list_segments_for_source', { source_id: sourceId })).data.segments.find((s: any) => s.segment_id === segmentId);
+    const inserted = '[inserted 🌱 note] ';
+    await editor.edit((b) => b.insert(new vscode.Position(0, 0), inserted));
+    await api.editTracker.flush();
+    const after = (await post(port, 'list_segments_for_source', { source_id: sourceId })).data.segments.find((s: any) => s.segment_id === segmentId);
+    const n = [...inserted].length;
+    assert.equal(after.start_pos, before.start_pos + n);
+    assert.equal(after.end_pos, before.end_pos + n);
+    assert.equal(after.text, before.text);
+    const content = await post(port, 'read_source_content', { source_id: sourceId });
+    assert.equal(content.data.content, editor.document.getText(), 'the stored text follows the editor');
+    await editor.document.save();
+  });
+
+  it('removes a segment whose text is deleted, and keeps the others', async () => {
+    const editor = vscode.window.activeTextEditor!;
+    const doc = editor.document;
+    const phrase = 'someone will notice if I don';
+    const at = doc.getText().indexOf(phrase);
+    await editor.edit((b) => b.delete(new vscode.Range(doc.positionAt(at - 1), doc.positionAt(at + phrase.length + 1))));
+    await api.editTracker.flush();
+    const listed = await post(port, 'list_segments_for_source', { source_id: sourceId });
+    assert.deepEqual(listed.data.segments.map((s: { text: string }) => s.text), ['the one place on our street where people actually talk']);
+    await doc.save();
+  });
+});

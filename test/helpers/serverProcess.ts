@@ -56,16 +56,17 @@ export function startServer(projectPath: string, args: string[] = [], env: NodeJ
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start within 20 s; stderr:\n${err}`)), 20_000);
-    child.once('exit', (code) => {
+    const earlyExit = (code: number | null) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code} before listening; stderr:\n${err}`));
-    });
+    };
+    child.once('exit', earlyExit);
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /at http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        child.removeAllListeners('exit');
+        child.off('exit', earlyExit);
         const port = Number(m[1]);
         resolve({
           child,

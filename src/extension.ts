@@ -21,6 +21,7 @@ import { OutputLogger } from './ui/host/outputLogger';
 import { settings } from './ui/host/settings';
 import { ProjectController } from './ui/projectController';
 import { MarginaliaStatusBar } from './ui/statusBar';
+import { CasesTreeProvider } from './ui/trees/casesTreeProvider';
 import { CodedSegmentsTreeProvider } from './ui/trees/codedSegmentsTreeProvider';
 import { CodesTreeProvider } from './ui/trees/codesTreeProvider';
 import { ColorIcons } from './ui/trees/colorIcons';
@@ -34,6 +35,7 @@ export interface MarginaliaApi {
   workbench: Workbench;
   codesTree: CodesTreeProvider;
   sourcesTree: SourcesTreeProvider;
+  casesTree: CasesTreeProvider;
   segmentsTree: CodedSegmentsTreeProvider;
   decorations: CodedSegmentDecorations;
   editTracker: EditTracker;
@@ -79,11 +81,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   late.docs = docs;
   const codesTree = new CodesTreeProvider(wb, new ColorIcons(context.globalStorageUri));
   const sourcesTree = new SourcesTreeProvider(wb);
+  const casesTree = new CasesTreeProvider(wb);
   const segmentsTree = new CodedSegmentsTreeProvider(wb);
   const decorations = new CodedSegmentDecorations(wb, docs);
   const editTracker = new EditTracker(wb, docs);
   const statusBar = new MarginaliaStatusBar(controller);
-  context.subscriptions.push(docs, codesTree, sourcesTree, segmentsTree, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
+  context.subscriptions.push(docs, codesTree, sourcesTree, casesTree, segmentsTree, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
 
   // Domain events from every session (UI, HTTP, LM tools) update the views; batched per 16 ms frame.
   let pending: EventRecord[] = [];
@@ -113,6 +116,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       segmentsTree.refresh();
     }
     if (codes || sourceList) sourcesTree.refresh();
+    if (events.some((e) => e.event_type.startsWith('case.') || e.event_type === 'source.deleted')) casesTree.refresh();
     for (const s of sources) decorations.refreshSource(s);
     for (const e of events) {
       if (e.event_type === 'coding.segment_coded' && e.caused_by.session_id !== LOCAL_SESSION) {
@@ -138,6 +142,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     controller.onDidChangeProject(() => {
       codesTree.refresh();
       sourcesTree.refresh();
+      casesTree.refresh();
       segmentsTree.show(undefined);
       decorations.refreshAll();
       void editTracker.trackOpenDocuments();
@@ -162,6 +167,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     workbench: wb,
     codesTree,
     sourcesTree,
+    casesTree,
     segmentsTree,
     decorations,
     editTracker,

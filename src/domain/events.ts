@@ -26,7 +26,12 @@ export type EventType =
   | 'source.metadata_suggested'
   | 'source.folder_created'
   | 'source.folder_renamed'
-  | 'source.folder_deleted';
+  | 'source.folder_deleted'
+  // cases (case.created and case.member_added are the spec's; case.deleted is its CaseDeleted, case.attribute_set its AttributeSet)
+  | 'case.created'
+  | 'case.deleted'
+  | 'case.member_added'
+  | 'case.attribute_set';
 
 /** A domain event as a service raises it; the pipeline adds the envelope (id, sequence, correlation). */
 export interface DomainEvent {

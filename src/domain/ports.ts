@@ -137,4 +137,111 @@ export interface ProjectRepository {
   insertEvent(event: EventRecord): number;
   // project
   counts(): { sources: number; codes: number; categories: number; segments: number; av_segments: number; folders: number };
+  // cases (positions in code points; see the case types below)
+  /** Every case with its member and attribute counts, by name (case-insensitive). */
+  listCases(): CaseWithCounts[];
+  getCase(id: number): CaseWithCounts | undefined;
+  findCaseByKey(key: string): CaseRecord | undefined;
+  insertCase(name: string, key: string, memo: string | null, stamp: Stamp): number;
+  /** Sets a case's `updated_at` (after a member or attribute change). */
+  touchCase(id: number, now: string): void;
+  /** Deletes a case with its member sources, member ranges and attributes. */
+  deleteCase(id: number): void;
+  /** The sources linked to a case as wholes, by name. */
+  listCaseSources(caseId: number): CaseSourceLink[];
+  /** Links a whole source to a case; false when it was linked already (nothing written). */
+  insertCaseSource(caseId: number, sourceId: number, stamp: Stamp): boolean;
+  /** The source ranges held by a case, by source then position. */
+  listCaseSegments(caseId: number): CaseSegment[];
+  /** The ranges of one source held by any case, by position. */
+  listCaseSegmentsOfSource(sourceId: number): CaseSegment[];
+  updateCaseSegmentRange(id: number, start: number, end: number, text: string): void;
+  deleteCaseSegment(id: number): void;
+  getCaseSegment(id: number): CaseSegment | undefined;
+  findCaseSegment(caseId: number, sourceId: number, start: number, end: number): CaseSegment | undefined;
+  insertCaseSegment(seg: NewCaseSegment, stamp: Stamp): number;
+  /** Attributes of one case (all cases when undefined), by case then name. */
+  listCaseAttributes(caseId?: number): CaseAttribute[];
+  /** Inserts or replaces attribute `name` of a case with a value of `type` (the value must already be of that type). */
+  setCaseAttribute(caseId: number, name: string, type: AttributeType, value: AttributeValue, now: string): void;
+  /**
+   * The codings that belong to a case, each once: text and AV segments of its linked sources, and text
+   * segments overlapping one of its ranges (same source, `start_pos < range.end_pos` and `end_pos > range.start_pos`).
+   */
+  listCaseCodings(caseId: number): CaseCoding[];
+}
+
+/** The four attribute types of a case (HTTP spec, section 2). */
+export type AttributeType = 'text' | 'number' | 'date' | 'boolean';
+/** An attribute value: a string for text and date (ISO 8601), a finite number, or a boolean. */
+export type AttributeValue = string | number | boolean;
+
+/** A case: a unit of analysis (a participant, a site) that holds sources, ranges of sources and attributes. */
+export interface CaseRecord {
+  case_id: number;
+  name: string;
+  memo: string | null;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A case with the number of its linked sources, its ranges and its attributes. */
+export interface CaseWithCounts extends CaseRecord {
+  source_count: number;
+  segment_count: number;
+  attribute_count: number;
+}
+
+/** A source linked to a case as a whole. */
+export interface CaseSourceLink {
+  case_id: number;
+  source_id: number;
+  name: string;
+  type: SourceType;
+  owner: string;
+  session_id: string | null;
+  /** when it was linked */
+  created_at: string;
+}
+
+/** A range `[start_pos, end_pos)` (code points) of a source held by a case, with the text it covered when added. */
+export interface CaseSegment {
+  case_segment_id: number;
+  case_id: number;
+  source_id: number;
+  source_name: string;
+  start_pos: number;
+  end_pos: number;
+  text: string;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+}
+
+/** Fields of a new case range (positions in code points). */
+export interface NewCaseSegment {
+  case_id: number;
+  source_id: number;
+  start_pos: number;
+  end_pos: number;
+  text: string;
+}
+
+/** One typed attribute of a case. */
+export interface CaseAttribute {
+  case_id: number;
+  name: string;
+  type: AttributeType;
+  value: AttributeValue;
+  updated_at: string;
+}
+
+/** A coding that belongs to a case (see `listCaseCodings`): `kind` says which segment table `segment_id` is in. */
+export interface CaseCoding {
+  kind: 'text' | 'av';
+  segment_id: number;
+  code_id: number;
+  source_id: number;
 }

@@ -87,6 +87,7 @@ export function applySourceEdits(
         resized++;
       }
     }
+    moveCaseRanges(ctx, sourceId, e.start_pos, e.end_pos, n);
     length += delta;
   }
   if (expectedLength !== undefined && expectedLength !== length) {
@@ -102,6 +103,22 @@ export function applySourceEdits(
     payload: { source_id: sourceId, edits: edits.length, length, moved_segments: moved, resized_segments: resized, removed_segment_ids: removed.map((r) => r.segment_id) },
   });
   return { length, moved, resized, removed };
+}
+
+/**
+ * Moves the source ranges that cases hold with an edit of `[a, b)` into `n` code points, as segments
+ * move; a range whose text is deleted entirely is dropped from its case.
+ */
+function moveCaseRanges(ctx: Ctx, sourceId: number, a: number, b: number, n: number): void {
+  const ranges = ctx.repo.listCaseSegmentsOfSource(sourceId).filter((r) => r.end_pos > a || r.start_pos >= b);
+  if (ranges.length === 0) return;
+  const text = ctx.repo.getSourceText(sourceId) ?? '';
+  for (const r of ranges) {
+    const ns = mapStart(r.start_pos, a, b, n);
+    const ne = mapEnd(r.end_pos, a, b, n);
+    if (ns >= ne) ctx.repo.deleteCaseSegment(r.case_segment_id);
+    else if (ns !== r.start_pos || ne !== r.end_pos) ctx.repo.updateCaseSegmentRange(r.case_segment_id, ns, ne, sliceCp(text, ns, ne));
+  }
 }
 
 /** A segment that could not be found in the new text. */

@@ -144,6 +144,64 @@ CREATE TABLE orphan_segments (
 CREATE INDEX orphan_segments_source ON orphan_segments(source_id);
 `,
   },
+  {
+    version: 3,
+    description: 'cases: member sources, member ranges of sources, typed attributes',
+    // Member rows cascade with their case and source; the repository also deletes them explicitly, so a
+    // database opened without foreign keys stays consistent. `case_attributes` keeps exactly the value
+    // column of its type: text -> value_text, number -> value_number (REAL), date -> value_date (ISO 8601
+    // date YYYY-MM-DD or datetime), boolean -> value_boolean (0 or 1).
+    sql: `
+CREATE TABLE cases (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  name_key TEXT NOT NULL UNIQUE,
+  memo TEXT,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE case_sources (
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (case_id, source_id)
+);
+CREATE INDEX case_sources_source ON case_sources(source_id);
+CREATE TABLE case_segments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  start_pos INTEGER NOT NULL CHECK (start_pos >= 0),
+  end_pos INTEGER NOT NULL CHECK (end_pos > start_pos),
+  text TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX case_segments_case ON case_segments(case_id, source_id, start_pos);
+CREATE INDEX case_segments_source ON case_segments(source_id, start_pos);
+CREATE TABLE case_attributes (
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('text','number','date','boolean')),
+  value_text TEXT,
+  value_number REAL,
+  value_date TEXT,
+  value_boolean INTEGER CHECK (value_boolean IN (0, 1)),
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (case_id, name),
+  CHECK ((type = 'text') = (value_text IS NOT NULL)),
+  CHECK ((type = 'number') = (value_number IS NOT NULL)),
+  CHECK ((type = 'date') = (value_date IS NOT NULL)),
+  CHECK ((type = 'boolean') = (value_boolean IS NOT NULL))
+);
+CREATE INDEX case_attributes_name ON case_attributes(name);
+`,
+  },
 ];
 
 /** The schema version a fully migrated project has. */

@@ -16,14 +16,15 @@ export const getProjectContext = defineTool({
     const repo = ctx.domain.repo;
     const counts = repo.counts();
     const sources = repo.listSources().map((s) => ({ id: s.source_id, source_id: s.source_id, name: s.name, type: s.type, coded: s.segment_count + s.av_segment_count > 0 }));
+    const cases = repo.listCases().map((c) => ({ id: c.case_id, case_id: c.case_id, name: c.name }));
     return {
       project_open: true,
       project_name: ctx.project.name,
       project_path: ctx.project.path,
       source_count: counts.sources,
       sources,
-      case_count: 0,
-      cases: [] as { id: number; name: string }[],
+      case_count: cases.length,
+      cases,
       code_count: counts.codes,
       category_count: counts.categories,
       folder_count: counts.folders,

@@ -13,6 +13,17 @@ import {
   setCodeColorTool,
   updateCodeMemoTool,
 } from './codeTools';
+import {
+  addSegmentToCaseTool,
+  addSourceToCaseTool,
+  compareCasesTool,
+  createCaseTool,
+  deleteCaseTool,
+  getCaseTool,
+  listCasesTool,
+  setCaseAttributeTool,
+  suggestCaseGroupingsTool,
+} from './caseTools';
 
 /**
  * THE list of tools. Every surface (HTTP, MCP, LM tools, WebSocket, gRPC, CLI, package.json) is derived
@@ -54,6 +65,16 @@ export const TOOLS: readonly AnyTool[] = [
   mergeCodesTool,
   deleteCodeTool,
   listCategories,
+  // case management
+  listCasesTool,
+  getCaseTool,
+  suggestCaseGroupingsTool,
+  compareCasesTool,
+  createCaseTool,
+  deleteCaseTool,
+  addSourceToCaseTool,
+  addSegmentToCaseTool,
+  setCaseAttributeTool,
 ] as AnyTool[];
 
 /** The tools by name. */

@@ -252,6 +252,7 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       if (id !== undefined) return d.docs.open(id);
       return undefined;
     },
+    'marginalia.sources.openAt': async (sourceId: number, start: number, end: number) => d.docs.open(sourceId, { start, end }),
     'marginalia.sources.createFolder': async (node?: SourcesNode) => {
       const parent = node?.kind === 'folder' ? node.folder : undefined;
       const name = await vscode.window.showInputBox({ title: parent ? `New folder in "${parent.name}"` : 'New folder', validateInput: (v) => (v.includes('/') ? 'No slashes' : v.trim() ? undefined : 'Enter a name') });

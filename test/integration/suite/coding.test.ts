@@ -117,6 +117,26 @@ describe('Marginalia in VS Code', function () {
     assert.deepEqual(envelope.data.codes.map((c: { name: string }) => c.name), ['Belonging']);
   });
 
+  it('shows a case created over HTTP with its typed attributes in the Cases tree', async () => {
+    const created = await post(port, 'create_case', { name: 'Participant A' });
+    assert.equal(created.success, true);
+    const caseId = created.data.case_id;
+    assert.equal((await post(port, 'set_case_attribute', { case_id: caseId, attribute_name: 'age', value: 34 })).success, true);
+    assert.equal((await post(port, 'add_source_to_case', { case_id: caseId, source_id: sourceId })).success, true);
+    const node = await until('the Cases tree to show the case', async () => {
+      await api.settled();
+      return api.casesTree.getChildren().find((n) => n.kind === 'case' && n.item.name === 'Participant A');
+    });
+    const children = api.casesTree.getChildren(node).map((n) => api.casesTree.getTreeItem(n));
+    assert.deepEqual(
+      children.map((i) => [i.label, i.description ?? null]),
+      [
+        ['age = 34', 'number'],
+        ['interview-a.txt', null],
+      ],
+    );
+  });
+
   it('codes a selection with the last code, visible over HTTP and as a decoration', async () => {
     const doc = await vscode.workspace.openTextDocument(path.join(ws(), 'interview-a.txt'));
     const editor = await vscode.window.showTextDocument(doc);

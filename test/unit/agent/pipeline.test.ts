@@ -157,7 +157,19 @@ describe('agent/pipeline', () => {
       // Marginalia's extras beyond the spec
       update_segment_memo: { segment_id: 1 },
       set_code_color: { code_id: 1, color: RED },
+      // case management (these fail with CASES_NOT_LISTED/NO_CONTEXT instead, HTTP spec section 1)
+      list_cases: {},
+      get_case: { case_id: 1 },
+      suggest_case_groupings: {},
+      compare_cases: { case_ids: [1, 2] },
+      create_case: { name: 'P01' },
+      delete_case: { case_id: 1 },
+      add_source_to_case: { case_id: 1, source_id: 1 },
+      add_segment_to_case: { case_id: 1, source_id: 1, start_pos: 0, end_pos: 1 },
+      set_case_attribute: { case_id: 1, attribute_name: 'age', value: 30 },
     };
+    /** The error code of a call without a project: the case tools' own, NO_PROJECT for the rest. */
+    const noProjectCode = (name: string) => (/_case(s|_|$)/.test(name) ? 'CASES_NOT_LISTED/NO_CONTEXT' : 'NO_PROJECT');
 
     it('fails every project tool with NO_PROJECT when no project is open', async () => {
       const none = createPipeline({ project: () => null, host: headlessHost, logger: silentLogger });
@@ -166,7 +178,7 @@ describe('agent/pipeline', () => {
       for (const [name, a] of Object.entries(VALID_ARGS)) {
         const out = await none.invoke(name, a, ALICE);
         assert.equal(out.status, 'failed', name);
-        assert.ok(!out.envelope.success && out.envelope.error_code === 'NO_PROJECT', `${name}: ${JSON.stringify(out.envelope)}`);
+        assert.ok(!out.envelope.success && out.envelope.error_code === noProjectCode(name), `${name}: ${JSON.stringify(out.envelope)}`);
       }
     });
 
@@ -424,9 +436,19 @@ describe('agent/pipeline', () => {
       // Marginalia's extras beyond the spec
       update_segment_memo: ['SEGMENT_NOT_FOUND'],
       set_code_color: ['CODE_NOT_FOUND'],
+      // case management: the HTTP spec's case table and the agent-context capability table's case writers
+      list_cases: ['CASES_NOT_LISTED/NO_CONTEXT'],
+      get_case: ['CASE_NOT_FOUND', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      suggest_case_groupings: ['CASES_NOT_LISTED/NO_CONTEXT'],
+      compare_cases: ['CASE_NOT_FOUND', 'CODE_NOT_FOUND', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      create_case: ['DUPLICATE_NAME', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      delete_case: ['CASE_NOT_FOUND', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      add_source_to_case: ['CASE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      add_segment_to_case: ['CASE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      set_case_attribute: ['CASE_NOT_FOUND', 'INVALID_ARGUMENTS', 'CASES_NOT_LISTED/NO_CONTEXT'],
     };
-    /** The spec's 28 tools plus the two extras above. */
-    const TOOL_COUNT = 30;
+    /** Every agent-facing tool has an entry in TOOL_ERRORS (a new tool must add its error codes there). */
+    const TOOL_COUNT = Object.keys(TOOL_ERRORS).length;
 
     it('lists the 28 spec tools (plus the declared extras) with unique names, object input schemas and non-empty descriptions', () => {
       const tools = fx.pipeline.listTools();

@@ -119,6 +119,19 @@ describe('codings follow edits (apply_source_edits, reconcile_source_text)', () 
     assert.ok(!names.includes('apply_source_edits') && !names.includes('reconcile_source_text'));
   });
 
+  it('moves the source ranges cases hold, as it moves segments', async () => {
+    const caseId = (await fx.ok('create_case', { name: 'Participant 1' })).case_id;
+    const at = cp(TEXT.slice(0, TEXT.indexOf(C)));
+    await fx.ok('add_segment_to_case', { case_id: caseId, source_id: sourceId, start_pos: at, end_pos: at + cp(C) });
+    const insert = 'Header 🌱\n';
+    await fx.ok('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: 0, end_pos: 0, text: insert }] }, RESEARCHER);
+    const c = await fx.ok('get_case', { case_id: caseId });
+    const range = c.segments[0];
+    assert.equal(range.start_pos, at + cp(insert));
+    assert.equal(range.end_pos, at + cp(insert) + cp(C));
+    assert.equal(range.text, C);
+  });
+
   it('re-anchors segments by their text after an outside edit and sets aside those it cannot find', async () => {
     const w = await coding(W);
     const c = await coding(C);

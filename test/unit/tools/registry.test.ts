@@ -63,6 +63,17 @@ const SPEC: Record<string, SpecTool> = {
 const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   update_segment_memo: { group: 'core', required: ['segment_id'], optional: ['memo'] },
   set_code_color: { group: 'code', required: ['code_id', 'color'], optional: [] },
+  // case management: the HTTP spec's case table (section 4) ...
+  list_cases: { group: 'case', required: [], optional: [] },
+  get_case: { group: 'case', required: ['case_id'], optional: [] },
+  suggest_case_groupings: { group: 'case', required: [], optional: ['attribute_names', 'min_group_size'], arrays: ['attribute_names'] },
+  compare_cases: { group: 'case', required: ['case_ids'], optional: ['code_ids'], arrays: ['case_ids', 'code_ids'] },
+  // ... and the agent-context capability table's case writers (start/end of add_segment_to_case are aliases of start_pos/end_pos)
+  create_case: { group: 'case', required: ['name'], optional: ['memo'] },
+  delete_case: { group: 'case', required: ['case_id'], optional: [] },
+  add_source_to_case: { group: 'case', required: ['case_id', 'source_id'], optional: [] },
+  add_segment_to_case: { group: 'case', required: ['case_id', 'source_id'], optional: ['start_pos', 'end_pos', 'start', 'end'] },
+  set_case_attribute: { group: 'case', required: ['case_id', 'attribute_name', 'value'], optional: ['type'] },
 };
 const ALL: Record<string, SpecTool> = { ...SPEC, ...MARGINALIA_EXTRAS };
 
@@ -79,6 +90,10 @@ const READ_ONLY = new Set([
   'navigate_to_segment',
   'list_folders',
   'list_categories',
+  'list_cases',
+  'get_case',
+  'suggest_case_groupings',
+  'compare_cases',
 ]);
 
 describe('tools/registry', () => {

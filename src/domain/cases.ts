@@ -1,0 +1,428 @@
+import { ToolError } from '../core/errors';
+import { sliceCp, toWellFormed } from '../core/text';
+import { requireCode, stampOf } from './codebook';
+import type { DomainContext } from './events';
+import type {
+  AttributeType,
+  AttributeValue,
+  CaseAttribute,
+  CaseSegment,
+  CaseSourceLink,
+  CaseWithCounts,
+  ProjectRepository,
+  SourceWithCounts,
+} from './ports';
+import { cleanName, nameKey } from './rules';
+import { requireSource } from './sources';
+
+/**
+ * Cases: units of analysis (a participant, a household, a site) that hold whole sources, ranges of
+ * sources and typed attributes (HTTP spec, section 2: "Case | case_id | attributes (typed: text, number,
+ * date, boolean), linked sources, summary info"; agent-context spec, section 4: create_case, delete_case,
+ * add_source_to_case, add_segment_to_case, set_case_attribute).
+ *
+ * Positions are Unicode code points of the source's stored text, half-open `[start_pos, end_pos)`.
+ * Dates are ISO 8601 strings: a date `YYYY-MM-DD` or a datetime `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]`.
+ */
+
+type Ctx = DomainContext<ProjectRepository>;
+
+/** Longest case name, in code points. */
+export const MAX_CASE_NAME = 255;
+/** Longest attribute name, in code points. */
+export const MAX_ATTRIBUTE_NAME = 100;
+/** The attribute types, in the spec's order. */
+export const ATTRIBUTE_TYPES: readonly AttributeType[] = ['text', 'number', 'date', 'boolean'];
+/** The default smallest group {@link suggestCaseGroupings} reports (HTTP spec, section 8). */
+export const DEFAULT_MIN_GROUP_SIZE = 2;
+
+/** The case with id `id` and its counts, or CASE_NOT_FOUND. */
+export function requireCase(ctx: Ctx, id: number): CaseWithCounts {
+  const c = ctx.repo.getCase(id);
+  if (!c) throw new ToolError('CASE_NOT_FOUND', `No case with case_id ${id}`);
+  return c;
+}
+
+/**
+ * Creates a case. Names are 1-255 code points and unique case-insensitively (compared through `nameKey`,
+ * so "P01" and "p01 " collide); an empty memo is stored as null. Emits case.created {case_id, name, memo}.
+ * Errors: DUPLICATE_NAME, INVALID_ARGUMENTS (empty, too long, or control characters in the name).
+ */
+export function createCase(ctx: Ctx, input: { name: string; memo?: string | null }): CaseWithCounts {
+  const name = cleanName(input.name, MAX_CASE_NAME, 'case', 'INVALID_ARGUMENTS');
+  const key = nameKey(name);
+  const clash = ctx.repo.findCaseByKey(key);
+  if (clash) throw new ToolError('DUPLICATE_NAME', `A case named "${clash.name}" already exists (case_id ${clash.case_id})`, { case_id: clash.case_id });
+  const memo = input.memo === undefined || input.memo === null || input.memo === '' ? null : input.memo;
+  const id = ctx.repo.insertCase(name, key, memo, stampOf(ctx));
+  ctx.events.emit({ event_type: 'case.created', aggregate_type: 'case', aggregate_id: String(id), payload: { case_id: id, name, memo } });
+  return requireCase(ctx, id);
+}
+
+/**
+ * Deletes a case with its member sources, member ranges and attributes (the sources themselves and their
+ * codings stay). Emits case.deleted {case_id, name, source_count, segment_count, attribute_count}.
+ * Errors: CASE_NOT_FOUND.
+ */
+export function deleteCase(ctx: Ctx, id: number): CaseWithCounts {
+  const c = requireCase(ctx, id);
+  ctx.repo.deleteCase(id);
+  ctx.events.emit({
+    event_type: 'case.deleted',
+    aggregate_type: 'case',
+    aggregate_id: String(id),
+    payload: { case_id: id, name: c.name, source_count: c.source_count, segment_count: c.segment_count, attribute_count: c.attribute_count },
+  });
+  return c;
+}
+
+/**
+ * Links a whole source (of any type) to a case. Idempotent: linking it again writes nothing, emits nothing
+ * and returns `added: false`. Emits case.member_added {case_id, source_id, segment_range: null}.
+ * Errors: CASE_NOT_FOUND, SOURCE_NOT_FOUND.
+ */
+export function addSourceToCase(ctx: Ctx, caseId: number, sourceId: number): { case: CaseWithCounts; source: SourceWithCounts; added: boolean } {
+  requireCase(ctx, caseId);
+  const source = requireSource(ctx, sourceId);
+  const added = ctx.repo.insertCaseSource(caseId, sourceId, stampOf(ctx));
+  if (added) {
+    ctx.repo.touchCase(caseId, ctx.now);
+    ctx.events.emit({
+      event_type: 'case.member_added',
+      aggregate_type: 'case',
+      aggregate_id: String(caseId),
+      payload: { case_id: caseId, source_id: sourceId, source_name: source.name, segment_range: null },
+    });
+  }
+  return { case: requireCase(ctx, caseId), source, added };
+}
+
+/**
+ * Adds the range `[start_pos, end_pos)` (code points) of a text source to a case, storing the text it covers.
+ * Adding exactly the same range again returns the existing range (`created: false`) and writes nothing.
+ * Emits case.member_added {case_id, source_id, segment_range: {start, end}, case_segment_id, text}.
+ *
+ * Errors: CASE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION (negative, empty, past the end, or a source
+ * without text).
+ */
+export function addSegmentToCase(
+  ctx: Ctx,
+  input: { case_id: number; source_id: number; start_pos: number; end_pos: number },
+): { segment: CaseSegment; created: boolean } {
+  requireCase(ctx, input.case_id);
+  const source = requireSource(ctx, input.source_id);
+  const text = ctx.repo.getSourceText(input.source_id);
+  if (text === null) throw new ToolError('INVALID_POSITION', `The source "${source.name}" (${source.type}) has no text; link it whole with add_source_to_case`);
+  const { start_pos: start, end_pos: end } = input;
+  if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end <= start || end > source.length) {
+    throw new ToolError(
+      'INVALID_POSITION',
+      `The range [${start}, ${end}) is not inside the source "${source.name}" (0..${source.length} code points, end after start)`,
+      { start_pos: start, end_pos: end, source_length: source.length },
+    );
+  }
+  const existing = ctx.repo.findCaseSegment(input.case_id, input.source_id, start, end);
+  if (existing) return { segment: existing, created: false };
+  const segText = sliceCp(text, start, end);
+  const id = ctx.repo.insertCaseSegment({ case_id: input.case_id, source_id: input.source_id, start_pos: start, end_pos: end, text: segText }, stampOf(ctx));
+  ctx.repo.touchCase(input.case_id, ctx.now);
+  ctx.events.emit({
+    event_type: 'case.member_added',
+    aggregate_type: 'case',
+    aggregate_id: String(input.case_id),
+    payload: { case_id: input.case_id, source_id: input.source_id, segment_range: { start, end }, case_segment_id: id, text: segText },
+  });
+  const segment = ctx.repo.getCaseSegment(id);
+  if (!segment) throw new Error(`case segment ${id} vanished after insert`);
+  return { segment, created: true };
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))?)?$/;
+
+/**
+ * True when `s` is an ISO 8601 calendar date `YYYY-MM-DD` or a datetime `YYYY-MM-DDTHH:MM[:SS[.fraction]][Z|±HH:MM]`
+ * that exists (month 1-12, a day of that month with leap years, hour 0-23, minute and second 0-59).
+ */
+export function isIsoDate(s: string): boolean {
+  const m = ISO_DATE.exec(s);
+  if (!m) return false;
+  const [, y, mo, d, h, mi, sec, oh, om] = m.map((x) => (x === undefined ? undefined : Number(x)));
+  const year = y as number;
+  const month = mo as number;
+  const day = d as number;
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] as number;
+  if (day > days) return false;
+  if (h !== undefined && (h > 23 || (mi as number) > 59)) return false;
+  if (sec !== undefined && sec > 59) return false;
+  if (oh !== undefined && (oh > 23 || (om as number) > 59)) return false;
+  return true;
+}
+
+/**
+ * The type a value gets when none is given and the attribute is new: a JSON boolean is `boolean`, a
+ * number `number`, a string that is an ISO 8601 date or datetime (see {@link isIsoDate}) `date`, any
+ * other string `text` (so "42" stays text: pass type "number" to store it as a number).
+ */
+export function inferAttributeType(value: AttributeValue): AttributeType {
+  if (typeof value === 'boolean') return 'boolean';
+  if (typeof value === 'number') return 'number';
+  return isIsoDate(value.trim()) ? 'date' : 'text';
+}
+
+const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * `value` as a value of `type`, or INVALID_ARGUMENTS: text takes any value (numbers and booleans as their
+ * JSON text); number takes a finite number or a decimal string; date takes an ISO 8601 date or datetime
+ * string (trimmed); boolean takes true/false or the strings "true"/"false" (any case).
+ */
+export function coerceAttributeValue(value: AttributeValue, type: AttributeType, what = 'The value'): AttributeValue {
+  const shown = JSON.stringify(value);
+  switch (type) {
+    case 'text':
+      return typeof value === 'string' ? toWellFormed(value) : String(value);
+    case 'number': {
+      if (typeof value === 'number' && Number.isFinite(value)) return value;
+      if (typeof value === 'string' && NUMERIC.test(value.trim())) {
+        const n = Number(value.trim());
+        if (Number.isFinite(n)) return n;
+      }
+      throw new ToolError('INVALID_ARGUMENTS', `${what} ${shown} is not a number`);
+    }
+    case 'date': {
+      if (typeof value === 'string' && isIsoDate(value.trim())) return value.trim();
+      throw new ToolError('INVALID_ARGUMENTS', `${what} ${shown} is not an ISO 8601 date (YYYY-MM-DD) or datetime (YYYY-MM-DDTHH:MM:SSZ)`);
+    }
+    case 'boolean': {
+      if (typeof value === 'boolean') return value;
+      if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+      throw new ToolError('INVALID_ARGUMENTS', `${what} ${shown} is not a boolean (true or false)`);
+    }
+  }
+}
+
+/** What {@link setCaseAttribute} did. `previous` is the attribute before, or null when it is new. */
+export interface AttributeSet {
+  attribute: CaseAttribute;
+  previous: CaseAttribute | null;
+  /** false: the attribute already had this type and value, and nothing was written */
+  changed: boolean;
+  /** true when the type was inferred from the value (new attribute, no type given) */
+  inferred: boolean;
+}
+
+/**
+ * Sets attribute `attribute_name` (1-100 code points, exact match) of a case to a typed value.
+ * The type is, in order: `type` when given (changing an attribute's type is allowed this way); the
+ * attribute's current type on this case (an attribute keeps its type); else inferred from the value
+ * ({@link inferAttributeType}). The value is then converted to that type ({@link coerceAttributeValue}).
+ * Setting the same type and value again writes nothing and emits nothing. Emits case.attribute_set
+ * {case_id, name, type, value, old_type, old_value}.
+ *
+ * Errors: CASE_NOT_FOUND, INVALID_ARGUMENTS (bad name, or a value that is not of the type).
+ */
+export function setCaseAttribute(ctx: Ctx, input: { case_id: number; attribute_name: string; value: AttributeValue; type?: AttributeType }): AttributeSet {
+  requireCase(ctx, input.case_id);
+  const name = cleanName(input.attribute_name, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
+  const previous = ctx.repo.listCaseAttributes(input.case_id).find((a) => a.name === name) ?? null;
+  const type = input.type ?? previous?.type ?? inferAttributeType(input.value);
+  const what = input.type === undefined && previous ? `The attribute "${name}" of case ${input.case_id} is of type ${previous.type} (pass type to change it); the value` : 'The value';
+  const value = coerceAttributeValue(input.value, type, what);
+  const inferred = input.type === undefined && previous === null;
+  if (previous && previous.type === type && previous.value === value) return { attribute: previous, previous, changed: false, inferred };
+  ctx.repo.setCaseAttribute(input.case_id, name, type, value, ctx.now);
+  ctx.repo.touchCase(input.case_id, ctx.now);
+  ctx.events.emit({
+    event_type: 'case.attribute_set',
+    aggregate_type: 'case',
+    aggregate_id: String(input.case_id),
+    payload: { case_id: input.case_id, name, type, value, old_type: previous?.type ?? null, old_value: previous?.value ?? null },
+  });
+  return { attribute: { case_id: input.case_id, name, type, value, updated_at: ctx.now }, previous, changed: true, inferred };
+}
+
+/** A case as {@link listCases} summarises it: counts and its attributes as `{name: value}`. */
+export interface CaseSummary extends CaseWithCounts {
+  attributes: Record<string, AttributeValue>;
+}
+
+/** Every case (by name, case-insensitive) with its counts and attribute values. */
+export function listCases(ctx: Ctx): CaseSummary[] {
+  const byCase = new Map<number, Record<string, AttributeValue>>();
+  for (const a of ctx.repo.listCaseAttributes()) {
+    let o = byCase.get(a.case_id);
+    if (!o) byCase.set(a.case_id, (o = {}));
+    o[a.name] = a.value;
+  }
+  return ctx.repo.listCases().map((c) => ({ ...c, attributes: byCase.get(c.case_id) ?? {} }));
+}
+
+/** A case in full: its typed attributes (by name), whole sources (by name) and ranges (by source, position). */
+export interface CaseDetails {
+  case: CaseWithCounts;
+  attributes: CaseAttribute[];
+  sources: CaseSourceLink[];
+  segments: CaseSegment[];
+}
+
+/** The case with id `id` in full. Errors: CASE_NOT_FOUND. */
+export function getCase(ctx: Ctx, id: number): CaseDetails {
+  const c = requireCase(ctx, id);
+  return { case: c, attributes: ctx.repo.listCaseAttributes(id), sources: ctx.repo.listCaseSources(id), segments: ctx.repo.listCaseSegments(id) };
+}
+
+/** One suggested group: the cases whose attribute has this value. */
+export interface CaseGroup {
+  /** `name = value`, for display */
+  label: string;
+  type: AttributeType;
+  value: AttributeValue;
+  size: number;
+  case_ids: number[];
+  cases: { case_id: number; name: string }[];
+}
+
+/** The groups of one attribute. */
+export interface AttributeGrouping {
+  attribute_name: string;
+  /** how many cases have the attribute */
+  case_count: number;
+  /** largest first, then by value */
+  groups: CaseGroup[];
+  /** cases that have the attribute but fall in a group smaller than min_group_size */
+  ungrouped_case_ids: number[];
+}
+
+/** Orders values: numbers numerically, booleans false first, strings by code unit; mixed types by type name. */
+function compareValues(a: { type: AttributeType; value: AttributeValue }, b: { type: AttributeType; value: AttributeValue }): number {
+  if (a.type !== b.type) return a.type < b.type ? -1 : 1;
+  if (typeof a.value === 'number' && typeof b.value === 'number') return a.value - b.value;
+  const x = String(a.value);
+  const y = String(b.value);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * Suggests groups of cases that share an attribute value, per attribute (by name): cases are grouped by
+ * the exact typed value (numbers by exact numeric value, text and dates by exact string, a number 30 and a
+ * text "30" apart); groups smaller than `min_group_size` (default 2) are dropped. `attribute_names` (exact
+ * names) narrows the analysis; an empty list means all attributes; names no case has are returned in
+ * `unknown_attributes`. Writes nothing. Errors: INVALID_ARGUMENTS (min_group_size not an integer >= 1).
+ */
+export function suggestCaseGroupings(
+  ctx: Ctx,
+  input: { attribute_names?: string[]; min_group_size?: number } = {},
+): { min_group_size: number; case_count: number; groupings: AttributeGrouping[]; group_count: number; unknown_attributes: string[] } {
+  const min = input.min_group_size ?? DEFAULT_MIN_GROUP_SIZE;
+  if (!Number.isInteger(min) || min < 1) throw new ToolError('INVALID_ARGUMENTS', `min_group_size must be an integer of at least 1 (got ${min})`);
+  const wanted = input.attribute_names && input.attribute_names.length > 0 ? new Set(input.attribute_names.map((n) => n.normalize('NFC').trim())) : null;
+  const cases = ctx.repo.listCases();
+  const names = new Map(cases.map((c) => [c.case_id, c.name]));
+  const byAttribute = new Map<string, Map<string, { type: AttributeType; value: AttributeValue; case_ids: number[] }>>();
+  for (const a of ctx.repo.listCaseAttributes()) {
+    if (wanted && !wanted.has(a.name)) continue;
+    let groups = byAttribute.get(a.name);
+    if (!groups) byAttribute.set(a.name, (groups = new Map()));
+    const key = `${a.type}:${JSON.stringify(a.value)}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { type: a.type, value: a.value, case_ids: [] }));
+    g.case_ids.push(a.case_id);
+  }
+  const groupings: AttributeGrouping[] = [];
+  for (const name of [...byAttribute.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const all = [...(byAttribute.get(name) as Map<string, { type: AttributeType; value: AttributeValue; case_ids: number[] }>).values()];
+    for (const g of all) g.case_ids.sort((a, b) => a - b);
+    const kept = all.filter((g) => g.case_ids.length >= min).sort((a, b) => b.case_ids.length - a.case_ids.length || compareValues(a, b));
+    groupings.push({
+      attribute_name: name,
+      case_count: all.reduce((n, g) => n + g.case_ids.length, 0),
+      groups: kept.map((g) => ({
+        label: `${name} = ${String(g.value)}`,
+        type: g.type,
+        value: g.value,
+        size: g.case_ids.length,
+        case_ids: g.case_ids,
+        cases: g.case_ids.map((id) => ({ case_id: id, name: names.get(id) ?? '' })),
+      })),
+      ungrouped_case_ids: all
+        .filter((g) => g.case_ids.length < min)
+        .flatMap((g) => g.case_ids)
+        .sort((a, b) => a - b),
+    });
+  }
+  const unknown = wanted ? [...wanted].filter((n) => !byAttribute.has(n)) : [];
+  return { min_group_size: min, case_count: cases.length, groupings, group_count: groupings.reduce((n, g) => n + g.groups.length, 0), unknown_attributes: unknown };
+}
+
+/** A theme (a code) as it occurs in one case: `segment_count` counts the case's codings with it. */
+export interface CaseTheme {
+  code_id: number;
+  name: string;
+  color: string;
+  segment_count: number;
+}
+
+/** The comparison of cases that {@link compareCases} returns. Themes are in codebook order (by name). */
+export interface CaseComparison {
+  case_ids: number[];
+  /** the codes the comparison was narrowed to, or null for all */
+  code_ids: number[] | null;
+  cases: { case_id: number; name: string; coding_count: number; theme_count: number; themes: CaseTheme[]; unique_themes: CaseTheme[] }[];
+  /** themes every compared case has, with each case's count and the total */
+  common_themes: { code_id: number; name: string; color: string; total_segment_count: number; counts: { case_id: number; segment_count: number }[] }[];
+  common_theme_count: number;
+  /** the number of unique themes over all cases */
+  unique_theme_count: number;
+}
+
+/**
+ * Compares cases by their themes. A case's themes are the codes of its codings: the text and AV segments
+ * of its whole sources, and the text segments that overlap one of its ranges (each segment counted once).
+ * A theme is unique to a case when no other compared case has it, and common when every compared case
+ * has it. `code_ids` narrows the themes to those codes. Repeated ids count once. Writes nothing.
+ *
+ * Errors: INVALID_ARGUMENTS (fewer than 2 distinct cases), CASE_NOT_FOUND, CODE_NOT_FOUND (in code_ids).
+ */
+export function compareCases(ctx: Ctx, input: { case_ids: number[]; code_ids?: number[] }): CaseComparison {
+  const caseIds = [...new Set(input.case_ids)];
+  if (caseIds.length < 2) throw new ToolError('INVALID_ARGUMENTS', `compare_cases needs at least 2 distinct case_ids (got ${caseIds.length})`);
+  const cases = caseIds.map((id) => requireCase(ctx, id));
+  const codeFilter = input.code_ids && input.code_ids.length > 0 ? [...new Set(input.code_ids)] : null;
+  for (const id of codeFilter ?? []) requireCode(ctx, id);
+  const allowed = codeFilter ? new Set(codeFilter) : null;
+  const codes = ctx.repo.listCodes();
+  const counts = cases.map((c) => {
+    const m = new Map<number, number>();
+    for (const k of ctx.repo.listCaseCodings(c.case_id)) if (!allowed || allowed.has(k.code_id)) m.set(k.code_id, (m.get(k.code_id) ?? 0) + 1);
+    return m;
+  });
+  const themeOf = (code: (typeof codes)[number], n: number): CaseTheme => ({ code_id: code.code_id, name: code.name, color: code.color, segment_count: n });
+  const out: CaseComparison['cases'] = cases.map((c, i) => {
+    const mine = counts[i] as Map<number, number>;
+    const themes: CaseTheme[] = [];
+    const unique: CaseTheme[] = [];
+    for (const code of codes) {
+      const n = mine.get(code.code_id);
+      if (n === undefined) continue;
+      themes.push(themeOf(code, n));
+      if (counts.every((other, j) => j === i || !other.has(code.code_id))) unique.push(themeOf(code, n));
+    }
+    return { case_id: c.case_id, name: c.name, coding_count: [...mine.values()].reduce((a, b) => a + b, 0), theme_count: themes.length, themes, unique_themes: unique };
+  });
+  const common: CaseComparison['common_themes'] = [];
+  for (const code of codes) {
+    if (!counts.every((m) => m.has(code.code_id))) continue;
+    const per = cases.map((c, i) => ({ case_id: c.case_id, segment_count: (counts[i] as Map<number, number>).get(code.code_id) as number }));
+    common.push({ code_id: code.code_id, name: code.name, color: code.color, total_segment_count: per.reduce((a, p) => a + p.segment_count, 0), counts: per });
+  }
+  return {
+    case_ids: caseIds,
+    code_ids: codeFilter,
+    cases: out,
+    common_themes: common,
+    common_theme_count: common.length,
+    unique_theme_count: out.reduce((n, c) => n + c.unique_themes.length, 0),
+  };
+}

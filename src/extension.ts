@@ -7,9 +7,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startHttpServer } from './adapters/http/httpServer';
-import { registerLmTools } from './adapters/lm/lmTools';
+import { LM_CLIENT_NAME, registerLmTools } from './adapters/lm/lmTools';
 import type { EventRecord } from './domain/events';
-import { createPipeline, openProjectHandle } from './cli/compose';
+import { AgentContext } from './agent/agentContext';
+import { TrustPolicy } from './agent/trust';
+import { ALL_TOOLS, createPipeline, openProjectHandle } from './cli/compose';
+import { fileAuditStorage, readConfigText, writeDiscovery } from './cli/credentials';
 import { VERSION } from './cli/main';
 import { EDITOR_TOOLS } from './tools/editorTools';
 import { TOOLS } from './tools/registry';
@@ -18,7 +21,13 @@ import { CodedSegmentDecorations } from './ui/decorations/codedSegmentDecoration
 import { EditTracker } from './ui/documents/editTracker';
 import { SourceDocuments } from './ui/documents/sourceDocuments';
 import { OutputLogger } from './ui/host/outputLogger';
-import { settings } from './ui/host/settings';
+import { applySettingOverrides, settings } from './ui/host/settings';
+import { loadSecretTokens } from './ui/host/tokens';
+import { ApprovalsView } from './ui/approvals/approvalsView';
+import { ActivityLog } from './ui/activity/activityLog';
+import { ActivityView } from './ui/activity/activityView';
+import { HistoryView, type SnapshotItem } from './ui/history/historyView';
+import { registerAgentCommands, registerMcpProvider } from './ui/agents/agentCommands';
 import { ProjectController } from './ui/projectController';
 import { MarginaliaStatusBar } from './ui/statusBar';
 import { CasesTreeProvider } from './ui/trees/casesTreeProvider';
@@ -41,6 +50,12 @@ export interface MarginaliaApi {
   editTracker: EditTracker;
   documents: SourceDocuments;
   statusBar: MarginaliaStatusBar;
+  agent: AgentContext;
+  approvals: ApprovalsView;
+  activity: ActivityLog;
+  history: HistoryView;
+  /** the install's tokens (agent, reviewer), for tests and Connect an Agent */
+  tokens: { agent: string; reviewer: string };
   /** resolves once the trees and decorations have caught up with every event published so far */
   settled(): Promise<void>;
 }
@@ -53,7 +68,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   await vscode.workspace.fs.createDirectory(context.globalStorageUri);
 
   // the host's navigation needs the document service, which needs the pipeline the host is part of
-  const late: { docs?: SourceDocuments } = {};
+  const late: { docs?: SourceDocuments; editTracker?: EditTracker } = {};
   const host = {
     mode: 'desktop' as const,
     currentScreen: () => {
@@ -67,14 +82,93 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       });
       return { navigated: true, detail: `Opened "${t.source_name}" in the researcher's editor.` };
     },
+    get transcriptionEndpoint() {
+      return settings.transcriptionEndpoint();
+    },
+    requestSourceAccess: (ids: readonly number[], who: { session_id: string; client_name: string; tool: string }) => askSourceAccess(ids, who),
   };
-  const pipeline = createPipeline({ project: () => controller.current(), host, logger });
+  /** sessions the researcher let work on a source they are editing (observer mode), as `session:source` */
+  const observed = new Set<string>();
+  const askSourceAccess = async (ids: readonly number[], who: { session_id: string; client_name: string; tool: string }): Promise<boolean> => {
+    const tracker = late.editTracker;
+    if (!tracker) return true;
+    const busy = ids.filter((id) => tracker.isBeingEdited(id) && !observed.has(`${who.session_id}:${id}`));
+    if (busy.length === 0) return true;
+    const names = busy.map((id) => controller.current()?.repo.getSource(id)?.name ?? `source ${id}`).join(', ');
+    const answer = await Promise.race([
+      vscode.window.showWarningMessage(`${who.client_name} wants to ${who.tool.replace(/_/g, ' ')} in ${names}, which you are editing. Let the agent work on it?`, 'Allow', 'Not Now'),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000)),
+    ]);
+    if (answer !== 'Allow') return false;
+    for (const id of busy) observed.add(`${who.session_id}:${id}`);
+    return true;
+  };
+  const tokens = await loadSecretTokens(context.secrets);
+  const configProblems: string[] = [];
+  const agent: AgentContext = new AgentContext({
+    tools: ALL_TOOLS,
+    project: () => controller.current(),
+    tokens,
+    overrides: (cfg) => applySettingOverrides(cfg, (p, l) => TrustPolicy.checkOverride(ALL_TOOLS, p, l, cfg.trust.default_level), (m) => configProblems.push(m)),
+    audit: {
+      append: (line) => {
+        const current = controller.current();
+        if (current) fileAuditStorage(current.path, () => agent.config.audit.log_path).append(line);
+      },
+      read: async () => {
+        const current = controller.current();
+        return current ? fileAuditStorage(current.path, () => agent.config.audit.log_path).read() : '';
+      },
+    },
+    logger,
+  });
+  context.subscriptions.push(agent);
+  const pipeline = createPipeline({ project: () => controller.current(), host, logger, agent });
   const controller = new ProjectController(
-    (file, create) => openProjectHandle(file, { create, logger }),
-    (port) => startHttpServer({ pipeline, port, logger, version: VERSION, onCall: (line) => logger.line(line) }),
+    async (file, create) => {
+      const handle = await openProjectHandle(file, { create, logger });
+      reloadConfig(file);
+      return handle;
+    },
+    async (port) => {
+      const server = await startHttpServer({ pipeline, port, logger, version: VERSION, agent, onCall: (line) => logger.line(line) });
+      const project = controller.current();
+      const base = `http://127.0.0.1:${server.port}`;
+      const removeDiscovery = project ? writeDiscovery({ project: project.path, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() }) : () => undefined;
+      return {
+        port: server.port,
+        close: async () => {
+          removeDiscovery();
+          await server.close();
+        },
+      };
+    },
     logger,
     { serverEnabled: settings.serverEnabled, serverPort: settings.serverPort },
   );
+  /** Loads `.marginalia/config.yaml` beside the project with the settings on top; problems are shown, defaults kept. */
+  const reloadConfig = (file: string) => {
+    configProblems.length = 0;
+    try {
+      agent.reload(readConfigText(file));
+    } catch (e) {
+      configProblems.push((e as Error).message);
+      agent.reload(undefined);
+    }
+    if (configProblems.length > 0) void vscode.window.showErrorMessage(`Marginalia configuration: ${configProblems.join('; ')}`);
+  };
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      const current = controller.current();
+      if (current && (e.affectsConfiguration('marginalia.trust') || e.affectsConfiguration('marginalia.rateLimits') || e.affectsConfiguration('marginalia.audit'))) reloadConfig(current.path);
+    }),
+  );
+  // expired sessions end and unanswered approval requests are rejected on time
+  const sweeper = setInterval(() => {
+    agent.sessions.sweep();
+    pipeline.sweepApprovals();
+  }, 1000);
+  context.subscriptions.push({ dispose: () => clearInterval(sweeper) });
   controllerRef = controller;
   const wb = new Workbench(controller, pipeline, logger, context.globalStorageUri);
   const docs = new SourceDocuments(wb);
@@ -85,8 +179,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const segmentsTree = new CodedSegmentsTreeProvider(wb);
   const decorations = new CodedSegmentDecorations(wb, docs);
   const editTracker = new EditTracker(wb, docs);
+  late.editTracker = editTracker;
   const statusBar = new MarginaliaStatusBar(controller);
-  context.subscriptions.push(docs, codesTree, sourcesTree, casesTree, segmentsTree, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
+  const approvals = new ApprovalsView(wb, agent);
+  const history = new HistoryView(wb);
+  const activity = new ActivityLog();
+  const activityView = new ActivityView(context.extensionUri, activity, wb, approvals);
+  context.subscriptions.push(history, approvals, activity, activityView, docs, codesTree, sourcesTree, casesTree, segmentsTree, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
+
+  // the history view follows the automatic snapshots, which land shortly after changes (debounced)
+  let historyTimer: NodeJS.Timeout | undefined;
+  const historyRefresh = () => {
+    if (historyTimer) clearTimeout(historyTimer);
+    historyTimer = setTimeout(() => void history.refresh(), 3000);
+  };
+
+  // trust level notify: the action ran; tell the researcher, batched so a busy agent makes one message
+  const notices = new Map<string, string[]>();
+  let noticeTimer: NodeJS.Timeout | undefined;
+  const notifyLater = (client: string, tool: string) => {
+    notices.set(client, [...(notices.get(client) ?? []), tool.replace(/_/g, ' ')]);
+    noticeTimer ??= setTimeout(() => {
+      noticeTimer = undefined;
+      for (const [who, tools] of notices) {
+        const counts = [...new Set(tools)].map((t) => `${t}${tools.filter((x) => x === t).length > 1 ? ` ×${tools.filter((x) => x === t).length}` : ''}`);
+        void vscode.window.showInformationMessage(`${who} did: ${counts.join(', ')} (trust level notify). See Agent Activity.`);
+      }
+      notices.clear();
+    }, 1500);
+  };
 
   // Domain events from every session (UI, HTTP, LM tools) update the views; batched per 16 ms frame.
   let pending: EventRecord[] = [];
@@ -118,7 +239,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     if (codes || sourceList) sourcesTree.refresh();
     if (events.some((e) => e.event_type.startsWith('case.') || e.event_type === 'source.deleted')) casesTree.refresh();
     for (const s of sources) decorations.refreshSource(s);
+    if (events.some((e) => e.event_type.startsWith('approval.'))) approvals.refresh();
+    if (events.some((e) => e.event_type === 'project.snapshot_restored')) {
+      // a restore changes everything: redraw every view and editor
+      codesTree.refresh();
+      sourcesTree.refresh();
+      casesTree.refresh();
+      segmentsTree.refresh();
+      decorations.refreshAll();
+    }
+    if (events.length > 0) historyRefresh();
     for (const e of events) {
+      if (e.event_type === 'approval.requested') void approvals.notify(e.aggregate_id);
       if (e.event_type === 'coding.segment_coded' && e.caused_by.session_id !== LOCAL_SESSION) {
         decorations.flash({ source_id: e.payload.source_id as number, start_pos: e.payload.start as number, end_pos: e.payload.end as number }, settings.flashMs());
       }
@@ -133,27 +265,38 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   };
   context.subscriptions.push(
     pipeline.onEvents((events) => {
+      activity.recordEvents(events);
       pending.push(...events);
       flushTimer ??= setTimeout(flushEvents, 16);
     }),
     pipeline.onDidCall((call) => {
+      activity.recordCall(call);
+      if (call.decision === 'notified') notifyLater(call.caller.client_name, call.tool);
       if (call.caller.session_id !== LOCAL_SESSION) statusBar.agentActive(call.caller.session_id);
     }),
     controller.onDidChangeProject(() => {
       codesTree.refresh();
       sourcesTree.refresh();
       casesTree.refresh();
+      approvals.refresh();
+      void history.refresh();
       segmentsTree.show(undefined);
       decorations.refreshAll();
       void editTracker.trackOpenDocuments();
     }),
-    registerLmTools(pipeline, [...TOOLS, ...EDITOR_TOOLS]),
+    registerLmTools(pipeline, [...TOOLS, ...EDITOR_TOOLS], () => agent.implicitCaller(`Bearer ${tokens.agent}`, LM_CLIENT_NAME, 'CUSTOM', 'vscode-chat-agent')),
+    registerMcpProvider({ controller, tokens, enabled: settings.provideMcpServer, version: VERSION }),
     registerCommands(
       {
         ...commandTable({ wb, docs, codesTree, sourcesTree, segmentsTree, decorations, state: context.workspaceState, showLog: () => logger.channel.show() }),
         'marginalia.project.new': (file?: string) => newProject(controller, file),
         'marginalia.project.open': (file?: string) => openProject(controller, file),
         'marginalia.project.close': () => controller.close(),
+        'marginalia.history.initialize': () => history.initialize(),
+        'marginalia.history.refresh': () => history.refresh(),
+        'marginalia.history.showChanges': (s?: SnapshotItem) => (s ? history.showChanges(s) : undefined),
+        'marginalia.history.restore': (s?: SnapshotItem) => (s ? history.restore(s) : undefined),
+        ...registerAgentCommands({ wb, agent, approvals, tokens, controller, extensionPath: context.extensionPath }),
       },
       (id, e) => {
         logger.error(`${id} failed`, e);
@@ -173,6 +316,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     editTracker,
     documents: docs,
     statusBar,
+    agent,
+    approvals,
+    activity,
+    history,
+    tokens,
     settled: () =>
       new Promise<void>((resolve) => {
         if (!flushTimer && pending.length === 0) resolve();

@@ -10,8 +10,14 @@ import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
 import type { DomainEvent, EventRecord } from '../domain/events';
 import type { Actor } from '../domain/model';
+import type { ApprovalRecord, EmbeddingsPort } from '../domain/ports';
 import type { HostPort, OpenProject, ToolContext } from '../tools/context';
 import type { AnyTool, Effect, ToolGroup, TrustCategory } from '../tools/defineTool';
+import type { AuditDecision, AuditLog } from './auditLog';
+import type { AgentContextConfig, TrustLevel } from './config';
+import type { RateLimiter } from './rateLimits';
+import type { Session, SessionManager } from './sessions';
+import type { TrustPolicy } from './trust';
 
 /** Who is calling: the session and client a call arrives through. */
 export interface Caller {
@@ -23,6 +29,11 @@ export interface Caller {
   user: string;
   /** ties the events of one request together; generated when absent */
   correlation_id?: string;
+  /**
+   * true for the researcher: the local UI, or a client authenticated with the reviewer token. The
+   * researcher's calls skip the trust layer and rate limits, and only the researcher may approve.
+   */
+  researcher?: boolean;
 }
 
 /** The result of one {@link ToolPipeline.invoke}: the spec envelope plus what the adapters need. */
@@ -52,12 +63,16 @@ export interface CallRecord {
   tool: string;
   caller: Caller;
   status: InvokeOutcome['status'];
+  /** permitted, notified (ran at trust level notify), pending (held for approval), denied (by a session, rate-limit or trust check), failed */
+  decision: AuditDecision;
+  trust_level?: TrustLevel;
+  request_id?: string;
   error_code?: ErrorCode;
   durationMs: number;
   arguments: unknown;
 }
 
-/** Where finished calls are recorded (the agent-context issue adds the JSONL audit log). */
+/** An extra observer of finished calls (the agent layer's JSONL audit log is built in). */
 export interface AuditSink {
   record(call: CallRecord): void;
 }
@@ -71,6 +86,32 @@ export interface PipelineOptions {
   clock?: Clock;
   logger?: Logger;
   audit?: AuditSink;
+  /**
+   * The agent-context layer: sessions, trust, rate limits, approvals. Without it every stage permits
+   * everything (unit tests of tools, the seeding of a sample study).
+   */
+  agent?: AgentLayer;
+  /** the text-embedding model handed to `prepare` (search_semantic, find_similar_segments); none when absent */
+  embeddings?: EmbeddingsPort | null;
+}
+
+/** The agent-context services the pipeline's stages use (built by createAgentLayer). */
+export interface AgentLayer {
+  config: () => AgentContextConfig;
+  sessions: SessionManager;
+  trust: TrustPolicy;
+  limiter: RateLimiter;
+  audit?: AuditLog;
+}
+
+/** What an agent learns when its call waits for approval (`data` of the envelope, HTTP 202). */
+export interface PendingApproval {
+  status: 'pending_approval';
+  request_id: string;
+  tool: string;
+  trust_level: 'suggest' | 'require';
+  expires_at: string;
+  message: string;
 }
 
 /** Internal: a failure that ends the pipeline early with an envelope. */
@@ -79,7 +120,36 @@ class StageFailure {
     readonly code: ErrorCode,
     readonly message: string,
     readonly details?: unknown,
+    /** refused by the session, rate-limit or trust stage (audited as denied) */
+    readonly denied = false,
   ) {}
+}
+
+/** The source ids a call's arguments name: `source_id`, and `source_id` inside array items (batch operations). */
+export function sourceIdsOf(input: unknown): number[] {
+  const ids = new Set<number>();
+  const visit = (v: unknown, depth: number) => {
+    if (depth > 3 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x, depth + 1);
+      return;
+    }
+    for (const [k, x] of Object.entries(v)) {
+      if (k === 'source_id' && typeof x === 'number') ids.add(x);
+      else if (typeof x === 'object') visit(x, depth + 1);
+    }
+  };
+  visit(input, 0);
+  return [...ids];
+}
+
+/** A request's description for the researcher: the tool and its arguments, shortened. */
+function describeRequest(tool: AnyTool, args: unknown): string {
+  const parts = Object.entries((args ?? {}) as Record<string, unknown>).map(([k, v]) => {
+    const text = typeof v === 'string' ? JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}…` : v) : JSON.stringify(v);
+    return `${k}=${text && text.length > 120 ? `${text.slice(0, 120)}…` : text}`;
+  });
+  return `${tool.title}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
 }
 
 /**
@@ -88,7 +158,9 @@ class StageFailure {
  * run in one store transaction (events stored in the same transaction, journal fsync'd) -> audit ->
  * publish events -> envelope.
  *
- * The session, rate-limit and trust stages allow everything for now; the agent-context layer fills them.
+ * Without `agent` the session, rate-limit and trust stages allow everything. With it (createAgentLayer):
+ * calls need a live session, are rate-limited per session, and run (auto, notify) or wait for the
+ * researcher's approval (suggest, require) by the trust layer's decision; every call is audited.
  */
 export class ToolPipeline {
   private readonly tools: ReadonlyMap<string, AnyTool>;
@@ -140,27 +212,58 @@ export class ToolPipeline {
     let events: EventRecord[] = [];
     let envelope: Envelope;
     let status: InvokeOutcome['status'] = 'ok';
+    let decision: AuditDecision = 'permitted';
+    let level: TrustLevel | undefined;
+    let requestId: string | undefined;
     try {
-      this.resolveSession(caller);
+      const session = this.resolveSession(caller);
       const tool = this.lookupTool(name, caller);
       const input = this.validateInput(tool, args);
       this.checkRateLimit(caller, tool);
-      this.checkTrust(caller, tool);
-      const result = await this.execute(tool, input, caller);
-      events = result.events;
-      envelope = ok(result.data);
+      level = this.checkTrust(caller, tool, session);
+      if (level === 'suggest' || level === 'require') {
+        const pending = this.requestApproval(tool, input, caller, level);
+        events = pending.events;
+        requestId = pending.data.request_id;
+        envelope = ok(pending.data);
+        status = 'pending';
+        decision = 'pending';
+      } else {
+        await this.checkSourceAccess(tool, input, caller);
+        const result = await this.execute(tool, input, caller);
+        events = result.events;
+        envelope = ok(result.data);
+        if (level === 'notify') decision = 'notified';
+      }
     } catch (e) {
       status = 'failed';
+      decision = e instanceof StageFailure && e.denied ? 'denied' : 'failed';
       envelope = this.toFailure(name, e);
     }
     const durationMs = performance.now() - started;
-    this.audit({ tool: name, caller, status, error_code: envelope.success ? undefined : envelope.error_code, durationMs, arguments: args });
+    this.audit({ tool: name, caller, status, decision, trust_level: level, request_id: requestId, error_code: envelope.success ? undefined : envelope.error_code, durationMs, arguments: args });
     if (events.length > 0) this.publish(events);
     return { envelope, status, tool: name, durationMs, events };
   }
 
-  /** Stage 1: the session the call belongs to. Allows every caller until sessions land. */
-  private resolveSession(_caller: Caller): void {}
+  /**
+   * Stage 1: the session the call belongs to. The researcher's local session is created on first use;
+   * any other caller must name a live session (adapters create implicit ones for plain HTTP clients).
+   * Errors: SESSION_NOT_FOUND, SESSION_EXPIRED (both denied).
+   */
+  private resolveSession(caller: Caller): Session | undefined {
+    const agent = this.opts.agent;
+    if (!agent) return undefined;
+    try {
+      if (caller.client_type === 'LOCAL_UI' && !agent.sessions.get(caller.session_id)) {
+        return agent.sessions.create({ client_type: 'LOCAL_UI', client_name: caller.client_name, authenticated: true, session_id: caller.session_id, user_id: caller.user });
+      }
+      return agent.sessions.touch(caller.session_id);
+    } catch (e) {
+      if (isToolError(e)) throw new StageFailure(e.code, e.message, e.details, true);
+      throw e;
+    }
+  }
 
   /** Stage 2: the tool, or TOOL_NOT_FOUND (editor-only tools exist only for the researcher's own session). */
   private lookupTool(name: string, caller: Caller): AnyTool {
@@ -178,21 +281,290 @@ export class ToolPipeline {
     throw new StageFailure('INVALID_ARGUMENTS', `Invalid arguments for ${tool.name}: ${summary}`, { issues });
   }
 
-  /** Stage 4: requests and mutations per minute. Allows everything until rate limits land. */
-  private checkRateLimit(_caller: Caller, _tool: AnyTool): void {}
+  /** Stage 4: requests and mutations per minute per session (not for the researcher). Errors: RATE_LIMITED (denied). */
+  private checkRateLimit(caller: Caller, tool: AnyTool): void {
+    const agent = this.opts.agent;
+    if (!agent || caller.researcher) return;
+    try {
+      agent.limiter.check(caller.session_id, tool.effect !== 'read');
+    } catch (e) {
+      if (isToolError(e)) throw new StageFailure(e.code, e.message, e.details, true);
+      throw e;
+    }
+  }
 
-  /** Stage 5: the trust decision (auto, notify, suggest, require). Permits everything until trust lands. */
-  private checkTrust(_caller: Caller, _tool: AnyTool): void {}
+  /**
+   * Stage 5: the trust decision (agent-context spec, section 5): auto and notify run, suggest and require
+   * wait for approval. The researcher's own calls run at auto.
+   */
+  private checkTrust(caller: Caller, tool: AnyTool, session: Session | undefined): TrustLevel {
+    const agent = this.opts.agent;
+    if (!agent || caller.researcher) return 'auto';
+    return agent.trust.decide(tool, session?.context.trust_level ?? 'auto').level;
+  }
 
-  /** Stage 6: prepare, then run in one transaction that also stores the call's events. */
-  private async execute(tool: AnyTool, input: unknown, caller: Caller): Promise<{ data: unknown; events: EventRecord[] }> {
+  /**
+   * Stage 5b: an agent's change to a source the researcher is editing needs the researcher's consent
+   * (HostPort.requestSourceAccess). Errors: SOURCE_BUSY (denied) when declined.
+   */
+  private async checkSourceAccess(tool: AnyTool, input: unknown, caller: Caller): Promise<void> {
+    const ask = this.opts.host.requestSourceAccess;
+    if (!ask || caller.researcher || tool.effect === 'read' || !this.opts.agent) return;
+    const ids = sourceIdsOf(input);
+    if (ids.length === 0) return;
+    const allowed = await ask.call(this.opts.host, ids, { session_id: caller.session_id, client_name: caller.client_name, tool: tool.name });
+    if (!allowed) throw new StageFailure('SOURCE_BUSY', 'The researcher is editing this source and declined to let an agent change it now; try again later', { source_ids: ids }, true);
+  }
+
+  /**
+   * Holds a call for the researcher: stores the request (it survives a restart) and emits
+   * approval.requested. Errors: NO_PROJECT, APPROVAL_QUEUE_FULL (denied).
+   */
+  private requestApproval(tool: AnyTool, input: unknown, caller: Caller, level: 'suggest' | 'require'): { data: PendingApproval; events: EventRecord[] } {
+    const agent = this.opts.agent as AgentLayer;
+    const project = this.opts.project();
+    if (!project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
+    this.sweepApprovals();
+    const cfg = agent.config().approvals;
+    const pending = project.repo.listApprovals('pending', cfg.max_pending + 1).length;
+    if (pending >= cfg.max_pending) {
+      throw new StageFailure('APPROVAL_QUEUE_FULL', `${pending} requests already wait for the researcher (approvals.max_pending = ${cfg.max_pending}); wait for decisions before asking for more`, { pending }, true);
+    }
+    const now = this.clock.now();
+    const record: ApprovalRecord = {
+      request_id: newUuid(),
+      tool: tool.name,
+      arguments: JSON.stringify(input ?? {}),
+      session_id: caller.session_id,
+      client_type: caller.client_type,
+      client_name: caller.client_name,
+      user: caller.user,
+      trust_level: level,
+      description: describeRequest(tool, input),
+      status: 'pending',
+      created_at: isoTime(now),
+      expires_at: isoTime(now + cfg.timeout_minutes * 60_000),
+      decided_at: null,
+      decided_by: null,
+      reason: null,
+      result: null,
+      error_code: null,
+    };
+    const events = project.transaction(() => {
+      project.repo.insertApproval(record);
+      return this.storeEvents(project, caller, record.request_id, now, [
+        {
+          event_type: 'approval.requested',
+          aggregate_type: 'approval',
+          aggregate_id: record.request_id,
+          payload: { request_id: record.request_id, action_type: tool.name, description: record.description, payload: input ?? {}, trust_level: level, expires_at: record.expires_at },
+        },
+      ]);
+    });
+    return {
+      data: {
+        status: 'pending_approval',
+        request_id: record.request_id,
+        tool: tool.name,
+        trust_level: level,
+        expires_at: record.expires_at,
+        message: `${tool.title} waits for the researcher's approval (trust level ${level}). It runs when approved; ask get_approval_status with this request_id.`,
+      },
+      events,
+    };
+  }
+
+  /**
+   * Approves a pending request and runs the stored call (with `editedArguments` when the researcher
+   * changed them) on behalf of the agent that asked, in one transaction with approval.granted. Only the
+   * researcher may approve, and never a request of their own session.
+   * Errors: APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING, APPROVAL_FORBIDDEN, INVALID_ARGUMENTS (edited
+   * arguments), and the tool's own errors (the request is then marked failed and approval.failed emitted).
+   */
+  async approve(requestId: string, approver: Caller, editedArguments?: unknown): Promise<InvokeOutcome> {
+    const started = performance.now();
+    let events: EventRecord[] = [];
+    let envelope: Envelope;
+    let status: InvokeOutcome['status'] = 'ok';
+    let toolName = 'approve';
+    // refused by the permission rule (not the researcher, or its own request): audited as denied
+    let refused = false;
+    try {
+      const { project, record } = this.decidable(requestId, approver);
+      toolName = record.tool;
+      const tool = this.tools.get(record.tool);
+      if (!tool) throw new StageFailure('TOOL_NOT_FOUND', `The requested tool ${record.tool} no longer exists`);
+      const args = editedArguments === undefined ? (JSON.parse(record.arguments) as unknown) : editedArguments;
+      const input = this.validateInput(tool, args);
+      const agentCaller: Caller = { session_id: record.session_id, client_type: record.client_type, client_name: record.client_name, user: record.user, correlation_id: requestId };
+      const decidedAt = isoTime(this.clock.now());
+      try {
+        const result = await this.execute(tool, input, agentCaller, (raise, data) => {
+          project.repo.decideApproval(requestId, {
+            status: 'completed',
+            decided_at: decidedAt,
+            decided_by: approver.session_id,
+            reason: null,
+            result: JSON.stringify(data ?? null),
+            error_code: null,
+            arguments: JSON.stringify(input ?? {}),
+          });
+          raise({ event_type: 'approval.granted', aggregate_type: 'approval', aggregate_id: requestId, payload: { request_id: requestId, approved: true, action_type: tool.name, approved_by: approver.session_id, edited: editedArguments !== undefined } }, true);
+        });
+        events = result.events;
+        envelope = ok({ request_id: requestId, status: 'completed', tool: tool.name, result: result.data });
+      } catch (e) {
+        const failure = this.toFailure(tool.name, e);
+        const code = failure.success ? 'TOOL_EXECUTION_ERROR' : failure.error_code;
+        events = project.transaction(() => {
+          project.repo.decideApproval(requestId, { status: 'failed', decided_at: decidedAt, decided_by: approver.session_id, reason: failure.success ? null : failure.error, result: null, error_code: code, arguments: JSON.stringify(input ?? {}) });
+          return this.storeEvents(project, approver, requestId, this.clock.now(), [
+            { event_type: 'approval.granted', aggregate_type: 'approval', aggregate_id: requestId, payload: { request_id: requestId, approved: true, action_type: tool.name, approved_by: approver.session_id } },
+            { event_type: 'approval.failed', aggregate_type: 'approval', aggregate_id: requestId, payload: { request_id: requestId, action_type: tool.name, error_code: code } },
+          ]);
+        });
+        throw e;
+      }
+    } catch (e) {
+      status = 'failed';
+      refused = e instanceof StageFailure && e.denied;
+      envelope = this.toFailure(toolName, e);
+    }
+    const durationMs = performance.now() - started;
+    this.audit({ tool: `approve:${toolName}`, caller: approver, status, decision: status === 'ok' ? 'permitted' : refused ? 'denied' : 'failed', request_id: requestId, error_code: envelope.success ? undefined : envelope.error_code, durationMs, arguments: editedArguments });
+    if (events.length > 0) this.publish(events);
+    return { envelope, status, tool: toolName, durationMs, events };
+  }
+
+  /**
+   * Rejects a pending request with an optional reason (approval.denied). Same permission rules as
+   * {@link approve}. Errors: APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING, APPROVAL_FORBIDDEN.
+   */
+  reject(requestId: string, approver: Caller, reason?: string): InvokeOutcome {
+    const started = performance.now();
+    let events: EventRecord[] = [];
+    let envelope: Envelope;
+    let status: InvokeOutcome['status'] = 'ok';
+    let refused = false;
+    try {
+      const { project, record } = this.decidable(requestId, approver);
+      events = this.decideRejected(project, record, approver, reason ?? null);
+      envelope = ok({ request_id: requestId, status: 'rejected', tool: record.tool, reason: reason ?? null });
+    } catch (e) {
+      status = 'failed';
+      refused = e instanceof StageFailure && e.denied;
+      envelope = this.toFailure('reject', e);
+    }
+    const durationMs = performance.now() - started;
+    this.audit({ tool: 'reject', caller: approver, status, decision: status === 'ok' ? 'permitted' : refused ? 'denied' : 'failed', request_id: requestId, error_code: envelope.success ? undefined : envelope.error_code, durationMs, arguments: { reason } });
+    if (events.length > 0) this.publish(events);
+    return { envelope, status, tool: 'reject', durationMs, events };
+  }
+
+  /**
+   * Rejects every pending request whose time is up (approvals.timeout_minutes, spec: 5 minutes) with the
+   * reason `timeout`. Hosts call it on a timer; the pipeline also calls it before queueing. Returns how many.
+   */
+  sweepApprovals(): number {
+    const project = this.opts.project();
+    if (!project || !this.opts.agent) return 0;
+    const now = isoTime(this.clock.now());
+    const expired = project.repo.listApprovals('pending').filter((a) => a.expires_at <= now);
+    const system: Caller = { session_id: 'marginalia', client_type: 'LOCAL_UI', client_name: 'marginalia', user: 'marginalia' };
+    const events: EventRecord[] = [];
+    for (const a of expired) events.push(...this.decideRejected(project, a, system, 'timeout'));
+    if (events.length > 0) this.publish(events);
+    return expired.length;
+  }
+
+  /** Stored approval requests (all, or with one status), oldest first. */
+  listApprovals(status?: ApprovalRecord['status']): ApprovalRecord[] {
+    const project = this.opts.project();
+    if (!project) return [];
+    this.sweepApprovals();
+    return project.repo.listApprovals(status);
+  }
+
+  /**
+   * Stores and publishes events that no tool call raised (session.connected, session.disconnected).
+   * Without an open project they are published unstored, with sequence number 0.
+   */
+  emitSystemEvents(caller: Caller, raised: DomainEvent[]): EventRecord[] {
+    const project = this.opts.project();
+    const now = this.clock.now();
+    let events: EventRecord[];
+    if (project) events = project.transaction(() => this.storeEvents(project, caller, newUuid(), now, raised));
+    else events = raised.map((e) => this.toRecord(e, caller, newUuid(), now));
+    this.publish(events);
+    return events;
+  }
+
+  private decidable(requestId: string, approver: Caller): { project: OpenProject; record: ApprovalRecord } {
+    const project = this.opts.project();
+    if (!project) throw new StageFailure('NO_PROJECT', 'No project is open.');
+    this.sweepApprovals();
+    const record = project.repo.getApproval(requestId);
+    if (!record) throw new StageFailure('APPROVAL_NOT_FOUND', `No approval request ${requestId}`);
+    if (record.status !== 'pending') {
+      throw new StageFailure('APPROVAL_NOT_PENDING', `Request ${requestId} was already decided: ${record.status}${record.reason ? ` (${record.reason})` : ''}`, { status: record.status, reason: record.reason });
+    }
+    if (!approver.researcher) throw new StageFailure('APPROVAL_FORBIDDEN', 'Only the researcher (the VS Code UI, or a client holding the reviewer token) may approve or reject requests', undefined, true);
+    if (approver.session_id === record.session_id) throw new StageFailure('APPROVAL_FORBIDDEN', 'A session cannot approve or reject its own request', undefined, true);
+    return { project, record };
+  }
+
+  private decideRejected(project: OpenProject, record: ApprovalRecord, by: Caller, reason: string | null): EventRecord[] {
+    const now = this.clock.now();
+    return project.transaction(() => {
+      project.repo.decideApproval(record.request_id, { status: 'rejected', decided_at: isoTime(now), decided_by: by.session_id, reason, result: null, error_code: null, arguments: record.arguments });
+      return this.storeEvents(project, by, record.request_id, now, [
+        { event_type: 'approval.denied', aggregate_type: 'approval', aggregate_id: record.request_id, payload: { request_id: record.request_id, approved: false, action_type: record.tool, reason, session_id: record.session_id } },
+      ]);
+    });
+  }
+
+  private toRecord(e: DomainEvent, caller: Caller, correlation: string, now: number): EventRecord {
+    return {
+      event_id: newUuid(),
+      event_type: e.event_type,
+      timestamp: isoTime(now),
+      aggregate_type: e.aggregate_type,
+      aggregate_id: e.aggregate_id,
+      caused_by: { session_id: caller.session_id, client_type: caller.client_type, user: caller.user },
+      payload: e.payload,
+      metadata: { correlation_id: correlation, sequence_number: 0 },
+    };
+  }
+
+  /** Stores events in the current transaction, assigning their sequence numbers. */
+  private storeEvents(project: OpenProject, caller: Caller, correlation: string, now: number, raised: DomainEvent[]): EventRecord[] {
+    return raised.map((e) => {
+      const record = this.toRecord(e, caller, correlation, now);
+      record.metadata.sequence_number = project.repo.insertEvent(record);
+      return record;
+    });
+  }
+
+  /**
+   * Stage 6: prepare, then run in one transaction that also stores the call's events. `also` runs in the
+   * same transaction after the tool (approvals record their decision there); events it raises with
+   * `first` are stored before the tool's own.
+   */
+  private async execute(
+    tool: AnyTool,
+    input: unknown,
+    caller: Caller,
+    also?: (raise: (e: DomainEvent, first?: boolean) => void, data: unknown) => void,
+  ): Promise<{ data: unknown; events: EventRecord[] }> {
     const needsProject = tool.needsProject ?? true;
     let project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
-    const prepared = tool.prepare ? await tool.prepare(input, { projectPath: project?.path ?? null }) : undefined;
+    const prepared = tool.prepare
+      ? await tool.prepare(input, { projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint })
+      : undefined;
     project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'The project was closed while the call was prepared.');
-    const actor: Actor = { user: caller.user, session_id: caller.session_id, client_type: caller.client_type };
+    const actor: Actor = { user: caller.user, session_id: caller.session_id, client_type: caller.client_type, can_approve: caller.researcher === true || !this.opts.agent };
     const raised: DomainEvent[] = [];
     const now = this.clock.now();
     const ctx: ToolContext = {
@@ -202,25 +574,14 @@ export class ToolPipeline {
       host: this.opts.host,
       clock: this.clock,
     };
-    if (!project || tool.effect === 'read') return { data: tool.run(ctx, input, prepared), events: [] };
+    if (!project || (tool.effect === 'read' && !also)) return { data: tool.run(ctx, input, prepared), events: [] };
     const correlation = caller.correlation_id ?? newUuid();
-    return project.transaction(() => {
+    const open = project;
+    return open.transaction(() => {
       const data = tool.run(ctx, input, prepared);
-      const events = raised.map((e) => {
-        const record: EventRecord = {
-          event_id: newUuid(),
-          event_type: e.event_type,
-          timestamp: isoTime(now),
-          aggregate_type: e.aggregate_type,
-          aggregate_id: e.aggregate_id,
-          caused_by: { session_id: caller.session_id, client_type: caller.client_type, user: caller.user },
-          payload: e.payload,
-          metadata: { correlation_id: correlation, sequence_number: 0 },
-        };
-        record.metadata.sequence_number = project.repo.insertEvent(record);
-        return record;
-      });
-      return { data, events };
+      const leading: DomainEvent[] = [];
+      also?.((e, first) => void (first ? leading.push(e) : raised.push(e)), data);
+      return { data, events: this.storeEvents(open, caller, correlation, now, [...leading, ...raised]) };
     });
   }
 
@@ -228,6 +589,21 @@ export class ToolPipeline {
   private audit(call: CallRecord): void {
     try {
       this.opts.audit?.record(call);
+      this.opts.agent?.audit?.record({
+        timestamp: isoTime(this.clock.now()),
+        session_id: call.caller.session_id,
+        client_type: call.caller.client_type,
+        client_name: call.caller.client_name,
+        user: call.caller.user,
+        tool: call.tool,
+        decision: call.decision,
+        trust_level: call.trust_level,
+        error_code: call.error_code,
+        request_id: call.request_id,
+        correlation_id: call.caller.correlation_id,
+        duration_ms: Math.round(call.durationMs * 1000) / 1000,
+        arguments: call.arguments,
+      });
     } catch (e) {
       this.logger.error('audit failed', e);
     }

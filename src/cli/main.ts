@@ -4,8 +4,14 @@ import { parseArgs } from 'node:util';
 import { isToolError } from '../core/errors';
 import type { Logger } from '../core/log';
 import { startHttpServer, DEFAULT_PORT } from '../adapters/http/httpServer';
-import { createPipeline, headlessHost, openProjectHandle } from './compose';
+import { mountRest } from '../adapters/rest/restAdapter';
+import { createWsAdapter, WS_PATH } from '../adapters/ws/wsAdapter';
+import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
+import { loadTokens, writeDiscovery } from './credentials';
 import { seedProject } from './seed';
+import { createServeMcp, MCP_USAGE, McpUsageError, runMcp } from './mcpCommand';
+import { CLI_USAGE, runCli } from './cliCommand';
+import { CERTS_USAGE, runCerts, startGrpcForServe } from './grpcCommands';
 
 /** The version printed by `marginalia --version` and `GET /`. */
 export const VERSION = '0.1.0';
@@ -17,6 +23,19 @@ Usage:
       Open (or create) the project PATH (.qda) and serve the HTTP tool interface.
       MARGINALIA_PROJECT may give PATH. --seed DIR fills a new, empty project from a sample study
       (DIR/codebook.yaml, DIR/transcripts/*.txt, DIR/codings.yaml).
+      Once initialize_version_control has run, changes are snapshotted into .marginalia/history
+      --snapshot-debounce-ms N (default 2000) after the last change.
+      MARGINALIA_TRANSCRIPTION_ENDPOINT may name a local Whisper-compatible server (e.g.
+      http://127.0.0.1:8000) that transcribe_media uses when a media file has no sidecar transcript.
+      --grpc-port N (0: a free port) also serves the gRPC adapter with mutual TLS on 127.0.0.1, as does
+      agent_context.protocols.grpc.enabled in .marginalia/config.yaml (port protocols.grpc.port);
+      --grpc-certs DIR names the certificate folder (default <MARGINALIA_HOME>/certs).
+      MCP (Streamable HTTP, protocol revisions 2025-11-25 and 2026-07-28) is served at /mcp with the same
+      token. --mcp-open (ONLY for the MCP conformance suite, which cannot send a token) lets /mcp requests
+      without a token through as the agent; Host and Origin are still checked.
+${MCP_USAGE}
+${CLI_USAGE}
+${CERTS_USAGE}
   marginalia --version
   marginalia --help
 `;
@@ -34,47 +53,120 @@ function stderrLogger(): Logger {
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' } },
+    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' } },
     strict: true,
   });
   const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
   if (!projectPath) throw new UsageError('serve needs --project PATH (or MARGINALIA_PROJECT)');
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535 (got ${values.port})`);
+  const grpcPortArg = values['grpc-port'] === undefined ? undefined : Number(values['grpc-port']);
+  if (grpcPortArg !== undefined && !(Number.isInteger(grpcPortArg) && grpcPortArg >= 0 && grpcPortArg <= 65535)) throw new UsageError(`--grpc-port must be 0..65535 (got ${values['grpc-port']})`);
   const logger = stderrLogger();
   const abs = path.resolve(projectPath);
   const existed = fs.existsSync(abs);
   const idle = values['checkpoint-idle-ms'] === undefined ? undefined : Number(values['checkpoint-idle-ms']);
-  const project = await openProjectHandle(abs, { create: true, logger, checkpointIdleMs: idle });
+  const debounce = values['snapshot-debounce-ms'] === undefined ? undefined : Number(values['snapshot-debounce-ms']);
+  if (debounce !== undefined && !(Number.isInteger(debounce) && debounce >= 0)) throw new UsageError(`--snapshot-debounce-ms must be a whole number of milliseconds (got ${values['snapshot-debounce-ms']})`);
+  const project = await openProjectHandle(abs, { create: true, logger, checkpointIdleMs: idle, snapshotDebounceMs: debounce });
   logger.info(`${existed ? 'opened' : 'created'} project ${project.name} at ${abs}`);
-  const pipeline = createPipeline({ project: () => project, host: headlessHost, logger });
+  // a local Whisper-compatible server for transcribe_media (the headless counterpart of marginalia.transcription.endpoint)
+  const transcriptionEndpoint = process.env.MARGINALIA_TRANSCRIPTION_ENDPOINT?.trim() || undefined;
+  const tokens = loadTokens();
+  let agent;
+  try {
+    agent = createAgentContextFor(abs, { project: () => project, logger, tokens });
+  } catch (e) {
+    await project.close();
+    throw e;
+  }
+  const pipeline = createPipeline({ project: () => project, host: { ...headlessHost, transcriptionEndpoint }, logger, agent });
   if (values.seed) {
     const seeded = await seedProject(pipeline, path.resolve(values.seed));
     if (seeded) logger.info(`seeded from ${values.seed}: ${seeded.sources} sources, ${seeded.codes} codes, ${seeded.segments} codings`);
   }
   let server;
+  // REST + server-sent events and WebSocket adapters on the same server (README: "REST and server-sent events", "WebSocket")
+  const callLog = (l: string) => void process.stderr.write(`${l}\n`);
+  const ws = createWsAdapter({ agent, pipeline, logger, onCall: callLog });
+  // MCP at /mcp (README: "MCP"); --mcp-open drops the token on /mcp for the conformance suite only
+  const mcpOpen = values['mcp-open'] === true;
+  if (mcpOpen) logger.warn('--mcp-open: /mcp accepts requests WITHOUT a token (as the agent). Use it only for the MCP conformance suite.');
+  const mcp = createServeMcp({ agent, project: () => project, projectPath: abs, version: VERSION, logger, openAgentToken: mcpOpen ? tokens.agent : undefined, onCall: callLog });
+  let rest: { dispose(): void } | undefined;
   try {
-    server = await startHttpServer({ pipeline, port, host: values.host, logger, version: VERSION, onCall: (l) => process.stderr.write(`${l}\n`) });
+    server = await startHttpServer({
+      pipeline,
+      port,
+      host: values.host,
+      logger,
+      version: VERSION,
+      agent,
+      onCall: callLog,
+      extend: (app) => {
+        rest = mountRest(app, { agent, pipeline, logger, onCall: callLog });
+        mcp.endpoint.mount(app);
+      },
+      openPaths: mcpOpen ? ['/mcp'] : undefined,
+      upgrades: { [WS_PATH]: (req, socket, head) => ws.handleUpgrade(req, socket, head) },
+    });
   } catch (e) {
     await project.close();
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`Port ${port} is in use. Stop the other server or pass --port N (0 picks a free port).`);
     throw e;
   }
+  // the gRPC adapter (mutual TLS): --grpc-port N, or agent_context.protocols.grpc in .marginalia/config.yaml
+  const grpcConfig = agent.config.protocols.grpc;
+  const grpcPort = grpcPortArg ?? (grpcConfig.enabled ? grpcConfig.port : undefined);
+  let grpc: Awaited<ReturnType<typeof startGrpcForServe>> | undefined;
+  if (grpcPort !== undefined) {
+    try {
+      grpc = await startGrpcForServe({ agent, pipeline, tokens, logger, port: grpcPort, certDir: values['grpc-certs'], onCall: callLog });
+    } catch (e) {
+      await server.close();
+      await project.close();
+      throw new UsageError(`gRPC could not listen on 127.0.0.1:${grpcPort}: ${(e as Error).message}. Pass --grpc-port N (0 picks a free port).`);
+    }
+    logger.info(`gRPC (mutual TLS) at 127.0.0.1:${grpc.port}`);
+  }
   const base = `http://${server.host === '::1' ? '[::1]' : server.host}:${server.port}`;
+  const removeDiscovery = writeDiscovery({ project: abs, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() });
+  // expired sessions end and unanswered approval requests are rejected on time, even when idle
+  const sweeper = setInterval(() => {
+    agent.sessions.sweep();
+    pipeline.sweepApprovals();
+  }, 1000);
+  sweeper.unref();
+  const auth = `-H 'Authorization: Bearer ${tokens.agent}'`;
+  const json = `-H 'Content-Type: application/json'`;
+  if (grpc) process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${grpc.port} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
   process.stdout.write(
     `Marginalia is serving "${project.name}" at ${base} (${pipeline.listTools().length} tools). Ctrl+C stops it.\n\n` +
-      `Try:\n` +
-      `  curl -s ${base}/tools\n` +
-      `  curl -s -X POST ${base}/tools/get_project_context -H 'Content-Type: application/json' -d '{"arguments":{}}'\n` +
-      `  curl -s -X POST ${base}/tools/list_codes -H 'Content-Type: application/json' -d '{"arguments":{}}'\n` +
-      `  curl -s -X POST ${base}/tools/read_source_content -H 'Content-Type: application/json' -d '{"arguments":{"source_id":1,"max_length":400}}'\n` +
-      `  curl -s -X POST ${base}/tools/create_code -H 'Content-Type: application/json' -d '{"arguments":{"name":"Hope","color":"#59A14F"}}'\n`,
+      `Agent token:    ${tokens.agent}\n` +
+      `Reviewer token: ${tokens.reviewer}  (the researcher's: approves what agents propose; do not give it to agents)\n` +
+      `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n\n` +
+      `Try (as an agent):\n` +
+      `  curl -s ${base}/tools ${auth}\n` +
+      `  curl -s -X POST ${base}/tools/get_project_context ${auth} ${json} -d '{"arguments":{}}'\n` +
+      `  curl -s -X POST ${base}/tools/list_codes ${auth} ${json} -d '{"arguments":{}}'\n` +
+      `  curl -s -X POST ${base}/tools/read_source_content ${auth} ${json} -d '{"arguments":{"source_id":1,"max_length":400}}'\n` +
+      `  curl -s -X POST ${base}/tools/create_code ${auth} ${json} -d '{"arguments":{"name":"Hope","color":"#59A14F"}}'   # waits for approval (202)\n` +
+      `Then, as the researcher:\n` +
+      `  curl -s ${base}/approvals?status=pending -H 'Authorization: Bearer ${tokens.reviewer}'\n` +
+      `  curl -s -X POST ${base}/approvals/REQUEST_ID/approve -H 'Authorization: Bearer ${tokens.reviewer}' ${json} -d '{}'\n`,
   );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info(`${signal}: stopping`);
+    clearInterval(sweeper);
+    removeDiscovery();
+    ws.dispose();
+    rest?.dispose();
+    await mcp.dispose();
+    await grpc?.close();
+    agent.dispose();
     await server.close();
     await project.close();
     logger.info('checkpointed and closed; bye');
@@ -99,10 +191,14 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     if (command === 'serve') return await serve(rest);
+    if (command === 'mcp') return await runMcp(rest, VERSION);
+    if (command === 'cli') return await runCli(rest, VERSION);
+    if (command === 'certs') return runCerts(rest);
     throw new UsageError(`unknown command "${command}"`);
   } catch (e) {
-    if (e instanceof UsageError || isToolError(e) || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      process.stderr.write(`marginalia: ${(e as Error).message}${e instanceof UsageError ? `\n\n${USAGE}` : ''}\n`);
+    if (e instanceof UsageError || e instanceof McpUsageError || isToolError(e) || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      // a ToolError names its code (e.g. INVALID_CONFIG, PROJECT_LOCKED) so scripts can tell failures apart
+      process.stderr.write(`marginalia: ${isToolError(e) ? `${e.code}: ` : ''}${(e as Error).message}${e instanceof UsageError || e instanceof McpUsageError ? `\n\n${USAGE}` : ''}\n`);
       process.exit(2);
     }
     throw e;

@@ -5,7 +5,7 @@ import type { Caller, ToolPipeline } from '../agent/pipeline';
 import { utf16ToCp } from '../core/text';
 
 /** The caller the seeding runs as: the researcher's own (local) session. */
-const SEEDER: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'sample-seeder', user: 'sample-study' };
+const SEEDER: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'sample-seeder', user: 'sample-study', researcher: true };
 
 interface CategorySpec {
   name: string;

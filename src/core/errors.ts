@@ -31,6 +31,8 @@ export const ERROR_CODES = [
   'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE',
   'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT',
   'AV_SEGMENT_NOT_REMOVED/NOT_FOUND',
+  'TRANSCRIPT_NOT_FOUND', // Marginalia: an audio/video source has no sidecar transcript (.vtt, .srt, .txt) and no transcription endpoint is configured
+  'TRANSCRIPTION_FAILED', // Marginalia: the configured transcription endpoint failed or answered something other than a transcript
   'TOOL_NOT_FOUND',
   'UNKNOWN_FORMAT',
   'EXPORT_FAILED',
@@ -44,6 +46,24 @@ export const ERROR_CODES = [
   'INVALID_JSON', // Marginalia: the request body is not JSON
   'UNSUPPORTED_MEDIA_TYPE', // Marginalia: the request body is not application/json
   'FORBIDDEN_HOST', // Marginalia: Host header is not a loopback name (DNS rebinding guard)
+  'VERSION_CONTROL_NOT_INITIALIZED', // Marginalia: version-control tools before initialize_version_control (no .marginalia/history)
+  'SNAPSHOT_NOT_FOUND', // Marginalia: a ref that names no snapshot of the project history
+  'SUGGESTION_NOT_FOUND', // Marginalia: no suggestion (of the kind the tool takes) with that suggestion_id / merge_suggestion_id
+  'BATCH_NOT_FOUND', // Marginalia: no suggestion batch with that batch_id / suggestion_batch_id
+  'SUGGESTION_ALREADY_DECIDED', // Marginalia: approving a rejected suggestion, or rejecting an approved one (its status is in details)
+  // agent context (Marginalia's codes for what the agent-context spec leaves "not shown")
+  'UNAUTHORIZED', // no or bad bearer token, or the trust layer denies the call (spec section 7: "Unauthorized")
+  'INVALID_CONFIG', // .marginalia/config.yaml does not validate
+  'SESSION_NOT_FOUND', // unknown or ended session id
+  'SESSION_EXPIRED', // the session timed out (sessions.timeout_minutes without activity)
+  'SESSION_LIMIT', // sessions.max_concurrent reached
+  'RATE_LIMITED', // rate_limits exceeded; details.retry_after_ms says when to retry
+  'APPROVAL_QUEUE_FULL', // approvals.max_pending requests are already pending
+  'APPROVAL_NOT_FOUND', // unknown request_id
+  'APPROVAL_NOT_PENDING', // the request was already decided (its status is in details)
+  'APPROVAL_FORBIDDEN', // the caller may not approve: not the researcher or a reviewer, or its own request
+  'NOT_UNDOABLE', // the action cannot be undone (spec: merges and deletions cannot)
+  'SOURCE_BUSY', // the researcher is editing the source and declined the agent's change
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -5,6 +5,12 @@ import type { Actor } from './model';
  * spec's further names with the dotted types Marginalia gives them.
  */
 export type EventType =
+  | 'approval.requested'
+  | 'approval.granted'
+  | 'approval.denied'
+  | 'approval.failed'
+  | 'session.connected'
+  | 'session.disconnected'
   | 'coding.code_created'
   | 'coding.code_renamed'
   | 'coding.code_updated'
@@ -16,6 +22,9 @@ export type EventType =
   | 'coding.category_created'
   | 'coding.category_deleted'
   | 'coding.code_moved'
+  // AV coding (Marginalia's names; payloads: segment_id, code_id, source_id, start_ms, end_ms, and transcript when coded)
+  | 'coding.av_segment_coded'
+  | 'coding.av_segment_uncoded'
   | 'source.imported'
   | 'source.deleted'
   | 'source.renamed'
@@ -31,7 +40,16 @@ export type EventType =
   | 'case.created'
   | 'case.deleted'
   | 'case.member_added'
-  | 'case.attribute_set';
+  | 'case.attribute_set'
+  // suggestions (src/domain/suggestions.ts): recorded proposals and their decisions; approvals also raise the coding.* events of what they apply
+  | 'suggestion.code_suggested'
+  | 'suggestion.coding_suggested'
+  | 'suggestion.batch_created'
+  | 'suggestion.merge_suggested'
+  | 'suggestion.approved'
+  | 'suggestion.rejected'
+  // version control (QualCoder-v2's projects.snapshot_restored; payload: ref, short_ref, message, before_ref, before_short_ref)
+  | 'project.snapshot_restored';
 
 /** A domain event as a service raises it; the pipeline adds the envelope (id, sequence, correlation). */
 export interface DomainEvent {

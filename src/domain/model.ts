@@ -17,6 +17,12 @@ export interface Actor {
   session_id: string;
   /** the spec's ClientType (ASSISTANT_A_CLI, ASSISTANT_B_CLI, REST_CLIENT, LOCAL_UI, CUSTOM) */
   client_type: string;
+  /**
+   * true when the actor may approve what agents propose: the researcher's own UI, or a session
+   * authenticated as the researcher (reviewer token). Approval rules also forbid approving one's own
+   * proposal (see `session_id`). Undefined counts as false.
+   */
+  can_approve?: boolean;
 }
 
 /** A code of the codebook. */

@@ -132,7 +132,20 @@ export interface ProjectRepository {
   orphanSegment(seg: Segment, reason: string, now: string): number;
   /** Orphaned segments of a source (all sources when undefined). */
   listOrphans(sourceId?: number): (Segment & { orphan_id: number; reason: string; orphaned_at: string })[];
+  // approval requests of the trust layer
+  insertApproval(a: ApprovalRecord): void;
+  getApproval(requestId: string): ApprovalRecord | undefined;
+  /** Requests with `status`, oldest first (all when undefined), at most `limit`. */
+  listApprovals(status?: ApprovalRecord['status'], limit?: number): ApprovalRecord[];
+  /** Records a decision and its outcome. */
+  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'reason' | 'result' | 'error_code' | 'arguments'>): void;
   // events
+  /** Stored events with a sequence number above `afterSeq`, in order, at most `limit`. */
+  listEventsSince(afterSeq: number, limit: number): EventRecord[];
+  /** Stored events with one correlation id (the events of one call), in order. */
+  listEventsByCorrelation(correlationId: string): EventRecord[];
+  /** The highest stored sequence number (0 when none). */
+  lastEventSeq(): number;
   /** Stores an event (its metadata.sequence_number is ignored) and returns its sequence number. */
   insertEvent(event: EventRecord): number;
   // project
@@ -169,6 +182,47 @@ export interface ProjectRepository {
    * segments overlapping one of its ranges (same source, `start_pos < range.end_pos` and `end_pos > range.start_pos`).
    */
   listCaseCodings(caseId: number): CaseCoding[];
+  // AV segments (integer milliseconds, half-open [start_ms, end_ms))
+  /** AV segments of a source, by start, end, id. */
+  listAvSegmentsForSource(sourceId: number): AvSegment[];
+  getAvSegment(id: number): AvSegment | undefined;
+  /** AV segments of `codeId` on `sourceId` overlapping `[startMs, endMs)`: `start_ms < endMs AND end_ms > startMs`, by start. */
+  avSegmentsOverlapping(codeId: number, sourceId: number, startMs: number, endMs: number): AvSegment[];
+  insertAvSegment(seg: NewAvSegment, stamp: Stamp): number;
+  deleteAvSegment(id: number): void;
+  // search (migration 5: FTS4 indexes source_fts, segment_fts, code_fts and the segment_embeddings cache).
+  // FTS4 reports `offsets()` in UTF-8 bytes; the domain converts them to code points (see domain/search.ts).
+  // Every `match` is an FTS4 MATCH expression; a malformed one fails with INVALID_ARGUMENTS.
+  /** The tokens of `text` as the search indexes' tokenizer makes them (unicode61, lower case, diacritics removed). */
+  searchTokenize(text: string): string[];
+  /**
+   * Every source matching `match` within `filter`, by source_id, with `hits`: the number of phrase matches in
+   * it (the sum of FTS4 `matchinfo(..., 'y')` over the query's phrases).
+   */
+  searchSourceHits(match: string, filter: SearchFilter): SearchSourceHit[];
+  /** For the given sources matching `match`: name, text and FTS4 `offsets()` (UTF-8 byte offsets), by source_id. */
+  searchSourceOffsets(match: string, sourceIds: readonly number[]): SearchSourceOffsets[];
+  /** Name and text of the given sources, by source_id (unknown ids are left out). */
+  getSourceTextsForSearch(sourceIds: readonly number[]): { source_id: number; name: string; content: string }[];
+  /** Codes matching `match` (columns 0 name, 1 memo) with FTS4 `matchinfo(..., 'pcnx')` as integers. */
+  searchCodeRows(match: string): { code_id: number; matchinfo: number[] }[];
+  /** Segments matching `match` within `filter`, with FTS4 `matchinfo(..., 'pcnalx')` as integers (the inputs of BM25). */
+  searchSegmentRows(match: string, filter: SearchFilter): { segment_id: number; matchinfo: number[] }[];
+  /**
+   * FTS4 `matchinfo(..., 'pcnx')` of the segment index for `match` (global counts per phrase), taken from any one
+   * matching row; undefined when no segment matches.
+   */
+  searchSegmentStats(match: string): number[] | undefined;
+  /** Text segments within `filter` (all when empty), by id, with their code's and source's names. */
+  listSegmentsForSearch(filter: SearchFilter): SearchSegment[];
+  /** Segments by id, with their code's and source's names (unknown ids are left out). */
+  getSegmentsForSearch(ids: readonly number[]): SearchSegment[];
+  /** The text hashes of `model` in the embedding cache. */
+  embeddedHashes(model: string): Set<string>;
+  /** Cached vectors of `model` for `hashes` (missing ones are left out). */
+  getEmbeddings(model: string, hashes: readonly string[]): Map<string, Float32Array>;
+  /** Caches vectors of `model` by text hash (an existing entry is kept). Runs inside the caller's transaction. */
+  putEmbeddings(model: string, vectors: readonly { hash: string; vector: readonly number[] }[], now: string): number;
 }
 
 /** The four attribute types of a case (HTTP spec, section 2). */
@@ -244,4 +298,265 @@ export interface CaseCoding {
   segment_id: number;
   code_id: number;
   source_id: number;
+}
+
+/**
+ * A call the trust layer holds for the researcher's decision (agent-context spec, "Approval flow").
+ * `arguments` is the JSON of the call's arguments (as approved, after any edit); `result` the JSON data of
+ * the executed call. Statuses: pending -> completed | failed (approved and executed), or rejected (by the
+ * researcher, or automatically at `expires_at`).
+ */
+export interface ApprovalRecord {
+  request_id: string;
+  tool: string;
+  arguments: string;
+  session_id: string;
+  client_type: string;
+  client_name: string;
+  user: string;
+  trust_level: 'suggest' | 'require';
+  description: string;
+  status: 'pending' | 'completed' | 'failed' | 'rejected';
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  reason: string | null;
+  result: string | null;
+  error_code: string | null;
+}
+
+/**
+ * Restricts a search to some sources (and, for segment searches, codes). Every field narrows further:
+ * `folder_id` includes its sub-folders. Empty or undefined fields do not restrict.
+ */
+export interface SearchFilter {
+  source_ids?: readonly number[];
+  source_type?: SourceType;
+  folder_id?: number;
+  /** segment searches only */
+  code_ids?: readonly number[];
+}
+
+/** A source matching a text search, with the number of phrase matches in it. */
+export interface SearchSourceHit {
+  source_id: number;
+  hits: number;
+}
+
+/** A matching source's name, text and FTS4 `offsets()` string ("column term byte_offset byte_size" quadruples). */
+export interface SearchSourceOffsets {
+  source_id: number;
+  name: string;
+  content: string;
+  offsets: string;
+}
+
+/** A text segment with its code's and source's names, as the similarity searches return it (positions in code points). */
+export interface SearchSegment {
+  segment_id: number;
+  code_id: number;
+  code_name: string;
+  source_id: number;
+  source_name: string;
+  start_pos: number;
+  end_pos: number;
+  text: string;
+}
+
+/**
+ * A text-embedding model reached over the network (e.g. a local Ollama), configured by the composition root.
+ * Used only from a tool's asynchronous `prepare`, never inside a store transaction.
+ */
+export interface EmbeddingsPort {
+  /** the model's name, reported as `method: "embeddings:<model>"` */
+  readonly model: string;
+  /** where it is reached, for messages */
+  readonly endpoint: string;
+  /** One vector per text, in order, all of one dimension. Rejects (a plain Error) when the endpoint fails. */
+  embed(texts: readonly string[]): Promise<number[][]>;
+}
+
+/** A coded AV segment: `code_id` applied to `[start_ms, end_ms)` (integer milliseconds) of an audio or video source. */
+export interface AvSegment {
+  segment_id: number;
+  code_id: number;
+  source_id: number;
+  start_ms: number;
+  end_ms: number;
+  /** what is said in the range, when the coder gave it */
+  transcript: string | null;
+  memo: string | null;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+}
+
+/** Fields of a new AV segment (integer milliseconds). */
+export interface NewAvSegment {
+  code_id: number;
+  source_id: number;
+  start_ms: number;
+  end_ms: number;
+  transcript: string | null;
+  memo: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Suggestions (issue 5, item 1; src/domain/suggestions.ts). The repository methods are declared in this
+// second `ProjectRepository` block (TypeScript merges the two declarations) so this slice appends only.
+
+/** The three kinds of suggestion: a new code, a coding (code on a text range), a merge of two codes. */
+export type SuggestionKind = 'code' | 'coding' | 'merge';
+/**
+ * A suggestion's state. pending -> approved (a new code was created, or two codes merged) | applied (a
+ * coding suggestion became a segment) | rejected | failed (approved inside a batch, but could not be applied).
+ */
+export type SuggestionStatus = 'pending' | 'approved' | 'applied' | 'rejected' | 'failed';
+
+/**
+ * A stored suggestion. Which fields are set depends on `kind`: code -> name, color, memo, category_id,
+ * sample_contexts; coding -> code_id, source_id, start_pos, end_pos (code points, end exclusive), text
+ * (the range's text when suggested); merge -> code_id (the code to merge away) and target_code_id.
+ * `details` and `sample_contexts` are JSON text; `result` is the JSON the approval returned.
+ */
+export interface SuggestionRecord {
+  suggestion_id: number;
+  kind: SuggestionKind;
+  status: SuggestionStatus;
+  batch_id: number | null;
+  name: string | null;
+  color: string | null;
+  memo: string | null;
+  category_id: number | null;
+  sample_contexts: string | null;
+  code_id: number | null;
+  target_code_id: number | null;
+  source_id: number | null;
+  start_pos: number | null;
+  end_pos: number | null;
+  text: string | null;
+  rationale: string;
+  /** 0 to 100 */
+  confidence: number;
+  details: string | null;
+  suggested_by: string;
+  suggested_by_session: string | null;
+  created_at: string;
+  approved_by: string | null;
+  approved_by_session: string | null;
+  approved_at: string | null;
+  rejected_by: string | null;
+  rejected_by_session: string | null;
+  rejected_at: string | null;
+  reason: string | null;
+  feedback: string | null;
+  result: string | null;
+  error_code: string | null;
+  error: string | null;
+}
+
+/** Fields of a new suggestion (status pending); `name_key` is set for code suggestions. */
+export type NewSuggestion = Pick<
+  SuggestionRecord,
+  | 'kind'
+  | 'batch_id'
+  | 'name'
+  | 'color'
+  | 'memo'
+  | 'category_id'
+  | 'sample_contexts'
+  | 'code_id'
+  | 'target_code_id'
+  | 'source_id'
+  | 'start_pos'
+  | 'end_pos'
+  | 'text'
+  | 'rationale'
+  | 'confidence'
+  | 'details'
+> & { name_key: string | null };
+
+/** A decision on a suggestion: approval (approved, applied or failed) or rejection, with who, when and the outcome. */
+export type SuggestionDecision =
+  | { status: 'approved' | 'applied' | 'failed'; by: string; session_id: string; at: string; result: string | null; error_code: string | null; error: string | null }
+  | { status: 'rejected'; by: string; session_id: string; at: string; reason: string | null; feedback: string | null };
+
+/** Which suggestions to list (all given fields must match), oldest first. */
+export interface SuggestionFilter {
+  kind?: SuggestionKind;
+  status?: SuggestionStatus;
+  source_id?: number;
+  batch_id?: number;
+}
+
+/** The three kinds of batch: codes for one range, codes for a source's uncoded text, one code for many ranges. */
+export type SuggestionBatchKind = 'range' | 'auto' | 'batch_coding';
+
+/** A stored batch with the counts of its items by status (its status is derived from them). */
+export interface SuggestionBatchRecord {
+  batch_id: number;
+  kind: SuggestionBatchKind;
+  source_id: number | null;
+  code_id: number | null;
+  start_pos: number | null;
+  end_pos: number | null;
+  rationale: string | null;
+  /** JSON of the parameters the batch was made with */
+  params: string | null;
+  response: 'accept' | 'reject' | null;
+  response_reason: string | null;
+  responded_by: string | null;
+  responded_by_session: string | null;
+  responded_at: string | null;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+  updated_at: string;
+  total_count: number;
+  pending_count: number;
+  applied_count: number;
+  approved_count: number;
+  rejected_count: number;
+  failed_count: number;
+}
+
+/** Fields of a new batch. */
+export type NewSuggestionBatch = Pick<SuggestionBatchRecord, 'kind' | 'source_id' | 'code_id' | 'start_pos' | 'end_pos' | 'rationale' | 'params'>;
+
+/** Where an approved coding came from: the suggestion, who suggested it and who approved it. */
+export interface SegmentProvenance {
+  segment_id: number;
+  suggestion_id: number;
+  batch_id: number | null;
+  rationale: string | null;
+  confidence: number | null;
+  suggested_by: string | null;
+  suggested_by_session: string | null;
+  approved_by: string;
+  approved_by_session: string | null;
+  created_at: string;
+}
+
+export interface ProjectRepository {
+  // suggestions
+  insertSuggestion(s: NewSuggestion, stamp: Stamp): number;
+  getSuggestion(id: number): SuggestionRecord | undefined;
+  /** Suggestions matching every given field of `filter`, by id. */
+  listSuggestions(filter: SuggestionFilter): SuggestionRecord[];
+  /** The pending suggestion of `kind` with exactly these identifying fields (name_key for code suggestions), if any. */
+  findPendingSuggestion(
+    kind: SuggestionKind,
+    match: { name_key?: string; code_id?: number; target_code_id?: number; source_id?: number; start_pos?: number; end_pos?: number },
+  ): SuggestionRecord | undefined;
+  /** Records a decision on a pending suggestion. */
+  decideSuggestion(id: number, d: SuggestionDecision): void;
+  insertSuggestionBatch(b: NewSuggestionBatch, stamp: Stamp): number;
+  getSuggestionBatch(id: number): SuggestionBatchRecord | undefined;
+  /** Records the response given to a batch (respond_to_code_suggestion) and sets its `updated_at`. */
+  respondToSuggestionBatch(id: number, r: { response: 'accept' | 'reject'; reason: string | null; by: string; session_id: string; at: string }): void;
+  /** Sets a batch's `updated_at` (after one of its items was decided). */
+  touchSuggestionBatch(id: number, now: string): void;
+  insertSegmentProvenance(p: SegmentProvenance): void;
+  getSegmentProvenance(segmentId: number): SegmentProvenance | undefined;
 }

@@ -106,6 +106,7 @@ export class ProjectStore {
         // A journal left without its database belongs to nothing: start clean.
         fs.rmSync(journalPath(abs), { force: true });
       }
+      removeStaleTemps(abs);
       db.exec('PRAGMA foreign_keys = ON');
       const baseSeq = exists ? readJournalSeq(db) : 0;
       const replayed = exists ? replayJournal(db, abs, baseSeq, logger) : { seq: 0, count: 0 };
@@ -248,6 +249,15 @@ export class ProjectStore {
     this.journalBytes = 0;
   }
 
+  /**
+   * Runs SQLite's `PRAGMA integrity_check` on the in-memory database and returns its report: the
+   * single string `ok` when the database is sound, otherwise the problems found, one per line.
+   */
+  integrityCheck(): string {
+    const res = this.db.exec('PRAGMA integrity_check');
+    return (res[0]?.values ?? []).map((row) => String(row[0])).join('\n');
+  }
+
   /** Size of the database image in bytes, as a checkpoint would write it (costs one export). */
   exportSize(): number {
     return this.db.export().byteLength;
@@ -256,26 +266,42 @@ export class ProjectStore {
   /** Checkpoints, releases the lock and closes. Safe to call twice. */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.checkpoint();
-    this.closed = true;
-    this.clearIdle();
-    for (const st of this.stmts.values()) st.free();
-    this.stmts.clear();
-    fs.closeSync(this.journalFd);
-    this.db.close();
-    this.lock?.release();
+    try {
+      this.checkpoint();
+    } finally {
+      // a failed checkpoint leaves the journal intact, so nothing acknowledged is lost; release anyway
+      this.closed = true;
+      this.clearIdle();
+      for (const st of this.stmts.values()) st.free();
+      this.stmts.clear();
+      fs.closeSync(this.journalFd);
+      this.db.close();
+      this.lock?.release();
+    }
   }
 
   /** Runs the migrations above the file's `user_version`, each in one transaction. Returns how many ran. */
   private migrate(): number {
-    const current = Number(this.scalar('PRAGMA user_version') ?? 0);
+    // Applied migrations are listed in schema_migrations, so one added later with a lower number than
+    // the newest (parallel development) still runs; user_version mirrors the highest for SQLite tools.
+    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    const applied = new Set((this.db.exec('SELECT version FROM schema_migrations')[0]?.values ?? []).map((r) => Number(r[0])));
+    if (applied.size === 0) {
+      // a project from before schema_migrations: everything up to user_version was applied
+      const current = Number(this.scalar('PRAGMA user_version') ?? 0);
+      for (const m of MIGRATIONS) if (m.version <= current) applied.add(m.version);
+      for (const v of applied) this.db.run('INSERT OR IGNORE INTO schema_migrations(version, applied_at) VALUES (?, ?)', [v, new Date().toISOString()]);
+    }
+    const ordered = [...MIGRATIONS].sort((a, b) => a.version - b.version);
+    if (new Set(ordered.map((m) => m.version)).size !== ordered.length) throw new Error('two migrations share a version number');
     let ran = 0;
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
+    for (const m of ordered) {
+      if (applied.has(m.version)) continue;
       this.db.exec('BEGIN');
       try {
         this.db.exec(m.sql);
-        this.db.exec(`PRAGMA user_version = ${m.version}`);
+        this.db.run('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)', [m.version, new Date().toISOString()]);
+        this.db.exec(`PRAGMA user_version = ${Math.max(m.version, Number(this.scalar('PRAGMA user_version') ?? 0))}`);
         this.db.exec('COMMIT');
       } catch (e) {
         this.db.exec('ROLLBACK');
@@ -289,15 +315,32 @@ export class ProjectStore {
 
   private appendJournal(entry: JournalEntry): void {
     const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
-    let off = 0;
-    while (off < line.length) off += fs.writeSync(this.journalFd, line, off, line.length - off);
-    fs.fdatasyncSync(this.journalFd);
+    try {
+      let off = 0;
+      while (off < line.length) off += fs.writeSync(this.journalFd, line, off, line.length - off);
+      fs.fdatasyncSync(this.journalFd);
+    } catch (e) {
+      // The transaction is rolled back and reported as failed: take back whatever part of its line
+      // reached the file, or a replay would apply it (whole line) or every later line would follow the
+      // fragment and make the journal unreadable (partial line).
+      try {
+        fs.ftruncateSync(this.journalFd, this.journalBytes);
+      } catch (te) {
+        this.logger.error('could not cut a failed journal append', te);
+      }
+      throw e;
+    }
     this.journalBytes += line.length;
   }
 
   private scheduleCheckpoint(): void {
     if (this.journalBytes > this.maxJournal) {
-      this.checkpoint();
+      // The commit is already durable in the journal: a failed checkpoint must not fail the transaction.
+      try {
+        this.checkpoint();
+      } catch (e) {
+        this.logger.error('checkpoint failed', e);
+      }
       return;
     }
     if (this.idleMs <= 0) return;
@@ -391,6 +434,28 @@ function replayJournal(db: Database, projectPath: string, baseSeq: number, logge
     fs.truncateSync(jp, validEnd);
   }
   return { seq, count };
+}
+
+/** True when `pid` is a live process other than this one. */
+function isAliveOther(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes checkpoint temp files (`<file>.tmp-<pid>`) left by a process that died mid-checkpoint. */
+function removeStaleTemps(projectPath: string): void {
+  const dir = path.dirname(projectPath);
+  const prefix = `${path.basename(projectPath)}.tmp-`;
+  for (const f of fs.readdirSync(dir)) {
+    if (!f.startsWith(prefix)) continue;
+    const pid = Number(f.slice(prefix.length));
+    if (!isAliveOther(pid)) fs.rmSync(path.join(dir, f), { force: true });
+  }
 }
 
 function fsyncDir(dir: string): void {

@@ -1,6 +1,7 @@
-import type { EventRecord } from '../domain/events';
+import type { EventRecord, EventType } from '../domain/events';
 import type { Category, Code, Folder, Segment, SourceInfo, SourceType } from '../domain/model';
 import type {
+  ApprovalRecord,
   CategoryWithCount,
   CodeWithCounts,
   NewCode,
@@ -20,6 +21,19 @@ import type {
   CaseSourceLink,
   CaseWithCounts,
   NewCaseSegment,
+} from '../domain/ports';
+import type { AvSegment, NewAvSegment } from '../domain/ports';
+import type { SearchFilter, SearchSegment, SearchSourceHit, SearchSourceOffsets } from '../domain/ports';
+import { ToolError } from '../core/errors';
+import type {
+  NewSuggestion,
+  NewSuggestionBatch,
+  SegmentProvenance,
+  SuggestionBatchRecord,
+  SuggestionDecision,
+  SuggestionFilter,
+  SuggestionKind,
+  SuggestionRecord,
 } from '../domain/ports';
 import type { ProjectStore } from './projectStore';
 
@@ -301,6 +315,66 @@ export class SqlProjectRepository implements ProjectRepository {
       : this.db.all(`SELECT ${cols} FROM orphan_segments WHERE source_id = ? ORDER BY start_pos`, [sourceId]);
   }
 
+  insertApproval(a: ApprovalRecord): void {
+    this.db.run(
+      `INSERT INTO approval_requests(request_id, tool, arguments, session_id, client_type, client_name, user, trust_level, description, status, created_at, expires_at, decided_at, decided_by, reason, result, error_code)
+       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      [a.request_id, a.tool, a.arguments, a.session_id, a.client_type, a.client_name, a.user, a.trust_level, a.description, a.status, a.created_at, a.expires_at, a.decided_at, a.decided_by, a.reason, a.result, a.error_code],
+    );
+  }
+  getApproval(requestId: string): ApprovalRecord | undefined {
+    return this.db.get<ApprovalRecord>('SELECT * FROM approval_requests WHERE request_id = ?', [requestId]);
+  }
+  listApprovals(status?: ApprovalRecord['status'], limit = 1000): ApprovalRecord[] {
+    return status
+      ? this.db.all<ApprovalRecord>('SELECT * FROM approval_requests WHERE status = ? ORDER BY created_at, request_id LIMIT ?', [status, limit])
+      : this.db.all<ApprovalRecord>('SELECT * FROM approval_requests ORDER BY created_at, request_id LIMIT ?', [limit]);
+  }
+  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'reason' | 'result' | 'error_code' | 'arguments'>): void {
+    this.db.run('UPDATE approval_requests SET status = ?, decided_at = ?, decided_by = ?, reason = ?, result = ?, error_code = ?, arguments = ? WHERE request_id = ?', [
+      d.status,
+      d.decided_at,
+      d.decided_by,
+      d.reason,
+      d.result,
+      d.error_code,
+      d.arguments,
+      requestId,
+    ]);
+  }
+  listEventsSince(afterSeq: number, limit: number): EventRecord[] {
+    const rows = this.db.all<{
+      seq: number;
+      event_id: string;
+      event_type: string;
+      timestamp: string;
+      aggregate_type: string;
+      aggregate_id: string;
+      session_id: string | null;
+      client_type: string | null;
+      user: string | null;
+      correlation_id: string | null;
+      payload: string;
+    }>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit]);
+    return rows.map((r) => ({
+      event_id: r.event_id,
+      event_type: r.event_type as EventType,
+      timestamp: r.timestamp,
+      aggregate_type: r.aggregate_type,
+      aggregate_id: r.aggregate_id,
+      caused_by: { session_id: r.session_id ?? '', client_type: r.client_type ?? '', user: r.user ?? '' },
+      payload: JSON.parse(r.payload) as Record<string, unknown>,
+      metadata: { correlation_id: r.correlation_id ?? '', sequence_number: r.seq },
+    }));
+  }
+  listEventsByCorrelation(correlationId: string): EventRecord[] {
+    const seqs = this.db.all<{ seq: number }>('SELECT seq FROM events WHERE correlation_id = ? ORDER BY seq', [correlationId]);
+    return seqs.flatMap((r) => this.listEventsSince(r.seq - 1, 1));
+  }
+  lastEventSeq(): number {
+    return Number(this.db.get<{ n: number | null }>('SELECT max(seq) AS n FROM events')?.n ?? 0);
+  }
+
   insertEvent(e: EventRecord): number {
     return this.db.run(
       `INSERT INTO events(event_id, event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
@@ -442,6 +516,268 @@ export class SqlProjectRepository implements ProjectRepository {
       [caseId, caseId, caseId],
     );
   }
+
+  // AV segments (integer milliseconds, half-open)
+  listAvSegmentsForSource(sourceId: number): AvSegment[] {
+    return this.db.all<AvSegment>(`SELECT ${AV_SEGMENT_COLS} FROM av_segments WHERE source_id = ? ORDER BY start_ms, end_ms, id`, [sourceId]);
+  }
+  getAvSegment(id: number): AvSegment | undefined {
+    return this.db.get<AvSegment>(`SELECT ${AV_SEGMENT_COLS} FROM av_segments WHERE id = ?`, [id]);
+  }
+  avSegmentsOverlapping(codeId: number, sourceId: number, startMs: number, endMs: number): AvSegment[] {
+    return this.db.all<AvSegment>(
+      `SELECT ${AV_SEGMENT_COLS} FROM av_segments WHERE source_id = ? AND code_id = ? AND start_ms < ? AND end_ms > ? ORDER BY start_ms, end_ms, id`,
+      [sourceId, codeId, endMs, startMs],
+    );
+  }
+  insertAvSegment(seg: NewAvSegment, st: Stamp): number {
+    return this.db.run(
+      'INSERT INTO av_segments(code_id, source_id, start_ms, end_ms, transcript, memo, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)',
+      [seg.code_id, seg.source_id, seg.start_ms, seg.end_ms, seg.transcript, seg.memo, st.owner, st.session_id, st.now, st.now],
+    ).lastId;
+  }
+  deleteAvSegment(id: number): void {
+    this.db.run('DELETE FROM av_segments WHERE id = ?', [id]);
+  }
+
+  // search (migration 5). Every statement has a fixed text (lists travel as one JSON parameter through
+  // json_each), so the store's statement cache stays small.
+  /** Decoded embedding vectors by `model\ntext_hash`; entries never change once cached (content-addressed). */
+  private readonly vectorMemo = new Map<string, Float32Array>();
+
+  searchTokenize(text: string): string[] {
+    return this.db.all<{ token: string }>('SELECT token FROM search_tokenizer WHERE input = ? ORDER BY position', [text]).map((r) => r.token);
+  }
+  searchSourceHits(match: string, filter: SearchFilter): SearchSourceHit[] {
+    const rows = ftsQuery(() =>
+      hasSourceFilter(filter)
+        ? this.db.all<{ source_id: number; mi: Uint8Array }>(
+            `SELECT source_fts.docid AS source_id, matchinfo(source_fts, 'y') AS mi FROM source_fts JOIN sources s ON s.id = source_fts.docid
+             WHERE source_fts MATCH ? AND ${SOURCE_FILTER} ORDER BY source_fts.docid`,
+            [match, ...sourceFilterParams(filter)],
+          )
+        : this.db.all<{ source_id: number; mi: Uint8Array }>(
+            `SELECT docid AS source_id, matchinfo(source_fts, 'y') AS mi FROM source_fts WHERE source_fts MATCH ? ORDER BY docid`,
+            [match],
+          ),
+    );
+    return rows.map((r) => ({ source_id: r.source_id, hits: sum(uint32s(r.mi)) }));
+  }
+  searchSourceOffsets(match: string, sourceIds: readonly number[]): SearchSourceOffsets[] {
+    if (sourceIds.length === 0) return [];
+    return ftsQuery(() =>
+      this.db.all<SearchSourceOffsets>(
+        `SELECT source_fts.docid AS source_id, s.name AS name, s.content AS content, offsets(source_fts) AS offsets
+         FROM source_fts JOIN sources s ON s.id = source_fts.docid
+         WHERE source_fts MATCH ? AND source_fts.docid BETWEEN ? AND ? AND source_fts.docid IN (SELECT value FROM json_each(?))
+         ORDER BY source_fts.docid`,
+        [match, Math.min(...sourceIds), Math.max(...sourceIds), JSON.stringify(sourceIds)],
+      ),
+    );
+  }
+  getSourceTextsForSearch(sourceIds: readonly number[]): { source_id: number; name: string; content: string }[] {
+    if (sourceIds.length === 0) return [];
+    return this.db.all<{ source_id: number; name: string; content: string }>(
+      `SELECT id AS source_id, name, COALESCE(content, '') AS content FROM sources WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+      [JSON.stringify(sourceIds)],
+    );
+  }
+  searchCodeRows(match: string): { code_id: number; matchinfo: number[] }[] {
+    return ftsQuery(() =>
+      this.db.all<{ code_id: number; mi: Uint8Array }>(`SELECT docid AS code_id, matchinfo(code_fts, 'pcnx') AS mi FROM code_fts WHERE code_fts MATCH ?`, [match]),
+    ).map((r) => ({ code_id: r.code_id, matchinfo: uint32s(r.mi) }));
+  }
+  searchSegmentRows(match: string, filter: SearchFilter): { segment_id: number; matchinfo: number[] }[] {
+    const rows = ftsQuery(() =>
+      hasSourceFilter(filter) || (filter.code_ids?.length ?? 0) > 0
+        ? this.db.all<{ segment_id: number; mi: Uint8Array }>(
+            `SELECT segment_fts.docid AS segment_id, matchinfo(segment_fts, 'pcnalx') AS mi
+             FROM segment_fts JOIN segments g ON g.id = segment_fts.docid JOIN sources s ON s.id = g.source_id
+             WHERE segment_fts MATCH ? AND ${SOURCE_FILTER} AND ${CODE_FILTER}`,
+            [match, ...sourceFilterParams(filter), ...codeFilterParams(filter)],
+          )
+        : this.db.all<{ segment_id: number; mi: Uint8Array }>(`SELECT docid AS segment_id, matchinfo(segment_fts, 'pcnalx') AS mi FROM segment_fts WHERE segment_fts MATCH ?`, [
+            match,
+          ]),
+    );
+    return rows.map((r) => ({ segment_id: r.segment_id, matchinfo: uint32s(r.mi) }));
+  }
+  searchSegmentStats(match: string): number[] | undefined {
+    const row = ftsQuery(() => this.db.get<{ mi: Uint8Array }>(`SELECT matchinfo(segment_fts, 'pcnx') AS mi FROM segment_fts WHERE segment_fts MATCH ? LIMIT 1`, [match]));
+    return row ? uint32s(row.mi) : undefined;
+  }
+  listSegmentsForSearch(filter: SearchFilter): SearchSegment[] {
+    return this.db.all<SearchSegment>(
+      `SELECT ${SEARCH_SEGMENT_COLS} WHERE ${SOURCE_FILTER} AND ${CODE_FILTER} ORDER BY g.id`,
+      [...sourceFilterParams(filter), ...codeFilterParams(filter)],
+    );
+  }
+  getSegmentsForSearch(ids: readonly number[]): SearchSegment[] {
+    if (ids.length === 0) return [];
+    return this.db.all<SearchSegment>(`SELECT ${SEARCH_SEGMENT_COLS} WHERE g.id IN (SELECT value FROM json_each(?)) ORDER BY g.id`, [JSON.stringify(ids)]);
+  }
+  embeddedHashes(model: string): Set<string> {
+    return new Set(this.db.all<{ h: string }>('SELECT text_hash AS h FROM segment_embeddings WHERE model = ?', [model]).map((r) => r.h));
+  }
+  getEmbeddings(model: string, hashes: readonly string[]): Map<string, Float32Array> {
+    const out = new Map<string, Float32Array>();
+    const missing: string[] = [];
+    for (const h of new Set(hashes)) {
+      const v = this.vectorMemo.get(`${model}\n${h}`);
+      if (v) out.set(h, v);
+      else missing.push(h);
+    }
+    for (let i = 0; i < missing.length; i += 1000) {
+      const rows = this.db.all<{ h: string; v: string }>(
+        'SELECT text_hash AS h, vector AS v FROM segment_embeddings WHERE model = ? AND text_hash IN (SELECT value FROM json_each(?))',
+        [model, JSON.stringify(missing.slice(i, i + 1000))],
+      );
+      for (const r of rows) {
+        const v = decodeVector(r.v);
+        if (this.vectorMemo.size >= VECTOR_MEMO_MAX) this.vectorMemo.clear();
+        this.vectorMemo.set(`${model}\n${r.h}`, v);
+        out.set(r.h, v);
+      }
+    }
+    return out;
+  }
+  putEmbeddings(model: string, vectors: readonly { hash: string; vector: readonly number[] }[], now: string): number {
+    let n = 0;
+    for (const { hash, vector } of vectors) {
+      n += this.db.run('INSERT INTO segment_embeddings(model, text_hash, dims, vector, created_at) VALUES (?,?,?,?,?) ON CONFLICT(model, text_hash) DO NOTHING', [
+        model,
+        hash,
+        vector.length,
+        encodeVector(vector),
+        now,
+      ]).changes;
+    }
+    return n;
+  }
+
+  // suggestions (src/domain/suggestions.ts)
+  insertSuggestion(s: NewSuggestion, st: Stamp): number {
+    return this.db.run(
+      `INSERT INTO suggestions(kind, status, batch_id, name, name_key, color, memo, category_id, sample_contexts, code_id, target_code_id, source_id,
+         start_pos, end_pos, text, rationale, confidence, details, suggested_by, suggested_by_session, created_at)
+       VALUES (?, 'pending', ?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      [
+        s.kind,
+        s.batch_id,
+        s.name,
+        s.name_key,
+        s.color,
+        s.memo,
+        s.category_id,
+        s.sample_contexts,
+        s.code_id,
+        s.target_code_id,
+        s.source_id,
+        s.start_pos,
+        s.end_pos,
+        s.text,
+        s.rationale,
+        s.confidence,
+        s.details,
+        st.owner,
+        st.session_id,
+        st.now,
+      ],
+    ).lastId;
+  }
+  getSuggestion(id: number): SuggestionRecord | undefined {
+    return this.db.get<SuggestionRecord>(`SELECT ${SUGGESTION_COLS} FROM suggestions WHERE id = ?`, [id]);
+  }
+  listSuggestions(filter: SuggestionFilter): SuggestionRecord[] {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    for (const key of ['kind', 'status', 'source_id', 'batch_id'] as const) {
+      const v = filter[key];
+      if (v === undefined) continue;
+      where.push(`${key} = ?`);
+      params.push(v);
+    }
+    return this.db.all<SuggestionRecord>(`SELECT ${SUGGESTION_COLS} FROM suggestions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`, params);
+  }
+  findPendingSuggestion(
+    kind: SuggestionKind,
+    match: { name_key?: string; code_id?: number; target_code_id?: number; source_id?: number; start_pos?: number; end_pos?: number },
+  ): SuggestionRecord | undefined {
+    const where = ["kind = ?", "status = 'pending'"];
+    const params: (string | number)[] = [kind];
+    for (const [k, v] of Object.entries(match)) {
+      if (v === undefined) continue;
+      where.push(`${k} = ?`);
+      params.push(v);
+    }
+    return this.db.get<SuggestionRecord>(`SELECT ${SUGGESTION_COLS} FROM suggestions WHERE ${where.join(' AND ')} ORDER BY id LIMIT 1`, params);
+  }
+  decideSuggestion(id: number, d: SuggestionDecision): void {
+    if (d.status === 'rejected') {
+      this.db.run(`UPDATE suggestions SET status = 'rejected', rejected_by = ?, rejected_by_session = ?, rejected_at = ?, reason = ?, feedback = ? WHERE id = ?`, [
+        d.by,
+        d.session_id,
+        d.at,
+        d.reason,
+        d.feedback,
+        id,
+      ]);
+      return;
+    }
+    this.db.run('UPDATE suggestions SET status = ?, approved_by = ?, approved_by_session = ?, approved_at = ?, result = ?, error_code = ?, error = ? WHERE id = ?', [
+      d.status,
+      d.by,
+      d.session_id,
+      d.at,
+      d.result,
+      d.error_code,
+      d.error,
+      id,
+    ]);
+  }
+  insertSuggestionBatch(b: NewSuggestionBatch, st: Stamp): number {
+    return this.db.run(
+      'INSERT INTO suggestion_batches(kind, source_id, code_id, start_pos, end_pos, rationale, params, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+      [b.kind, b.source_id, b.code_id, b.start_pos, b.end_pos, b.rationale, b.params, st.owner, st.session_id, st.now, st.now],
+    ).lastId;
+  }
+  getSuggestionBatch(id: number): SuggestionBatchRecord | undefined {
+    return this.db.get<SuggestionBatchRecord>(
+      `SELECT b.id AS batch_id, b.kind, b.source_id, b.code_id, b.start_pos, b.end_pos, b.rationale, b.params, b.response, b.response_reason,
+         b.responded_by, b.responded_by_session, b.responded_at, b.owner, b.session_id, b.created_at, b.updated_at,
+         count(s.id) AS total_count,
+         coalesce(sum(s.status = 'pending'), 0) AS pending_count,
+         coalesce(sum(s.status = 'applied'), 0) AS applied_count,
+         coalesce(sum(s.status = 'approved'), 0) AS approved_count,
+         coalesce(sum(s.status = 'rejected'), 0) AS rejected_count,
+         coalesce(sum(s.status = 'failed'), 0) AS failed_count
+       FROM suggestion_batches b LEFT JOIN suggestions s ON s.batch_id = b.id WHERE b.id = ? GROUP BY b.id`,
+      [id],
+    );
+  }
+  respondToSuggestionBatch(id: number, r: { response: 'accept' | 'reject'; reason: string | null; by: string; session_id: string; at: string }): void {
+    this.db.run(
+      'UPDATE suggestion_batches SET response = ?, response_reason = ?, responded_by = ?, responded_by_session = ?, responded_at = ?, updated_at = ? WHERE id = ?',
+      [r.response, r.reason, r.by, r.session_id, r.at, r.at, id],
+    );
+  }
+  touchSuggestionBatch(id: number, now: string): void {
+    this.db.run('UPDATE suggestion_batches SET updated_at = ? WHERE id = ?', [now, id]);
+  }
+  insertSegmentProvenance(p: SegmentProvenance): void {
+    this.db.run(
+      `INSERT INTO segment_provenance(segment_id, suggestion_id, batch_id, rationale, confidence, suggested_by, suggested_by_session, approved_by, approved_by_session, created_at)
+       VALUES (?,?,?,?,?,?,?,?,?,?)`,
+      [p.segment_id, p.suggestion_id, p.batch_id, p.rationale, p.confidence, p.suggested_by, p.suggested_by_session, p.approved_by, p.approved_by_session, p.created_at],
+    );
+  }
+  getSegmentProvenance(segmentId: number): SegmentProvenance | undefined {
+    return this.db.get<SegmentProvenance>(
+      `SELECT segment_id, suggestion_id, batch_id, rationale, confidence, suggested_by, suggested_by_session, approved_by, approved_by_session, created_at
+       FROM segment_provenance WHERE segment_id = ?`,
+      [segmentId],
+    );
+  }
 }
 
 const CASE_COLS = `k.id AS case_id, k.name, k.memo, k.owner, k.session_id, k.created_at, k.updated_at,
@@ -471,3 +807,83 @@ function attributeOf(r: AttributeRow): CaseAttribute {
     r.type === 'number' ? Number(r.value_number) : r.type === 'boolean' ? r.value_boolean === 1 : r.type === 'date' ? String(r.value_date) : String(r.value_text);
   return { case_id: r.case_id, name: r.name, type: r.type, value, updated_at: r.updated_at };
 }
+
+const AV_SEGMENT_COLS = 'id AS segment_id, code_id, source_id, start_ms, end_ms, transcript, memo, owner, session_id, created_at';
+
+// search helpers
+
+/** Sources within a SearchFilter (alias `s`); parameters from {@link sourceFilterParams}. */
+const SOURCE_FILTER = `(? IS NULL OR s.id IN (SELECT value FROM json_each(?)))
+  AND (? IS NULL OR s.type = ?)
+  AND (? IS NULL OR s.folder_id IN (WITH RECURSIVE sub(id) AS (SELECT ? UNION SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id) SELECT id FROM sub))`;
+/** Segments (alias `g`) of the filter's codes; parameters from {@link codeFilterParams}. */
+const CODE_FILTER = `(? IS NULL OR g.code_id IN (SELECT value FROM json_each(?)))`;
+const SEARCH_SEGMENT_COLS = `g.id AS segment_id, g.code_id, c.name AS code_name, g.source_id, s.name AS source_name, g.start_pos, g.end_pos, g.text
+  FROM segments g JOIN codes c ON c.id = g.code_id JOIN sources s ON s.id = g.source_id`;
+/** Decoded vectors kept in memory per repository (about 3 KB each at 768 dimensions). */
+const VECTOR_MEMO_MAX = 200_000;
+
+function hasSourceFilter(f: SearchFilter): boolean {
+  return (f.source_ids?.length ?? 0) > 0 || f.source_type !== undefined || f.folder_id !== undefined;
+}
+
+function sourceFilterParams(f: SearchFilter): SqlParam[] {
+  const ids = f.source_ids?.length ? JSON.stringify(f.source_ids) : null;
+  return [ids, ids, f.source_type ?? null, f.source_type ?? null, f.folder_id ?? null, f.folder_id ?? null];
+}
+
+function codeFilterParams(f: SearchFilter): SqlParam[] {
+  const ids = f.code_ids?.length ? JSON.stringify(f.code_ids) : null;
+  return [ids, ids];
+}
+
+type SqlParam = string | number | null;
+
+/** An FTS4 matchinfo() BLOB as its unsigned 32-bit integers (machine byte order, little-endian in WebAssembly). */
+function uint32s(blob: Uint8Array): number[] {
+  const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  const out = new Array<number>(blob.byteLength >> 2);
+  for (let i = 0; i < out.length; i++) out[i] = view.getUint32(i * 4, true);
+  return out;
+}
+
+function sum(xs: readonly number[]): number {
+  let n = 0;
+  for (const x of xs) n += x;
+  return n;
+}
+
+/**
+ * Runs an FTS4 query; SQLite's "malformed MATCH expression" (and other errors of the query text) become
+ * INVALID_ARGUMENTS, since they describe the caller's query and not a failure of the project.
+ */
+function ftsQuery<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    if (/malformed MATCH|MATCH expression|unable to use function MATCH|fts/i.test(msg)) {
+      throw new ToolError('INVALID_ARGUMENTS', `The search query is not valid FTS4 syntax: ${msg}`);
+    }
+    throw e;
+  }
+}
+
+/** A vector as stored: base64 of its little-endian float32 values (TEXT, so the JSON journal carries it unchanged). */
+function encodeVector(v: readonly number[]): string {
+  const buf = Buffer.alloc(v.length * 4);
+  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i] as number, i * 4);
+  return buf.toString('base64');
+}
+
+function decodeVector(text: string): Float32Array {
+  const buf = Buffer.from(text, 'base64');
+  const out = new Float32Array(buf.length >> 2);
+  for (let i = 0; i < out.length; i++) out[i] = buf.readFloatLE(i * 4);
+  return out;
+}
+
+/** Columns of a suggestion row as the domain's {@link SuggestionRecord}. */
+const SUGGESTION_COLS = `id AS suggestion_id, kind, status, batch_id, name, color, memo, category_id, sample_contexts, code_id, target_code_id, source_id,
+  start_pos, end_pos, text, rationale, confidence, details, suggested_by, suggested_by_session, created_at, approved_by, approved_by_session, approved_at,
+  rejected_by, rejected_by_session, rejected_at, reason, feedback, result, error_code, error`;

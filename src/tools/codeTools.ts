@@ -56,7 +56,7 @@ export const moveCodeToCategoryTool = defineTool({
   description: 'Put a code into a category; category_id null or omitted takes it out of any category. Returns {code_id, old_category_id, new_category_id}. Errors: CODE_NOT_FOUND, CATEGORY_NOT_FOUND.',
   input: args({ code_id: id('the code'), category_id: id('target category; null uncategorises').nullable().optional() }),
   effect: 'modify',
-  trust: 'rename',
+  trust: 'apply_code',
   run: (ctx, input) => {
     const target = input.category_id ?? null;
     const r = moveCodeToCategory(ctx.domain, input.code_id, target);

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock';
 import type { DomainContext } from '../domain/events';
 import type { Actor } from '../domain/model';
 import type { ProjectRepository } from '../domain/ports';
+import type { VersionControl } from '../domain/versionControl';
 
 /** The open project as tools see it (the store arrives through this port; tools never import it). */
 export interface OpenProject {
@@ -12,6 +13,8 @@ export interface OpenProject {
   readonly repo: ProjectRepository;
   /** Runs `fn` as one durable transaction (see ProjectStore.transaction). */
   transaction<T>(fn: () => T): T;
+  /** the project's version history (`.marginalia/history`), supplied by the composition root; absent in hosts without one */
+  readonly vcs?: VersionControl;
 }
 
 /** A request to show a range of a source in the editor. Positions in code points. */
@@ -31,6 +34,19 @@ export interface HostPort {
   readonly mode: 'desktop' | 'headless' | 'hybrid';
   currentScreen(): string;
   navigate(target: NavigationTarget): { navigated: boolean; detail: string };
+  /**
+   * Base URL of a local Whisper-compatible transcription server (OpenAI-style `/v1/audio/transcriptions`), when
+   * the researcher configured one: the setting `marginalia.transcription.endpoint` in VS Code, the environment
+   * variable `MARGINALIA_TRANSCRIPTION_ENDPOINT` for `marginalia serve`. Undefined or empty: none.
+   */
+  readonly transcriptionEndpoint?: string;
+  /**
+   * Asks the researcher whether an agent may change a source they are editing (agent-context spec,
+   * observer signals: "on a conflict over a source being edited by the user asks the user whether the AI
+   * may work on it"). Resolves true to allow (the source is then in observer mode for that session),
+   * false when declined; hosts without an editor leave it undefined (always allowed).
+   */
+  requestSourceAccess?(sourceIds: readonly number[], agent: { session_id: string; client_name: string; tool: string }): Promise<boolean>;
 }
 
 /** Everything a tool's `run` receives. */

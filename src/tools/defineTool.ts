@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors';
+import type { EmbeddingsPort, ProjectRepository } from '../domain/ports';
 import type { ToolContext } from './context';
+import type { Actor } from '../domain/model';
+import type { VersionControl } from '../domain/versionControl';
 
 /** The tool groups of the HTTP spec (section 1), plus Marginalia's own. */
 export type ToolGroup =
@@ -41,7 +44,8 @@ export type TrustCategory =
   | 'merge'
   | 'bulk'
   | 'create'
-  | 'guidance';
+  | 'guidance'
+  | 'approval';
 
 /**
  * One tool, defined once. Every surface (HTTP `GET /tools`, MCP, LM tools, WebSocket, gRPC, CLI) is
@@ -76,13 +80,41 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
   noProjectCode?: ErrorCode;
   prepare?: (input: z.output<S>, ctx: PrepareContext) => Promise<P>;
   run: (ctx: ToolContext, input: z.output<S>, prepared: P) => R;
+  /**
+   * The shape of `run`'s result (the envelope's `data`), when the tool declares it: MCP lists it as the
+   * tool's `outputSchema` and validates `structuredContent` against it. Absent: MCP lists a generic object
+   * schema (precise output schemas for every tool are a follow-up).
+   */
+  output?: z.ZodType;
 }
 
 /** What `prepare` may use: nothing that writes. */
 export interface PrepareContext {
   /** the open project's path, or null */
   projectPath: string | null;
+  /**
+   * Read access to the open project (null when none is open), for prepare steps that need a stored record
+   * before their I/O (e.g. a media source's file path). `prepare` runs outside any transaction: read only.
+   */
+  reader?: ProjectReader | null;
+  /** the host's transcription endpoint (`HostPort.transcriptionEndpoint`), when configured */
+  transcriptionEndpoint?: string;
+  /**
+   * The open project's version history (`OpenProject.vcs`; null when none is open or the host has none).
+   * Its git work is asynchronous and belongs here; only `applyRestore` runs in `run`.
+   */
+  vcs?: VersionControl | null;
+  /** who is calling, for records that name the session (a snapshot's author) */
+  actor?: Actor;
+  /**
+   * The text-embedding model of this process (`MARGINALIA_EMBEDDINGS_*`, set by the composition root), or
+   * null/undefined when none is configured. Its network calls belong in `prepare`, never in `run`.
+   */
+  embeddings?: EmbeddingsPort | null;
 }
+
+/** The repository reads `prepare` may use. */
+export type ProjectReader = Pick<ProjectRepository, 'getSource' | 'getSourceText' | 'listCodes' | 'listSegmentsForSearch' | 'getSegmentsForSearch' | 'embeddedHashes'>;
 
 /** A tool of any schema, as the registry holds it. */
 export type AnyTool = ToolDef<z.ZodType, any, unknown>;

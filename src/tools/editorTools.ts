@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { applySourceEdits, reconcileSourceText } from '../domain/sourceEdits';
+import { undoAction } from '../domain/undo';
 import { defineTool } from './defineTool';
 import { args, id, position } from './schemas';
 
@@ -42,5 +43,19 @@ export const reconcileSourceTextTool = defineTool({
   run: (ctx, input) => ({ source_id: input.source_id, ...reconcileSourceText(ctx.domain, input.source_id, input.text) }),
 });
 
+export const undoAgentActionTool = defineTool({
+  name: 'undo_agent_action',
+  group: 'core',
+  title: 'Undo an Agent Action',
+  description:
+    "Undo an agent's action by the correlation id of its events: a created code is deleted, an applied code's segment removed. " +
+    'Merges and deletions cannot be undone. Returns {undone: [{kind, id}]}. Errors: NOT_UNDOABLE.',
+  input: args({ correlation_id: z.string().min(1).max(200).describe("the action's correlation id (its request id when it was approved)") }),
+  effect: 'destroy',
+  trust: 'delete',
+  audience: 'editor',
+  run: (ctx, input) => undoAction(ctx.domain, input.correlation_id),
+});
+
 /** The editor-only tools. */
-export const EDITOR_TOOLS = [applySourceEditsTool, reconcileSourceTextTool];
+export const EDITOR_TOOLS = [applySourceEditsTool, reconcileSourceTextTool, undoAgentActionTool];

@@ -108,7 +108,7 @@ export const moveSourceToFolderTool = defineTool({
     folder_id: z.union([z.literal(0), z.literal('0'), id('target folder')]).nullable().optional().describe('target folder; null, 0 or omitted means the root'),
   }),
   effect: 'modify',
-  trust: 'rename',
+  trust: 'apply_code',
   run: (ctx, input) => {
     const target = input.folder_id === undefined || input.folder_id === null || input.folder_id === 0 || input.folder_id === '0' ? null : input.folder_id;
     const r = moveSourceToFolder(ctx.domain, input.source_id, target);

@@ -1,8 +1,13 @@
 import type { AnyTool } from './defineTool';
+import { getApprovalStatusTool, listPendingApprovalsTool } from './approvalTools';
+import { findSimilarSegmentsTool, searchCodesTool, searchSemanticTool, searchTextTool } from './searchTools';
+import { applyAvCodeTool, detectSpeakersTool, listAvSegmentsTool, removeAvSegmentTool, suggestCodesForTranscriptTool, transcribeMediaTool } from './avTools';
 import { batchApplyCodes, createCodeTool, deleteSegmentTool, getCode, listCodes, listSegmentsForSource, updateSegmentMemoTool } from './coreTools';
+import { listSegmentsTool } from './segmentQueryTools';
 import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
+import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
 import {
   createCategoryTool,
   deleteCodeTool,
@@ -25,6 +30,28 @@ import {
   suggestCaseGroupingsTool,
 } from './caseTools';
 
+import {
+  analyzeContentForCodes,
+  analyzeUncodedText,
+  approveBatchCoding,
+  approveCodingSuggestionTool,
+  approveMergeTool,
+  approveSuggestionTool,
+  autoSuggestCodesTool,
+  detectDuplicateCodesTool,
+  findSimilarContentTool,
+  getSuggestionBatchStatus,
+  listPendingCodingSuggestions,
+  listPendingSuggestions,
+  rejectCodingSuggestionTool,
+  respondToCodeSuggestion,
+  suggestBatchCodingTool,
+  suggestCodeApplication,
+  suggestCodesForRangeTool,
+  suggestMergeCodesTool,
+  suggestNewCodeTool,
+} from './suggestionTools';
+
 /**
  * THE list of tools. Every surface (HTTP, MCP, LM tools, WebSocket, gRPC, CLI, package.json) is derived
  * from it; no adapter names a tool.
@@ -35,6 +62,7 @@ export const TOOLS: readonly AnyTool[] = [
   getCode,
   createCodeTool,
   listSegmentsForSource,
+  listSegmentsTool,
   deleteSegmentTool,
   batchApplyCodes,
   updateSegmentMemoTool,
@@ -65,6 +93,40 @@ export const TOOLS: readonly AnyTool[] = [
   mergeCodesTool,
   deleteCodeTool,
   listCategories,
+  // AI code suggestions (records proposals; approval applies them through the domain: src/domain/suggestions.ts)
+  analyzeContentForCodes,
+  suggestNewCodeTool,
+  listPendingSuggestions,
+  approveSuggestionTool,
+  detectDuplicateCodesTool,
+  suggestMergeCodesTool,
+  approveMergeTool,
+  // AI text coding
+  suggestCodeApplication,
+  listPendingCodingSuggestions,
+  approveCodingSuggestionTool,
+  rejectCodingSuggestionTool,
+  analyzeUncodedText,
+  suggestCodesForRangeTool,
+  autoSuggestCodesTool,
+  getSuggestionBatchStatus,
+  respondToCodeSuggestion,
+  approveBatchCoding,
+  // batch operations
+  findSimilarContentTool,
+  suggestBatchCodingTool,
+  // AV coding
+  applyAvCodeTool,
+  listAvSegmentsTool,
+  removeAvSegmentTool,
+  transcribeMediaTool,
+  detectSpeakersTool,
+  suggestCodesForTranscriptTool,
+  // version control
+  initializeVersionControlTool,
+  listSnapshotsTool,
+  viewDiffTool,
+  restoreSnapshotTool,
   // case management
   listCasesTool,
   getCaseTool,
@@ -75,6 +137,14 @@ export const TOOLS: readonly AnyTool[] = [
   addSourceToCaseTool,
   addSegmentToCaseTool,
   setCaseAttributeTool,
+  // search
+  searchTextTool,
+  searchSemanticTool,
+  searchCodesTool,
+  findSimilarSegmentsTool,
+  // approvals
+  getApprovalStatusTool,
+  listPendingApprovalsTool,
 ] as AnyTool[];
 
 /** The tools by name. */

@@ -24,7 +24,7 @@ export class Workbench {
 
   /** The researcher's caller identity (session `local`, client type LOCAL_UI). */
   caller(): Caller {
-    return { session_id: LOCAL_SESSION, client_type: 'LOCAL_UI', client_name: 'vscode', user: settings.coderName() };
+    return { session_id: LOCAL_SESSION, client_type: 'LOCAL_UI', client_name: 'vscode', user: settings.coderName(), researcher: true };
   }
 
   /** The open project's repository for reads, or null. */

@@ -23,7 +23,15 @@ export function requireCorpus(ctx: Mocha.Context, sub = ''): string {
   return dir;
 }
 
-/** A fresh temporary directory, removed by {@link cleanupTmp}. */
+/** The agent token every test server runs with (MARGINALIA_TOKEN). */
+export const AGENT_TOKEN = 'test-agent-token-0123456789abcdef';
+/** The researcher's token every test server runs with (MARGINALIA_REVIEWER_TOKEN). */
+export const REVIEWER_TOKEN = 'test-reviewer-token-fedcba9876543210';
+/** `Authorization` headers for the two roles. */
+export const AS_AGENT = { authorization: `Bearer ${AGENT_TOKEN}` };
+export const AS_RESEARCHER = { authorization: `Bearer ${REVIEWER_TOKEN}` };
+
+/** A fresh temporary directory. */
 export function tmpDir(prefix = 'marginalia-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
@@ -35,6 +43,8 @@ export interface ServerProcess {
   base: string;
   /** what the server wrote to stderr so far (its call log) */
   stderr: () => string;
+  /** what the server wrote to stdout so far (its banner: address, tokens, the gRPC line) */
+  stdout: () => string;
   /** SIGTERM and wait for exit; resolves with the exit code */
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit */
@@ -47,7 +57,8 @@ export interface ServerProcess {
  */
 export function startServer(projectPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'marginalia.js'), 'serve', '--project', projectPath, '--port', '0', ...args], {
-    env: { ...process.env, ...env },
+    // known tokens, and a private MARGINALIA_HOME so tests never touch the user's ~/.marginalia
+    env: { ...process.env, MARGINALIA_TOKEN: AGENT_TOKEN, MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN, MARGINALIA_HOME: path.join(path.dirname(projectPath), '.marginalia-home'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -73,6 +84,7 @@ export function startServer(projectPath: string, args: string[] = [], env: NodeJ
           port,
           base: `http://127.0.0.1:${port}`,
           stderr: () => err,
+          stdout: () => out,
           stop: async () => {
             child.kill('SIGTERM');
             return exited;
@@ -96,7 +108,10 @@ export interface HttpResult<T = any> {
   body: T;
 }
 
-/** Sends one HTTP request with a keep-alive agent. `body` is sent as-is when a string, else as JSON. */
+/**
+ * Sends one HTTP request with a keep-alive agent. `body` is sent as-is when a string, else as JSON.
+ * Authenticates as the researcher unless `headers` carries its own `authorization` ('' sends none).
+ */
 export function request<T = any>(
   base: string,
   method: string,
@@ -105,6 +120,13 @@ export function request<T = any>(
   headers: Record<string, string> = {},
 ): Promise<HttpResult<T>> {
   const url = new URL(urlPath, base);
+  // the researcher's token unless the test sends its own Authorization (or an empty one to send none)
+  const given = Object.keys(headers).find((h) => h.toLowerCase() === 'authorization');
+  if (given === undefined) headers = { ...headers, authorization: AS_RESEARCHER.authorization };
+  else if (headers[given] === '') {
+    const { [given]: _drop, ...rest } = headers;
+    headers = rest;
+  }
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(

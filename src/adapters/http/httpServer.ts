@@ -1,10 +1,15 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { fail, type Envelope } from '../../core/envelope';
 import type { ErrorCode } from '../../core/errors';
 import type { Logger } from '../../core/log';
+import type { AgentContext } from '../../agent/agentContext';
 import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
+import type { ClientType } from '../../agent/sessions';
+import { CLIENT_TYPES } from '../../agent/sessions';
+import { isToolError } from '../../core/errors';
 
 /** Default port of the HTTP tool server (spec: localhost, port 8765). */
 export const DEFAULT_PORT = 8765;
@@ -30,8 +35,12 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   FOLDER_NOT_FOUND: 404,
   CATEGORY_NOT_FOUND: 404,
   CASE_NOT_FOUND: 404,
+  SNAPSHOT_NOT_FOUND: 404,
+  SUGGESTION_NOT_FOUND: 404,
+  BATCH_NOT_FOUND: 404,
   'AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND': 404,
   'AV_SEGMENT_NOT_REMOVED/NOT_FOUND': 404,
+  TRANSCRIPT_NOT_FOUND: 404,
   'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND': 404,
   DUPLICATE_NAME: 409,
   SOURCE_DUPLICATE_NAME: 409,
@@ -41,12 +50,27 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   CODE_HAS_SEGMENTS: 409,
   CATEGORY_CYCLE: 409,
   PROJECT_LOCKED: 409,
+  VERSION_CONTROL_NOT_INITIALIZED: 409,
   'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT': 409,
+  SUGGESTION_ALREADY_DECIDED: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
   SOURCE_IMPORT_FAILED: 422,
   IMPORT_FAILED: 422,
   EXPORT_FAILED: 422,
   'ANALYTICS_NOT_IMPORTED/NO_PROFILES': 422,
+  TRANSCRIPTION_FAILED: 502,
+  UNAUTHORIZED: 401,
+  SESSION_NOT_FOUND: 401,
+  SESSION_EXPIRED: 401,
+  APPROVAL_FORBIDDEN: 403,
+  APPROVAL_NOT_FOUND: 404,
+  APPROVAL_NOT_PENDING: 409,
+  NOT_UNDOABLE: 409,
+  SOURCE_BUSY: 409,
+  RATE_LIMITED: 429,
+  SESSION_LIMIT: 429,
+  APPROVAL_QUEUE_FULL: 429,
+  INVALID_CONFIG: 500,
   NO_PROJECT: 503,
   'CASES_NOT_LISTED/NO_CONTEXT': 503,
   HANDLER_NOT_FOUND: 500,
@@ -71,6 +95,51 @@ export interface HttpOptions {
   onCall?: (line: string, outcome: InvokeOutcome) => void;
   /** product name and version for `GET /` */
   version: string;
+  /**
+   * The agent-context layer. With it every request needs `Authorization: Bearer <token>` (401
+   * otherwise), calls run in the session named by `X-Marginalia-Session` or in an implicit session per
+   * token and client name, and the approval routes exist.
+   */
+  agent?: AgentContext;
+  /** mounts further routers (REST, MCP, ...) after the guards, before the 404 handler */
+  extend?: (app: express.Express) => void;
+  /**
+   * WebSocket upgrade handlers by path (e.g. `/ws`), called only after the Host, Origin and bearer-token
+   * checks passed (the token may come as `?token=`); any other upgrade is refused.
+   */
+  upgrades?: Record<string, (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void>;
+  /**
+   * Paths that skip the bearer-token check (Host, Origin and content type are still checked). Only
+   * `marginalia serve --mcp-open` sets it, to `['/mcp']`, for the MCP conformance suite, which cannot send
+   * a token; the MCP endpoint then treats requests without a token as the agent's.
+   */
+  openPaths?: readonly string[];
+}
+
+/**
+ * Audits a request the guards refused (see AgentContext.auditRefusal): the route without its query
+ * string, and the client name it claimed.
+ */
+export function auditRefused(agent: AgentContext | undefined, req: http.IncomingMessage, code: ErrorCode): void {
+  if (!agent) return;
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  const client = req.headers['x-marginalia-client'];
+  const correlation = req.headers['x-correlation-id'];
+  agent.auditRefusal({ route: `${req.method ?? 'GET'} ${path}`, error_code: code, client_name: typeof client === 'string' ? client : undefined, correlation_id: typeof correlation === 'string' ? correlation : undefined });
+}
+
+/** Paths where `?token=` may stand in for the Authorization header (EventSource and WebSocket clients cannot set headers). */
+export const QUERY_TOKEN_PATHS: readonly string[] = ['/events/stream', '/ws'];
+
+/**
+ * For a GET on one of {@link QUERY_TOKEN_PATHS} without an Authorization header, turns `?token=` into
+ * `Authorization: Bearer <token>` so every later check sees one credential. The token is never logged.
+ */
+export function adoptQueryToken(req: http.IncomingMessage): void {
+  if (req.headers.authorization || req.method !== 'GET' || !req.url?.includes('token=')) return;
+  const url = new URL(req.url, 'http://localhost');
+  const token = url.searchParams.get('token');
+  if (token && QUERY_TOKEN_PATHS.includes(url.pathname)) req.headers.authorization = `Bearer ${token}`;
 }
 
 const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
@@ -87,14 +156,40 @@ export function isAllowedOrigin(origin: string | undefined, port: number): boole
   return LOOPBACK_HOSTS.some((h) => origin === `http://${h}:${port}`);
 }
 
-/** The caller of an HTTP request: client name and coder from headers, one implicit session per client. */
-function callerOf(req: Request): Caller {
+/**
+ * The caller of an HTTP request. Without the agent layer: client name and coder from headers. With it:
+ * the session named by `X-Marginalia-Session` (its token must match), or the implicit session of the
+ * token and `X-Marginalia-Client` (client type from `X-Marginalia-Client-Type`, default REST_CLIENT).
+ * Errors (thrown): UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_LIMIT.
+ */
+export function callerOf(req: Request, agent: AgentContext | undefined): Caller {
   const client = (req.get('x-marginalia-client') ?? 'http-client').slice(0, 100);
   const user = (req.get('x-marginalia-user') ?? client).slice(0, 100);
-  return { session_id: `http:${client}`, client_type: 'REST_CLIENT', client_name: client, user, correlation_id: req.get('x-correlation-id')?.slice(0, 100) };
+  const correlation = req.get('x-correlation-id')?.slice(0, 100);
+  if (!agent) return { session_id: `http:${client}`, client_type: 'REST_CLIENT', client_name: client, user, correlation_id: correlation };
+  const auth = req.get('authorization');
+  const sessionId = req.get('x-marginalia-session');
+  const typeHeader = req.get('x-marginalia-client-type') as ClientType | undefined;
+  const clientType: ClientType = typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? typeHeader : 'REST_CLIENT';
+  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, req.get('x-marginalia-user')?.slice(0, 100));
+  return { ...caller, correlation_id: correlation };
 }
 
-function send(res: Response, status: number, body: Envelope | Record<string, unknown>): void {
+/** Sends a thrown error as its envelope with its status (and Retry-After for RATE_LIMITED). */
+export function sendError(res: Response, e: unknown): void {
+  if (isToolError(e)) {
+    const status = STATUS_BY_CODE[e.code] ?? 400;
+    const retry = (e.details as { retry_after_ms?: number } | undefined)?.retry_after_ms;
+    if (retry !== undefined) res.set('Retry-After', String(Math.ceil(retry / 1000)));
+    if (status === 401) res.set('WWW-Authenticate', 'Bearer realm="marginalia"');
+    send(res, status, fail(e.code, e.message, e.details));
+    return;
+  }
+  throw e;
+}
+
+/** Sends `body` as JSON with `status`. */
+export function send(res: Response, status: number, body: Envelope | Record<string, unknown>): void {
   res.status(status).type('application/json').send(JSON.stringify(body));
 }
 
@@ -114,11 +209,25 @@ export function createHttpApp(opts: HttpOptions): express.Express {
   app.use((req: Request, res: Response, next: NextFunction) => {
     const port = opts.port();
     if (!isLoopbackHost(req.get('host'), port)) {
+      auditRefused(opts.agent, req, 'FORBIDDEN_HOST');
       send(res, 403, fail('FORBIDDEN_HOST', `Host "${req.get('host') ?? ''}" is not this server (DNS rebinding protection); use 127.0.0.1:${port}`));
       return;
     }
     if (!isAllowedOrigin(req.get('origin'), port)) {
+      auditRefused(opts.agent, req, 'FORBIDDEN_HOST');
       send(res, 403, fail('FORBIDDEN_HOST', `Origin "${req.get('origin') ?? ''}" may not call this server`));
+      return;
+    }
+    adoptQueryToken(req);
+    if (opts.agent && !opts.openPaths?.includes(req.path) && opts.agent.authenticate(req.get('authorization')) === null) {
+      auditRefused(opts.agent, req, 'UNAUTHORIZED');
+      res.set('WWW-Authenticate', 'Bearer realm="marginalia"');
+      send(res, 401, fail('UNAUTHORIZED', 'Send the token from the discovery file (or MARGINALIA_TOKEN) as Authorization: Bearer <token>'));
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS' && req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) && !req.is('application/json')) {
+      auditRefused(opts.agent, req, 'UNSUPPORTED_MEDIA_TYPE');
+      send(res, 415, fail('UNSUPPORTED_MEDIA_TYPE', 'Send the body as JSON with the header Content-Type: application/json'));
       return;
     }
     next();
@@ -160,8 +269,16 @@ export function createHttpApp(opts: HttpOptions): express.Express {
         send(res, 400, fail('INVALID_ARGUMENTS', '"arguments" must be a JSON object'));
         return;
       }
-      const caller = callerOf(req);
+      let caller: Caller;
+      try {
+        caller = callerOf(req, opts.agent);
+      } catch (e) {
+        sendError(res, e);
+        return;
+      }
       const outcome = await opts.pipeline.invoke(name, argsValue ?? {}, caller);
+      const retry = !outcome.envelope.success ? (outcome.envelope.details as { retry_after_ms?: number } | undefined)?.retry_after_ms : undefined;
+      if (retry !== undefined) res.set('Retry-After', String(Math.ceil(retry / 1000)));
       const status = statusOf(outcome);
       opts.onCall?.(
         `${new Date().toISOString()} ${caller.client_name} ${name} ${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
@@ -170,6 +287,9 @@ export function createHttpApp(opts: HttpOptions): express.Express {
       send(res, status, outcome.envelope);
     },
   );
+
+  if (opts.agent) mountApprovals(app, opts.agent);
+  opts.extend?.(app);
 
   app.use((req: Request, res: Response) => {
     send(res, 404, fail('TOOL_NOT_FOUND', `No route ${req.method} ${req.path}. Use GET /tools or POST /tools/{tool_name}.`));
@@ -186,6 +306,65 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     }
   });
   return app;
+}
+
+/**
+ * The approval routes (the spec's abstract operations approve and reject): `GET /approvals?status=`,
+ * `GET /approvals/{id}`, `POST /approvals/{id}/approve` with optional `{"arguments": {...}}` (an edit
+ * before approval), `POST /approvals/{id}/reject` with optional `{"reason": "..."}`. Only the researcher's
+ * token may decide, never on its own session's request (403 APPROVAL_FORBIDDEN).
+ */
+function mountApprovals(app: express.Express, agent: AgentContext): void {
+  const withCaller = (handler: (req: Request, res: Response, caller: Caller) => Promise<void> | void) => async (req: Request, res: Response) => {
+    let caller: Caller;
+    try {
+      caller = callerOf(req, agent);
+    } catch (e) {
+      sendError(res, e);
+      return;
+    }
+    await handler(req, res, caller);
+  };
+  const body = express.json({ limit: MAX_BODY });
+  app.get(
+    '/approvals',
+    withCaller((req, res) => {
+      const status = typeof req.query.status === 'string' ? req.query.status : undefined;
+      const valid = ['pending', 'completed', 'failed', 'rejected'];
+      if (status !== undefined && !valid.includes(status)) {
+        send(res, 400, fail('INVALID_ARGUMENTS', `status must be one of ${valid.join(', ')}`));
+        return;
+      }
+      const list = agent.listApprovals(status as 'pending' | undefined);
+      send(res, 200, { success: true, data: { count: list.length, approvals: list } });
+    }),
+  );
+  app.get(
+    '/approvals/:id',
+    withCaller((req, res) => {
+      const found = agent.listApprovals().find((a) => a.request_id === req.params.id);
+      if (!found) send(res, 404, fail('APPROVAL_NOT_FOUND', `No approval request ${String(req.params.id)}`));
+      else send(res, 200, { success: true, data: found });
+    }),
+  );
+  app.post(
+    '/approvals/:id/approve',
+    body,
+    withCaller(async (req, res, caller) => {
+      const edited = (req.body as { arguments?: unknown } | undefined)?.arguments;
+      const outcome = await agent.approve(caller, String(req.params.id), edited);
+      send(res, statusOf(outcome), outcome.envelope);
+    }),
+  );
+  app.post(
+    '/approvals/:id/reject',
+    body,
+    withCaller((req, res, caller) => {
+      const reason = (req.body as { reason?: unknown } | undefined)?.reason;
+      const outcome = agent.reject(caller, String(req.params.id), typeof reason === 'string' ? reason.slice(0, 2000) : undefined);
+      send(res, statusOf(outcome), outcome.envelope);
+    }),
+  );
 }
 
 /** A running HTTP tool server. */
@@ -207,6 +386,7 @@ export async function startHttpServer(opts: Omit<HttpOptions, 'port'> & { port: 
   let bound = opts.port;
   const app = createHttpApp({ ...opts, port: () => bound });
   const server = http.createServer(app);
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, bound, opts));
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -225,4 +405,29 @@ export async function startHttpServer(opts: Omit<HttpOptions, 'port'> & { port: 
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * An HTTP upgrade (WebSocket) request: the same Host, Origin and bearer-token checks as every route
+ * (403 FORBIDDEN_HOST, 401 UNAUTHORIZED, answered as plain HTTP before any handshake), then the handler
+ * of its path in `opts.upgrades` (404 TOOL_NOT_FOUND for any other path).
+ */
+function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, port: number, opts: Pick<HttpOptions, 'agent' | 'upgrades'>): void {
+  const refuse = (status: number, code: ErrorCode, message: string) => {
+    auditRefused(opts.agent, req, code);
+    const body = JSON.stringify(fail(code, message));
+    const extra = status === 401 ? 'WWW-Authenticate: Bearer realm="marginalia"\r\n' : '';
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`);
+  };
+  socket.on('error', () => socket.destroy());
+  const host = req.headers.host;
+  if (!isLoopbackHost(host, port)) return refuse(403, 'FORBIDDEN_HOST', `Host "${host ?? ''}" is not this server (DNS rebinding protection)`);
+  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  if (!isAllowedOrigin(origin, port)) return refuse(403, 'FORBIDDEN_HOST', `Origin "${origin ?? ''}" may not call this server`);
+  adoptQueryToken(req);
+  if (opts.agent && opts.agent.authenticate(req.headers.authorization) === null) return refuse(401, 'UNAUTHORIZED', 'Send the token as Authorization: Bearer <token> (or ?token=<token>)');
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const handler = opts.upgrades && Object.prototype.hasOwnProperty.call(opts.upgrades, path) ? opts.upgrades[path] : undefined;
+  if (!handler) return refuse(404, 'TOOL_NOT_FOUND', `No WebSocket endpoint at ${path}`);
+  handler(req, socket, head);
 }

@@ -3,8 +3,8 @@ import type { Caller, ToolPipeline } from '../../agent/pipeline';
 import type { AnyTool } from '../../tools/defineTool';
 import { lmToolName } from '../../tools/lmContributions';
 
-/** The caller identity of Copilot-style chat agents calling through VS Code's language-model tools. */
-export const LM_CALLER: Caller = { session_id: 'lm:vscode-chat', client_type: 'CUSTOM', client_name: 'VS Code chat', user: 'vscode-chat-agent' };
+/** The client name chat agents calling through VS Code's language-model tools are recorded under. */
+export const LM_CLIENT_NAME = 'VS Code chat';
 
 /**
  * A Markdown description of what a call will change, for VS Code's confirmation: the tool, its
@@ -24,11 +24,12 @@ export function describeCall(tool: AnyTool, input: unknown): vscode.MarkdownStri
 
 /**
  * Registers every agent-facing registry tool as `qda_<name>` with `vscode.lm.registerTool`. Each call
- * runs through the one pipeline; the result carries the same envelope as HTTP (JSON text part).
+ * runs through the one pipeline as `caller()` (an agent session: chat agents are agents, not the
+ * researcher); the result carries the same envelope as HTTP (JSON text part).
  * Tools that change data ask for confirmation first (`prepareInvocation` -> `confirmationMessages`);
  * Marginalia's own trust layer still applies, since users can auto-approve in VS Code.
  */
-export function registerLmTools(pipeline: ToolPipeline, tools: readonly AnyTool[]): vscode.Disposable {
+export function registerLmTools(pipeline: ToolPipeline, tools: readonly AnyTool[], caller: () => Caller): vscode.Disposable {
   const registrations = tools
     .filter((t) => (t.audience ?? 'agents') === 'agents')
     .map((t) =>
@@ -38,7 +39,7 @@ export function registerLmTools(pipeline: ToolPipeline, tools: readonly AnyTool[
             ? { invocationMessage: `${t.title}…` }
             : { invocationMessage: `${t.title}…`, confirmationMessages: { title: `Marginalia: ${t.title}?`, message: describeCall(t, options.input) } },
         invoke: async (options) => {
-          const outcome = await pipeline.invoke(t.name, options.input, LM_CALLER);
+          const outcome = await pipeline.invoke(t.name, options.input, caller());
           return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(JSON.stringify(outcome.envelope))]);
         },
       }),

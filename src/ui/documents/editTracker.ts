@@ -19,6 +19,8 @@ export class EditTracker implements vscode.Disposable {
   /** the text of each tracked document as the project last stored it (UTF-16 string) */
   private readonly shadow = new Map<string, { sourceId: number; text: string }>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** when the researcher last edited each source (ms since epoch) */
+  private readonly lastEdit = new Map<number, number>();
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly removedEmitter = new vscode.EventEmitter<{ sourceId: number; count: number }>();
   /** Fires after segments were removed because their text was deleted. */
@@ -41,6 +43,17 @@ export class EditTracker implements vscode.Disposable {
     return this.enqueue(async () => {
       for (const d of vscode.workspace.textDocuments) await this.track(d);
     });
+  }
+
+  /**
+   * True while the researcher is editing source `sourceId`: a document of it has unsaved changes, or it
+   * was edited within the last `windowMs` milliseconds (default 10 s).
+   */
+  isBeingEdited(sourceId: number, windowMs = 10_000): boolean {
+    const last = this.lastEdit.get(sourceId);
+    if (last !== undefined && Date.now() - last < windowMs) return true;
+    for (const [uri, t] of this.shadow) if (t.sourceId === sourceId && vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri && d.isDirty)) return true;
+    return false;
   }
 
   /** Resolves when every queued edit has been stored. */
@@ -92,6 +105,7 @@ export class EditTracker implements vscode.Disposable {
     const key = e.document.uri.toString();
     const tracked = this.shadow.get(key);
     if (!tracked) return;
+    this.lastEdit.set(tracked.sourceId, Date.now());
     const before = new OffsetMap(tracked.text);
     // ranges refer to the text before the event; applying from the end keeps earlier offsets valid
     const changes = [...e.contentChanges].sort((a, b) => b.rangeOffset - a.rangeOffset);

@@ -8,11 +8,20 @@ import type { MarginaliaApi } from '../../../src/extension';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 
-function post(port: number, tool: string, args: Record<string, unknown>): Promise<any> {
+/** The token the next post() sends: the agent's unless a test switches to the researcher's. */
+let token = '';
+
+function post(port: number, tool: string, args: Record<string, unknown>, as = token): Promise<any> {
   const body = JSON.stringify({ arguments: args });
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: `/tools/${tool}`, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-marginalia-client': 'integration-agent' } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: `/tools/${tool}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-marginalia-client': 'integration-agent', authorization: `Bearer ${as}` },
+      },
       (res) => {
         let text = '';
         res.on('data', (c) => (text += c));
@@ -47,6 +56,7 @@ describe('Marginalia in VS Code', function () {
     const ext = vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID);
     assert.ok(ext);
     api = await ext.activate();
+    token = api.tokens.agent;
   });
 
   after(async () => {
@@ -60,9 +70,11 @@ describe('Marginalia in VS Code', function () {
     assert.ok(commands.length >= 20);
     assert.deepEqual(commands.filter((c) => !all.has(c)), []);
     const views: string[] = pkg.contributes.views.marginalia.map((v: { id: string }) => v.id);
-    assert.deepEqual(views.sort(), ['marginalia.cases', 'marginalia.codedSegments', 'marginalia.codes', 'marginalia.sources']);
+    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codedSegments', 'marginalia.codes', 'marginalia.history', 'marginalia.sources']);
     // VS Code creates a focus command for every registered view
     assert.deepEqual(views.filter((v) => !all.has(`${v}.focus`)), []);
+    // the Agent Activity webview resolves when shown
+    await vscode.commands.executeCommand('marginalia.activity.focus');
   });
 
   it('contributes every registry tool to vscode.lm.tools', () => {
@@ -96,17 +108,33 @@ describe('Marginalia in VS Code', function () {
     assert.deepEqual(names, ['interview-a.txt']);
   });
 
-  it('shows a code created over HTTP in the Codes tree', async () => {
-    const created = await post(port, 'create_code', { name: 'Belonging', color: '#4E79A7', memo: 'Feeling part of the place' });
-    assert.equal(created.success, true);
-    codeId = created.data.code_id;
-    await until('the Codes tree to show the code', async () => {
-      await api.settled();
-      return api.codesTree.getChildren().some((n) => n.kind === 'code' && n.code.name === 'Belonging') || undefined;
+  it('holds a code an agent creates over HTTP for approval, and the notification command approves it into the Codes tree', async () => {
+    const asked = await post(port, 'create_code', { name: 'Belonging', color: '#4E79A7', memo: 'Feeling part of the place' });
+    assert.equal(asked.success, true);
+    assert.equal(asked.data.status, 'pending_approval', 'create_code is Suggest for agents');
+    const requestId: string = asked.data.request_id;
+    await until('the request in the Pending Approvals view', () => api.approvals.pending().some((a) => a.request_id === requestId) || undefined);
+    assert.equal(api.codesTree.getChildren().length, 0, 'nothing is created before approval');
+    // the agent cannot approve its own request
+    const self = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, path: `/approvals/${requestId}/approve`, method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': 2 } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end('{}');
     });
-    const item = await api.codesTree.getTreeItem(api.codesTree.getChildren().find((n) => n.kind === 'code')!);
+    assert.equal(self, 403);
+    await vscode.commands.executeCommand('marginalia.approvals.approve', requestId);
+    const node = await until('the Codes tree to show the code', async () => {
+      await api.settled();
+      return api.codesTree.getChildren().find((n) => n.kind === 'code' && n.code.name === 'Belonging');
+    });
+    codeId = node.kind === 'code' ? node.code.code_id : 0;
+    const item = await api.codesTree.getTreeItem(node);
     assert.equal(item.label, 'Belonging');
-    assert.match(String(item.description), /AI/, 'made by an agent over HTTP: AI badge');
+    assert.match(String(item.description), /AI/, 'made by an agent: AI badge');
+    assert.equal(api.approvals.pending().length, 0);
   });
 
   it('invokes qda_list_codes through vscode.lm.invokeTool', async () => {
@@ -118,11 +146,13 @@ describe('Marginalia in VS Code', function () {
   });
 
   it('shows a case created over HTTP with its typed attributes in the Cases tree', async () => {
+    token = api.tokens.reviewer; // as the researcher: cases are created at once
     const created = await post(port, 'create_case', { name: 'Participant A' });
     assert.equal(created.success, true);
     const caseId = created.data.case_id;
     assert.equal((await post(port, 'set_case_attribute', { case_id: caseId, attribute_name: 'age', value: 34 })).success, true);
     assert.equal((await post(port, 'add_source_to_case', { case_id: caseId, source_id: sourceId })).success, true);
+    token = api.tokens.agent;
     const node = await until('the Cases tree to show the case', async () => {
       await api.settled();
       return api.casesTree.getChildren().find((n) => n.kind === 'case' && n.item.name === 'Participant A');

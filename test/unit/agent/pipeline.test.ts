@@ -132,6 +132,7 @@ describe('agent/pipeline', () => {
       get_code: { code_id: 1 },
       create_code: { name: 'X', color: RED },
       list_segments_for_source: { source_id: 1 },
+      list_segments: { code_id: 1 },
       delete_segment: { segment_id: 1 },
       batch_apply_codes: { operations: [{ code_id: 1, source_id: 1, start_position: 0, end_position: 1 }] },
       get_project_context: {},
@@ -154,6 +155,26 @@ describe('agent/pipeline', () => {
       merge_codes: { source_code_id: 1, target_code_id: 2 },
       delete_code: { code_id: 1 },
       list_categories: {},
+      // AI code suggestions, AI text coding and batch operations
+      analyze_content_for_codes: { source_id: 1 },
+      suggest_new_code: { name: 'N', rationale: 'r' },
+      list_pending_suggestions: {},
+      approve_suggestion: { suggestion_id: 1 },
+      detect_duplicate_codes: {},
+      suggest_merge_codes: { source_code_id: 1, target_code_id: 2, rationale: 'r' },
+      approve_merge: { merge_suggestion_id: 1 },
+      suggest_code_application: { source_id: 1, code_id: 1, start_pos: 0, end_pos: 1 },
+      list_pending_coding_suggestions: {},
+      approve_coding_suggestion: { suggestion_id: 1 },
+      reject_coding_suggestion: { suggestion_id: 1 },
+      analyze_uncoded_text: { source_id: 1 },
+      suggest_codes_for_range: { source_id: 1, start_pos: 0, end_pos: 1 },
+      auto_suggest_codes: { source_id: 1 },
+      get_suggestion_batch_status: { batch_id: 1 },
+      respond_to_code_suggestion: { suggestion_batch_id: 1, response: 'accept' },
+      approve_batch_coding: { batch_id: 1 },
+      find_similar_content: { search_text: 'water' },
+      suggest_batch_coding: { code_id: 1, segments: [{ source_id: 1, start_pos: 0, end_pos: 1 }], rationale: 'r' },
       // Marginalia's extras beyond the spec
       update_segment_memo: { segment_id: 1 },
       set_code_color: { code_id: 1, color: RED },
@@ -167,6 +188,26 @@ describe('agent/pipeline', () => {
       add_source_to_case: { case_id: 1, source_id: 1 },
       add_segment_to_case: { case_id: 1, source_id: 1, start_pos: 0, end_pos: 1 },
       set_case_attribute: { case_id: 1, attribute_name: 'age', value: 30 },
+      // AV coding
+      apply_av_code: { code_id: 1, source_id: 1, start_ms: 0, end_ms: 1000 },
+      list_av_segments: { source_id: 1 },
+      remove_av_segment: { segment_id: 1 },
+      transcribe_media: { source_id: 1 },
+      detect_speakers: { source_id: 1 },
+      suggest_codes_for_transcript: { source_id: 1 },
+      // version control
+      initialize_version_control: {},
+      list_snapshots: {},
+      view_diff: { from_ref: 'HEAD~1', to_ref: 'HEAD' },
+      restore_snapshot: { ref: 'HEAD' },
+      // search
+      search_text: { query: 'water' },
+      search_semantic: { query: 'water' },
+      search_codes: { query: 'water' },
+      find_similar_segments: { segment_id: 1 },
+      // approvals
+      get_approval_status: { request_id: 'r-1' },
+      list_pending_approvals: {},
     };
     /** The error code of a call without a project: the case tools' own, NO_PROJECT for the rest. */
     const noProjectCode = (name: string) => (/_case(s|_|$)/.test(name) ? 'CASES_NOT_LISTED/NO_CONTEXT' : 'NO_PROJECT');
@@ -409,6 +450,7 @@ describe('agent/pipeline', () => {
       get_code: ['CODE_NOT_FOUND'],
       create_code: ['DUPLICATE_NAME', 'CATEGORY_NOT_FOUND'],
       list_segments_for_source: ['SOURCE_NOT_FOUND'],
+      list_segments: ['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'CASE_NOT_FOUND'],
       delete_segment: ['SEGMENT_NOT_FOUND'],
       batch_apply_codes: ['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION'],
       get_project_context: ['NO_PROJECT'],
@@ -433,6 +475,26 @@ describe('agent/pipeline', () => {
       merge_codes: ['MERGE_SAME_CODE', 'CODE_NOT_FOUND'],
       delete_code: ['CODE_NOT_FOUND', 'CODE_HAS_SEGMENTS'],
       list_categories: [],
+      // AI code suggestions, AI text coding and batch operations (the HTTP spec's three tables)
+      analyze_content_for_codes: ['SOURCE_NOT_FOUND', 'INVALID_POSITION'],
+      suggest_new_code: ['DUPLICATE_NAME', 'CATEGORY_NOT_FOUND', 'INVALID_ARGUMENTS'],
+      list_pending_suggestions: [],
+      approve_suggestion: ['SUGGESTION_NOT_FOUND', 'SUGGESTION_ALREADY_DECIDED', 'DUPLICATE_NAME', 'CATEGORY_NOT_FOUND'],
+      detect_duplicate_codes: [],
+      suggest_merge_codes: ['MERGE_SAME_CODE', 'CODE_NOT_FOUND'],
+      approve_merge: ['SUGGESTION_NOT_FOUND', 'SUGGESTION_ALREADY_DECIDED', 'CODE_NOT_FOUND'],
+      suggest_code_application: ['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION'],
+      list_pending_coding_suggestions: ['SOURCE_NOT_FOUND', 'BATCH_NOT_FOUND'],
+      approve_coding_suggestion: ['SUGGESTION_NOT_FOUND', 'SUGGESTION_ALREADY_DECIDED', 'CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION'],
+      reject_coding_suggestion: ['SUGGESTION_NOT_FOUND', 'SUGGESTION_ALREADY_DECIDED'],
+      analyze_uncoded_text: ['SOURCE_NOT_FOUND', 'INVALID_POSITION'],
+      suggest_codes_for_range: ['SOURCE_NOT_FOUND', 'INVALID_POSITION'],
+      auto_suggest_codes: ['SOURCE_NOT_FOUND', 'INVALID_POSITION'],
+      get_suggestion_batch_status: ['BATCH_NOT_FOUND'],
+      respond_to_code_suggestion: ['BATCH_NOT_FOUND', 'INVALID_ARGUMENTS'],
+      approve_batch_coding: ['BATCH_NOT_FOUND'],
+      find_similar_content: ['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND'],
+      suggest_batch_coding: ['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION'],
       // Marginalia's extras beyond the spec
       update_segment_memo: ['SEGMENT_NOT_FOUND'],
       set_code_color: ['CODE_NOT_FOUND'],
@@ -446,6 +508,26 @@ describe('agent/pipeline', () => {
       add_source_to_case: ['CASE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'CASES_NOT_LISTED/NO_CONTEXT'],
       add_segment_to_case: ['CASE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION', 'CASES_NOT_LISTED/NO_CONTEXT'],
       set_case_attribute: ['CASE_NOT_FOUND', 'INVALID_ARGUMENTS', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      // AV coding (the HTTP spec's AV table)
+      apply_av_code: ['AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE', 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT'],
+      list_av_segments: ['SOURCE_NOT_FOUND'],
+      remove_av_segment: ['AV_SEGMENT_NOT_REMOVED/NOT_FOUND'],
+      transcribe_media: ['SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'TRANSCRIPT_NOT_FOUND', 'TRANSCRIPTION_FAILED'],
+      detect_speakers: ['SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'TRANSCRIPT_NOT_FOUND', 'TRANSCRIPTION_FAILED'],
+      suggest_codes_for_transcript: ['SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'TRANSCRIPT_NOT_FOUND', 'TRANSCRIPTION_FAILED'],
+      // version control (the HTTP spec's version control table)
+      initialize_version_control: ['VERSION_CONTROL_NOT_INITIALIZED', 'TOOL_EXECUTION_ERROR', 'NO_PROJECT'],
+      list_snapshots: ['VERSION_CONTROL_NOT_INITIALIZED', 'NO_PROJECT'],
+      view_diff: ['SNAPSHOT_NOT_FOUND', 'VERSION_CONTROL_NOT_INITIALIZED', 'NO_PROJECT'],
+      restore_snapshot: ['SNAPSHOT_NOT_FOUND', 'VERSION_CONTROL_NOT_INITIALIZED', 'TOOL_EXECUTION_ERROR', 'NO_PROJECT'],
+      // search (the agent-context spec's capability table)
+      search_text: ['INVALID_ARGUMENTS', 'SOURCE_NOT_FOUND', 'FOLDER_NOT_FOUND'],
+      search_semantic: ['SOURCE_NOT_FOUND', 'FOLDER_NOT_FOUND', 'CODE_NOT_FOUND'],
+      search_codes: ['INVALID_ARGUMENTS'],
+      find_similar_segments: ['SEGMENT_NOT_FOUND'],
+      // approvals (what became of a call held for the researcher)
+      get_approval_status: ['APPROVAL_NOT_FOUND'],
+      list_pending_approvals: [],
     };
     /** Every agent-facing tool has an entry in TOOL_ERRORS (a new tool must add its error codes there). */
     const TOOL_COUNT = Object.keys(TOOL_ERRORS).length;

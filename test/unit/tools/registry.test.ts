@@ -1,7 +1,7 @@
 /**
  * src/tools/registry.ts against the HTTP tool interface (shared/spec/http-tool-interface.md, section 4):
  * the 28 tools of the core, project lifecycle, source management, folder management and code management
- * tables, with the spec's required and optional parameters and defaults, plus only the Marginalia extras
+ * tables, the 6 of the AV coding table and the 4 of the version control table, with the spec's required and optional parameters and defaults, plus only the Marginalia extras
  * declared below. The expected lists are copied by hand from the spec's tables.
  */
 import assert from 'node:assert/strict';
@@ -54,6 +54,40 @@ const SPEC: Record<string, SpecTool> = {
   merge_codes: { group: 'code', required: ['source_code_id', 'target_code_id'], optional: [] },
   delete_code: { group: 'code', required: ['code_id'], optional: ['delete_segments'] },
   list_categories: { group: 'code', required: [], optional: [] },
+  // AI code suggestions
+  analyze_content_for_codes: { group: 'ai_code_suggestions', required: ['source_id'], optional: [] },
+  suggest_new_code: { group: 'ai_code_suggestions', required: ['name', 'rationale'], optional: [] },
+  list_pending_suggestions: { group: 'ai_code_suggestions', required: [], optional: [] },
+  approve_suggestion: { group: 'ai_code_suggestions', required: ['suggestion_id'], optional: [] },
+  detect_duplicate_codes: { group: 'ai_code_suggestions', required: [], optional: [] },
+  suggest_merge_codes: { group: 'ai_code_suggestions', required: ['source_code_id', 'target_code_id', 'rationale'], optional: [] },
+  approve_merge: { group: 'ai_code_suggestions', required: ['merge_suggestion_id'], optional: [] },
+  // AI text coding
+  suggest_code_application: { group: 'ai_text_coding', required: ['source_id', 'code_id', 'start_pos', 'end_pos'], optional: [] },
+  list_pending_coding_suggestions: { group: 'ai_text_coding', required: [], optional: ['source_id'] },
+  approve_coding_suggestion: { group: 'ai_text_coding', required: ['suggestion_id'], optional: [] },
+  reject_coding_suggestion: { group: 'ai_text_coding', required: ['suggestion_id'], optional: [] },
+  analyze_uncoded_text: { group: 'ai_text_coding', required: ['source_id'], optional: [] },
+  suggest_codes_for_range: { group: 'ai_text_coding', required: ['source_id', 'start_pos', 'end_pos'], optional: [] },
+  auto_suggest_codes: { group: 'ai_text_coding', required: ['source_id'], optional: [] },
+  get_suggestion_batch_status: { group: 'ai_text_coding', required: ['batch_id'], optional: [] },
+  respond_to_code_suggestion: { group: 'ai_text_coding', required: ['suggestion_batch_id', 'response'], optional: [] },
+  approve_batch_coding: { group: 'ai_text_coding', required: ['batch_id'], optional: [] },
+  // Batch operations
+  find_similar_content: { group: 'batch', required: ['search_text'], optional: [] },
+  suggest_batch_coding: { group: 'batch', required: ['code_id', 'segments', 'rationale'], optional: [], arrays: ['segments'] },
+  // AV coding
+  apply_av_code: { group: 'av', required: ['code_id', 'source_id', 'start_ms', 'end_ms'], optional: ['transcript', 'memo'] },
+  list_av_segments: { group: 'av', required: ['source_id'], optional: [] },
+  remove_av_segment: { group: 'av', required: ['segment_id'], optional: [] },
+  transcribe_media: { group: 'av', required: ['source_id'], optional: [] },
+  detect_speakers: { group: 'av', required: ['source_id'], optional: [] },
+  suggest_codes_for_transcript: { group: 'av', required: ['source_id'], optional: [] },
+  // Version control
+  initialize_version_control: { group: 'version_control', required: [], optional: [] },
+  list_snapshots: { group: 'version_control', required: [], optional: ['limit'] },
+  view_diff: { group: 'version_control', required: ['from_ref', 'to_ref'], optional: [] },
+  restore_snapshot: { group: 'version_control', required: ['ref'], optional: [] },
 };
 
 /**
@@ -62,6 +96,8 @@ const SPEC: Record<string, SpecTool> = {
  */
 const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   update_segment_memo: { group: 'core', required: ['segment_id'], optional: ['memo'] },
+  // backs GET /state/segments and qda://segments?code_id=X|source_id=X|case_id=X (agent-context spec, sections 2 and 4)
+  list_segments: { group: 'core', required: [], optional: ['code_id', 'source_id', 'case_id', 'limit', 'offset'] },
   set_code_color: { group: 'code', required: ['code_id', 'color'], optional: [] },
   // case management: the HTTP spec's case table (section 4) ...
   list_cases: { group: 'case', required: [], optional: [] },
@@ -74,14 +110,25 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   add_source_to_case: { group: 'case', required: ['case_id', 'source_id'], optional: [] },
   add_segment_to_case: { group: 'case', required: ['case_id', 'source_id'], optional: ['start_pos', 'end_pos', 'start', 'end'] },
   set_case_attribute: { group: 'case', required: ['case_id', 'attribute_name', 'value'], optional: ['type'] },
+  // search: the agent-context capability table (section 4), with paging and k limits
+  search_text: { group: 'search', required: ['query'], optional: ['filters', 'limit', 'offset'] },
+  search_semantic: { group: 'search', required: ['query'], optional: ['k', 'filters'] },
+  search_codes: { group: 'search', required: ['query'], optional: ['limit'] },
+  find_similar_segments: { group: 'search', required: ['segment_id'], optional: ['k'] },
+  // approvals: what became of a call held for the researcher (agent-context spec, section 5; MCP pending_approval answers)
+  get_approval_status: { group: 'project', required: ['request_id'], optional: [] },
+  list_pending_approvals: { group: 'project', required: [], optional: ['only_mine'] },
 };
 const ALL: Record<string, SpecTool> = { ...SPEC, ...MARGINALIA_EXTRAS };
 
 /** Tools that only read (or only return guidance): they must never write. By hand from the spec's notes. */
 const READ_ONLY = new Set([
+  'get_approval_status',
+  'list_pending_approvals',
   'list_codes',
   'get_code',
   'list_segments_for_source',
+  'list_segments',
   'get_project_context',
   'open_project',
   'close_project',
@@ -94,11 +141,30 @@ const READ_ONLY = new Set([
   'get_case',
   'suggest_case_groupings',
   'compare_cases',
+  'list_av_segments',
+  'transcribe_media',
+  'detect_speakers',
+  'suggest_codes_for_transcript',
+  'list_snapshots',
+  'view_diff',
+  // suggestions: the analyses, lists and status only read; every suggest_*/approve_*/reject/respond writes
+  'analyze_content_for_codes',
+  'list_pending_suggestions',
+  'detect_duplicate_codes',
+  'list_pending_coding_suggestions',
+  'analyze_uncoded_text',
+  'get_suggestion_batch_status',
+  'find_similar_content',
+  // search (the similarity searches write only their embedding cache, never the project's data)
+  'search_text',
+  'search_semantic',
+  'search_codes',
+  'find_similar_segments',
 ]);
 
 describe('tools/registry', () => {
   it('holds every one of the 28 tools of the spec, each once', () => {
-    assert.equal(Object.keys(SPEC).length, 28);
+    assert.equal(Object.keys(SPEC).length, 28 + 6 /* AV coding */ + 4 /* version control */ + 19 /* AI code suggestions, AI text coding, batch operations */);
     const names = TOOLS.map((t) => t.name);
     assert.equal(new Set(names).size, names.length, 'no duplicates');
     const missing = Object.keys(SPEC).filter((n) => !names.includes(n));

@@ -1,0 +1,127 @@
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import type express from 'express';
+import type { Disposable } from '../../core/lifecycle';
+import type { Logger } from '../../core/log';
+import { silentLogger } from '../../core/log';
+import type { AgentContext } from '../../agent/agentContext';
+import type { ContextBuilder } from '../../agent/contextBuilder';
+import type { EventSubscription } from '../../agent/eventHub';
+import type { Caller } from '../../agent/pipeline';
+import { CLIENT_TYPES, type ClientType } from '../../agent/sessions';
+import { createMcpServerFor, type McpCallerHints } from './mcpServer';
+import { resourcesTouchedBy } from './resourceEvents';
+
+/** Where the MCP endpoint is mounted on the HTTP tool server. */
+export const MCP_PATH = '/mcp';
+/** Largest MCP request body (the same bound as the HTTP tool interface's 64 MB). */
+export const MCP_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** Options of {@link createMcpHttpEndpoint}. */
+export interface McpHttpOptions {
+  agent: AgentContext;
+  context: ContextBuilder;
+  /** `serverInfo.version` */
+  version: string;
+  logger?: Logger;
+  /**
+   * FOR THE CONFORMANCE RUN ONLY (`marginalia serve --mcp-open`): requests to `/mcp` without an
+   * `Authorization` header act with this value (`Bearer <agent token>`), so they are agent calls under
+   * the full trust layer. The HTTP server must then let `/mcp` through without a token (see
+   * `HttpOptions.unauthenticatedPaths`); Host and Origin are still checked.
+   */
+  openAuthorization?: string;
+  /** one log line per tools/call (see McpServerForOptions.onCall) */
+  onCall?: (line: string) => void;
+}
+
+/** The MCP Streamable HTTP endpoint: mount it on the express app; dispose it when the server stops. */
+export interface McpHttpEndpoint extends Disposable {
+  /** the SDK handler (its `notify` reaches 2026-07-28 `subscriptions/listen` streams) */
+  readonly handler: McpHttpHandler;
+  /** Mounts `ALL /mcp` on `app` (call it from `HttpOptions.extend`, behind the Host/Origin/bearer guards). */
+  mount(app: express.Express): void;
+}
+
+function header(headers: Headers | undefined, name: string): string | undefined {
+  const v = headers?.get(name);
+  return v === null || v === undefined || v === '' ? undefined : v;
+}
+
+/**
+ * The caller of an MCP-over-HTTP request, like the HTTP tool interface's `callerOf`: the session named by
+ * `X-Marginalia-Session` (its token must match), or the implicit session of the bearer token and client
+ * name, which is `X-Marginalia-Client`, else the MCP `clientInfo.name` (2026-07-28 requests carry it in
+ * `_meta`; 2025 requests only on `initialize`), else `mcp-client`. The client type comes from
+ * `X-Marginalia-Client-Type` (default CUSTOM; never LOCAL_UI).
+ * Errors (thrown ToolError): UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_EXPIRED, SESSION_LIMIT.
+ */
+export function mcpHttpCaller(agent: AgentContext, headers: Headers | undefined, hints: McpCallerHints, openAuthorization?: string): Caller {
+  const auth = header(headers, 'authorization') ?? openAuthorization;
+  const sessionId = header(headers, 'x-marginalia-session');
+  const client = (header(headers, 'x-marginalia-client') ?? hints.clientName ?? 'mcp-client').slice(0, 100);
+  const typeHeader = header(headers, 'x-marginalia-client-type');
+  const clientType: ClientType = typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? (typeHeader as ClientType) : 'CUSTOM';
+  const user = header(headers, 'x-marginalia-user')?.slice(0, 100);
+  const correlation = header(headers, 'x-correlation-id')?.slice(0, 100);
+  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, user);
+  return correlation ? { ...caller, correlation_id: correlation } : caller;
+}
+
+/**
+ * MCP over Streamable HTTP at `/mcp` (MCP 2025-11-25 "Transports" and 2026-07-28 "Streamable HTTP"),
+ * through the v2 SDK's `createMcpHandler`, which serves both revisions from one factory:
+ * - 2025-11-25 and earlier (what VS Code speaks): the `initialize` handshake, served statelessly per
+ *   request (no `Mcp-Session-Id`; `GET` and `DELETE` answer 405), so these clients get no push
+ *   notifications and re-read instead;
+ * - 2026-07-28: `server/discover`, the per-request `_meta` envelope, `Mcp-Method`/`Mcp-Name` header
+ *   validation (-32020), `ttlMs`/`cacheScope` on list and read results, and `subscriptions/listen`,
+ *   on which committed events arrive as `notifications/resources/updated` and `list_changed`.
+ * Host, Origin and the bearer token are checked by the HTTP server's guards before a request gets here.
+ * Each request's caller (session) comes from {@link mcpHttpCaller}; tool calls then run through the one
+ * pipeline.
+ */
+export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
+  const logger = opts.logger ?? silentLogger;
+  const handler = createMcpHandler(
+    ({ era, requestInfo }) =>
+      createMcpServerFor(opts.agent, (hints) => mcpHttpCaller(opts.agent, requestInfo?.headers, hints, opts.openAuthorization), {
+        version: opts.version,
+        context: opts.context,
+        era,
+        subscribe: era === 'modern',
+        logger,
+        onCall: opts.onCall,
+      }),
+    {
+      legacy: 'stateless',
+      maxRequestBodySize: MCP_MAX_BODY_BYTES,
+      onerror: (e) => logger.warn(`MCP: ${e.message}`),
+    },
+  );
+  const subscription: EventSubscription = opts.agent.hub.subscribe(
+    (d) => {
+      if (d.kind !== 'event') {
+        handler.notify.resourcesChanged();
+        return;
+      }
+      const changes = resourcesTouchedBy([d.event]);
+      for (const uri of changes.updated) handler.notify.resourceUpdated(uri);
+      if (changes.listChanged) handler.notify.resourcesChanged();
+    },
+    { patterns: ['*'] },
+  );
+  const node = toNodeHandler(handler, { maxRequestBodySize: MCP_MAX_BODY_BYTES, onerror: (e) => logger.error('MCP request failed', e) });
+  return {
+    handler,
+    mount(app) {
+      app.all(MCP_PATH, (req, res, next) => {
+        node(req, res).catch(next);
+      });
+    },
+    async dispose() {
+      subscription.close();
+      await handler.close();
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { ToolError } from '../../core/errors';
+import { newUuid } from '../../core/ids';
+import type { EventRecord } from '../../domain/events';
+import type { EventHub, EventSubscription } from '../../agent/eventHub';
+
+/** Longest accepted list of patterns in one subscription. */
+export const MAX_PATTERNS = 50;
+
+const PATTERN = /^(\*|[a-z][a-z0-9_]*\.(\*|[a-z][a-z0-9_]*))$/;
+
+/**
+ * Parses event patterns given as a comma-separated string (`coding.*,source.imported`), an array of
+ * strings, or a mix (repeated query parameters). Each pattern is `*`, a category wildcard (`coding.*`)
+ * or an exact dotted type (`source.imported`). Empty input gives `[]` (the caller's default applies).
+ * Errors: INVALID_ARGUMENTS naming the bad pattern.
+ */
+export function parsePatterns(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  const items = Array.isArray(value) ? value : [value];
+  const out: string[] = [];
+  for (const item of items) {
+    if (typeof item !== 'string') throw new ToolError('INVALID_ARGUMENTS', 'patterns must be strings such as "coding.*" or "source.imported"');
+    for (const raw of item.split(',')) {
+      const p = raw.trim();
+      if (!p) continue;
+      if (!PATTERN.test(p)) throw new ToolError('INVALID_ARGUMENTS', `Invalid event pattern "${p.slice(0, 100)}": use "*", a category wildcard such as "coding.*", or a type such as "source.imported"`);
+      if (!out.includes(p)) out.push(p);
+    }
+  }
+  if (out.length > MAX_PATTERNS) throw new ToolError('INVALID_ARGUMENTS', `At most ${MAX_PATTERNS} patterns per subscription`);
+  return out;
+}
+
+/**
+ * Parses a sequence number (`since`, `Last-Event-ID`): a non-negative integer given as a number or a
+ * decimal string; undefined when absent or empty. Errors: INVALID_ARGUMENTS.
+ */
+export function parseSeq(value: unknown, what: string): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
+  if (!/^\d{1,15}$/.test(text)) throw new ToolError('INVALID_ARGUMENTS', `${what} must be a non-negative integer sequence number`);
+  return Number(text);
+}
+
+/** What a {@link ResumableSubscription} hands its transport. */
+export interface StreamSink {
+  /** sends one event; returns false when the transport's buffer is full (delivery pauses) */
+  event(e: EventRecord): boolean;
+  /** tells the client the hub's buffer overflowed; the subscription then replays the gap by itself */
+  overflow(notice: { last_delivered_seq: number; dropped: number }): void;
+}
+
+/**
+ * A hub subscription that survives backpressure and overflow without losing an event: it remembers the
+ * sequence number of the last event it handed on and, when paused (the transport's buffer is full) or
+ * after an overflow notice, resumes by subscribing again from that number, so the event store replays
+ * what was missed (EventHub replays a page at a time). The id is stable across those re-subscriptions.
+ */
+export class ResumableSubscription {
+  readonly id = newUuid();
+  private sub: EventSubscription | undefined;
+  private last: number;
+  private paused = false;
+  private closed = false;
+
+  /**
+   * A subscription to events matching `patterns` (empty: the hub's default subscriptions) with a sequence
+   * number above `fromSeq` (the stored ones first, then live ones; pass the store's head for live only).
+   * Nothing is delivered before {@link open}, so the transport can announce the id first.
+   */
+  constructor(
+    private readonly hub: EventHub,
+    readonly patterns: readonly string[],
+    fromSeq: number,
+    private readonly sink: StreamSink,
+    defaults: readonly string[] = [],
+  ) {
+    this.last = fromSeq;
+    this.effectivePatterns = patterns.length > 0 ? [...patterns] : [...defaults];
+  }
+
+  /** The patterns in force: the given ones, or the defaults passed to the constructor. */
+  readonly effectivePatterns: readonly string[];
+
+  /** Starts delivery (replay first, synchronously as far as the hub's rate allows, then live). */
+  open(): this {
+    if (!this.sub && !this.paused && !this.closed) this.start();
+    return this;
+  }
+
+  /** The sequence number of the last event handed to the sink (or the starting point). */
+  get lastSeq(): number {
+    return this.last;
+  }
+
+  /** True while delivery waits for the transport to drain. */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Stops delivery until {@link resume}; nothing after {@link lastSeq} is lost. */
+  pause(): void {
+    if (this.paused || this.closed) return;
+    this.paused = true;
+    this.sub?.close();
+    this.sub = undefined;
+  }
+
+  /** Resumes after {@link pause}: replays from {@link lastSeq}, then continues live. */
+  resume(): void {
+    if (!this.paused || this.closed) return;
+    this.paused = false;
+    this.start();
+  }
+
+  /** Ends the subscription for good. */
+  close(): void {
+    this.closed = true;
+    this.sub?.close();
+    this.sub = undefined;
+  }
+
+  private start(): void {
+    const deliver = (d: Parameters<Parameters<EventHub['subscribe']>[0]>[0]) => {
+      if (this.closed || this.paused) return;
+      if (d.kind === 'event') {
+        this.last = d.event.metadata.sequence_number;
+        if (!this.sink.event(d.event)) this.pause();
+        return;
+      }
+      this.sink.overflow({ last_delivered_seq: d.last_delivered_seq, dropped: d.dropped });
+      // the hub dropped its queue: start again from the last event the client got (not from inside the hub's publish loop)
+      this.pause();
+      setImmediate(() => this.resume());
+    };
+    const current = this.hub.subscribe(deliver, { patterns: [...this.effectivePatterns], fromSeq: this.last });
+    // a pause during the synchronous replay: the hub could not be told yet, so end it now
+    if (this.paused || this.closed) current.close();
+    else this.sub = current;
+  }
+}

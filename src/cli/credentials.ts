@@ -1,0 +1,123 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Tokens } from '../agent/agentContext';
+import type { AuditStorage } from '../agent/auditLog';
+
+/** Marginalia's per-user folder: `MARGINALIA_HOME`, else `~/.marginalia`. Created user-only (0700). */
+export function marginaliaHome(): string {
+  const dir = process.env.MARGINALIA_HOME ?? path.join(os.homedir(), '.marginalia');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+function writePrivate(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, text, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+  fs.chmodSync(file, 0o600);
+}
+
+/**
+ * The install's tokens: `MARGINALIA_TOKEN` / `MARGINALIA_REVIEWER_TOKEN` when set, else the ones in
+ * `<home>/credentials.json` (user-only), generated (32 random bytes, base64url) on first use.
+ */
+export function loadTokens(): Tokens {
+  const file = path.join(marginaliaHome(), 'credentials.json');
+  let stored: Partial<{ agent_token: string; reviewer_token: string }> = {};
+  try {
+    stored = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof stored;
+  } catch {
+    // first run, or unreadable: make new ones
+  }
+  if (!stored.agent_token || !stored.reviewer_token) {
+    stored = { agent_token: stored.agent_token ?? newToken(), reviewer_token: stored.reviewer_token ?? newToken() };
+    writePrivate(file, JSON.stringify(stored, null, 2));
+  }
+  return { agent: process.env.MARGINALIA_TOKEN || (stored.agent_token as string), reviewer: process.env.MARGINALIA_REVIEWER_TOKEN || (stored.reviewer_token as string) };
+}
+
+/** A new random token (32 bytes, base64url). */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** What a discovery file says about a running server (it never holds the reviewer token). */
+export interface DiscoveryInfo {
+  project: string;
+  pid: number;
+  url: string;
+  port: number;
+  token: string;
+  mcp_url: string;
+  started_at: string;
+}
+
+/** The discovery file of a project: `<home>/servers/<sha256(project path)[0..16]>.json`. */
+export function discoveryPath(projectPath: string): string {
+  const hash = createHash('sha256').update(path.resolve(projectPath)).digest('hex').slice(0, 16);
+  return path.join(marginaliaHome(), 'servers', `${hash}.json`);
+}
+
+/** Writes the discovery file (user-only, 0600) and returns a function that removes it. */
+export function writeDiscovery(info: DiscoveryInfo): () => void {
+  const file = discoveryPath(info.project);
+  writePrivate(file, JSON.stringify(info, null, 2));
+  return () => {
+    try {
+      const current = JSON.parse(fs.readFileSync(file, 'utf8')) as DiscoveryInfo;
+      if (current.pid === info.pid) fs.rmSync(file, { force: true });
+    } catch {
+      // already gone
+    }
+  };
+}
+
+/** The discovery file of a project, when its server is alive. */
+export function readDiscovery(projectPath: string): DiscoveryInfo | undefined {
+  try {
+    const info = JSON.parse(fs.readFileSync(discoveryPath(projectPath), 'utf8')) as DiscoveryInfo;
+    process.kill(info.pid, 0);
+    return info;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `.marginalia/` beside a project file. */
+export function projectSideDir(projectPath: string): string {
+  return path.join(path.dirname(path.resolve(projectPath)), '.marginalia');
+}
+
+/** The text of `.marginalia/config.yaml` beside the project, or undefined when there is none. */
+export function readConfigText(projectPath: string): string | undefined {
+  try {
+    return fs.readFileSync(path.join(projectSideDir(projectPath), 'config.yaml'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The audit log file as {@link AuditStorage}: `logPath` resolved against the project's folder, appended
+ * with one synchronous write per line (user-only file).
+ */
+export function fileAuditStorage(projectPath: string, logPath: () => string): AuditStorage {
+  const resolve = () => path.resolve(path.dirname(path.resolve(projectPath)), logPath());
+  return {
+    append: (line) => {
+      const file = resolve();
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.appendFileSync(file, `${line}\n`, { mode: 0o600 });
+    },
+    read: async () => {
+      try {
+        return await fs.promises.readFile(resolve(), 'utf8');
+      } catch {
+        return '';
+      }
+    },
+  };
+}

@@ -1,0 +1,220 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ToolError, type ErrorCode } from '../../core/errors';
+import { codePointLength, sliceCp, toWellFormed } from '../../core/text';
+import type { AttributeType, AttributeValue } from '../../domain/ports';
+
+/**
+ * The import plan: what an importer read from a foreign file, held in memory, before anything is written.
+ * An importer only reads (a file, a database) and returns a plan; `applyImportPlan` (applyPlan.ts) then
+ * writes the whole plan through the domain services in the caller's one transaction, so an import either
+ * happens entirely or not at all.
+ *
+ * Items of a plan refer to each other through {@link PlanRef}s: strings unique within their kind (a
+ * foreign id such as `"cid:12"`, or a name), never project ids. Text positions are Unicode code points of
+ * the planned source's `text`, half-open `[start_pos, end_pos)`; each importer converts its producer's
+ * convention (RQDA and QualCoder count characters, Taguette counts UTF-8 bytes of its HTML's text nodes).
+ */
+
+/** A reference to another item of the same plan. */
+export type PlanRef = string;
+
+/** A category to find by name (case-insensitive) or create; `parent` nests it. */
+export interface PlannedCategory {
+  ref: PlanRef;
+  name: string;
+  parent: PlanRef | null;
+  memo: string | null;
+  /** the coder the foreign file names, recorded as the owner; null: the importing actor */
+  owner?: string | null;
+}
+
+/** A code to find by name (case-insensitive) or create. */
+export interface PlannedCode {
+  ref: PlanRef;
+  name: string;
+  /** `#RRGGBB`, or null to take the next colour of {@link CODE_PALETTE} */
+  color: string | null;
+  memo: string | null;
+  category: PlanRef | null;
+  owner?: string | null;
+}
+
+/** A source folder to find by name within its parent, or create. */
+export interface PlannedFolder {
+  ref: PlanRef;
+  name: string;
+  parent: PlanRef | null;
+}
+
+/** A text source. An existing source with the same name and exactly this text is reused; any other name clash fails the import. */
+export interface PlannedSource {
+  ref: PlanRef;
+  name: string;
+  /** the text exactly as stored; positions of segments and case ranges count its code points */
+  text: string;
+  memo: string | null;
+  /** where it came from, e.g. `QualCoder: /path/data.qda` */
+  origin: string | null;
+  folder: PlanRef | null;
+  owner?: string | null;
+}
+
+/** A coding: `code` applied to `[start_pos, end_pos)` (code points) of `source`. */
+export interface PlannedSegment {
+  code: PlanRef;
+  source: PlanRef;
+  start_pos: number;
+  end_pos: number;
+  memo: string | null;
+  /** 0 to 2 */
+  importance: number;
+  owner?: string | null;
+}
+
+/** A range `[start_pos, end_pos)` (code points) of a planned source held by a case. */
+export interface PlannedCaseRange {
+  source: PlanRef;
+  start_pos: number;
+  end_pos: number;
+}
+
+/** A typed case attribute; the value is already of its type (a string for text and ISO 8601 dates). */
+export interface PlannedAttribute {
+  name: string;
+  type: AttributeType;
+  value: AttributeValue;
+}
+
+/** A case to find by name (case-insensitive) or create, with whole sources, ranges and attributes to add. */
+export interface PlannedCase {
+  name: string;
+  memo: string | null;
+  /** sources linked as wholes */
+  sources: PlanRef[];
+  ranges: PlannedCaseRange[];
+  /** set in order; an existing attribute of the same name is overwritten (its type too) */
+  attributes: PlannedAttribute[];
+  owner?: string | null;
+}
+
+/** Everything one import would write. Categories may come in any order (parents are resolved first). */
+export interface ImportPlan {
+  /** the import format, e.g. `rqda` */
+  format: string;
+  /** the absolute path the plan was read from */
+  file: string;
+  categories: PlannedCategory[];
+  codes: PlannedCode[];
+  folders: PlannedFolder[];
+  sources: PlannedSource[];
+  segments: PlannedSegment[];
+  cases: PlannedCase[];
+  /** what was read but left out, by reason (e.g. `soft_deleted_codings: 3`); reported with the result */
+  skipped: Record<string, number>;
+  /** human-readable notes about the file (at most a few dozen; counts go into `skipped`) */
+  warnings: string[];
+}
+
+/** Options an importer may honour (import_data's optional parameters). */
+export interface ImportOptions {
+  /** csv and analytics_csv: the column holding the case name (default: see each importer) */
+  name_column?: string;
+  /** called now and then while a large file is read: `done` of `total` units of `unit` (total null when unknown) */
+  onProgress?: (p: ImportProgress) => void;
+}
+
+/** Progress of a long import step. */
+export interface ImportProgress {
+  phase: 'read' | 'apply';
+  done: number;
+  total: number | null;
+  /** what `done` counts: `bytes`, `items` */
+  unit: 'bytes' | 'items';
+}
+
+/**
+ * One import format: reads `filePath` (absolute) into a plan, writing nothing.
+ * Errors: IMPORT_FAILED (missing, unreadable or malformed file; the message says which and where), or the
+ * format's own codes (analytics: ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND, ANALYTICS_NOT_IMPORTED/NO_PROFILES).
+ */
+export interface Importer {
+  format: string;
+  /** one line for tool descriptions: what file the format reads */
+  description: string;
+  plan(filePath: string, options: ImportOptions): Promise<ImportPlan>;
+}
+
+/** An empty plan for `format` read from `file`. */
+export function emptyPlan(format: string, file: string): ImportPlan {
+  return { format, file, categories: [], codes: [], folders: [], sources: [], segments: [], cases: [], skipped: {}, warnings: [] };
+}
+
+/** Adds `n` to `plan.skipped[reason]` (nothing when n is 0). */
+export function skip(plan: ImportPlan, reason: string, n = 1): void {
+  if (n > 0) plan.skipped[reason] = (plan.skipped[reason] ?? 0) + n;
+}
+
+/** Most warnings a plan keeps; further ones are counted in `skipped.more_warnings`. */
+export const MAX_WARNINGS = 50;
+
+/** Adds a warning, keeping at most {@link MAX_WARNINGS}. */
+export function warn(plan: ImportPlan, message: string): void {
+  if (plan.warnings.length < MAX_WARNINGS) plan.warnings.push(message);
+  else skip(plan, 'more_warnings');
+}
+
+/** Colours given to imported codes that bring none (Tableau 10, as the editor offers). */
+export const CODE_PALETTE = ['#4E79A7', '#F28E2B', '#E15759', '#76B7B2', '#59A14F', '#EDC948', '#B07AA1', '#FF9DA7', '#9C755F', '#BAB0AC'] as const;
+
+/** `#RRGGBB` in upper case when `raw` is a hex colour (`#abc`, `#aabbcc`, with or without `#`), else null. */
+export function normalizeColor(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const s = raw.trim().replace(/^#/, '');
+  if (/^[0-9A-Fa-f]{6}$/.test(s)) return `#${s.toUpperCase()}`;
+  if (/^[0-9A-Fa-f]{3}$/.test(s)) return `#${[...s].map((c) => c + c).join('').toUpperCase()}`;
+  return null;
+}
+
+/**
+ * A foreign name made fit for Marginalia's rules (1..`max` code points, no control characters): unpaired
+ * surrogates become U+FFFD, control characters and runs of white space one space, then NFC and trim; an
+ * overlong name is cut to `max` code points. An empty result becomes `fallback`.
+ */
+export function fitName(raw: unknown, max: number, fallback: string): string {
+  const s = toWellFormed(String(raw ?? ''))
+    // eslint-disable-next-line no-control-regex -- replacing control characters is the point
+    .replace(/[\u0000-\u001f\u007f\s]+/g, ' ')
+    .normalize('NFC')
+    .trim();
+  if (s === '') return fallback;
+  return codePointLength(s) > max ? sliceCp(s, 0, max).trim() : s;
+}
+
+/** A memo from a foreign value: null for null, undefined and blank strings, else the string (well-formed). */
+export function memoOf(raw: unknown): string | null {
+  if (raw === null || raw === undefined) return null;
+  const s = toWellFormed(String(raw));
+  return s.trim() === '' ? null : s;
+}
+
+/**
+ * Checks that `filePath` is an absolute path of a readable regular file and returns its size in bytes.
+ * Errors: `code` (IMPORT_FAILED unless given) naming the problem: relative path, no such file, a directory, unreadable.
+ */
+export function checkImportFile(filePath: string, code: ErrorCode = 'IMPORT_FAILED'): number {
+  if (!path.isAbsolute(filePath)) throw new ToolError(code, `source_path must be an absolute path (got "${filePath}")`);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(filePath);
+  } catch {
+    throw new ToolError(code, `No file at ${filePath}`);
+  }
+  if (!st.isFile()) throw new ToolError(code, `${filePath} is not a file`);
+  try {
+    fs.accessSync(filePath, fs.constants.R_OK);
+  } catch {
+    throw new ToolError(code, `${filePath} cannot be read`);
+  }
+  return st.size;
+}

@@ -1,0 +1,267 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { ToolError } from '../core/errors';
+import type { SnapshotInfo } from '../domain/versionControl';
+
+/** The committer of every snapshot, and the author of the first one. */
+export const COMMITTER = { name: 'Marginalia', email: 'marginalia@localhost' };
+
+/** The directories of the working tree that hold the dump (besides `manifest.json`); nothing else is ever deleted. */
+const MANAGED_DIRS = ['tables', 'sources'];
+
+/** The environment variables passed to git (case-insensitive); everything else, GIT_* above all, is withheld. */
+const PASSED_ENV = /^(path|home|userprofile|systemroot|windir|comspec|temp|tmp|tmpdir|lang|language|lc_[a-z]+)$/i;
+
+/** Files written once by {@link HistoryRepo.init} and left alone afterwards. */
+const GITATTRIBUTES = '# Written by Marginalia: keep every file byte for byte (no line-ending conversion).\n* -text\n';
+const README = `# Marginalia project history
+
+This git repository is written by Marginalia: every commit is a snapshot of the project, as a canonical
+text dump (\`manifest.json\`; \`tables/<table>.jsonl\`, one JSON row per line, sorted by primary key;
+\`sources/<id>.txt\`, the text of each source). Commits are made automatically after changes; their author
+names the session that made them (\`agent:<session>\`).
+
+Browse, diff, or push it to a remote to share it. Do not commit here by hand: restore snapshots with the
+\`restore_snapshot\` tool, which first snapshots the current state so the restore can be undone.
+`;
+
+/** `s` without line breaks and control characters, at most `max` characters. */
+function oneLine(s: string, max: number): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = s.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** A name git accepts in an ident (`Name <email>`): no angle brackets, no control characters, at most 100 characters. */
+export function identName(s: string): string {
+  return oneLine(s.replace(/[<>]/g, '_'), 100) || 'unknown';
+}
+
+/**
+ * The history repository at `<project dir>/.marginalia/history`: a git repository of its own, driven
+ * through simple-git. Never the researcher's workspace repository: every git command runs with `GIT_DIR`
+ * set to this directory's `.git` (so git never searches upwards into an enclosing repository, and a
+ * `GIT_DIR` or `GIT_INDEX_FILE` inherited from a git hook is never passed on: git gets only PATH, HOME,
+ * temp and locale variables from the environment), and with the
+ * user's global and system git configuration switched off (`GIT_CONFIG_GLOBAL` = the null device,
+ * `GIT_CONFIG_NOSYSTEM`), so signing, hooks, line-ending conversion or a pager configured for the
+ * researcher's own work never apply here; commits also pass `--no-verify`. The identity is set in the
+ * repository's local config (`Marginalia <marginalia@localhost>`), so commits work on a machine without git
+ * configuration. Callers serialise the calls (see Snapshotter's queue).
+ *
+ * Errors: TOOL_EXECUTION_ERROR when git is missing or fails.
+ */
+export class HistoryRepo {
+  private clients: { git: SimpleGit; batch: SimpleGit } | undefined;
+  /** what the next `git cat-file --batch` reads from stdin (one batch at a time: see readFiles) */
+  private batchInput = '';
+  private batchLock: Promise<unknown> = Promise.resolve();
+  /** sha1 of each dump file as last written, so unchanged files are not rewritten (and git need not rehash them) */
+  private written: Map<string, string> | undefined;
+
+  /** `dir`: the history directory; nothing is created before {@link init} or the first git command. */
+  constructor(readonly dir: string) {}
+
+  /** The simple-git clients (created on first use, with the directory): one for commands, one for batch reads. */
+  private get git(): { git: SimpleGit; batch: SimpleGit } {
+    if (this.clients) return this.clients;
+    // Only what git needs to run (finding programs, temp files, locale): nothing of the caller's git setup.
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && PASSED_ENV.test(k)) env[k] = v;
+    env.GIT_DIR = path.join(this.dir, '.git');
+    env.GIT_CONFIG_GLOBAL = os.devNull;
+    env.GIT_CONFIG_NOSYSTEM = '1';
+    fs.mkdirSync(this.dir, { recursive: true });
+    const options = {
+      baseDir: this.dir,
+      allowEnvironment: ['GIT_DIR', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM'],
+      // GIT_CONFIG_GLOBAL names a config path: the null device, to switch the user's configuration off
+      unsafe: { allowUnsafeConfigPaths: true },
+    };
+    this.clients = {
+      git: simpleGit({ ...options, maxConcurrentProcesses: 4 }).env(env),
+      batch: simpleGit({ ...options, maxConcurrentProcesses: 1, input: () => this.batchInput }).env(env),
+    };
+    return this.clients;
+  }
+
+  /** True when the directory holds its own repository (`.git` is a directory). No git call. */
+  exists(): boolean {
+    try {
+      return fs.statSync(path.join(this.dir, '.git')).isDirectory();
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Creates the repository: `git init`, branch `main`, local identity and settings, `.gitattributes`
+   * (no line-ending conversion) and a README, and records `projectFile` (the project's file name) as
+   * `marginalia.project` in the local config.
+   */
+  async init(projectFile: string): Promise<void> {
+    await this.run(['init', '--quiet']);
+    // Written directly (git's documented repository layout) rather than with eight more git processes:
+    // the branch `main` (HEAD of a repository without commits is only this file) and the local settings.
+    const gitDir = path.join(this.dir, '.git');
+    fs.writeFileSync(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
+    const quoted = `"${oneLine(projectFile, 255).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+    fs.appendFileSync(
+      path.join(gitDir, 'config'),
+      `[user]\n\tname = ${COMMITTER.name}\n\temail = ${COMMITTER.email}\n` +
+        '[core]\n\tautocrlf = false\n\tsafecrlf = false\n\tquotepath = false\n' +
+        '[commit]\n\tgpgsign = false\n' +
+        `[marginalia]\n\tproject = ${quoted}\n`,
+    );
+    fs.writeFileSync(path.join(this.dir, '.gitattributes'), GITATTRIBUTES);
+    fs.writeFileSync(path.join(this.dir, 'README.md'), README);
+  }
+
+  /** The project file name recorded at init (`marginalia.project`), or null when none is recorded. */
+  async projectFile(): Promise<string | null> {
+    const out = await this.run(['config', '--local', '--default', '', '--get', 'marginalia.project']);
+    return out.trim() || null;
+  }
+
+  /** Removes `.git/index.lock` left by a process that died mid-commit (call only while no git command runs). */
+  removeStaleLock(): void {
+    fs.rmSync(path.join(this.dir, '.git', 'index.lock'), { force: true });
+  }
+
+  /**
+   * Makes the working tree hold exactly `files` (path -> content) in the dump's places: writes what changed
+   * since the last call, deletes dump files that are no longer in it. Other files (README, .gitattributes)
+   * are left alone.
+   */
+  writeTree(files: ReadonlyMap<string, string>): void {
+    const previous = this.written ?? new Map<string, string>();
+    const next = new Map<string, string>();
+    for (const [rel, content] of files) {
+      const abs = this.resolve(rel);
+      const hash = createHash('sha1').update(content, 'utf8').digest('hex');
+      next.set(rel, hash);
+      if (previous.get(rel) === hash && fs.existsSync(abs)) continue;
+      fs.mkdirSync(path.dirname(abs), { recursive: true });
+      fs.writeFileSync(abs, content, 'utf8');
+    }
+    for (const dir of MANAGED_DIRS) {
+      const absDir = path.join(this.dir, dir);
+      if (!fs.existsSync(absDir)) continue;
+      for (const name of fs.readdirSync(absDir)) {
+        const rel = `${dir}/${name}`;
+        if (!files.has(rel)) fs.rmSync(path.join(absDir, name), { recursive: true, force: true });
+      }
+    }
+    this.written = next;
+  }
+
+  /**
+   * Stages everything and commits with `subject` (and `body`) as `authorName <marginalia@localhost>`.
+   * Returns the new commit's SHA, or null when nothing changed and `allowEmpty` is false.
+   */
+  async commit(subject: string, body: string, authorName: string, allowEmpty = false): Promise<string | null> {
+    await this.run(['add', '--all']);
+    if (!allowEmpty && (await this.run(['status', '--porcelain'])).trim() === '') return null;
+    const args = ['commit', '--quiet', '--no-verify', `--author=${identName(authorName)} <${COMMITTER.email}>`, '-m', oneLine(subject, 400) || 'Snapshot'];
+    if (body.trim()) args.push('-m', body.trim());
+    if (allowEmpty) args.push('--allow-empty');
+    await this.run(args);
+    return (await this.run(['rev-parse', 'HEAD'])).trim();
+  }
+
+  /** The full SHA of the commit `ref` names, or null when it names none. `ref` must not start with `-`. */
+  async resolveRef(ref: string): Promise<string | null> {
+    if (ref.startsWith('-')) return null;
+    try {
+      const out = (await this.run(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
+      return /^[0-9a-f]{40,64}$/.test(out) ? out : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The newest `limit` commits reachable from HEAD, newest first (dates in ISO 8601 UTC). */
+  async log(limit: number, ref = 'HEAD'): Promise<SnapshotInfo[]> {
+    const out = await this.run(['log', `--max-count=${limit}`, '--format=%H%x1f%h%x1f%an%x1f%aI%x1f%s%x1e', ref]);
+    return out
+      .split('\x1e')
+      .map((r) => r.replace(/^\n/, ''))
+      .filter((r) => r.length > 0)
+      .map((r) => {
+        const [ref = '', short = '', author = '', date = '', message = ''] = r.split('\x1f');
+        return { ref, short_ref: short, message, author, date: new Date(date).toISOString() };
+      });
+  }
+
+  /** Every file of commit `sha` (full SHA): path -> blob id. */
+  async listTree(sha: string): Promise<Map<string, string>> {
+    const out = await this.run(['ls-tree', '-r', '-z', '--full-tree', sha]);
+    const files = new Map<string, string>();
+    for (const entry of out.split('\0')) {
+      const m = /^\d+ blob ([0-9a-f]+)\t(.+)$/s.exec(entry);
+      if (m) files.set(m[2]!, m[1]!);
+    }
+    return files;
+  }
+
+  /**
+   * The contents of `paths` in commit `sha` (full SHA), read with one `git cat-file --batch` (the branch is
+   * never checked out). Throws TOOL_EXECUTION_ERROR when a path is missing or the output is unreadable.
+   */
+  async readFiles(sha: string, paths: readonly string[]): Promise<Map<string, string>> {
+    if (paths.length === 0) return new Map();
+    const read = this.batchLock.then(async () => {
+      this.batchInput = paths.map((p) => `${sha}:${p}\n`).join('');
+      try {
+        return await this.git.batch.binaryCatFile(['--batch']);
+      } catch (e) {
+        throw new ToolError('TOOL_EXECUTION_ERROR', `git cat-file failed in ${this.dir}: ${oneLine((e as Error).message, 500)}`);
+      }
+    });
+    this.batchLock = read.catch(() => undefined);
+    const out = await read;
+    // Each object: "<oid> blob <size>\n" + <size> bytes + "\n"; a missing one: "<name> missing\n".
+    const files = new Map<string, string>();
+    let at = 0;
+    for (const p of paths) {
+      const nl = out.indexOf(0x0a, at);
+      const header = nl < 0 ? '' : out.toString('latin1', at, nl);
+      const m = /^[0-9a-f]+ blob (\d+)$/.exec(header);
+      if (!m) throw new ToolError('TOOL_EXECUTION_ERROR', `git cat-file could not read ${p} of ${sha}: ${oneLine(header, 200) || 'no answer'}`);
+      const size = Number(m[1]);
+      files.set(p, out.toString('utf8', nl + 1, nl + 1 + size));
+      at = nl + 1 + size + 1;
+    }
+    return files;
+  }
+
+  /** `git diff` between two commits (full SHAs), plain (no colour, no external diff, a/ b/ prefixes), cut at `limit` characters. */
+  async diff(fromSha: string, toSha: string, limit: number): Promise<{ text: string; truncated: boolean }> {
+    const text = await this.run(['diff', '--no-color', '--no-ext-diff', '--no-renames', '--src-prefix=a/', '--dst-prefix=b/', fromSha, toSha]);
+    return text.length > limit ? { text: text.slice(0, limit), truncated: true } : { text, truncated: false };
+  }
+
+  /** Path of a dump file inside the repository; refuses anything that could leave it. */
+  private resolve(rel: string): string {
+    if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/.test(rel) || rel.split('/').some((p) => p === '..' || p === '.') || rel.startsWith('.git')) {
+      throw new Error(`refusing to write dump path "${rel}"`);
+    }
+    return path.join(this.dir, ...rel.split('/'));
+  }
+
+  /** Runs one git command; failures become TOOL_EXECUTION_ERROR. */
+  private async run(args: string[]): Promise<string> {
+    try {
+      return await this.git.git.raw(args);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException & { message: string };
+      if (err.code === 'ENOENT' || /spawn git ENOENT/.test(err.message)) {
+        throw new ToolError('TOOL_EXECUTION_ERROR', 'Version control needs git, which is not installed or not on PATH.');
+      }
+      throw new ToolError('TOOL_EXECUTION_ERROR', `git ${args[0]} failed in ${this.dir}: ${oneLine(err.message, 500)}`);
+    }
+  }
+}

@@ -1,0 +1,478 @@
+import * as path from 'node:path';
+import { ToolError } from '../core/errors';
+import type { Logger } from '../core/log';
+import { silentLogger } from '../core/log';
+import type { EventRecord, EventType } from '../domain/events';
+import type { Actor } from '../domain/model';
+import type {
+  InitializeResult,
+  PreparedRestore,
+  ProjectRows,
+  RestoreResult,
+  SnapshotDiff,
+  SnapshotInfo,
+  VersionControl,
+} from '../domain/versionControl';
+import { canonicalDump, diffDumps, MANIFEST_PATH, parseDump, planRestore, readProjectTables, type ParsedDump } from './canonicalDump';
+import { COMMITTER, HistoryRepo } from './historyRepo';
+
+/** The event a successful restore_snapshot stores; its publication triggers the "Restored" commit. */
+export const SNAPSHOT_RESTORED_EVENT: EventType = 'project.snapshot_restored';
+
+/** Where a project's history lives: `<project dir>/.marginalia/history`. */
+export function historyDirFor(projectPath: string): string {
+  return path.join(path.dirname(path.resolve(projectPath)), '.marginalia', 'history');
+}
+
+/** A finished tool call as the pipeline reports it (its `onDidCall` record; only these fields are read). */
+export interface CallNote {
+  tool: string;
+  status: string;
+  caller: { session_id: string; client_type: string; user: string };
+}
+
+/** Options of {@link Snapshotter}. */
+export interface SnapshotterOptions {
+  /** commit this many milliseconds after the last change (default 2000) */
+  debounceMs?: number;
+  /** ... but no later than this many milliseconds after the first uncommitted change (default 30000) */
+  maxWaitMs?: number;
+  /** cut `view_diff`'s raw diff at this many characters (default 200,000) */
+  rawDiffLimit?: number;
+  logger?: Logger;
+}
+
+/** One change waiting for the next automatic snapshot. */
+export interface PendingChange {
+  tool: string;
+  summary: string;
+  session_id: string;
+  client_type: string;
+  user: string;
+}
+
+/** What {@link Snapshotter.prepareRestore} keeps for {@link Snapshotter.applyRestore}, beyond the port's fields. */
+interface RestorePlan {
+  target: ParsedDump;
+  /** the dump committed as the "Before restoring" snapshot: the state the restore expects to replace */
+  before: Map<string, string>;
+}
+
+const DEFAULT_DEBOUNCE_MS = 2000;
+const DEFAULT_MAX_WAIT_MS = 30_000;
+const DEFAULT_RAW_DIFF_LIMIT = 200_000;
+const SUBJECT_MAX = 200;
+
+/**
+ * The project's version history (the {@link VersionControl} port) and its automatic snapshots.
+ *
+ * Every git operation of one project runs through one queue, one at a time, and reads the project's rows
+ * synchronously at the moment it starts, so each snapshot is one consistent state. Automatic snapshots:
+ * the composition root feeds it every finished call ({@link noteCall}) and the events each successful call
+ * stored ({@link noteEvents}, which the pipeline publishes right after `onDidCall`); once no change has
+ * arrived for `debounceMs` (or `maxWaitMs` after the first), it commits the project's dump with a message
+ * naming what changed ("create_code: Belonging; batch_apply_codes: 3 segments (session s1)") and the
+ * author `agent:<session>`. Nothing is recorded while the history does not exist. A restore's event
+ * commits "Restored <short ref>" at once. Failures of automatic snapshots are logged, never thrown.
+ *
+ * Git never runs inside a store transaction: tools do git work in `prepare` (async) and only
+ * {@link applyRestore} runs in `run`.
+ */
+export class Snapshotter implements VersionControl {
+  readonly historyDir: string;
+  private readonly repo: HistoryRepo;
+  private readonly debounceMs: number;
+  private readonly maxWaitMs: number;
+  private readonly rawDiffLimit: number;
+  private readonly logger: Logger;
+  private queue: Promise<unknown> = Promise.resolve();
+  private pending: PendingChange[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private firstPendingAt = 0;
+  private lastCall: CallNote | undefined;
+  private started = false;
+  private ownerChecked = false;
+  private closed = false;
+  private readonly plans = new WeakMap<PreparedRestore, RestorePlan>();
+
+  /**
+   * @param projectPath the project's `.qda` file; the history is `<its dir>/.marginalia/history`
+   * @param rows the store's rows (read for every snapshot, written by a restore)
+   */
+  constructor(
+    private readonly projectPath: string,
+    private readonly rows: ProjectRows,
+    opts: SnapshotterOptions = {},
+  ) {
+    this.historyDir = historyDirFor(projectPath);
+    this.repo = new HistoryRepo(this.historyDir);
+    this.debounceMs = opts.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+    this.maxWaitMs = Math.max(opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, this.debounceMs);
+    this.rawDiffLimit = opts.rawDiffLimit ?? DEFAULT_RAW_DIFF_LIMIT;
+    this.logger = opts.logger ?? silentLogger;
+  }
+
+  // ---- automatic snapshots -------------------------------------------------------------------------
+
+  /** Records a finished call, so the events that follow it can be named by its tool. */
+  noteCall(call: CallNote): void {
+    this.lastCall = call.status === 'ok' ? call : undefined;
+    // the pipeline publishes a call's events synchronously after reporting it: later events are not its own
+    queueMicrotask(() => {
+      if (this.lastCall === call) this.lastCall = undefined;
+    });
+  }
+
+  /**
+   * Records the events of one successful call (delivered after its commit is durable) and schedules the
+   * automatic snapshot; a restore's event commits "Restored <short ref>" at once. Ignored while the
+   * history does not exist or after {@link close}.
+   */
+  noteEvents(events: readonly EventRecord[]): void {
+    const call = this.lastCall;
+    this.lastCall = undefined;
+    if (this.closed || events.length === 0 || !this.repo.exists()) return;
+    const first = events[0]!;
+    const by = first.caused_by;
+    const restored = events.find((e) => e.event_type === SNAPSHOT_RESTORED_EVENT);
+    if (restored) {
+      this.clearTimer();
+      const also = this.takePending();
+      const short = String(restored.payload.short_ref ?? restored.aggregate_id);
+      const body = [
+        `Restored snapshot ${String(restored.payload.ref ?? restored.aggregate_id)} ("${String(restored.payload.message ?? '')}").`,
+        `Session ${by.session_id} (${by.client_type}, user ${by.user}).`,
+        `Undo: restore_snapshot with ref ${String(restored.payload.before_short_ref ?? restored.payload.before_ref ?? '')}.`,
+        ...(also.length > 0 ? ['', 'Also:', ...also.map(changeLine)] : []),
+      ].join('\n');
+      void this.enqueue(() => this.commitCurrent(`Restored ${short}`, body, `agent:${by.session_id}`, true)).catch((e) => this.logger.error('the snapshot after a restore failed', e));
+      return;
+    }
+    const tool = call && call.caller.session_id === by.session_id ? call.tool : fallbackToolName(events);
+    this.pending.push({ tool, summary: summarizeEvents(events), session_id: by.session_id, client_type: by.client_type, user: by.user });
+    this.schedule();
+  }
+
+  /**
+   * Commits the waiting changes now (instead of after the debounce) and resolves once every queued git
+   * operation has finished. Never rejects: a failed snapshot is logged.
+   */
+  async flush(): Promise<void> {
+    this.clearTimer();
+    if (this.pending.length > 0) void this.enqueue(() => this.autoSnapshot()).catch((e) => this.logger.error('automatic snapshot failed', e));
+    await this.idle();
+  }
+
+  /** Resolves once every queued git operation has finished, including ones queued meanwhile. */
+  async idle(): Promise<void> {
+    let q: Promise<unknown>;
+    do {
+      q = this.queue;
+      await q.catch(() => undefined);
+    } while (q !== this.queue);
+  }
+
+  /** Stops recording, commits what is waiting and waits for the queue. Call before the store closes. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.flush();
+  }
+
+  // ---- the VersionControl port ---------------------------------------------------------------------
+
+  /** True when `<project dir>/.marginalia/history/.git` exists. */
+  isInitialized(): boolean {
+    return this.repo.exists();
+  }
+
+  /**
+   * Creates the history repository (git init, local identity, the dump, commit "Initial snapshot" by
+   * Marginalia). When it exists already, commits the current state if it differs from the last snapshot
+   * and returns `created: false`. Errors: VERSION_CONTROL_NOT_INITIALIZED (the folder's history belongs to
+   * another project file), TOOL_EXECUTION_ERROR (git missing or failing).
+   */
+  initialize(actor: Actor): Promise<InitializeResult> {
+    return this.enqueue(async () => {
+      const projectFile = path.basename(this.projectPath);
+      let created = false;
+      if (this.repo.exists()) {
+        await this.checkOwner();
+        await this.commitCurrent('Snapshot on initialize_version_control', `Session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`, `agent:${actor.session_id}`, false);
+      } else {
+        await this.repo.init(projectFile);
+        this.ownerChecked = true;
+        created = true;
+        const dump = canonicalDump(readProjectTables(this.rows));
+        this.repo.writeTree(dump);
+        await this.repo.commit('Initial snapshot', `Version control initialized for ${projectFile} by session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`, COMMITTER.name, true);
+        this.pending = [];
+      }
+      const [head] = await this.repo.log(1);
+      const tree = await this.repo.listTree(head!.ref);
+      const dumpFiles = [...tree.keys()].filter((p) => p === MANIFEST_PATH || p.startsWith('tables/') || p.startsWith('sources/'));
+      return { created, history_dir: this.historyDir, ref: head!.ref, short_ref: head!.short_ref, file_count: dumpFiles.length };
+    });
+  }
+
+  /** The newest `limit` snapshots, newest first. Errors: VERSION_CONTROL_NOT_INITIALIZED, TOOL_EXECUTION_ERROR. */
+  listSnapshots(limit: number): Promise<SnapshotInfo[]> {
+    return this.enqueue(async () => {
+      await this.ensureRepo();
+      return this.repo.log(limit);
+    });
+  }
+
+  /**
+   * What differs from `fromRef` to `toRef`: codes, categories, folders, sources and cases by name, segments
+   * by count and id, per-table counts, and the raw `git diff` (cut at the raw-diff limit). Both trees are
+   * read with `git ls-tree`/`git cat-file`; source texts are compared by blob id.
+   * Errors: VERSION_CONTROL_NOT_INITIALIZED, SNAPSHOT_NOT_FOUND (naming the ref), TOOL_EXECUTION_ERROR.
+   */
+  viewDiff(fromRef: string, toRef: string): Promise<SnapshotDiff> {
+    return this.enqueue(async () => {
+      await this.ensureRepo();
+      const from = await this.mustResolve(fromRef);
+      const to = await this.mustResolve(toRef);
+      const [a, b] = await Promise.all([this.readForDiff(from), this.readForDiff(to)]);
+      let summary;
+      try {
+        summary = diffDumps(a, b);
+      } catch (e) {
+        throw new ToolError('TOOL_EXECUTION_ERROR', `A snapshot is unreadable: ${(e as Error).message}`);
+      }
+      const raw = await this.repo.diff(from, to, this.rawDiffLimit);
+      return { from_ref: from, to_ref: to, ...summary, raw_diff: raw.text, raw_diff_truncated: raw.truncated };
+    });
+  }
+
+  /**
+   * Reads snapshot `ref` (never checking it out: the branch stays attached) and commits the current state
+   * as "Before restoring <short ref>" by `agent:<session>` (always a new commit), folding in the changes
+   * that were waiting for an automatic snapshot. Errors: VERSION_CONTROL_NOT_INITIALIZED,
+   * SNAPSHOT_NOT_FOUND, TOOL_EXECUTION_ERROR (git failing, or an unreadable snapshot).
+   */
+  prepareRestore(ref: string, actor: Actor): Promise<PreparedRestore> {
+    return this.enqueue(async () => {
+      await this.ensureRepo();
+      const sha = await this.mustResolve(ref);
+      const [info] = await this.repo.log(1, sha);
+      const paths = [...(await this.repo.listTree(sha)).keys()].filter((p) => p === MANIFEST_PATH || p.startsWith('tables/') || p.startsWith('sources/'));
+      let target: ParsedDump;
+      try {
+        target = parseDump(await this.repo.readFiles(sha, paths));
+      } catch (e) {
+        throw new ToolError('TOOL_EXECUTION_ERROR', `Snapshot ${info?.short_ref ?? sha} is unreadable: ${(e as Error).message}`);
+      }
+      this.clearTimer();
+      const waiting = this.takePending();
+      const before = canonicalDump(readProjectTables(this.rows));
+      this.repo.writeTree(before);
+      const shortRef = info?.short_ref ?? sha.slice(0, 7);
+      const body = [
+        `The state before session ${actor.session_id} (${actor.client_type}, user ${actor.user}) restored ${sha}.`,
+        `Restoring this snapshot undoes that restore.`,
+        ...(waiting.length > 0 ? ['', 'Changes since the previous snapshot:', ...waiting.map(changeLine)] : []),
+      ].join('\n');
+      const beforeSha = (await this.repo.commit(`Before restoring ${shortRef}`, body, `agent:${actor.session_id}`, true))!;
+      const [beforeInfo] = await this.repo.log(1, beforeSha);
+      const prepared: PreparedRestore = {
+        ref: sha,
+        short_ref: shortRef,
+        message: info?.message ?? '',
+        before_ref: beforeSha,
+        before_short_ref: beforeInfo?.short_ref ?? beforeSha.slice(0, 7),
+      };
+      this.plans.set(prepared, { target, before });
+      return prepared;
+    });
+  }
+
+  /**
+   * Inside the caller's store transaction: applies the row changes that turn the project into the prepared
+   * snapshot (journaled and atomic with the transaction) and returns their counts per table.
+   * Errors: TOOL_EXECUTION_ERROR when the project changed since {@link prepareRestore} took the "Before
+   * restoring" snapshot (nothing is restored; call restore_snapshot again), or when `prepared` did not come
+   * from this history.
+   */
+  applyRestore(prepared: PreparedRestore): RestoreResult {
+    const plan = this.plans.get(prepared);
+    if (!plan) throw new ToolError('TOOL_EXECUTION_ERROR', 'This restore was not prepared by the project history.');
+    this.plans.delete(prepared);
+    const current = readProjectTables(this.rows);
+    if (!sameFiles(canonicalDump(current), plan.before)) {
+      throw new ToolError(
+        'TOOL_EXECUTION_ERROR',
+        `The project changed while the restore of ${prepared.short_ref} was being prepared, so nothing was restored. Call restore_snapshot again.`,
+      );
+    }
+    const changes = planRestore(current, plan.target);
+    this.rows.applyChanges(changes);
+    const out: RestoreResult['changes'] = {};
+    for (const c of changes) {
+      const deleted = c.replace_all ? (current.find((t) => t.name === c.table)?.rows.length ?? 0) : c.delete.length;
+      out[c.table] = { inserted: c.insert.length, updated: c.update.length, deleted };
+    }
+    return { changes: out };
+  }
+
+  // ---- internals -----------------------------------------------------------------------------------
+
+  /** Runs `job` after every job queued before it; the first job of this process clears a stale index lock. */
+  private enqueue<T>(job: () => Promise<T>): Promise<T> {
+    const run = async () => {
+      if (!this.started) {
+        this.started = true;
+        if (this.repo.exists()) this.repo.removeStaleLock();
+      }
+      return job();
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** VERSION_CONTROL_NOT_INITIALIZED unless the history exists and belongs to this project. */
+  private async ensureRepo(): Promise<void> {
+    if (!this.repo.exists()) {
+      throw new ToolError('VERSION_CONTROL_NOT_INITIALIZED', `Version control is not initialized for this project (no ${this.historyDir}). Call initialize_version_control first.`);
+    }
+    await this.checkOwner();
+  }
+
+  /** Refuses a history that a different project file in the same folder created. */
+  private async checkOwner(): Promise<void> {
+    if (this.ownerChecked) return;
+    const owner = await this.repo.projectFile();
+    const mine = path.basename(this.projectPath);
+    if (owner !== null && owner !== mine) {
+      throw new ToolError(
+        'VERSION_CONTROL_NOT_INITIALIZED',
+        `The history at ${this.historyDir} belongs to the project ${owner}, not ${mine}. Keep each project in a folder of its own to give it version control.`,
+      );
+    }
+    this.ownerChecked = true;
+  }
+
+  private async mustResolve(ref: string): Promise<string> {
+    const sha = await this.repo.resolveRef(ref);
+    if (!sha) throw new ToolError('SNAPSHOT_NOT_FOUND', `No snapshot "${ref}" in the project history. list_snapshots shows the refs.`, { ref });
+    return sha;
+  }
+
+  /** The files of commit `sha` for diffing: manifest and tables read, source texts as their blob ids. */
+  private async readForDiff(sha: string): Promise<Map<string, string>> {
+    const tree = await this.repo.listTree(sha);
+    const read = [...tree.keys()].filter((p) => p === MANIFEST_PATH || p.startsWith('tables/'));
+    const files = await this.repo.readFiles(sha, read);
+    for (const [p, blob] of tree) if (p.startsWith('sources/')) files.set(p, `blob ${blob}`);
+    return files;
+  }
+
+  /** Writes the current dump and commits it; returns the SHA, or null when nothing changed and `allowEmpty` is false. */
+  private async commitCurrent(subject: string, body: string, author: string, allowEmpty: boolean): Promise<string | null> {
+    if (!this.repo.exists()) return null;
+    await this.checkOwner();
+    this.repo.writeTree(canonicalDump(readProjectTables(this.rows)));
+    return this.repo.commit(subject, body, author, allowEmpty);
+  }
+
+  /** The automatic snapshot: commits the waiting changes (taken when the job starts, with the dump). */
+  private async autoSnapshot(): Promise<void> {
+    const changes = this.takePending();
+    if (changes.length === 0 || !this.repo.exists()) return;
+    const message = describeChanges(changes);
+    await this.commitCurrent(message.subject, message.body, message.author, false);
+  }
+
+  private takePending(): PendingChange[] {
+    const p = this.pending;
+    this.pending = [];
+    return p;
+  }
+
+  private schedule(): void {
+    const now = Date.now();
+    if (!this.timer) this.firstPendingAt = now;
+    this.clearTimer();
+    const wait = Math.max(0, Math.min(this.debounceMs, this.firstPendingAt + this.maxWaitMs - now));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.enqueue(() => this.autoSnapshot()).catch((e) => this.logger.error('automatic snapshot failed', e));
+    }, wait);
+    this.timer.unref();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+function sameFiles(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+/** A tool name for events that arrive without their call (e.g. from a pipeline not reporting calls): the first event's type. */
+function fallbackToolName(events: readonly EventRecord[]): string {
+  return events[0]?.event_type ?? 'change';
+}
+
+function plural(noun: string, n: number): string {
+  if (n === 1) return noun;
+  if (/[^aeiou]y$/.test(noun)) return `${noun.slice(0, -1)}ies`;
+  if (/(s|x|ch|sh)$/.test(noun)) return `${noun}es`;
+  return `${noun}s`;
+}
+
+/** The label of one event: the item's name ("Old → New" for a rename), else "<kind> <id>". */
+function eventLabel(e: EventRecord): string {
+  const p = e.payload;
+  if (typeof p.old_name === 'string' && typeof p.new_name === 'string') return `${p.old_name} → ${p.new_name}`;
+  if (typeof p.name === 'string') return p.name;
+  return `${e.aggregate_type} ${e.aggregate_id}`;
+}
+
+/**
+ * What one call changed, from its events: one event gives the item's name ("Belonging"); several of one
+ * kind give a count ("3 segments"); mixed kinds give counts per kind in order of appearance
+ * ("1 code, 4 segments").
+ */
+export function summarizeEvents(events: readonly EventRecord[]): string {
+  if (events.length === 1) return eventLabel(events[0]!);
+  const counts = new Map<string, number>();
+  for (const e of events) counts.set(e.aggregate_type, (counts.get(e.aggregate_type) ?? 0) + 1);
+  return [...counts].map(([kind, n]) => `${n} ${plural(kind, n)}`).join(', ');
+}
+
+function changeLine(c: PendingChange): string {
+  return `- ${c.tool}: ${c.summary} (session ${c.session_id}, ${c.client_type}, user ${c.user})`;
+}
+
+/**
+ * The message and author of an automatic snapshot: the subject lists the changes per tool in order
+ * ("create_code: Belonging; batch_apply_codes: 3 segments"; repeated tools grouped as
+ * "create_code ×3: A, B, C"), cut at about 200 characters, and names the session(s); the body lists every
+ * change with its session, client and user. The author is `agent:<session>` (sessions joined by `+`).
+ */
+export function describeChanges(changes: readonly PendingChange[]): { subject: string; body: string; author: string } {
+  const groups = new Map<string, string[]>();
+  for (const c of changes) groups.set(c.tool, [...(groups.get(c.tool) ?? []), c.summary]);
+  const parts = [...groups].map(([tool, summaries]) =>
+    summaries.length === 1 ? `${tool}: ${summaries[0]}` : `${tool} ×${summaries.length}: ${summaries.slice(0, 3).join(', ')}${summaries.length > 3 ? ', …' : ''}`,
+  );
+  const sessions = [...new Set(changes.map((c) => c.session_id))];
+  const who = sessions.length === 1 ? `(session ${sessions[0]})` : `(sessions ${sessions.join(', ')})`;
+  let subject = '';
+  let used = 0;
+  for (const p of parts) {
+    const next = subject ? `${subject}; ${p}` : p;
+    if (next.length > SUBJECT_MAX && subject) break;
+    subject = next;
+    used++;
+  }
+  if (used < parts.length) subject += `; … (${parts.length - used} more)`;
+  return { subject: `${subject} ${who}`, body: changes.map(changeLine).join('\n'), author: `agent:${sessions.join('+')}` };
+}

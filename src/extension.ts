@@ -7,6 +7,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startHttpServer } from './adapters/http/httpServer';
+import { mountRest } from './adapters/rest/restAdapter';
+import { createWsAdapter, WS_PATH } from './adapters/ws/wsAdapter';
+import { createServeMcp } from './cli/mcpCommand';
 import { LM_CLIENT_NAME, registerLmTools } from './adapters/lm/lmTools';
 import type { EventRecord } from './domain/events';
 import { AgentContext } from './agent/agentContext';
@@ -131,14 +134,38 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       return handle;
     },
     async (port) => {
-      const server = await startHttpServer({ pipeline, port, logger, version: VERSION, agent, onCall: (line) => logger.line(line) });
+      // the same surfaces as `marginalia serve`: tools, approvals, REST + SSE, WebSocket and MCP on one port
       const project = controller.current();
+      const onCall = (line: string) => logger.line(line);
+      const ws = createWsAdapter({ agent, pipeline, logger, onCall });
+      const mcp = createServeMcp({ agent, project: () => controller.current(), projectPath: project?.path ?? '', version: VERSION, logger, onCall });
+      let rest: { dispose(): void } | undefined;
+      const server = await startHttpServer({
+        pipeline,
+        port,
+        logger,
+        version: VERSION,
+        agent,
+        onCall,
+        extend: (app) => {
+          rest = mountRest(app, { agent, pipeline, logger, onCall });
+          mcp.endpoint.mount(app);
+        },
+        upgrades: { [WS_PATH]: (req, socket, head) => ws.handleUpgrade(req, socket, head) },
+      }).catch(async (e: unknown) => {
+        ws.dispose();
+        await mcp.dispose();
+        throw e;
+      });
       const base = `http://127.0.0.1:${server.port}`;
       const removeDiscovery = project ? writeDiscovery({ project: project.path, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() }) : () => undefined;
       return {
         port: server.port,
         close: async () => {
           removeDiscovery();
+          ws.dispose();
+          rest?.dispose();
+          await mcp.dispose();
           await server.close();
         },
       };
@@ -288,7 +315,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     registerMcpProvider({ controller, tokens, enabled: settings.provideMcpServer, version: VERSION }),
     registerCommands(
       {
-        ...commandTable({ wb, docs, codesTree, sourcesTree, segmentsTree, decorations, state: context.workspaceState, showLog: () => logger.channel.show() }),
+        ...commandTable({ wb, docs, codesTree, sourcesTree, segmentsTree, decorations, flushEdits: () => editTracker.flush(), state: context.workspaceState, showLog: () => logger.channel.show() }),
         'marginalia.project.new': (file?: string) => newProject(controller, file),
         'marginalia.project.open': (file?: string) => openProject(controller, file),
         'marginalia.project.close': () => controller.close(),

@@ -38,8 +38,6 @@ export const agentContextSchema = z
         default_level: level.default('suggest'),
         /** tool name or glob (`search_*`) -> level; checked against each category's allowed overrides */
         overrides: z.record(z.string().min(1), level).default({ apply_code: 'notify', delete_code: 'require', 'search_*': 'auto' }),
-        /** Marginalia: client names or session ids (besides the researcher's own UI) allowed to approve */
-        reviewers: z.array(z.string().min(1)).default([]),
       })
       .prefault({}),
     approvals: z

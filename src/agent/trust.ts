@@ -26,6 +26,8 @@ export const CATEGORY_RULES: Record<TrustCategory, CategoryRule> = {
   create: { default: 'config_default', overridable: ['auto', 'notify', 'suggest', 'require'] },
   guidance: { default: 'auto', overridable: [] },
   approval: { default: 'auto', overridable: [] },
+  // update_memo: the capability table says Auto; a researcher may want to see (notify) or decide (suggest) memo writes
+  memo: { default: 'auto', overridable: ['notify', 'suggest'] },
 };
 
 /**

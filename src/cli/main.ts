@@ -137,24 +137,7 @@ async function serve(argv: string[]): Promise<void> {
     pipeline.sweepApprovals();
   }, 1000);
   sweeper.unref();
-  const auth = `-H 'Authorization: Bearer ${tokens.agent}'`;
-  const json = `-H 'Content-Type: application/json'`;
-  if (grpc) process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${grpc.port} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
-  process.stdout.write(
-    `Marginalia is serving "${project.name}" at ${base} (${pipeline.listTools().length} tools). Ctrl+C stops it.\n\n` +
-      `Agent token:    ${tokens.agent}\n` +
-      `Reviewer token: ${tokens.reviewer}  (the researcher's: approves what agents propose; do not give it to agents)\n` +
-      `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n\n` +
-      `Try (as an agent):\n` +
-      `  curl -s ${base}/tools ${auth}\n` +
-      `  curl -s -X POST ${base}/tools/get_project_context ${auth} ${json} -d '{"arguments":{}}'\n` +
-      `  curl -s -X POST ${base}/tools/list_codes ${auth} ${json} -d '{"arguments":{}}'\n` +
-      `  curl -s -X POST ${base}/tools/read_source_content ${auth} ${json} -d '{"arguments":{"source_id":1,"max_length":400}}'\n` +
-      `  curl -s -X POST ${base}/tools/create_code ${auth} ${json} -d '{"arguments":{"name":"Hope","color":"#59A14F"}}'   # waits for approval (202)\n` +
-      `Then, as the researcher:\n` +
-      `  curl -s ${base}/approvals?status=pending -H 'Authorization: Bearer ${tokens.reviewer}'\n` +
-      `  curl -s -X POST ${base}/approvals/REQUEST_ID/approve -H 'Authorization: Bearer ${tokens.reviewer}' ${json} -d '{}'\n`,
-  );
+  // handlers first: a client that stops the server as soon as it reads the banner still gets a checkpoint
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -174,6 +157,24 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  const auth = `-H 'Authorization: Bearer ${tokens.agent}'`;
+  const json = `-H 'Content-Type: application/json'`;
+  if (grpc) process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${grpc.port} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
+  process.stdout.write(
+    `Marginalia is serving "${project.name}" at ${base} (${pipeline.listTools().length} tools). Ctrl+C stops it.\n\n` +
+      `Agent token:    ${tokens.agent}\n` +
+      `Reviewer token: ${tokens.reviewer}  (the researcher's: approves what agents propose; do not give it to agents)\n` +
+      `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n\n` +
+      `Try (as an agent):\n` +
+      `  curl -s ${base}/tools ${auth}\n` +
+      `  curl -s -X POST ${base}/tools/get_project_context ${auth} ${json} -d '{"arguments":{}}'\n` +
+      `  curl -s -X POST ${base}/tools/list_codes ${auth} ${json} -d '{"arguments":{}}'\n` +
+      `  curl -s -X POST ${base}/tools/read_source_content ${auth} ${json} -d '{"arguments":{"source_id":1,"max_length":400}}'\n` +
+      `  curl -s -X POST ${base}/tools/create_code ${auth} ${json} -d '{"arguments":{"name":"Hope","color":"#59A14F"}}'   # waits for approval (202)\n` +
+      `Then, as the researcher:\n` +
+      `  curl -s ${base}/approvals?status=pending -H 'Authorization: Bearer ${tokens.reviewer}'\n` +
+      `  curl -s -X POST ${base}/approvals/REQUEST_ID/approve -H 'Authorization: Bearer ${tokens.reviewer}' ${json} -d '{}'\n`,
+  );
 }
 
 class UsageError extends Error {}

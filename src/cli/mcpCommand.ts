@@ -92,6 +92,7 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
   const owner = readDiscovery(abs);
   if (owner && owner.pid !== process.pid) return forwardTo(owner, logger);
 
+  if (values.create !== true && !fs.existsSync(abs)) throw new ToolError('NO_PROJECT', `${abs} does not exist; pass --create to make a new project there`);
   let project;
   try {
     project = await openProjectHandle(abs, { create: values.create === true, logger });
@@ -99,7 +100,6 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
     // the owner may have started between our look and the lock
     const late = isToolError(e) && e.code === 'PROJECT_LOCKED' ? readDiscovery(abs) : undefined;
     if (late) return forwardTo(late, logger);
-    if (isToolError(e) && e.code === 'NO_PROJECT' && !fs.existsSync(abs)) throw new ToolError('NO_PROJECT', `${abs} does not exist; pass --create to make a new project there`);
     throw e;
   }
   logger.info(`opened project ${project.name} at ${abs}; serving MCP on stdio`);

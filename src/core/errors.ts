@@ -51,6 +51,7 @@ export const ERROR_CODES = [
   'SUGGESTION_NOT_FOUND', // Marginalia: no suggestion (of the kind the tool takes) with that suggestion_id / merge_suggestion_id
   'BATCH_NOT_FOUND', // Marginalia: no suggestion batch with that batch_id / suggestion_batch_id
   'SUGGESTION_ALREADY_DECIDED', // Marginalia: approving a rejected suggestion, or rejecting an approved one (its status is in details)
+  'REPORT_NOT_FOUND', // Marginalia: no report (job) with that report_id
   // agent context (Marginalia's codes for what the agent-context spec leaves "not shown")
   'UNAUTHORIZED', // no or bad bearer token, or the trust layer denies the call (spec section 7: "Unauthorized")
   'INVALID_CONFIG', // .marginalia/config.yaml does not validate

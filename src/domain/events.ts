@@ -36,6 +36,8 @@ export type EventType =
   | 'source.folder_created'
   | 'source.folder_renamed'
   | 'source.folder_deleted'
+  // a source's memo (update_memo; payload: source_id, field 'memo', old_value, new_value, like coding.code_updated)
+  | 'source.updated'
   // cases (case.created and case.member_added are the spec's; case.deleted is its CaseDeleted, case.attribute_set its AttributeSet)
   | 'case.created'
   | 'case.deleted'
@@ -49,7 +51,11 @@ export type EventType =
   | 'suggestion.approved'
   | 'suggestion.rejected'
   // version control (QualCoder-v2's projects.snapshot_restored; payload: ref, short_ref, message, before_ref, before_short_ref)
-  | 'project.snapshot_restored';
+  | 'project.snapshot_restored'
+  // report jobs (src/domain/reports.ts): the spec's two, and its ReportFailed (payload: job_id, report_type, error_code, error)
+  | 'analysis.report_started'
+  | 'analysis.report_completed'
+  | 'analysis.report_failed';
 
 /** A domain event as a service raises it; the pipeline adds the envelope (id, sequence, correlation). */
 export interface DomainEvent {

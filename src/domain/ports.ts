@@ -560,3 +560,123 @@ export interface ProjectRepository {
   insertSegmentProvenance(p: SegmentProvenance): void;
   getSegmentProvenance(segmentId: number): SegmentProvenance | undefined;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Exchange (issue 6: REFI-QDA export and import; src/domain/exchangeIds.ts, src/exchange/refiQda). Appended
+// as a third `ProjectRepository` block, like the suggestions slice above.
+
+/**
+ * What a stored exchange GUID names: `user` (local id: the coder's name), `category`, `code`, `source`, `case`
+ * (local id: the item's id), `selection` / `coding` (a text segment's REFI selection and coding), `av_selection`
+ * / `av_coding` (an AV segment's), `case_selection` (a case range), `variable` (local id: the attribute name),
+ * `note` (local id: `<kind>:<id>` of the item whose memo it is).
+ */
+export type ExchangeGuidKind =
+  | 'user'
+  | 'category'
+  | 'code'
+  | 'source'
+  | 'case'
+  | 'selection'
+  | 'coding'
+  | 'av_selection'
+  | 'av_coding'
+  | 'case_selection'
+  | 'variable'
+  | 'note';
+
+/** A GUID a REFI-QDA file gave to an item (migration 8, table exchange_guids): lower case, no braces. */
+export interface ExchangeGuid {
+  kind: ExchangeGuidKind;
+  local_id: string;
+  guid: string;
+}
+
+export interface ProjectRepository {
+  // exchange GUIDs (migration 8)
+  /** The project's own GUID: 32 lower-case hex digits (meta `project_guid`), the namespace of derived item GUIDs. */
+  projectGuid(): string;
+  /** The stored GUIDs, all or of one kind. */
+  listExchangeGuids(kind?: ExchangeGuidKind): ExchangeGuid[];
+  /** Stores (or replaces) the GUID of an item. Runs inside the caller's transaction. */
+  setExchangeGuid(kind: ExchangeGuidKind, localId: string, guid: string): void;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The design's source capabilities and reports (issue 5, item 4; src/domain/sources.ts, src/domain/reports.ts).
+// Declared in a third `ProjectRepository` block so this slice appends only.
+
+/** The three report types (agent-context spec, capability table: generate_*_report, generate_coder_comparison). */
+export type ReportType = 'frequency' | 'cooccurrence' | 'coder_comparison';
+/** A report job's state: running -> completed | failed (see migration 7). */
+export type ReportStatus = 'running' | 'completed' | 'failed';
+
+/**
+ * Which coded text segments a report looks at. Every given field narrows further; empty or absent fields
+ * do not restrict. `case_ids`: segments that belong to one of the cases as `listCaseCodings` defines it
+ * (the case's linked sources whole, and segments overlapping one of its ranges). `coder`: the segments'
+ * owner.
+ */
+export interface ReportFilter {
+  source_ids?: readonly number[];
+  code_ids?: readonly number[];
+  case_ids?: readonly number[];
+  coder?: string;
+}
+
+/**
+ * Text segments in column arrays (one entry per segment), ordered by source_id, then start_pos, end_pos,
+ * code_id. Positions in code points, half-open. `owner` indexes into `owners` (the coders' names).
+ */
+export interface CodedRanges {
+  source_id: Int32Array;
+  code_id: Int32Array;
+  start_pos: Int32Array;
+  end_pos: Int32Array;
+  owner: Int32Array;
+  owners: string[];
+}
+
+/** A stored report (a row of `reports`): `filters`, `params` and `result` are JSON text. */
+export interface ReportRecord {
+  report_id: number;
+  type: ReportType;
+  status: ReportStatus;
+  filters: string;
+  params: string;
+  /** null while running and when failed */
+  result: string | null;
+  error_code: string | null;
+  error: string | null;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface ProjectRepository {
+  // sources: the design's rename_source and update_memo
+  /** Sets a source's name (the caller checked it is free). */
+  renameSource(id: number, name: string, now: string): void;
+  /** Sets (or with null clears) a source's memo. */
+  setSourceMemo(id: number, memo: string | null, now: string): void;
+  // reports (migration 7)
+  insertReport(r: { type: ReportType; filters: string; params: string }, stamp: Stamp): number;
+  /** Records the end of a running report: completed with its result JSON, or failed with an error. */
+  finishReport(id: number, end: { status: 'completed' | 'failed'; result: string | null; error_code: string | null; error: string | null; completed_at: string }): void;
+  getReport(id: number): ReportRecord | undefined;
+  /** Reports newest first (`result` left null, it can be large), optionally of one type or status; at most `limit` after `offset`. */
+  listReports(q: { type?: ReportType; status?: ReportStatus; limit: number; offset: number }): { total: number; reports: ReportRecord[] };
+  /** The text segments within `filter` as column arrays (see {@link CodedRanges}); `owners` restricts them to those coders. */
+  reportCodedRanges(filter: ReportFilter, owners?: readonly string[]): CodedRanges;
+  /** Per code and coder within `filter`: the number of segments and of distinct sources, by code_id then owner. */
+  reportCodeCounts(filter: ReportFilter): { code_id: number; owner: string; segments: number; sources: number }[];
+  /** The number of distinct sources holding a segment within `filter`. */
+  reportSourceCount(filter: ReportFilter): number;
+  /** The coders (segment owners) of the project with their text segment counts, by name. */
+  listCoders(): { coder: string; segments: number }[];
+  /** Text sources (type text) with their lengths in code points: the given ids, or all when undefined; by id. */
+  textSourceLengths(sourceIds?: readonly number[]): { source_id: number; length: number }[];
+  /** Membership of sources in cases: `whole` sources linked to a case, else the case ranges on them; by source then start. */
+  caseExtents(caseIds: readonly number[]): { source_id: number; whole: boolean; start_pos: number; end_pos: number }[];
+}

@@ -167,3 +167,36 @@ export function suggestSourceMetadata(
   ctx.events.emit({ event_type: 'source.metadata_suggested', aggregate_type: 'source', aggregate_id: String(sourceId), payload: { source_id: sourceId, hint_id: id, ...hint } });
   return { hint_id: id, source };
 }
+
+/**
+ * Renames a source (the design's rename_source): 1-255 code points, unique in the project (rule 2; the
+ * source's own name is not a clash). The stored text, its file link and its segments stay as they are.
+ * Emits source.renamed (payload: source_id, old_name, new_name).
+ * Errors: SOURCE_NOT_FOUND, SOURCE_DUPLICATE_NAME, INVALID_ARGUMENTS (empty, too long, control characters).
+ */
+export function renameSource(ctx: Ctx, id: number, newName: string): { source: SourceWithCounts; old_name: string } {
+  const source = requireSource(ctx, id);
+  const name = cleanName(newName, MAX_SOURCE_NAME, 'source', 'INVALID_ARGUMENTS');
+  const clash = ctx.repo.findSourceByName(name);
+  if (clash && clash.source_id !== id) throw new ToolError('SOURCE_DUPLICATE_NAME', `A source named "${name}" already exists (source_id ${clash.source_id})`);
+  ctx.repo.renameSource(id, name, ctx.now);
+  ctx.events.emit({ event_type: 'source.renamed', aggregate_type: 'source', aggregate_id: String(id), payload: { source_id: id, old_name: source.name, new_name: name } });
+  return { source: requireSource(ctx, id), old_name: source.name };
+}
+
+/**
+ * Sets a source's memo (the design's update_memo); null or the empty string clears it.
+ * Emits source.updated (payload: source_id, field "memo", old_value, new_value). Errors: SOURCE_NOT_FOUND.
+ */
+export function updateSourceMemo(ctx: Ctx, id: number, memo: string | null): { old_memo: string | null; new_memo: string | null } {
+  const source = requireSource(ctx, id);
+  const next = memo === null || memo === '' ? null : memo;
+  ctx.repo.setSourceMemo(id, next, ctx.now);
+  ctx.events.emit({
+    event_type: 'source.updated',
+    aggregate_type: 'source',
+    aggregate_id: String(id),
+    payload: { source_id: id, field: 'memo', old_value: source.memo, new_value: next },
+  });
+  return { old_memo: source.memo, new_memo: next };
+}

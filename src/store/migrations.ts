@@ -380,6 +380,28 @@ CREATE TABLE reports (
 );
 `,
   },
+  {
+    version: 8,
+    description: 'exchange: the project GUID and the GUIDs REFI-QDA files gave to imported items',
+    // REFI-QDA names every item by a GUID, and other tools match a re-imported project by those GUIDs, so they
+    // must be stable across exports (src/exchange/refiQda). Marginalia derives an item's GUID from the
+    // project's own GUID (meta `project_guid`, random, made here once) and the item's kind and id (a UUID v5;
+    // src/domain/exchangeIds.ts); ids are never reused (AUTOINCREMENT). An item imported from a REFI-QDA file
+    // keeps the GUID that file gave it: those are stored here, by kind and local id (an id as decimal text, or
+    // a coder's name for kind 'user'), and win over the derived ones. No foreign keys: a row of a deleted item
+    // is harmless, since ids are never reused. Several items may share a GUID (one REFI selection holding
+    // several codings becomes several segments with the selection's GUID).
+    sql: `
+CREATE TABLE exchange_guids (
+  kind TEXT NOT NULL,
+  local_id TEXT NOT NULL,
+  guid TEXT NOT NULL,
+  PRIMARY KEY (kind, local_id)
+);
+CREATE INDEX exchange_guids_guid ON exchange_guids(kind, guid);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('project_guid', lower(hex(randomblob(16))));
+`,
+  },
 ];
 
 /** The schema version a fully migrated project has. */

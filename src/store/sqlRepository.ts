@@ -24,6 +24,7 @@ import type {
 } from '../domain/ports';
 import type { AvSegment, NewAvSegment } from '../domain/ports';
 import type { SearchFilter, SearchSegment, SearchSourceHit, SearchSourceOffsets } from '../domain/ports';
+import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
 import { ToolError } from '../core/errors';
 import type {
   NewSuggestion,
@@ -777,6 +778,21 @@ export class SqlProjectRepository implements ProjectRepository {
        FROM segment_provenance WHERE segment_id = ?`,
       [segmentId],
     );
+  }
+
+  // exchange GUIDs (migration 8; src/exchange/refiQda)
+  projectGuid(): string {
+    const row = this.db.get<{ value: string | null }>("SELECT value FROM meta WHERE key = 'project_guid'");
+    if (!row?.value) throw new Error('the project has no project_guid (migration 8 did not run)');
+    return row.value;
+  }
+  listExchangeGuids(kind?: ExchangeGuidKind): ExchangeGuid[] {
+    return kind === undefined
+      ? this.db.all<ExchangeGuid>('SELECT kind, local_id, guid FROM exchange_guids ORDER BY kind, local_id')
+      : this.db.all<ExchangeGuid>('SELECT kind, local_id, guid FROM exchange_guids WHERE kind = ? ORDER BY local_id', [kind]);
+  }
+  setExchangeGuid(kind: ExchangeGuidKind, localId: string, guid: string): void {
+    this.db.run('INSERT INTO exchange_guids(kind, local_id, guid) VALUES (?,?,?) ON CONFLICT(kind, local_id) DO UPDATE SET guid = excluded.guid', [kind, localId, guid]);
   }
 }
 

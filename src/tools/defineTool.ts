@@ -45,7 +45,9 @@ export type TrustCategory =
   | 'bulk'
   | 'create'
   | 'guidance'
-  | 'approval';
+  | 'approval'
+  // a source's memo (update_memo): the capability table's Auto for a write, overridable to notify or suggest
+  | 'memo';
 
 /**
  * One tool, defined once. Every surface (HTTP `GET /tools`, MCP, LM tools, WebSocket, gRPC, CLI) is

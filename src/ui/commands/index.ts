@@ -21,6 +21,8 @@ export interface CommandDeps {
   sourcesTree: SourcesTreeProvider;
   segmentsTree: CodedSegmentsTreeProvider;
   decorations: CodedSegmentDecorations;
+  /** stores typed edits before a command reads positions */
+  flushEdits: () => Promise<void>;
   state: vscode.Memento;
   showLog: () => void;
 }
@@ -33,6 +35,7 @@ const IMPORT_EXTENSIONS = ['txt', 'md', 'docx', 'pdf', 'odt', 'rtf', 'mp3', 'wav
 
 /** The selection of the active editor in code points of its source, or a message why there is none. */
 async function selectionInSource(d: CommandDeps): Promise<{ sourceId: number; start: number; end: number; text: string } | undefined> {
+  await d.flushEdits();
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.selection.isEmpty) {
     void vscode.window.showInformationMessage('Select the text to code first.');
@@ -109,6 +112,7 @@ async function applyToSelection(d: CommandDeps, codeId: number): Promise<Segment
 
 /** Segments of the active editor's source under the cursor. */
 function segmentsAtCursor(d: CommandDeps): Segment[] {
+  // callers flushed pending edits first (see flushThen)
   const editor = vscode.window.activeTextEditor;
   const repo = d.wb.repo();
   if (!editor || !repo) return [];
@@ -162,11 +166,13 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       return undefined;
     },
     'marginalia.coding.removeCodingAtCursor': async () => {
+      await d.flushEdits();
       const seg = await pickSegment(d, segmentsAtCursor(d), 'Remove which coding?');
       if (!seg) return void vscode.window.showInformationMessage('No coding at the cursor.');
       return wb.call(deleteSegmentTool, { segment_id: seg.segment_id });
     },
     'marginalia.coding.addSegmentMemo': async () => {
+      await d.flushEdits();
       const seg = await pickSegment(d, segmentsAtCursor(d), 'Memo for which coding?');
       if (!seg) return void vscode.window.showInformationMessage('No coding at the cursor.');
       const memo = await vscode.window.showInputBox({ title: 'Segment memo', value: seg.memo ?? '', prompt: 'Empty clears the memo' });

@@ -21,6 +21,11 @@ export class EditTracker implements vscode.Disposable {
   private queue: Promise<unknown> = Promise.resolve();
   /** when the researcher last edited each source (ms since epoch) */
   private readonly lastEdit = new Map<number, number>();
+  /** edits typed but not yet stored, per document: sent together after a short pause (or on flush) */
+  private readonly pendingEdits = new Map<string, { sourceId: number; doc: vscode.TextDocument; edits: TextEdit[]; after: string }>();
+  private sendTimer: NodeJS.Timeout | undefined;
+  /** how long typing may pause before its edits are stored, in milliseconds (one store call per burst) */
+  static readonly BATCH_MS = 250;
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly removedEmitter = new vscode.EventEmitter<{ sourceId: number; count: number }>();
   /** Fires after segments were removed because their text was deleted. */
@@ -33,7 +38,7 @@ export class EditTracker implements vscode.Disposable {
     this.subscriptions.push(
       vscode.workspace.onDidOpenTextDocument((d) => this.enqueue(() => this.track(d))),
       vscode.workspace.onDidCloseTextDocument((d) => this.shadow.delete(d.uri.toString())),
-      vscode.workspace.onDidChangeTextDocument((e) => this.enqueue(() => this.onChange(e))),
+      vscode.workspace.onDidChangeTextDocument((e) => this.onChange(e)),
     );
   }
 
@@ -56,8 +61,11 @@ export class EditTracker implements vscode.Disposable {
     return false;
   }
 
-  /** Resolves when every queued edit has been stored. */
+  /** Stores every edit typed so far (without waiting for the pause) and resolves when they are stored. */
   flush(): Promise<void> {
+    if (this.sendTimer) clearTimeout(this.sendTimer);
+    this.sendTimer = undefined;
+    for (const key of [...this.pendingEdits.keys()]) void this.enqueue(() => this.send(key));
     return this.enqueue(async () => undefined);
   }
 
@@ -100,7 +108,12 @@ export class EditTracker implements vscode.Disposable {
     }
   }
 
-  private async onChange(e: vscode.TextDocumentChangeEvent): Promise<void> {
+  /**
+   * Converts a change to code point edits against the text before it (synchronously, so every change is
+   * measured against the right text) and adds them to the document's pending batch; the batch is stored
+   * after a pause of {@link EditTracker.BATCH_MS} (typing a word is one store call, not one per key).
+   */
+  private onChange(e: vscode.TextDocumentChangeEvent): void {
     if (e.contentChanges.length === 0) return;
     const key = e.document.uri.toString();
     const tracked = this.shadow.get(key);
@@ -111,21 +124,36 @@ export class EditTracker implements vscode.Disposable {
     const changes = [...e.contentChanges].sort((a, b) => b.rangeOffset - a.rangeOffset);
     const edits: TextEdit[] = changes.map((c) => ({ start_pos: before.toCp(c.rangeOffset), end_pos: before.toCp(c.rangeOffset + c.rangeLength), text: c.text }));
     const after = e.document.getText();
-    const expected = new OffsetMap(after).cpLength;
-    const r = await this.wb.call(applySourceEditsTool, { source_id: tracked.sourceId, edits, expected_length: expected }, { quiet: true });
+    this.shadow.set(key, { sourceId: tracked.sourceId, text: after });
+    const batch = this.pendingEdits.get(key);
+    if (batch) {
+      batch.edits.push(...edits);
+      batch.after = after;
+    } else this.pendingEdits.set(key, { sourceId: tracked.sourceId, doc: e.document, edits, after });
+    if (this.sendTimer) clearTimeout(this.sendTimer);
+    this.sendTimer = setTimeout(() => void this.flush(), EditTracker.BATCH_MS);
+  }
+
+  /** Stores one document's pending batch through the pipeline; on drift, reconciles by quoted text. */
+  private async send(key: string): Promise<void> {
+    const batch = this.pendingEdits.get(key);
+    if (!batch) return;
+    this.pendingEdits.delete(key);
+    const expected = new OffsetMap(batch.after).cpLength;
+    const r = await this.wb.call(applySourceEditsTool, { source_id: batch.sourceId, edits: batch.edits, expected_length: expected }, { quiet: true });
     if (!r) {
       // the editor and the project drifted apart: store the editor's text and re-anchor by quotes
-      await this.reconcile(tracked.sourceId, e.document, after);
+      await this.reconcile(batch.sourceId, batch.doc, batch.after);
     } else if (r.removed.length > 0) {
-      this.removedEmitter.fire({ sourceId: tracked.sourceId, count: r.removed.length });
+      this.removedEmitter.fire({ sourceId: batch.sourceId, count: r.removed.length });
       void vscode.window.showInformationMessage(
         `Removed ${r.removed.length} coding(s) whose text was deleted: ${r.removed.map((x) => `“${x.text.slice(0, 40)}”`).join(', ')}`,
       );
     }
-    this.shadow.set(key, { sourceId: tracked.sourceId, text: after });
   }
 
   dispose(): void {
+    if (this.sendTimer) clearTimeout(this.sendTimer);
     for (const s of this.subscriptions) s.dispose();
     this.removedEmitter.dispose();
   }

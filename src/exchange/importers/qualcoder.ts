@@ -1,0 +1,188 @@
+import * as path from 'node:path';
+import { codePointLength, sliceCp } from '../../core/text';
+import { MAX_CASE_NAME } from '../../domain/cases';
+import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
+import { requireSchema, withForeignDb, type ForeignDb } from '../sqlite';
+import { checkImportFile, emptyPlan, fitName, memoOf, normalizeColor, skip, warn, type Importer, type ImportPlan, type PlannedCase } from './plan';
+
+/**
+ * QualCoder project import: the `data.qda` SQLite database inside a QualCoder project folder (schema `v8`,
+ * QualCoder 3.x; tables as summarised in shared/notes/corpus.md).
+ *
+ * - `source` rows with `fulltext` -> text sources (media sources without text are counted as skipped);
+ *   `mediapath` goes into the origin.
+ * - `code_cat` -> categories, nested through `supercatid` (a cycle is broken at the first category met
+ *   again, with a warning); `code_name` -> codes with colour, memo and category (`catid`).
+ * - `code_text` -> segments. `pos0`/`pos1` are code point offsets into `source.fulltext` (QualCoder counts
+ *   Python characters; on the corpus project every `seltext` equals `substr(fulltext, pos0+1, pos1-pos0)`).
+ *   `important = 1` becomes importance 1. The coder (`owner`) is kept as the segment's owner.
+ * - `cases` + `case_text` -> cases with ranges (a range covering the whole text links the source whole);
+ *   `attribute` rows of type `case` -> typed case attributes (`attribute_type.valuetype` `numeric` -> number).
+ * - Not imported (counted in `skipped`): file attributes, `annotation`, `journal`, `code_image`, `code_av`.
+ */
+export const qualcoderImporter: Importer = {
+  format: 'qualcoder',
+  description: 'QualCoder project database (data.qda, schema v8): text sources, nested code categories, codes, codings, cases and case attributes',
+  plan: async (filePath) => {
+    checkImportFile(filePath);
+    return withForeignDb(filePath, 'a QualCoder project', (db) => planQualCoder(db, filePath));
+  },
+};
+
+function planQualCoder(db: ForeignDb, filePath: string): ImportPlan {
+  requireSchema(db, filePath, 'a QualCoder project', {
+    source: ['id', 'name', 'fulltext'],
+    code_name: ['cid', 'name', 'catid'],
+    code_cat: ['catid', 'name', 'supercatid'],
+    code_text: ['cid', 'fid', 'pos0', 'pos1'],
+  });
+  const plan = emptyPlan('qualcoder', filePath);
+  const tables = db.tables();
+  const count = (table: string) => (tables.has(table) ? Number(db.all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`)[0]?.n ?? 0) : 0);
+  if (tables.has('project')) {
+    const version = db.all<{ databaseversion: string | null }>('SELECT databaseversion FROM project LIMIT 1')[0]?.databaseversion ?? null;
+    if (version !== null && version !== 'v8') warn(plan, `The project's schema is ${version}; this importer was written for QualCoder's v8 and read what it recognises`);
+  }
+  const origin = `QualCoder: ${path.basename(path.dirname(filePath))}/${path.basename(filePath)}`;
+
+  // -- sources
+  const texts = new Map<number, string>();
+  const names = new Set<string>();
+  for (const s of db.all<{ id: number; name: string; fulltext: string | null; mediapath: string | null; memo: string | null; owner: string | null }>(
+    `SELECT id, name, fulltext, ${col(db, 'source', 'mediapath')}, ${col(db, 'source', 'memo')}, ${col(db, 'source', 'owner')} FROM source ORDER BY id`,
+  )) {
+    if (s.fulltext === null) {
+      skip(plan, 'media_sources');
+      continue;
+    }
+    texts.set(s.id, s.fulltext);
+    let name = fitName(s.name, MAX_SOURCE_NAME, `Source ${s.id}`);
+    if (names.has(name)) name = fitName(`${name} (${s.id})`, MAX_SOURCE_NAME, `Source ${s.id}`);
+    names.add(name);
+    plan.sources.push({ ref: `fid:${s.id}`, name, text: s.fulltext, memo: memoOf(s.memo), origin: s.mediapath ? `${origin} (${s.mediapath})` : origin, folder: null, owner: s.owner });
+  }
+  if ((plan.skipped.media_sources ?? 0) > 0) warn(plan, `${plan.skipped.media_sources} audio, video or image source(s) were not imported (their files are outside the database)`);
+
+  // -- categories, nested through supercatid
+  const cats = db.all<{ catid: number; name: string; memo: string | null; owner: string | null; supercatid: number | null }>(
+    `SELECT catid, name, ${col(db, 'code_cat', 'memo')}, ${col(db, 'code_cat', 'owner')}, supercatid FROM code_cat ORDER BY catid`,
+  );
+  const parentOf = new Map(cats.map((c) => [c.catid, c.supercatid]));
+  for (const c of cats) {
+    let parent = c.supercatid !== null && parentOf.has(c.supercatid) ? c.supercatid : null;
+    if (c.supercatid !== null && parent === null) skip(plan, 'categories_with_missing_parent');
+    // break a cycle: walk up; meeting this category again means its parent link closes a loop
+    const seen = new Set<number>([c.catid]);
+    for (let p = parent; p !== null; p = parentOf.get(p) ?? null) {
+      if (seen.has(p)) {
+        warn(plan, `The categories around "${c.name}" nest in a cycle; "${c.name}" was put at the root`);
+        parent = null;
+        parentOf.set(c.catid, null);
+        break;
+      }
+      seen.add(p);
+    }
+    plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: parent === null ? null : `catid:${parent}`, memo: memoOf(c.memo), owner: c.owner });
+  }
+
+  // -- codes
+  const codes = new Set<number>();
+  for (const c of db.all<{ cid: number; name: string; memo: string | null; catid: number | null; owner: string | null; color: string | null }>(
+    `SELECT cid, name, ${col(db, 'code_name', 'memo')}, catid, ${col(db, 'code_name', 'owner')}, ${col(db, 'code_name', 'color')} FROM code_name ORDER BY cid`,
+  )) {
+    codes.add(c.cid);
+    const category = c.catid !== null && parentOf.has(c.catid) ? `catid:${c.catid}` : null;
+    if (c.catid !== null && category === null) skip(plan, 'codes_with_missing_category');
+    plan.codes.push({ ref: `cid:${c.cid}`, name: fitName(c.name, MAX_CODE_NAME, `Code ${c.cid}`), color: normalizeColor(c.color), memo: memoOf(c.memo), category, owner: c.owner });
+  }
+
+  // -- codings
+  const lengths = new Map([...texts].map(([id, t]) => [id, codePointLength(t)]));
+  let mismatched = 0;
+  for (const g of db.all<{ cid: number; fid: number; seltext: string | null; pos0: number; pos1: number; owner: string | null; memo: string | null; important: number | null }>(
+    `SELECT cid, fid, ${col(db, 'code_text', 'seltext')}, pos0, pos1, ${col(db, 'code_text', 'owner')}, ${col(db, 'code_text', 'memo')}, ${col(db, 'code_text', 'important')} FROM code_text ORDER BY fid, pos0, pos1, cid`,
+  )) {
+    const text = texts.get(g.fid);
+    if (!codes.has(g.cid) || text === undefined) {
+      skip(plan, 'codings_of_missing_codes_or_sources');
+      continue;
+    }
+    const start = Math.round(Number(g.pos0));
+    const end = Math.round(Number(g.pos1));
+    if (!(start >= 0 && end > start && end <= (lengths.get(g.fid) ?? 0))) {
+      skip(plan, 'codings_outside_their_source');
+      continue;
+    }
+    if (g.seltext !== null && sliceCp(text, start, end) !== g.seltext) mismatched++;
+    plan.segments.push({ code: `cid:${g.cid}`, source: `fid:${g.fid}`, start_pos: start, end_pos: end, memo: memoOf(g.memo), importance: g.important ? 1 : 0, owner: g.owner });
+  }
+  if (mismatched > 0) warn(plan, `${mismatched} coding(s) store a seltext that differs from the source text at their offsets; the offsets were kept`);
+
+  // -- cases
+  if (tables.has('cases')) planCases(db, plan, texts, lengths);
+
+  skip(plan, 'annotations', count('annotation'));
+  skip(plan, 'journals', count('journal'));
+  skip(plan, 'image_codings', count('code_image'));
+  skip(plan, 'av_codings', count('code_av'));
+  return plan;
+}
+
+/** `column` when `table` has it, else `NULL AS column` (older schemas lack some columns). */
+function col(db: ForeignDb, table: string, column: string): string {
+  return db.columns(table).includes(column) ? column : `NULL AS ${column}`;
+}
+
+function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, lengths: Map<number, number>): void {
+  const tables = db.tables();
+  const byId = new Map<number, PlannedCase>();
+  const names = new Set<string>();
+  for (const c of db.all<{ caseid: number; name: string; memo: string | null; owner: string | null }>(`SELECT caseid, name, memo, owner FROM cases ORDER BY caseid`)) {
+    const name = fitName(c.name, MAX_CASE_NAME, `Case ${c.caseid}`);
+    if (names.has(name.toLowerCase())) {
+      skip(plan, 'duplicate_case_names');
+      continue;
+    }
+    names.add(name.toLowerCase());
+    const planned: PlannedCase = { name, memo: memoOf(c.memo), sources: [], ranges: [], attributes: [], owner: c.owner };
+    byId.set(c.caseid, planned);
+    plan.cases.push(planned);
+  }
+  if (tables.has('case_text')) {
+    for (const l of db.all<{ caseid: number; fid: number; pos0: number; pos1: number }>('SELECT caseid, fid, pos0, pos1 FROM case_text ORDER BY caseid, fid, pos0')) {
+      const c = byId.get(l.caseid);
+      const length = lengths.get(l.fid);
+      if (!c || length === undefined || !texts.has(l.fid)) {
+        skip(plan, 'case_links_to_missing_rows');
+        continue;
+      }
+      const start = Math.round(Number(l.pos0));
+      const end = Math.round(Number(l.pos1));
+      if ((start <= 0 && end >= length) || length === 0) {
+        if (!c.sources.includes(`fid:${l.fid}`)) c.sources.push(`fid:${l.fid}`);
+      } else if (start >= 0 && end > start && end <= length) c.ranges.push({ source: `fid:${l.fid}`, start_pos: start, end_pos: end });
+      else skip(plan, 'case_ranges_outside_their_source');
+    }
+  }
+  if (tables.has('attribute')) {
+    const types = new Map<string, string>();
+    if (tables.has('attribute_type')) {
+      for (const t of db.all<{ name: string; valuetype: string | null }>('SELECT name, valuetype FROM attribute_type')) types.set(t.name, (t.valuetype ?? '').toLowerCase());
+    }
+    for (const a of db.all<{ name: string; attr_type: string; value: string | null; id: number }>('SELECT name, attr_type, value, id FROM attribute ORDER BY id, name')) {
+      if (a.attr_type !== 'case') {
+        skip(plan, 'file_attributes');
+        continue;
+      }
+      const c = byId.get(a.id);
+      if (!c) {
+        skip(plan, 'case_attributes_of_missing_cases');
+        continue;
+      }
+      if (a.value === null || a.value.trim() === '') continue;
+      const n = Number(a.value.trim());
+      if (types.get(a.name) === 'numeric' && Number.isFinite(n)) c.attributes.push({ name: a.name, type: 'number', value: n });
+      else c.attributes.push({ name: a.name, type: 'text', value: a.value });
+    }
+  }
+}

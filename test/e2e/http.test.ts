@@ -1142,6 +1142,18 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
       assert.deepEqual(await snapshot(), before);
     });
 
+    it('lists tools without a token, but refuses tool calls without one or with a wrong one (401 UNAUTHORIZED)', async () => {
+      const listing = await request(base, 'GET', '/tools', undefined, { authorization: '' });
+      assert.equal(listing.status, 200);
+      assert.ok(listing.body.tools.length >= 28);
+      for (const auth of ['', 'Bearer not-the-token']) {
+        const r = await callTool(base, 'list_codes', {}, { authorization: auth });
+        assert.equal(r.status, 401);
+        assert.equal(r.body.error_code, 'UNAUTHORIZED');
+        assert.equal(r.headers['www-authenticate'], 'Bearer realm="marginalia"');
+      }
+    });
+
     it('FORBIDDEN_HOST for a foreign Host header or Origin (403), on tool calls and on GET /tools', async function () {
       const before = await snapshot();
       const body = { arguments: { name: 'Rebound', color: '#123456' } };

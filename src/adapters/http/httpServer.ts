@@ -220,7 +220,10 @@ export function createHttpApp(opts: HttpOptions): express.Express {
       return;
     }
     adoptQueryToken(req);
-    if (opts.agent && !opts.openPaths?.includes(req.path) && opts.agent.authenticate(req.get('authorization')) === null) {
+    // The tool listing (GET /tools, GET /) is public: it is the registry's schemas, the same text
+    // package.json ships, and holds nothing of the project. Everything else needs the token.
+    const publicListing = (req.method === 'GET' || req.method === 'HEAD') && (req.path === '/tools' || req.path === '/');
+    if (opts.agent && !publicListing && !opts.openPaths?.includes(req.path) && opts.agent.authenticate(req.get('authorization')) === null) {
       auditRefused(opts.agent, req, 'UNAUTHORIZED');
       res.set('WWW-Authenticate', 'Bearer realm="marginalia"');
       send(res, 401, fail('UNAUTHORIZED', 'Send the token from the discovery file (or MARGINALIA_TOKEN) as Authorization: Bearer <token>'));

@@ -13,7 +13,8 @@
  *
  * Options (environment): BENCH_QUICK=1 smaller sizes and fewer calls; BENCH_PIN=1 pins the servers to
  * CPU0 and this process to CPU1 with taskset (the anchors' setup; the default is unpinned, like real use).
- * Generated projects are cached in bench/.data/ (gitignored); delete it to regenerate.
+ * Generated projects are cached in bench/.data/ (gitignored) as small-*.qda / large-*.qda; delete those to
+ * regenerate (a schema change regenerates them by itself).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +55,8 @@ interface HttpResult {
   /** server CPU (user + system) per measured call, ms; undefined without /proc */
   cpu: { real?: number; floor?: number; express?: number; inProcess?: number };
   inProcess?: Stats;
+  /** the same in-process list_codes on the large project (50 codes, many more segments) */
+  inProcessLarge?: { stats: Stats; cpu: number; bytes: number; segments: number };
   responseBytes: number;
 }
 
@@ -71,8 +74,8 @@ interface MutationResult {
   exportBytes: number;
   checkpointMs: number[];
   journalBytesPerCall: number;
-  listCodesInProcess?: Stats;
-  listCodesCpu?: number;
+  listCodesInProcess: Stats;
+  listCodesCpu: number;
 }
 
 const LOAD_AT_START = os.loadavg();
@@ -127,11 +130,12 @@ async function main(): Promise<void> {
     await noteContention('before HTTP');
     const http = await benchHttp(small, runDir);
     await noteContention('before create_code');
-    const mutSmall = await benchMutation('small', small, runDir, true);
-    const mutLarge = await benchMutation('large', large, runDir, false);
+    const mutSmall = await benchMutation('small', small, runDir);
+    const mutLarge = await benchMutation('large', large, runDir);
     await noteContention('at end');
-    if (mutSmall.listCodesInProcess) http.inProcess = mutSmall.listCodesInProcess;
+    http.inProcess = mutSmall.listCodesInProcess;
     http.cpu.inProcess = mutSmall.listCodesCpu;
+    http.inProcessLarge = { stats: mutLarge.listCodesInProcess, cpu: mutLarge.listCodesCpu, bytes: large.bytes, segments: large.segments };
     report(started, http, [mutSmall, mutLarge]);
   } finally {
     fs.rmSync(runDir, { recursive: true, force: true });
@@ -230,7 +234,7 @@ class FsyncFloor {
   }
 }
 
-async function benchMutation(label: string, project: GeneratedProject, runDir: string, listCodes: boolean): Promise<MutationResult> {
+async function benchMutation(label: string, project: GeneratedProject, runDir: string): Promise<MutationResult> {
   const file = path.join(runDir, `${label}.qda`);
   copyProject(project.file, file);
   log(`mutation/${label}: opening ${mb(project.bytes)} in-process (idle checkpoint disabled)`);
@@ -243,21 +247,23 @@ async function benchMutation(label: string, project: GeneratedProject, runDir: s
   try {
     const pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger });
 
-    let listCodesInProcess: Stats | undefined;
-    let listCodesCpu: number | undefined;
-    if (listCodes) {
+    // list_codes in-process, before any code is added (the HTTP part's tool cost without HTTP)
+    const listWarm = 100;
+    let listCodesInProcess: Stats;
+    let listCodesCpu: number;
+    {
       const lat: number[] = [];
       let cpu = 0;
-      for (let i = 0; i < CFG.httpWarm + CFG.mutations; i++) {
+      for (let i = 0; i < listWarm + CFG.mutations; i++) {
         const c0 = process.cpuUsage();
         const s = performance.now();
         const out = await pipeline.invoke('list_codes', {}, caller);
         const d = performance.now() - s;
         const c = process.cpuUsage(c0);
-        if (i >= CFG.httpWarm) cpu += (c.user + c.system) / 1000;
+        if (i >= listWarm) cpu += (c.user + c.system) / 1000;
         if (!out.envelope.success) throw new Error(`list_codes failed: ${JSON.stringify(out.envelope)}`);
         JSON.stringify(out.envelope); // the HTTP adapter serialises it too
-        if (i >= CFG.httpWarm) lat.push(d);
+        if (i >= listWarm) lat.push(d);
       }
       listCodesInProcess = stats(lat);
       listCodesCpu = cpu / lat.length;
@@ -371,6 +377,8 @@ function report(started: Date, h: HttpResult, muts: MutationResult[]): void {
     ['marginalia serve child (built CLI)', ...latencyCells(h.real), ratio(h.real.p50, h.floor.p50), cpuCell(h.cpu.real)],
   ];
   if (h.inProcess) hr.push(['(info) pipeline.invoke list_codes in-process (no HTTP, no agent layer)', ...latencyCells(h.inProcess), ratio(h.inProcess.p50, h.floor.p50), cpuCell(h.cpu.inProcess)]);
+  const big = h.inProcessLarge;
+  if (big) hr.push([`(info) same, in-process on the ${mb(big.bytes)} project (${big.segments} segments)`, ...latencyCells(big.stats), ratio(big.stats.p50, h.floor.p50), cpuCell(big.cpu)]);
   p(table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], hr));
   p();
   p(`Ratios vs floor: p50 ${ratio(h.real.p50, h.floor.p50)}, p90 ${ratio(h.real.p90, h.floor.p90)}, p99 ${ratio(h.real.p99, h.floor.p99)}. ` +

@@ -126,7 +126,7 @@ export function registerMcpProvider(d: { controller: ProjectController; tokens: 
     provideMcpServerDefinitions: () => {
       const s = d.controller.serverState;
       if (!d.enabled() || s.state !== 'running') return [];
-      return [new Def('Marginalia', vscode.Uri.parse(`http://127.0.0.1:${s.port}/mcp`), { Authorization: `Bearer ${d.tokens.agent}` }, d.version)];
+      return [new Def('Marginalia', vscode.Uri.parse(`http://127.0.0.1:${s.port}/mcp`), { Authorization: `Bearer ${d.tokens.agent}`, 'X-Marginalia-Client': 'VS Code MCP' }, d.version)];
     },
     resolveMcpServerDefinition: (server: unknown) => server,
   });

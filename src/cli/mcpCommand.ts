@@ -34,13 +34,23 @@ export interface ServeMcp {
 }
 
 /**
- * The MCP Streamable HTTP endpoint for a headless server: a ContextBuilder over the open project (its
- * research frame from `.marginalia/project.yaml`) and the `/mcp` endpoint (mount it with
+ * The MCP Streamable HTTP endpoint for a headless server or the VS Code host: a ContextBuilder over the
+ * open project (its research frame from `.marginalia/project.yaml` beside whichever project `project()`
+ * returns, else beside `projectPath`) and the `/mcp` endpoint (mount it with
  * `endpoint.mount(app)` in `HttpOptions.extend`). `openAgentToken` is for `--mcp-open` only (conformance
  * runs): requests without a token then act as the agent.
  */
 export function createServeMcp(opts: { agent: AgentContext; project: () => OpenProject | null; projectPath: string; version: string; logger: Logger; openAgentToken?: string; onCall?: (line: string) => void }): ServeMcp {
-  const context = new ContextBuilder({ project: opts.project, hub: opts.agent.hub, info: projectInfoReader(opts.projectPath, opts.logger) });
+  // the research frame follows the open project (in VS Code it changes while the server runs); projectPath is the fallback
+  const readers = new Map<string, ReturnType<typeof projectInfoReader>>();
+  const info = () => {
+    const file = opts.project()?.path ?? (opts.projectPath || undefined);
+    if (!file) return undefined;
+    let read = readers.get(file);
+    if (!read) readers.set(file, (read = projectInfoReader(file, opts.logger)));
+    return read();
+  };
+  const context = new ContextBuilder({ project: opts.project, hub: opts.agent.hub, info });
   const endpoint = createMcpHttpEndpoint({
     agent: opts.agent,
     context,

@@ -43,6 +43,8 @@ export type EventType =
   | 'case.deleted'
   | 'case.member_added'
   | 'case.attribute_set'
+  // several attributes of one case set in one step (imports; src/domain/cases.ts setCaseAttributes): {case_id, attributes: [{name, type, value, old_type, old_value}]}
+  | 'case.attributes_set'
   // suggestions (src/domain/suggestions.ts): recorded proposals and their decisions; approvals also raise the coding.* events of what they apply
   | 'suggestion.code_suggested'
   | 'suggestion.coding_suggested'

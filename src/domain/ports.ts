@@ -669,10 +669,14 @@ export interface ProjectRepository {
   listReports(q: { type?: ReportType; status?: ReportStatus; limit: number; offset: number }): { total: number; reports: ReportRecord[] };
   /** The text segments within `filter` as column arrays (see {@link CodedRanges}); `owners` restricts them to those coders. */
   reportCodedRanges(filter: ReportFilter, owners?: readonly string[]): CodedRanges;
-  /** Per code and coder within `filter`: the number of segments and of distinct sources, by code_id then owner. */
-  reportCodeCounts(filter: ReportFilter): { code_id: number; owner: string; segments: number; sources: number }[];
+  /** Per code with a segment within `filter`: its number of segments and of distinct sources, by code_id. */
+  reportCodeCounts(filter: ReportFilter): { code_id: number; segments: number; sources: number }[];
+  /** Per code and coder (owner) within `filter`: the number of segments and of distinct sources, by code_id then owner. */
+  reportCoderCounts(filter: ReportFilter): { code_id: number; owner: string; segments: number; sources: number }[];
   /** The number of distinct sources holding a segment within `filter`. */
   reportSourceCount(filter: ReportFilter): number;
+  /** Every code's id, name, colour and category, without counts (cheap for thousands of codes), by id. */
+  listCodeLabels(): { code_id: number; name: string; color: string; category_id: number | null }[];
   /** The coders (segment owners) of the project with their text segment counts, by name. */
   listCoders(): { coder: string; segments: number }[];
   /** Text sources (type text) with their lengths in code points: the given ids, or all when undefined; by id. */

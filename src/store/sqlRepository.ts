@@ -25,6 +25,7 @@ import type {
 import type { AvSegment, NewAvSegment } from '../domain/ports';
 import type { SearchFilter, SearchSegment, SearchSourceHit, SearchSourceOffsets } from '../domain/ports';
 import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
+import type { CodedRanges, ReportFilter, ReportRecord, ReportStatus, ReportType } from '../domain/ports';
 import { ToolError } from '../core/errors';
 import type {
   NewSuggestion,
@@ -780,6 +781,95 @@ export class SqlProjectRepository implements ProjectRepository {
     );
   }
 
+
+  // the design's rename_source / update_memo, and reports (migration 7; src/domain/sources.ts, src/domain/reports.ts)
+  renameSource(id: number, name: string, now: string): void {
+    this.db.run('UPDATE sources SET name = ?, updated_at = ? WHERE id = ?', [name, now, id]);
+  }
+  setSourceMemo(id: number, memo: string | null, now: string): void {
+    this.db.run('UPDATE sources SET memo = ?, updated_at = ? WHERE id = ?', [memo, now, id]);
+  }
+  insertReport(r: { type: ReportType; filters: string; params: string }, st: Stamp): number {
+    return this.db.run("INSERT INTO reports(type, filters, params, status, owner, session_id, created_at) VALUES (?,?,?,'running',?,?,?)", [
+      r.type,
+      r.filters,
+      r.params,
+      st.owner,
+      st.session_id,
+      st.now,
+    ]).lastId;
+  }
+  finishReport(id: number, e: { status: 'completed' | 'failed'; result: string | null; error_code: string | null; error: string | null; completed_at: string }): void {
+    this.db.run('UPDATE reports SET status = ?, result = ?, error_code = ?, error = ?, completed_at = ? WHERE id = ?', [e.status, e.result, e.error_code, e.error, e.completed_at, id]);
+  }
+  getReport(id: number): ReportRecord | undefined {
+    return this.db.get<ReportRecord>(`SELECT ${REPORT_COLS}, result FROM reports WHERE id = ?`, [id]);
+  }
+  listReports(q: { type?: ReportType; status?: ReportStatus; limit: number; offset: number }): { total: number; reports: ReportRecord[] } {
+    const where = 'WHERE (? IS NULL OR type = ?) AND (? IS NULL OR status = ?)';
+    const params = [q.type ?? null, q.type ?? null, q.status ?? null, q.status ?? null];
+    const total = Number(this.db.get<{ n: number }>(`SELECT count(*) AS n FROM reports ${where}`, params)?.n ?? 0);
+    const reports = this.db.all<ReportRecord>(`SELECT ${REPORT_COLS}, NULL AS result FROM reports ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, [...params, q.limit, q.offset]);
+    return { total, reports };
+  }
+  reportCodedRanges(filter: ReportFilter, owners?: readonly string[]): CodedRanges {
+    // One row of JSON arrays is far cheaper than stepping a million rows through sql.js one by one, and
+    // segments_source covers every column, so no table row (with its text) is read (bench/reports.ts). Without
+    // filters the scan of that index hands the rows over in (source_id, start_pos) order; an ORDER BY in a
+    // subquery would cost another 10%, so the order is checked, and made, by sortedBySourceAndStart.
+    const f = reportSegmentFilter(filter, owners);
+    const ownerCol = owners ? `json_group_array(CASE g.owner ${owners.map(() => 'WHEN ? THEN ?').join(' ')} ELSE -1 END)` : 'NULL';
+    const ownerParams: SqlParam[] = owners ? owners.flatMap((o, i) => [o, i]) : [];
+    const row = this.db.get<{ s: string; c: string; a: string; e: string; o: string | null }>(
+      `SELECT json_group_array(g.source_id) AS s, json_group_array(g.code_id) AS c, json_group_array(g.start_pos) AS a, json_group_array(g.end_pos) AS e,
+         ${ownerCol} AS o
+       FROM segments g ${f.where}`,
+      [...ownerParams, ...f.params],
+    );
+    const ints = (json: string | null | undefined) => Int32Array.from(JSON.parse(json ?? '[]') as number[]);
+    const ranges: CodedRanges = { source_id: ints(row?.s), code_id: ints(row?.c), start_pos: ints(row?.a), end_pos: ints(row?.e), owner: new Int32Array(0), owners: [...(owners ?? [])] };
+    ranges.owner = owners ? ints(row?.o) : new Int32Array(ranges.source_id.length).fill(-1);
+    return sortedBySourceAndStart(ranges);
+  }
+  reportCodeCounts(filter: ReportFilter): { code_id: number; segments: number; sources: number }[] {
+    const f = reportSegmentFilter(filter);
+    return this.db.all(`SELECT g.code_id, count(*) AS segments, count(DISTINCT g.source_id) AS sources FROM segments g ${f.where} GROUP BY g.code_id ORDER BY g.code_id`, f.params);
+  }
+  reportCoderCounts(filter: ReportFilter): { code_id: number; owner: string; segments: number; sources: number }[] {
+    const f = reportSegmentFilter(filter);
+    return this.db.all(
+      `SELECT g.code_id, g.owner, count(*) AS segments, count(DISTINCT g.source_id) AS sources FROM segments g ${f.where} GROUP BY g.code_id, g.owner ORDER BY g.code_id, g.owner`,
+      f.params,
+    );
+  }
+  reportSourceCount(filter: ReportFilter): number {
+    const f = reportSegmentFilter(filter);
+    return Number(this.db.get<{ n: number }>(`SELECT count(DISTINCT g.source_id) AS n FROM segments g ${f.where}`, f.params)?.n ?? 0);
+  }
+  listCodeLabels(): { code_id: number; name: string; color: string; category_id: number | null }[] {
+    return this.db.all('SELECT id AS code_id, name, color, category_id FROM codes ORDER BY id');
+  }
+  listCoders(): { coder: string; segments: number }[] {
+    return this.db.all<{ coder: string; segments: number }>('SELECT owner AS coder, count(*) AS segments FROM segments GROUP BY owner ORDER BY owner');
+  }
+  textSourceLengths(sourceIds?: readonly number[]): { source_id: number; length: number }[] {
+    return sourceIds
+      ? this.db.all("SELECT id AS source_id, content_length AS length FROM sources WHERE type = 'text' AND id IN (SELECT value FROM json_each(?)) ORDER BY id", [JSON.stringify(sourceIds)])
+      : this.db.all("SELECT id AS source_id, content_length AS length FROM sources WHERE type = 'text' ORDER BY id");
+  }
+  caseExtents(caseIds: readonly number[]): { source_id: number; whole: boolean; start_pos: number; end_pos: number }[] {
+    const ids = JSON.stringify(caseIds);
+    return this.db
+      .all<{ source_id: number; whole: number; start_pos: number; end_pos: number }>(
+        `SELECT DISTINCT source_id, 1 AS whole, 0 AS start_pos, 0 AS end_pos FROM case_sources WHERE case_id IN (SELECT value FROM json_each(?))
+         UNION ALL
+         SELECT source_id, 0 AS whole, start_pos, end_pos FROM case_segments WHERE case_id IN (SELECT value FROM json_each(?))
+         ORDER BY source_id, whole DESC, start_pos, end_pos`,
+        [ids, ids],
+      )
+      .map((r) => ({ source_id: r.source_id, whole: r.whole === 1, start_pos: r.start_pos, end_pos: r.end_pos }));
+  }
+
   // exchange GUIDs (migration 8; src/exchange/refiQda)
   projectGuid(): string {
     const row = this.db.get<{ value: string | null }>("SELECT value FROM meta WHERE key = 'project_guid'");
@@ -903,3 +993,57 @@ function decodeVector(text: string): Float32Array {
 const SUGGESTION_COLS = `id AS suggestion_id, kind, status, batch_id, name, color, memo, category_id, sample_contexts, code_id, target_code_id, source_id,
   start_pos, end_pos, text, rationale, confidence, details, suggested_by, suggested_by_session, created_at, approved_by, approved_by_session, approved_at,
   rejected_by, rejected_by_session, rejected_at, reason, feedback, result, error_code, error`;
+
+// reports helpers (migration 7)
+
+const REPORT_COLS = 'id AS report_id, type, status, filters, params, error_code, error, owner, session_id, created_at, completed_at';
+
+/**
+ * The WHERE clause (alias `g`) of the segments within a report filter, and its parameters. Only the given
+ * fields become conditions (an unused `? IS NULL OR ...` would still cost a test per row on a million rows).
+ * case_ids: the case's linked sources, or overlapping one of its ranges (as listCaseCodings).
+ */
+function reportSegmentFilter(f: ReportFilter, owners?: readonly string[]): { where: string; params: SqlParam[] } {
+  const conds: string[] = [];
+  const params: SqlParam[] = [];
+  if (f.source_ids) {
+    conds.push('g.source_id IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(f.source_ids));
+  }
+  if (f.code_ids) {
+    conds.push('g.code_id IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(f.code_ids));
+  }
+  if (f.coder !== undefined) {
+    conds.push('g.owner = ?');
+    params.push(f.coder);
+  }
+  if (owners) {
+    conds.push('g.owner IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(owners));
+  }
+  if (f.case_ids) {
+    const ids = JSON.stringify(f.case_ids);
+    conds.push(`(g.source_id IN (SELECT source_id FROM case_sources WHERE case_id IN (SELECT value FROM json_each(?)))
+      OR EXISTS (SELECT 1 FROM case_segments k WHERE k.case_id IN (SELECT value FROM json_each(?)) AND k.source_id = g.source_id AND k.start_pos < g.end_pos AND k.end_pos > g.start_pos))`);
+    params.push(ids, ids);
+  }
+  return { where: conds.length > 0 ? `WHERE ${conds.join(' AND ')}` : '', params };
+}
+
+/**
+ * `r` ordered by source_id then start_pos: checked in one pass, sorted only when the rows came in another
+ * order (a filter can make SQLite scan another index).
+ */
+function sortedBySourceAndStart(r: CodedRanges): CodedRanges {
+  const n = r.source_id.length;
+  let sorted = true;
+  for (let k = 1; k < n && sorted; k++) {
+    const ds = (r.source_id[k] as number) - (r.source_id[k - 1] as number);
+    sorted = ds > 0 || (ds === 0 && (r.start_pos[k] as number) >= (r.start_pos[k - 1] as number));
+  }
+  if (sorted) return r;
+  const order = Array.from({ length: n }, (_, k) => k).sort((x, y) => (r.source_id[x] as number) - (r.source_id[y] as number) || (r.start_pos[x] as number) - (r.start_pos[y] as number));
+  const pick = (a: Int32Array) => Int32Array.from(order, (k) => a[k] as number);
+  return { source_id: pick(r.source_id), code_id: pick(r.code_id), start_pos: pick(r.start_pos), end_pos: pick(r.end_pos), owner: pick(r.owner), owners: r.owners };
+}

@@ -4,6 +4,7 @@ import type { EmbeddingsPort, ProjectRepository } from '../domain/ports';
 import type { ToolContext } from './context';
 import type { Actor } from '../domain/model';
 import type { VersionControl } from '../domain/versionControl';
+import type { SnapshotReader } from '../exchange/projectSnapshot';
 
 /** The tool groups of the HTTP spec (section 1), plus Marginalia's own. */
 export type ToolGroup =
@@ -116,7 +117,9 @@ export interface PrepareContext {
 }
 
 /** The repository reads `prepare` may use. */
-export type ProjectReader = Pick<ProjectRepository, 'getSource' | 'getSourceText' | 'listCodes' | 'listSegmentsForSearch' | 'getSegmentsForSearch' | 'embeddedHashes'>;
+export type ProjectReader = Pick<ProjectRepository, 'getSource' | 'getSourceText' | 'listCodes' | 'listSegmentsForSearch' | 'getSegmentsForSearch' | 'embeddedHashes'> &
+  // export_data reads one consistent snapshot of the whole project (src/exchange/projectSnapshot.ts)
+  SnapshotReader;
 
 /** A tool of any schema, as the registry holds it. */
 export type AnyTool = ToolDef<z.ZodType, any, unknown>;

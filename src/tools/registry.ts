@@ -8,6 +8,10 @@ import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
+import { applyCodeTool, deleteSourceTool, importSourceTool, importTextTool, moveCodeTool, removeCodeTool, renameSourceTool, updateMemoTool } from './designTools';
+import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceReportTool, generateFrequencyReportTool, getReportTool, listReportsTool } from './reportTools';
+import { importAnalyticsTool } from './analyticsTools';
+import { exportDataTool, importDataTool, suggestExportFormatTool } from './exchangeTools';
 import {
   createCategoryTool,
   deleteCodeTool,
@@ -66,6 +70,9 @@ export const TOOLS: readonly AnyTool[] = [
   deleteSegmentTool,
   batchApplyCodes,
   updateSegmentMemoTool,
+  // the agent-context design's coding capabilities (src/tools/designTools.ts)
+  applyCodeTool,
+  removeCodeTool,
   // project lifecycle
   getProjectContext,
   openProject,
@@ -78,6 +85,12 @@ export const TOOLS: readonly AnyTool[] = [
   addTextSource,
   removeSource,
   importFileSource,
+  // the agent-context design's source capabilities
+  importSourceTool,
+  importTextTool,
+  renameSourceTool,
+  deleteSourceTool,
+  updateMemoTool,
   // folder management
   listFolders,
   createFolderTool,
@@ -90,6 +103,7 @@ export const TOOLS: readonly AnyTool[] = [
   updateCodeMemoTool,
   createCategoryTool,
   moveCodeToCategoryTool,
+  moveCodeTool,
   mergeCodesTool,
   deleteCodeTool,
   listCategories,
@@ -127,6 +141,11 @@ export const TOOLS: readonly AnyTool[] = [
   listSnapshotsTool,
   viewDiffTool,
   restoreSnapshotTool,
+  // exchange
+  suggestExportFormatTool,
+  exportDataTool,
+  importDataTool,
+  importAnalyticsTool,
   // case management
   listCasesTool,
   getCaseTool,
@@ -137,6 +156,13 @@ export const TOOLS: readonly AnyTool[] = [
   addSourceToCaseTool,
   addSegmentToCaseTool,
   setCaseAttributeTool,
+  // reports (src/tools/reportTools.ts)
+  generateFrequencyReportTool,
+  generateCooccurrenceReportTool,
+  generateCoderComparisonTool,
+  getReportTool,
+  listReportsTool,
+  exportReportTool,
   // search
   searchTextTool,
   searchSemanticTool,

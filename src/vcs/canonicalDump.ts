@@ -18,7 +18,8 @@
  * `schema_migrations` (which migrations ran when: restoring an older list would make them run again),
  * `segment_embeddings` (a cache of vectors derived from segment texts, large and recomputable), the search
  * indexes (FTS virtual tables and their shadow tables: the store never lists them), SQLite's own
- * tables (`sqlite_sequence`), and `meta.journal_seq` (the durability layer's counter). Every other table,
+ * tables (`sqlite_sequence`), `meta.journal_seq` (the durability layer's counter) and `meta.project_guid` (the
+ * project's identity, which REFI-QDA exports derive GUIDs from; see EXCLUDED_META_KEYS). Every other table,
  * including ones later migrations add, is dumped.
  *
  * Identical project states give byte-identical dumps whatever order the rows were written in.
@@ -28,8 +29,11 @@ import type { DumpDiffSummary, CountedChanges, NamedChanges, ProjectRows, Row, R
 /** Tables never dumped (see the module comment for why). */
 export const EXCLUDED_TABLES: ReadonlySet<string> = new Set(['events', 'approval_requests', 'schema_migrations', 'segment_embeddings']);
 
-/** Rows of `meta` never dumped, by key: volatile counters of the store. */
-export const EXCLUDED_META_KEYS: ReadonlySet<string> = new Set(['journal_seq']);
+/**
+ * Rows of `meta` never dumped, by key: volatile counters of the store, and `project_guid` (migration 8), the
+ * project's identity for REFI-QDA exports: it is no project data, and a restore must never change it.
+ */
+export const EXCLUDED_META_KEYS: ReadonlySet<string> = new Set(['journal_seq', 'project_guid']);
 
 /** The dump format written in `manifest.json`. */
 export const DUMP_FORMAT = 'marginalia-dump';

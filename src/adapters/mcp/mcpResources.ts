@@ -19,7 +19,7 @@ export const STATIC_RESOURCES = [
   { uri: 'qda://categories', name: 'categories', title: 'Categories', description: 'The category tree with code counts.' },
   { uri: 'qda://sources', name: 'sources', title: 'Sources', description: 'All sources with type, length (code points) and coding counts.' },
   { uri: 'qda://cases', name: 'cases', title: 'Cases', description: 'All cases with their counts and attributes.' },
-  { uri: 'qda://reports', name: 'reports', title: 'Reports', description: 'Generated reports (none until report generation exists).' },
+  { uri: 'qda://reports', name: 'reports', title: 'Reports', description: 'Generated reports (list_reports; empty while the registry has no report tools).' },
 ] as const;
 
 /** The resource templates (RFC 6570) besides the static resources. */
@@ -50,6 +50,9 @@ function idOf(uri: URL, value: string | string[] | undefined): number {
   if (v === undefined || !/^[1-9][0-9]{0,14}$/.test(v)) throw new ResourceNotFoundError(uri.href, `Resource not found: ${uri.href} (ids are positive integers)`);
   return Number(v);
 }
+
+/** The report resources, registered when the registry has a `get_report` tool. */
+export const REPORT_TEMPLATES = ['qda://reports/{report_id}', 'qda://reports/{report_id}/data'] as const;
 
 /** Segments per list_segments page, and most pages one resource read collects. */
 const SEGMENT_PAGE = 5000;
@@ -87,7 +90,8 @@ function local<T>(deps: McpReadDeps, ctx: ServerContext, uri: URL, read: () => T
  * get_code, list_categories, list_sources, read_source_content, list_segments_for_source, list_cases,
  * list_segments, get_case), so they reuse the tools' outputs and pass the session and rate-limit stages; the briefing,
  * state summary, statistics and the segment reads no tool offers come from the ContextBuilder (cached,
- * invalidated by events). Content is JSON (`application/json`), except `qda://sources/{id}/content`
+ * invalidated by events). `qda://reports` uses `list_reports`, and `qda://reports/{report_id}` (and
+ * `/data`, the report's `result`) `get_report { report_id }`, when the registry has those tools. Content is JSON (`application/json`), except `qda://sources/{id}/content`
  * (`text/plain`, the whole stored text).
  *
  * Errors (JSON-RPC): a missing item is ResourceNotFoundError (-32602 with `data.uri`, MCP 2026-07-28
@@ -137,8 +141,11 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
   staticResource('qda://categories', (u, ctx) => deps.read(ctx, 'list_categories', {}, u.href));
   staticResource('qda://sources', (u, ctx) => deps.read(ctx, 'list_sources', {}, u.href));
   staticResource('qda://cases', (u, ctx) => deps.read(ctx, 'list_cases', {}, u.href));
+  // reports: served by the report tools once the registry has them (list_reports, get_report)
   staticResource('qda://reports', (u, ctx) =>
-    local(deps, ctx, u, () => ({ count: 0, reports: [], note: 'No report generation tool exists yet; generated reports will be listed here as qda://reports/{id}.' })),
+    deps.hasTool('list_reports')
+      ? deps.read(ctx, 'list_reports', {}, u.href)
+      : local(deps, ctx, u, () => ({ count: 0, reports: [], note: 'No report tool exists yet; generated reports will be listed here as qda://reports/{id}.' })),
   );
 
   // resources/list names each code, category, source and case (their sub-resources are templates)
@@ -158,7 +165,7 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
   };
   const template = (
     name: string,
-    uriTemplate: (typeof RESOURCE_TEMPLATES)[number],
+    uriTemplate: (typeof RESOURCE_TEMPLATES)[number] | (typeof REPORT_TEMPLATES)[number],
     title: string,
     read: (u: URL, vars: Record<string, string | string[]>, ctx: ServerContext) => Promise<ReadResourceResult | unknown> | ReadResourceResult | unknown,
     list?: ReturnType<typeof listed>,
@@ -234,5 +241,12 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
     const c = await deps.read(ctx, 'get_case', { case_id: idOf(u, v.case_id) }, u.href);
     return { case_id: c.case_id, name: c.name, attributes: c.attributes, attribute_values: c.attribute_values };
   });
+  if (deps.hasTool('get_report')) {
+    template('report', REPORT_TEMPLATES[0], 'A report job and its result', (u, v, ctx) => deps.read(ctx, 'get_report', { report_id: idOf(u, v.report_id) }, u.href));
+    template('report-data', REPORT_TEMPLATES[1], "A report's result data", async (u, v, ctx) => {
+      const r = await deps.read(ctx, 'get_report', { report_id: idOf(u, v.report_id) }, u.href);
+      return r !== null && typeof r === 'object' && 'result' in r ? (r as { result: unknown }).result : r;
+    });
+  }
 }
 

@@ -62,6 +62,8 @@ export interface McpReadDeps {
    * MCP protocol error {@link protocolErrorOf} gives (not-found codes: ResourceNotFoundError for `uri`).
    */
   read(ctx: ServerContext, tool: string, args: Record<string, unknown>, uri?: string): Promise<any>;
+  /** whether the registry offers the agent-facing tool `name` (optional surfaces such as reports) */
+  hasTool(name: string): boolean;
 }
 
 /** Error codes that mean "the thing named does not exist" (a resources/read miss). */
@@ -276,8 +278,10 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
       },
     );
   }
+  const names = new Set(tools.map((t) => t.name));
   const deps: McpReadDeps = {
     agent,
+    hasTool: (name) => names.has(name),
     context: opts.context,
     caller: (ctx) => caller(ctx),
     read: async (ctx, tool, args, uri) => {

@@ -90,11 +90,15 @@ export function resourcesTouchedBy(events: readonly EventRecord[]): ResourceChan
           updated.add(`qda://cases/${id}/members`);
           updated.add(`qda://segments?case_id=${id}`);
         }
-        if (type === 'case.attribute_set') updated.add(`qda://cases/${id}/attributes`);
+        if (type === 'case.attribute_set' || type === 'case.attributes_set') updated.add(`qda://cases/${id}/attributes`);
       }
       if (type === 'case.created' || type === 'case.deleted') listChanged = true;
     } else if (type.startsWith('analysis.')) {
       updated.add('qda://reports');
+      for (const id of [...ids(p, 'report_id', 'job_id'), ...(e.aggregate_type === 'report' && agg !== undefined ? [agg] : [])]) {
+        updated.add(`qda://reports/${id}`);
+        updated.add(`qda://reports/${id}/data`);
+      }
       listChanged = true;
     } else if (type === 'project.snapshot_restored') {
       // a restore may change anything

@@ -85,57 +85,64 @@ export async function readAnalyticsExport(filePath: string, onProgress?: ImportO
     result.skipped[reason]++;
     if (result.first_skipped_lines.length < 5) result.first_skipped_lines.push(line);
   };
-  const input = fs.createReadStream(filePath, { highWaterMark: 1024 * 1024 });
+  const onLine = (raw: string) => {
+    const n = ++result.lines;
+    const line = raw.trim();
+    if (line === '') return;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      skipLine('invalid_json_lines', n);
+      return;
+    }
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      skipLine('invalid_json_lines', n);
+      return;
+    }
+    const r = row as { user_pseudo_id?: unknown; event_name?: unknown; event_timestamp?: unknown; event_params?: unknown };
+    const user = typeof r.user_pseudo_id === 'string' ? r.user_pseudo_id.trim() : typeof r.user_pseudo_id === 'number' ? String(r.user_pseudo_id) : '';
+    if (user === '') {
+      skipLine('lines_without_user_pseudo_id', n);
+      return;
+    }
+    const name = typeof r.event_name === 'string' ? r.event_name.trim() : '';
+    if (name === '') {
+      skipLine('lines_without_event_name', n);
+      return;
+    }
+    let p = result.profiles.get(user);
+    if (!p) result.profiles.set(user, (p = { user_pseudo_id: user, event_count: 0, sessions: new Set(), first_us: NaN, last_us: NaN, counts: new Map() }));
+    p.event_count++;
+    result.events++;
+    p.counts.set(name, (p.counts.get(name) ?? 0) + 1);
+    const ts = Number(r.event_timestamp);
+    if (r.event_timestamp !== null && r.event_timestamp !== '' && Number.isFinite(ts)) {
+      if (!(ts >= p.first_us)) p.first_us = ts;
+      if (!(ts <= p.last_us)) p.last_us = ts;
+    }
+    const session = sessionIdOf(r.event_params);
+    if (session !== null) p.sessions.add(session);
+  };
+  // Lines are handled synchronously as readline emits them (no async iterator queue), over 64 KiB reads,
+  // so at most one chunk of text and one parsed row are alive at a time.
+  const input = fs.createReadStream(filePath, { highWaterMark: 64 * 1024 });
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   let nextReport = PROGRESS_EVERY;
-  try {
-    for await (const raw of lines) {
-      const n = ++result.lines;
+  await new Promise<void>((resolve, reject) => {
+    input.on('error', (e) => reject(new ToolError('ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND', `${filePath} cannot be read: ${e.message}`)));
+    lines.on('line', (raw) => {
+      onLine(raw);
       if (onProgress && input.bytesRead >= nextReport) {
         nextReport = input.bytesRead + PROGRESS_EVERY;
         onProgress({ phase: 'read', done: input.bytesRead, total: size, unit: 'bytes' });
       }
-      const line = raw.trim();
-      if (line === '') continue;
-      let row: unknown;
-      try {
-        row = JSON.parse(line);
-      } catch {
-        skipLine('invalid_json_lines', n);
-        continue;
-      }
-      if (row === null || typeof row !== 'object' || Array.isArray(row)) {
-        skipLine('invalid_json_lines', n);
-        continue;
-      }
-      const r = row as { user_pseudo_id?: unknown; event_name?: unknown; event_timestamp?: unknown; event_params?: unknown };
-      const user = typeof r.user_pseudo_id === 'string' ? r.user_pseudo_id.trim() : typeof r.user_pseudo_id === 'number' ? String(r.user_pseudo_id) : '';
-      if (user === '') {
-        skipLine('lines_without_user_pseudo_id', n);
-        continue;
-      }
-      const name = typeof r.event_name === 'string' ? r.event_name.trim() : '';
-      if (name === '') {
-        skipLine('lines_without_event_name', n);
-        continue;
-      }
-      let p = result.profiles.get(user);
-      if (!p) result.profiles.set(user, (p = { user_pseudo_id: user, event_count: 0, sessions: new Set(), first_us: NaN, last_us: NaN, counts: new Map() }));
-      p.event_count++;
-      result.events++;
-      p.counts.set(name, (p.counts.get(name) ?? 0) + 1);
-      const ts = Number(r.event_timestamp);
-      if (r.event_timestamp !== null && r.event_timestamp !== '' && Number.isFinite(ts)) {
-        if (!(ts >= p.first_us)) p.first_us = ts;
-        if (!(ts <= p.last_us)) p.last_us = ts;
-      }
-      const session = sessionIdOf(r.event_params);
-      if (session !== null) p.sessions.add(session);
-    }
-  } finally {
+    });
+    lines.on('close', () => resolve());
+  }).finally(() => {
     lines.close();
     input.destroy();
-  }
+  });
   onProgress?.({ phase: 'read', done: size, total: size, unit: 'bytes' });
   return result;
 }

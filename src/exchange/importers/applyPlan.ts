@@ -1,13 +1,13 @@
 import { isToolError, ToolError } from '../../core/errors';
 import { toWellFormed } from '../../core/text';
-import { addSegmentToCase, addSourceToCase, createCase, MAX_ATTRIBUTE_NAME, MAX_CASE_NAME, setCaseAttribute } from '../../domain/cases';
+import { addSegmentToCase, addSourceToCase, createCase, MAX_ATTRIBUTE_NAME, MAX_CASE_NAME, setCaseAttributes } from '../../domain/cases';
 import { createCategory, createCode, moveCodeToCategory } from '../../domain/codebook';
 import { applyCode } from '../../domain/coding';
 import type { DomainContext } from '../../domain/events';
 import type { ProjectRepository } from '../../domain/ports';
 import { cleanFolderName, cleanName, MAX_CODE_NAME, MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
 import { addSource, createFolder } from '../../domain/sources';
-import { CODE_PALETTE, fitName, type ImportPlan, type ImportProgress, type PlanRef } from './plan';
+import { CODE_PALETTE, fitName, MAX_WARNINGS, type ImportPlan, type ImportProgress, type PlanRef } from './plan';
 
 type Ctx = DomainContext<ProjectRepository>;
 
@@ -58,7 +58,8 @@ const zero = (): ImportCounts => ({ categories: 0, codes: 0, folders: 0, sources
  *   (so re-importing a file is harmless); any other clash fails the whole import, listing every clash.
  * - segments: an identical coding (same code, source and range) is kept, not duplicated.
  * - cases: an existing case of the same name (case-insensitive) gets the planned sources, ranges and
- *   attributes; attributes of the same name are overwritten, others kept.
+ *   attributes; attributes of the same name are overwritten, others kept. A case's attributes are written in
+ *   one step (`setCaseAttributes`: one case.attributes_set event per case, listing the values that changed).
  * Owners named by the foreign file are recorded as the owners (coders) of what is created; the session is
  * always the importing one.
  *
@@ -159,7 +160,7 @@ export function applyImportPlan(ctx: Ctx, plan: ImportPlan, onProgress?: (p: Imp
         if (categoryId !== null && existing.category_id === null) {
           moveCodeToCategory(ctx, existing.code_id, categoryId);
           report.codes_moved++;
-        } else if (categoryId !== null && existing.category_id !== categoryId && report.warnings.length < 50) {
+        } else if (categoryId !== null && existing.category_id !== categoryId && report.warnings.length < MAX_WARNINGS) {
           report.warnings.push(`The existing code "${existing.name}" stays in its category (the file puts it in another one)`);
         }
       } else {
@@ -247,10 +248,10 @@ export function applyImportPlan(ctx: Ctx, plan: ImportPlan, onProgress?: (p: Imp
         if (sourceId === undefined) throw new ToolError('IMPORT_FAILED', `The case "${name}" refers to source ${r.source}, which the file does not hold`);
         if (addSegmentToCase(ctx, { case_id: caseId, source_id: sourceId, start_pos: r.start_pos, end_pos: r.end_pos }).created) report.case_ranges_added++;
       }
-      for (const a of c.attributes) {
-        item = `attribute "${a.name}" of case "${name}"`;
-        const attributeName = fitName(a.name, MAX_ATTRIBUTE_NAME, 'attribute');
-        if (setCaseAttribute(ctx, { case_id: caseId, attribute_name: attributeName, value: a.value, type: a.type }).changed) report.attributes_set++;
+      if (c.attributes.length > 0) {
+        item = `the attributes of case "${name}"`;
+        const attributes = c.attributes.map((a) => ({ attribute_name: fitName(a.name, MAX_ATTRIBUTE_NAME, 'attribute'), value: a.value, type: a.type }));
+        report.attributes_set += setCaseAttributes(ctx, caseId, attributes).changed;
       }
       tick();
     }

@@ -33,7 +33,9 @@
  * after outside edits, media files that cannot be found. Owners and creation times of codes, categories and
  * cases have no place in the schema.
  */
+import { createReadStream, createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import * as path from 'node:path';
 import JSZip from 'jszip';
 import { deriveGuid } from '../../domain/exchangeIds';
@@ -212,13 +214,11 @@ interface TextSelection {
 
 /** Collects what a writer needs while the document is built: users seen, notes to write, warnings. */
 class Collector {
-  readonly users = new Set<string>();
   readonly notes: { guid: string; name: string; owner: string; created_at: string; text: string }[] = [];
   readonly warnings: string[] = [];
   constructor(private readonly snapshot: ProjectSnapshot) {}
 
   user(name: string): string {
-    this.users.add(name);
     return this.snapshot.guids.guid('user', name);
   }
 
@@ -250,6 +250,13 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
   const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name);
   let codes = 0;
   let categories = 0;
+  // a category imported from a codable parent Code shares that Code's GUID with its twin code; written apart from
+  // the code (when their memos differ), it takes its derived GUID so that no two elements share one
+  const codeGuids = new Set(s.codes.map((c) => s.guids.guid('code', c.code_id)));
+  const categoryGuid = (k: CategoryWithCount) => {
+    const g = s.guids.guid('category', k.category_id);
+    return codeGuids.has(g) ? deriveGuid(s.guids.projectGuid, 'category', k.category_id) : g;
+  };
   const code = (c: CodeWithCounts) => {
     codes++;
     if (c.memo) w.start('Code', { guid: s.guids.guid('code', c.code_id), name: c.name, isCodable: true, color: c.color }).text('Description', c.memo).end();
@@ -267,7 +274,7 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
     else categories++;
     const attrs = twin
       ? { guid: s.guids.guid('code', twin.code_id), name: k.name, isCodable: true, color: twin.color }
-      : { guid: s.guids.guid('category', k.category_id), name: k.name, isCodable: false };
+      : { guid: categoryGuid(k), name: k.name, isCodable: false };
     const memo = twin ? (twin.memo ?? k.memo) : k.memo;
     if (!memo && subs.length === 0 && rest.length === 0) {
       w.empty('Code', attrs);
@@ -290,6 +297,7 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
 /** The text selections of one source: its coded segments (grouped by their REFI selection) and its case ranges. */
 function textSelections(s: ProjectSnapshot, segments: Segment[], caseSegments: CaseSegment[]): TextSelection[] {
   const groups = new Map<string, TextSelection>();
+  const used = new Set<string>();
   const out: TextSelection[] = [];
   for (const g of segments) {
     const stored = s.guids.storedGuid('selection', g.segment_id);
@@ -301,9 +309,10 @@ function textSelections(s: ProjectSnapshot, segments: Segment[], caseSegments: C
       continue;
     }
     // a stored GUID already used by a selection with another range (the text was edited since): a fresh one
-    const taken = stored !== undefined && [...groups.values()].some((x) => x.guid === stored);
+    const guid = stored !== undefined && !used.has(stored) ? stored : deriveGuid(s.guids.projectGuid, 'selection', g.segment_id);
+    used.add(guid);
     const sel: TextSelection = {
-      guid: stored && !taken ? stored : deriveGuid(s.guids.projectGuid, 'selection', g.segment_id),
+      guid,
       start: g.start_pos,
       end: g.end_pos,
       owner: g.owner,
@@ -529,18 +538,25 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
 }
 
 /**
- * The project as a `.qdpx` file: a zip holding `project.qde` and a `sources/` folder with the texts and the
- * embedded media (REFI-QDA section 8.1; texts deflated, media stored as they are). Reads the media files.
+ * Writes the project as a `.qdpx` file at `file` (atomically, see `atomically`): a zip holding `project.qde`
+ * and a `sources/` folder with the texts and the embedded media (REFI-QDA section 8.1; texts deflated, media
+ * stored as they are and streamed from disk, so large media never sit in memory whole).
  */
-export async function exportQdpx(snapshot: ProjectSnapshot): Promise<{ bytes: Uint8Array; counts: RefiCounts; warnings: string[]; qde: string }> {
+export async function exportQdpx(
+  snapshot: ProjectSnapshot,
+  file: string,
+  atomically: (file: string, write: (tmp: string) => Promise<void>) => Promise<void>,
+): Promise<{ bytes: number; counts: RefiCounts; warnings: string[] }> {
   const media = await placeMedia(snapshot);
   const qde = buildProjectQde(snapshot, media);
   const zip = new JSZip();
   zip.file('project.qde', qde.xml, { compression: 'DEFLATE' });
   for (const t of qde.texts) zip.file(t.entry, Buffer.from(t.text, 'utf8'), { compression: 'DEFLATE' });
-  for (const m of qde.media) zip.file(m.entry, await fs.readFile(m.file), { compression: 'STORE' });
-  const bytes = await zip.generateAsync({ type: 'uint8array', platform: 'UNIX' });
-  return { bytes, counts: qde.counts, warnings: qde.warnings, qde: qde.xml };
+  for (const m of qde.media) zip.file(m.entry, createReadStream(m.file), { compression: 'STORE', binary: true });
+  await atomically(file, async (tmp) => {
+    await pipeline(zip.generateNodeStream({ type: 'nodebuffer', streamFiles: true, platform: 'UNIX' }), createWriteStream(tmp));
+  });
+  return { bytes: (await fs.stat(file)).size, counts: qde.counts, warnings: qde.warnings };
 }
 
 /** The codebook as a `.qdc` file (`urn:QDA-XML:codebook:1.0`, standard section 5.2): categories and codes, nested. */

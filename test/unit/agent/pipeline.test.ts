@@ -200,6 +200,11 @@ describe('agent/pipeline', () => {
       list_snapshots: {},
       view_diff: { from_ref: 'HEAD~1', to_ref: 'HEAD' },
       restore_snapshot: { ref: 'HEAD' },
+      // exchange
+      suggest_export_format: { use_case: 'share with NVivo' },
+      export_data: { format: 'codebook', output_path: '/tmp/marginalia-codebook.txt' },
+      import_data: { format: 'refi_qda', source_path: '/tmp/marginalia-project.qdpx' },
+      import_analytics: { source_path: '/tmp/marginalia-events.ndjson' },
       // search
       search_text: { query: 'water' },
       search_semantic: { query: 'water' },
@@ -208,6 +213,21 @@ describe('agent/pipeline', () => {
       // approvals
       get_approval_status: { request_id: 'r-1' },
       list_pending_approvals: {},
+      // the design's remaining capabilities and reports
+      apply_code: { code_id: 1, source_id: 1, start_position: 0, end_position: 1 },
+      remove_code: { segment_id: 1 },
+      move_code: { code_id: 1, category_id: null },
+      import_source: { file_path: '/tmp/x.txt' },
+      import_text: { content: 'x', name: 'S' },
+      rename_source: { source_id: 1, new_name: 'T' },
+      delete_source: { source_id: 1 },
+      update_memo: { source_id: 1, memo: 'm' },
+      generate_frequency_report: {},
+      generate_cooccurrence_report: { filters: { code_ids: [1] } },
+      generate_coder_comparison: { coder_ids: ['alice', 'bob'] },
+      get_report: { report_id: 1 },
+      list_reports: {},
+      export_report: { report_id: 1, format: 'csv' },
     };
     /** The error code of a call without a project: the case tools' own, NO_PROJECT for the rest. */
     const noProjectCode = (name: string) => (/_case(s|_|$)/.test(name) ? 'CASES_NOT_LISTED/NO_CONTEXT' : 'NO_PROJECT');
@@ -520,6 +540,11 @@ describe('agent/pipeline', () => {
       list_snapshots: ['VERSION_CONTROL_NOT_INITIALIZED', 'NO_PROJECT'],
       view_diff: ['SNAPSHOT_NOT_FOUND', 'VERSION_CONTROL_NOT_INITIALIZED', 'NO_PROJECT'],
       restore_snapshot: ['SNAPSHOT_NOT_FOUND', 'VERSION_CONTROL_NOT_INITIALIZED', 'TOOL_EXECUTION_ERROR', 'NO_PROJECT'],
+      // exchange (the HTTP spec's exchange table)
+      suggest_export_format: [],
+      export_data: ['UNKNOWN_FORMAT', 'EXPORT_FAILED'],
+      import_data: ['UNKNOWN_FORMAT', 'IMPORT_FAILED', 'INVALID_ARGUMENTS'],
+      import_analytics: ['ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND', 'ANALYTICS_NOT_IMPORTED/NO_PROFILES', 'IMPORT_FAILED'],
       // search (the agent-context spec's capability table)
       search_text: ['INVALID_ARGUMENTS', 'SOURCE_NOT_FOUND', 'FOLDER_NOT_FOUND'],
       search_semantic: ['SOURCE_NOT_FOUND', 'FOLDER_NOT_FOUND', 'CODE_NOT_FOUND'],
@@ -528,6 +553,21 @@ describe('agent/pipeline', () => {
       // approvals (what became of a call held for the researcher)
       get_approval_status: ['APPROVAL_NOT_FOUND'],
       list_pending_approvals: [],
+      // the design's remaining capabilities (agent-context capability table) and reports
+      apply_code: ['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION', 'INVALID_ARGUMENTS'],
+      remove_code: ['SEGMENT_NOT_FOUND'],
+      move_code: ['CODE_NOT_FOUND', 'CATEGORY_NOT_FOUND'],
+      import_source: ['SOURCE_IMPORT_FAILED', 'SOURCE_DUPLICATE_NAME'],
+      import_text: ['SOURCE_DUPLICATE_NAME', 'INVALID_ARGUMENTS'],
+      rename_source: ['SOURCE_NOT_FOUND', 'SOURCE_DUPLICATE_NAME', 'INVALID_ARGUMENTS'],
+      delete_source: ['SOURCE_NOT_FOUND'],
+      update_memo: ['SOURCE_NOT_FOUND'],
+      generate_frequency_report: ['SOURCE_NOT_FOUND', 'CODE_NOT_FOUND', 'CASE_NOT_FOUND'],
+      generate_cooccurrence_report: ['SOURCE_NOT_FOUND', 'CODE_NOT_FOUND', 'CASE_NOT_FOUND'],
+      generate_coder_comparison: ['INVALID_ARGUMENTS', 'SOURCE_NOT_FOUND', 'CODE_NOT_FOUND', 'CASE_NOT_FOUND'],
+      get_report: ['REPORT_NOT_FOUND'],
+      list_reports: [],
+      export_report: ['REPORT_NOT_FOUND', 'EXPORT_FAILED'],
     };
     /** Every agent-facing tool has an entry in TOOL_ERRORS (a new tool must add its error codes there). */
     const TOOL_COUNT = Object.keys(TOOL_ERRORS).length;

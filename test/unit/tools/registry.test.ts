@@ -88,6 +88,11 @@ const SPEC: Record<string, SpecTool> = {
   list_snapshots: { group: 'version_control', required: [], optional: ['limit'] },
   view_diff: { group: 'version_control', required: ['from_ref', 'to_ref'], optional: [] },
   restore_snapshot: { group: 'version_control', required: ['ref'], optional: [] },
+  // Exchange
+  suggest_export_format: { group: 'exchange', required: ['use_case'], optional: [] },
+  export_data: { group: 'exchange', required: ['format', 'output_path'], optional: ['include_memos'] },
+  import_data: { group: 'exchange', required: ['format', 'source_path'], optional: ['name_column'] },
+  import_analytics: { group: 'exchange', required: ['source_path'], optional: [] },
 };
 
 /**
@@ -118,6 +123,23 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   // approvals: what became of a call held for the researcher (agent-context spec, section 5; MCP pending_approval answers)
   get_approval_status: { group: 'project', required: ['request_id'], optional: [] },
   list_pending_approvals: { group: 'project', required: [], optional: ['only_mine'] },
+  // the agent-context capability table's remaining capabilities (src/tools/designTools.ts): apply_code's start_position and
+  // end_position are required in effect but not in the schema, since start_pos/end_pos are accepted as aliases
+  apply_code: { group: 'core', required: ['code_id', 'source_id'], optional: ['start_position', 'end_position', 'start_pos', 'end_pos', 'memo', 'importance'] },
+  remove_code: { group: 'core', required: ['segment_id'], optional: [] },
+  move_code: { group: 'code', required: ['code_id', 'category_id'], optional: [] },
+  import_source: { group: 'source', required: ['file_path'], optional: ['name'] },
+  import_text: { group: 'source', required: ['content', 'name'], optional: [] },
+  rename_source: { group: 'source', required: ['source_id', 'new_name'], optional: [] },
+  delete_source: { group: 'source', required: ['source_id'], optional: [] },
+  update_memo: { group: 'source', required: ['source_id', 'memo'], optional: [] },
+  // ... and its reports (src/tools/reportTools.ts), with get_report / list_reports behind qda://reports
+  generate_frequency_report: { group: 'analysis', required: [], optional: ['filters'] },
+  generate_cooccurrence_report: { group: 'analysis', required: [], optional: ['filters'] },
+  generate_coder_comparison: { group: 'analysis', required: ['coder_ids'], optional: ['filters'], arrays: ['coder_ids'] },
+  get_report: { group: 'analysis', required: ['report_id'], optional: [] },
+  list_reports: { group: 'analysis', required: [], optional: ['report_type', 'status', 'limit', 'offset'] },
+  export_report: { group: 'analysis', required: ['report_id', 'format'], optional: ['output_path', 'overwrite'] },
 };
 const ALL: Record<string, SpecTool> = { ...SPEC, ...MARGINALIA_EXTRAS };
 
@@ -125,6 +147,9 @@ const ALL: Record<string, SpecTool> = { ...SPEC, ...MARGINALIA_EXTRAS };
 const READ_ONLY = new Set([
   'get_approval_status',
   'list_pending_approvals',
+  // reports: reading them back (generating one stores it; export_report writes a file)
+  'get_report',
+  'list_reports',
   'list_codes',
   'get_code',
   'list_segments_for_source',
@@ -147,6 +172,9 @@ const READ_ONLY = new Set([
   'suggest_codes_for_transcript',
   'list_snapshots',
   'view_diff',
+  // exchange: the suggestion only answers; export_data writes a file, never the project
+  'suggest_export_format',
+  'export_data',
   // suggestions: the analyses, lists and status only read; every suggest_*/approve_*/reject/respond writes
   'analyze_content_for_codes',
   'list_pending_suggestions',
@@ -164,7 +192,7 @@ const READ_ONLY = new Set([
 
 describe('tools/registry', () => {
   it('holds every one of the 28 tools of the spec, each once', () => {
-    assert.equal(Object.keys(SPEC).length, 28 + 6 /* AV coding */ + 4 /* version control */ + 19 /* AI code suggestions, AI text coding, batch operations */);
+    assert.equal(Object.keys(SPEC).length, 28 + 6 /* AV coding */ + 4 /* version control */ + 19 /* AI code suggestions, AI text coding, batch operations */ + 4 /* exchange: suggest_export_format, export_data, import_data, import_analytics */);
     const names = TOOLS.map((t) => t.name);
     assert.equal(new Set(names).size, names.length, 'no duplicates');
     const missing = Object.keys(SPEC).filter((n) => !names.includes(n));

@@ -1,0 +1,646 @@
+/**
+ * Reports: code frequencies, code co-occurrence and coder agreement (agent-context spec, capability table:
+ * generate_frequency_report, generate_cooccurrence_report, generate_coder_comparison), run as report jobs.
+ *
+ * A report job is a row of `reports` (migration 7) and three events: analysis.report_started, then
+ * analysis.report_completed with `result_uri` `qda://reports/<id>`, or analysis.report_failed. The job runs
+ * inside the call that starts it (tools run synchronously in one transaction), so by the time the caller
+ * hears back the job has completed or failed, and both of its events are stored, in order, in the same
+ * transaction as the row. A job that fails while computing is still written (status failed, with its error
+ * code and message) and reported with analysis.report_failed; invalid arguments fail the call instead, before
+ * any job exists.
+ *
+ * Text positions count code points; ranges are half-open `[start_pos, end_pos)`. AV segments are not part
+ * of these reports.
+ */
+import { isToolError, ToolError, type ErrorCode } from '../core/errors';
+import { requireCode } from './codebook';
+import type { DomainContext } from './events';
+import type { CodedRanges, ProjectRepository, ReportFilter, ReportRecord, ReportStatus, ReportType } from './ports';
+import { requireSource } from './sources';
+
+type Ctx = DomainContext<ProjectRepository>;
+
+/** The URI of a report's result (`qda://reports/<id>`, the spec's `app://reports/:id`). */
+export function reportUri(id: number): string {
+  return `qda://reports/${id}`;
+}
+
+/** A report's filters as a caller gives them (every field optional; see {@link ReportFilter}). */
+export interface ReportFiltersInput {
+  source_ids?: readonly number[];
+  code_ids?: readonly number[];
+  case_ids?: readonly number[];
+  coder?: string;
+}
+
+/**
+ * Checks a report's filters and returns them normalised: ids deduplicated and sorted, empty lists and a
+ * blank coder dropped. Errors: SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND (an id that does not exist).
+ */
+export function resolveReportFilter(ctx: Ctx, input: ReportFiltersInput | undefined): ReportFilter {
+  const out: ReportFilter = {};
+  const ids = (xs: readonly number[] | undefined) => (xs && xs.length > 0 ? [...new Set(xs)].sort((a, b) => a - b) : undefined);
+  const sources = ids(input?.source_ids);
+  if (sources) {
+    for (const id of sources) requireSource(ctx, id);
+    out.source_ids = sources;
+  }
+  const codes = ids(input?.code_ids);
+  if (codes) {
+    for (const id of codes) requireCode(ctx, id);
+    out.code_ids = codes;
+  }
+  const cases = ids(input?.case_ids);
+  if (cases) {
+    for (const id of cases) if (!ctx.repo.getCase(id)) throw new ToolError('CASE_NOT_FOUND', `No case with case_id ${id}`);
+    out.case_ids = cases;
+  }
+  const coder = input?.coder?.trim();
+  if (coder) out.coder = coder;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Frequency
+
+/** One code of a frequency report. */
+export interface CodeFrequency {
+  code_id: number;
+  name: string;
+  color: string;
+  category_id: number | null;
+  /** coded text segments of the code within the filters */
+  segment_count: number;
+  /** distinct sources holding at least one of them */
+  source_count: number;
+  /** who coded them (segment owners), by name, each with its own segment and source counts */
+  coders: { coder: string; segment_count: number; source_count: number }[];
+}
+
+/** The result of a frequency report. */
+export interface FrequencyResult {
+  report_type: 'frequency';
+  filters: ReportFilter;
+  /** segments, distinct coded sources and coders within the filters; `codes`: rows below */
+  totals: { codes: number; codes_used: number; segments: number; sources: number; coders: string[] };
+  /** every code of the codebook (or of `filters.code_ids`), unused ones with zero counts; most segments first, then by name */
+  codes: CodeFrequency[];
+}
+
+/**
+ * Code frequencies: for each code, its coded text segments within `filter`, the distinct sources they are
+ * in, and the coders (segment owners) who made them. Computed by SQL aggregates (see `reportCodeCounts`).
+ */
+export function frequencyReport(repo: ProjectRepository, filter: ReportFilter): FrequencyResult {
+  const perCode = new Map(repo.reportCodeCounts(filter).map((r) => [r.code_id, r]));
+  const perCoder = new Map<number, CodeFrequency['coders']>();
+  const coders = new Set<string>();
+  for (const r of repo.reportCoderCounts(filter)) {
+    let list = perCoder.get(r.code_id);
+    if (!list) perCoder.set(r.code_id, (list = []));
+    list.push({ coder: r.owner, segment_count: r.segments, source_count: r.sources });
+    coders.add(r.owner);
+  }
+  const wanted = filter.code_ids ? new Set(filter.code_ids) : undefined;
+  const codes: CodeFrequency[] = repo
+    .listCodeLabels()
+    .filter((c) => !wanted || wanted.has(c.code_id))
+    .map((c) => {
+      const n = perCode.get(c.code_id);
+      return {
+        code_id: c.code_id,
+        name: c.name,
+        color: c.color,
+        category_id: c.category_id,
+        segment_count: n?.segments ?? 0,
+        source_count: n?.sources ?? 0,
+        coders: (perCoder.get(c.code_id) ?? []).sort((a, b) => compareText(a.coder, b.coder)),
+      };
+    })
+    .sort((a, b) => b.segment_count - a.segment_count || compareText(a.name, b.name) || a.code_id - b.code_id);
+  let segments = 0;
+  for (const c of codes) segments += c.segment_count;
+  return {
+    report_type: 'frequency',
+    filters: filter,
+    totals: { codes: codes.length, codes_used: codes.filter((c) => c.segment_count > 0).length, segments, sources: repo.reportSourceCount(filter), coders: [...coders].sort(compareText) },
+    codes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Co-occurrence
+
+/** A code on an axis of the co-occurrence matrix. */
+export interface MatrixCode {
+  code_id: number;
+  name: string;
+  color: string;
+}
+
+/** The result of a co-occurrence report. */
+export interface CooccurrenceResult {
+  report_type: 'cooccurrence';
+  filters: ReportFilter;
+  /** the axis (rows and columns alike): the codes of `filters.code_ids`, else every code with a segment within the filters; by name */
+  codes: MatrixCode[];
+  /**
+   * `matrix[i][j]`: the number of overlapping pairs of segments, one of `codes[i]` and one of `codes[j]`, on
+   * the same source (half-open ranges overlap when `a.start < b.end && b.start < a.end`; touching ranges do
+   * not). Symmetric. The diagonal counts pairs of overlapping segments of the same code.
+   */
+  matrix: number[][];
+  /** sum of the upper triangle without the diagonal: overlapping pairs of segments of two different codes */
+  total_overlaps: number;
+  /** sum of the diagonal: overlapping pairs of segments of the same code */
+  same_code_overlaps: number;
+  /** the largest off-diagonal cells, most first (ties by names), at most {@link TOP_PAIRS} */
+  top_pairs: { code_a_id: number; code_a_name: string; code_b_id: number; code_b_name: string; count: number }[];
+}
+
+/** How many of the largest pairs a co-occurrence report lists beside its matrix. */
+export const TOP_PAIRS = 50;
+
+/** Above this many codes on the axis, pair counts go to a Map instead of a dense n*n array. */
+const DENSE_LIMIT = 4096;
+
+/** For each segment of `ranges`, the axis position of its code (from `index`, code_id -> position), or -1. */
+function axisPositions(ranges: CodedRanges, index: Map<number, number>): Int32Array {
+  let maxId = 0;
+  for (const id of index.keys()) maxId = Math.max(maxId, id);
+  const byId = new Int32Array(maxId + 1).fill(-1);
+  for (const [id, i] of index) byId[id] = i;
+  const codes = ranges.code_id;
+  const pos = new Int32Array(codes.length);
+  for (let k = 0; k < codes.length; k++) {
+    const c = codes[k] as number;
+    pos[k] = c <= maxId ? (byId[c] as number) : -1;
+  }
+  return pos;
+}
+
+/**
+ * Counts overlapping pairs of segments per pair of codes: a sweep over each source's segments in start
+ * order; segment j (starting at or after segment i) overlaps i exactly when `start_j < end_i`, so each
+ * unordered pair is visited once and the work is proportional to the number of segments plus the number
+ * of overlapping pairs (not to the square of the segments per source, as a self-join is). `ranges` must be
+ * ordered by source_id then start_pos (as the repository returns them). `index` maps a code_id to its axis
+ * position (segments of other codes are skipped); `add(i, j)` is called once per overlapping pair, i <= j.
+ */
+export function sweepOverlaps(ranges: CodedRanges, index: Map<number, number>, add: (i: number, j: number) => void): void {
+  const { source_id: src, start_pos: start, end_pos: end } = ranges;
+  const pos = axisPositions(ranges, index);
+  const n = src.length;
+  for (let i = 0; i < n; i++) {
+    const pi = pos[i] as number;
+    if (pi < 0) continue;
+    const s = src[i] as number;
+    const e = end[i] as number;
+    for (let j = i + 1; j < n && src[j] === s && (start[j] as number) < e; j++) {
+      const pj = pos[j] as number;
+      if (pj < 0) continue;
+      if (pi <= pj) add(pi, pj);
+      else add(pj, pi);
+    }
+  }
+}
+
+/** {@link sweepOverlaps} into a dense m*m array (upper triangle, row-major), with the loop inlined. */
+function denseOverlaps(ranges: CodedRanges, index: Map<number, number>, m: number): Float64Array {
+  const { source_id: src, start_pos: start, end_pos: end } = ranges;
+  const pos = axisPositions(ranges, index);
+  const counts = new Float64Array(m * m);
+  const n = src.length;
+  for (let i = 0; i < n; i++) {
+    const pi = pos[i] as number;
+    if (pi < 0) continue;
+    const s = src[i] as number;
+    const e = end[i] as number;
+    for (let j = i + 1; j < n && src[j] === s && (start[j] as number) < e; j++) {
+      const pj = pos[j] as number;
+      if (pj < 0) continue;
+      const k = pi <= pj ? pi * m + pj : pj * m + pi;
+      counts[k] = (counts[k] as number) + 1;
+    }
+  }
+  return counts;
+}
+
+/**
+ * Code co-occurrence: for every pair of codes, the number of places where a segment of one overlaps a
+ * segment of the other on the same source (see {@link CooccurrenceResult.matrix}). Reads the segments once,
+ * ordered by source and start (`reportCodedRanges`), and counts with a sweep ({@link sweepOverlaps}).
+ */
+export function cooccurrenceReport(repo: ProjectRepository, filter: ReportFilter): CooccurrenceResult {
+  const ranges = repo.reportCodedRanges(filter);
+  const all = repo.listCodeLabels();
+  let axisCodes: typeof all;
+  if (filter.code_ids) {
+    const wanted = new Set(filter.code_ids);
+    axisCodes = all.filter((c) => wanted.has(c.code_id));
+  } else {
+    const used = new Set<number>();
+    for (const c of ranges.code_id) used.add(c);
+    axisCodes = all.filter((c) => used.has(c.code_id));
+  }
+  axisCodes.sort((a, b) => compareText(a.name, b.name) || a.code_id - b.code_id);
+  const m = axisCodes.length;
+  const index = new Map(axisCodes.map((c, i) => [c.code_id, i]));
+  let cell: (i: number, j: number) => number;
+  if (m <= DENSE_LIMIT) {
+    const counts = denseOverlaps(ranges, index, m);
+    cell = (i, j) => counts[i * m + j] as number;
+  } else {
+    const counts = new Map<number, number>();
+    sweepOverlaps(ranges, index, (i, j) => void counts.set(i * m + j, (counts.get(i * m + j) ?? 0) + 1));
+    cell = (i, j) => counts.get(i * m + j) ?? 0;
+  }
+  const name = (i: number) => (axisCodes[i] as MatrixCode).name;
+  // the largest cells, most first, ties by the two names: a bounded insertion, since there can be millions of cells
+  const ranks = (a: { i: number; j: number; count: number }, b: { i: number; j: number; count: number }) =>
+    b.count - a.count || compareText(name(a.i), name(b.i)) || compareText(name(a.j), name(b.j)) || a.i - b.i || a.j - b.j;
+  const top: { i: number; j: number; count: number }[] = [];
+  const matrix: number[][] = [];
+  let total = 0;
+  let same = 0;
+  for (let i = 0; i < m; i++) {
+    // row by row (writing the mirrored cell into later rows would touch every row for each cell)
+    const row = new Array<number>(m);
+    for (let j = 0; j < i; j++) row[j] = cell(j, i);
+    const d = cell(i, i);
+    row[i] = d;
+    same += d;
+    matrix.push(row);
+    for (let j = i + 1; j < m; j++) {
+      const v = cell(i, j);
+      row[j] = v;
+      if (v === 0) continue;
+      total += v;
+      const cand = { i, j, count: v };
+      if (top.length === TOP_PAIRS && ranks(cand, top[TOP_PAIRS - 1] as (typeof top)[number]) >= 0) continue;
+      let at = top.length;
+      while (at > 0 && ranks(cand, top[at - 1] as (typeof top)[number]) < 0) at--;
+      top.splice(at, 0, cand);
+      if (top.length > TOP_PAIRS) top.pop();
+    }
+  }
+  return {
+    report_type: 'cooccurrence',
+    filters: filter,
+    codes: axisCodes.map((c) => ({ code_id: c.code_id, name: c.name, color: c.color })),
+    matrix,
+    total_overlaps: total,
+    same_code_overlaps: same,
+    top_pairs: top.map((p) => ({
+      code_a_id: (axisCodes[p.i] as MatrixCode).code_id,
+      code_a_name: name(p.i),
+      code_b_id: (axisCodes[p.j] as MatrixCode).code_id,
+      code_b_name: name(p.j),
+      count: p.count,
+    })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Coder comparison
+
+/**
+ * The 2x2 table of one code's character-level comparison of coders A and B: how many characters (code
+ * points) both coded, only A, only B, and neither.
+ */
+export interface AgreementTable {
+  both: number;
+  only_a: number;
+  only_b: number;
+  neither: number;
+}
+
+/** Agreement statistics of an {@link AgreementTable}. */
+export interface Agreement {
+  /** characters compared: both + only_a + only_b + neither */
+  characters: number;
+  /** observed agreement po = (both + neither) / characters; null without characters */
+  po: number | null;
+  /** chance agreement pe = pA·pB + (1 − pA)(1 − pB), with pA, pB the shares each coder coded; null without characters */
+  pe: number | null;
+  /** Cohen's kappa (po − pe) / (1 − pe); null when pe = 1 (both coders coded every character, or none) or without characters */
+  kappa: number | null;
+  /** 100 · po */
+  percent_agreement: number | null;
+}
+
+/**
+ * Cohen's kappa for two coders' binary decisions (coded / not coded) over the same units, here characters:
+ * kappa = (po − pe) / (1 − pe), where po is the observed share of agreeing units and pe the agreement
+ * expected by chance from each coder's own rate, pe = pA·pB + (1 − pA)(1 − pB).
+ *
+ * Source: J. Cohen, "A coefficient of agreement for nominal scales", Educational and Psychological
+ * Measurement 20(1), 1960, pp. 37-46. When pe = 1 (both coders coded all characters, or both none), kappa
+ * is 0/0 and is reported as null (undefined), with po = 1.
+ */
+export function cohensKappa(t: AgreementTable): Agreement {
+  const n = t.both + t.only_a + t.only_b + t.neither;
+  if (n <= 0) return { characters: 0, po: null, pe: null, kappa: null, percent_agreement: null };
+  const po = (t.both + t.neither) / n;
+  const pa = (t.both + t.only_a) / n;
+  const pb = (t.both + t.only_b) / n;
+  const pe = pa * pb + (1 - pa) * (1 - pb);
+  const kappa = pe >= 1 ? null : (po - pe) / (1 - pe);
+  return { characters: n, po, pe, kappa, percent_agreement: 100 * po };
+}
+
+/** One code of a coder comparison. */
+export interface CodeAgreement extends AgreementTable, Agreement {
+  code_id: number;
+  name: string;
+  /** characters coded by A (both + only_a) and by B (both + only_b) */
+  coded_a: number;
+  coded_b: number;
+}
+
+/** The result of a coder comparison. */
+export interface CoderComparisonResult {
+  report_type: 'coder_comparison';
+  filters: ReportFilter;
+  /** [A, B]: the two coders (segment owners) compared, as given */
+  coders: [string, string];
+  method: string;
+  /** the text sources compared: those within the filters on which both coders coded something; by id */
+  sources: { source_id: number; name: string; characters: number }[];
+  /** characters of the compared sources (within the cases' extents when case_ids filter), the units of every table */
+  total_characters: number;
+  /** per code (the filter's codes, else every code either coder applied on the compared sources), by name */
+  codes: CodeAgreement[];
+  /** all codes pooled: every (code, character) pair is one unit; null without codes */
+  overall: (AgreementTable & Agreement) | null;
+}
+
+/** How the comparison is made, returned with every result. */
+export const CODER_COMPARISON_METHOD =
+  "Character-level, as QualCoder's coder comparison computes it: for each code, every character (code point) of the compared sources is coded or not coded by each coder; " +
+  'percent agreement = (characters both coded + characters neither coded) / characters; Cohen (1960) kappa = (po - pe) / (1 - pe) with pe = pA*pB + (1-pA)*(1-pB). ' +
+  'A character inside two overlapping segments of one coder counts once. Compared sources: the text sources within the filters on which both coders coded something.';
+
+/** Merges sorted-by-start half-open intervals (flat [s0, e0, s1, e1, ...]) into disjoint ones, clipped to the extents `clip`. */
+function unionClipped(flat: number[], clip: readonly number[]): number[] {
+  const pairs: [number, number][] = [];
+  for (let k = 0; k < flat.length; k += 2) pairs.push([flat[k] as number, flat[k + 1] as number]);
+  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const merged: number[] = [];
+  for (const [s, e] of pairs) {
+    const last = merged.length - 1;
+    if (last > 0 && s <= (merged[last] as number)) merged[last] = Math.max(merged[last] as number, e);
+    else merged.push(s, e);
+  }
+  return intersect(merged, clip);
+}
+
+/** The intersection of two lists of disjoint sorted half-open intervals (flat). */
+function intersect(a: readonly number[], b: readonly number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const s = Math.max(a[i] as number, b[j] as number);
+    const e = Math.min(a[i + 1] as number, b[j + 1] as number);
+    if (s < e) out.push(s, e);
+    if ((a[i + 1] as number) < (b[j + 1] as number)) i += 2;
+    else j += 2;
+  }
+  return out;
+}
+
+function measure(flat: readonly number[]): number {
+  let n = 0;
+  for (let k = 0; k < flat.length; k += 2) n += (flat[k + 1] as number) - (flat[k] as number);
+  return n;
+}
+
+/**
+ * Compares two coders (segment owners) code by code, at the level of characters, as QualCoder's coder
+ * comparison does (QualCoder, `report_compare_coder_file.py`, `agreement_text_file`: every character of a
+ * source is coded by coder 0, coder 1, both or neither; agreement = (dual coded + uncoded) / characters).
+ * For each code, each compared source contributes all its characters (within the cases' extents when
+ * `filter.case_ids` is given): both / only A / only B / neither. Percent agreement and Cohen's kappa follow
+ * from the table ({@link cohensKappa}; Cohen 1960). Unlike QualCoder, a character inside two overlapping
+ * segments of one coder counts once, and kappa uses the standard chance agreement over all characters
+ * (QualCoder's kappa restricts its chance term to coded characters).
+ *
+ * Compared sources: text sources within `filter.source_ids` / `filter.case_ids` on which both coders have
+ * at least one text segment (of any code): a source only one of them coded says nothing about agreement.
+ * Errors: INVALID_ARGUMENTS (not two distinct coders, a coder without any segment, or `filter.coder` given).
+ */
+export function coderComparisonReport(repo: ProjectRepository, coderIds: readonly string[], filter: ReportFilter): CoderComparisonResult {
+  const [a, b] = checkCoders(repo, coderIds, filter);
+  const scope: ReportFilter = { ...(filter.source_ids ? { source_ids: filter.source_ids } : {}), ...(filter.case_ids ? { case_ids: filter.case_ids } : {}) };
+  const ranges = repo.reportCodedRanges(scope, [a, b]);
+  const ownerA = ranges.owners.indexOf(a);
+  const ownerB = ranges.owners.indexOf(b);
+  // sources both coded (any code)
+  const coded = new Map<number, number>();
+  for (let k = 0; k < ranges.source_id.length; k++) {
+    const s = ranges.source_id[k] as number;
+    const o = ranges.owner[k] as number;
+    coded.set(s, (coded.get(s) ?? 0) | (o === ownerA ? 1 : o === ownerB ? 2 : 0));
+  }
+  const both = [...coded.entries()].filter(([, bits]) => bits === 3).map(([s]) => s);
+  const lengths = new Map(repo.textSourceLengths(both).map((r) => [r.source_id, r.length]));
+  // each compared source's extent: whole, or the union of its case ranges
+  const extents = new Map<number, number[]>();
+  if (filter.case_ids) {
+    const bySource = new Map<number, number[]>();
+    const whole = new Set<number>();
+    for (const x of repo.caseExtents(filter.case_ids)) {
+      if (x.whole) whole.add(x.source_id);
+      else {
+        let list = bySource.get(x.source_id);
+        if (!list) bySource.set(x.source_id, (list = []));
+        list.push(x.start_pos, x.end_pos);
+      }
+    }
+    for (const [s, len] of lengths) extents.set(s, whole.has(s) ? [0, len] : unionClipped(bySource.get(s) ?? [], [0, len]));
+  } else for (const [s, len] of lengths) extents.set(s, [0, len]);
+  let total = 0;
+  for (const ext of extents.values()) total += measure(ext);
+
+  // per code: characters coded by A, by B, by both, summed over sources
+  const wanted = filter.code_ids ? new Set(filter.code_ids) : undefined;
+  const sums = new Map<number, { a: number; b: number; both: number }>();
+  if (filter.code_ids) for (const c of filter.code_ids) sums.set(c, { a: 0, b: 0, both: 0 });
+  const n = ranges.source_id.length;
+  for (let k = 0; k < n; ) {
+    const s = ranges.source_id[k] as number;
+    let end = k;
+    while (end < n && ranges.source_id[end] === s) end++;
+    const ext = extents.get(s);
+    if (ext) {
+      const byCode = new Map<number, [number[], number[]]>();
+      for (let x = k; x < end; x++) {
+        const c = ranges.code_id[x] as number;
+        if (wanted && !wanted.has(c)) continue;
+        let pair = byCode.get(c);
+        if (!pair) byCode.set(c, (pair = [[], []]));
+        pair[ranges.owner[x] === ownerA ? 0 : 1].push(ranges.start_pos[x] as number, ranges.end_pos[x] as number);
+      }
+      for (const [c, [fa, fb]] of byCode) {
+        const ua = unionClipped(fa, ext);
+        const ub = unionClipped(fb, ext);
+        let sum = sums.get(c);
+        if (!sum) sums.set(c, (sum = { a: 0, b: 0, both: 0 }));
+        sum.a += measure(ua);
+        sum.b += measure(ub);
+        sum.both += measure(intersect(ua, ub));
+      }
+    }
+    k = end;
+  }
+  const names = new Map(repo.listCodeLabels().map((c) => [c.code_id, c.name]));
+  const codes: CodeAgreement[] = [...sums.entries()]
+    .map(([code_id, s]) => {
+      const table: AgreementTable = { both: s.both, only_a: s.a - s.both, only_b: s.b - s.both, neither: total - (s.a + s.b - s.both) };
+      return { code_id, name: names.get(code_id) ?? `#${code_id}`, ...table, coded_a: s.a, coded_b: s.b, ...cohensKappa(table) };
+    })
+    .sort((x, y) => compareText(x.name, y.name) || x.code_id - y.code_id);
+  let overall: CoderComparisonResult['overall'] = null;
+  if (codes.length > 0 && total > 0) {
+    const t: AgreementTable = { both: 0, only_a: 0, only_b: 0, neither: 0 };
+    for (const c of codes) {
+      t.both += c.both;
+      t.only_a += c.only_a;
+      t.only_b += c.only_b;
+      t.neither += c.neither;
+    }
+    overall = { ...t, ...cohensKappa(t) };
+  }
+  const sourceNames = new Map(both.length > 0 ? repo.listSources('text').map((s) => [s.source_id, s.name]) : []);
+  return {
+    report_type: 'coder_comparison',
+    filters: filter,
+    coders: [a, b],
+    method: CODER_COMPARISON_METHOD,
+    sources: [...extents.entries()].sort((x, y) => x[0] - y[0]).map(([source_id, ext]) => ({ source_id, name: sourceNames.get(source_id) ?? '', characters: measure(ext) })),
+    total_characters: total,
+    codes,
+    overall,
+  };
+}
+
+/** The two coders of a comparison, trimmed; INVALID_ARGUMENTS unless two distinct coders that have segments, and no `filter.coder`. */
+export function checkCoders(repo: ProjectRepository, coderIds: readonly string[], filter: ReportFilter): [string, string] {
+  if (filter.coder !== undefined) throw new ToolError('INVALID_ARGUMENTS', 'filters.coder does not apply to a coder comparison; name the two coders in coder_ids');
+  const ids = coderIds.map((c) => c.trim());
+  if (ids.length !== 2 || !ids[0] || !ids[1] || ids[0] === ids[1]) {
+    throw new ToolError('INVALID_ARGUMENTS', `coder_ids must name two different coders (got ${JSON.stringify(coderIds)})`);
+  }
+  const known = repo.listCoders();
+  const names = new Set(known.map((k) => k.coder));
+  for (const c of ids) {
+    if (!names.has(c)) {
+      throw new ToolError('INVALID_ARGUMENTS', `No text segment was coded by "${c}"; the project's coders are ${known.map((k) => JSON.stringify(k.coder)).join(', ') || 'none'}`, {
+        coders: known,
+      });
+    }
+  }
+  return [ids[0], ids[1]];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Jobs
+
+/** A report result of any type. */
+export type ReportResult = FrequencyResult | CooccurrenceResult | CoderComparisonResult;
+
+/** What starting a report job returns (the tools' answer). */
+export interface ReportJob {
+  job_id: number;
+  report_id: number;
+  report_type: ReportType;
+  status: Exclude<ReportStatus, 'running'>;
+  result_uri: string;
+  /** the report; null when it failed */
+  result: ReportResult | null;
+  error_code: string | null;
+  error: string | null;
+}
+
+/**
+ * Runs a report as a job: writes the report row (running) and emits analysis.report_started (payload:
+ * job_id, report_id, report_type, filters); computes it; then writes the result and emits
+ * analysis.report_completed (job_id, report_id, report_type, result_uri), or, when `compute` throws, writes
+ * the report as failed and emits analysis.report_failed (job_id, report_id, report_type, error_code, error:
+ * the ToolError's code, else TOOL_EXECUTION_ERROR). Everything happens in the caller's transaction, so the
+ * job has ended when this returns. `job_id` and `report_id` are the same number.
+ */
+export function runReportJob(ctx: Ctx, type: ReportType, filter: ReportFilter, params: Record<string, unknown>, compute: () => ReportResult): ReportJob {
+  const id = ctx.repo.insertReport({ type, filters: JSON.stringify(filter), params: JSON.stringify(params) }, { owner: ctx.actor.user, session_id: ctx.actor.session_id, now: ctx.now });
+  const uri = reportUri(id);
+  const base = { job_id: id, report_id: id, report_type: type };
+  ctx.events.emit({ event_type: 'analysis.report_started', aggregate_type: 'report', aggregate_id: String(id), payload: { ...base, filters: filter, ...params } });
+  try {
+    const result = compute();
+    ctx.repo.finishReport(id, { status: 'completed', result: JSON.stringify(result), error_code: null, error: null, completed_at: ctx.now });
+    ctx.events.emit({ event_type: 'analysis.report_completed', aggregate_type: 'report', aggregate_id: String(id), payload: { ...base, result_uri: uri } });
+    return { ...base, status: 'completed', result_uri: uri, result, error_code: null, error: null };
+  } catch (e) {
+    const code: ErrorCode = isToolError(e) ? e.code : 'TOOL_EXECUTION_ERROR';
+    const message = e instanceof Error ? e.message : String(e);
+    ctx.repo.finishReport(id, { status: 'failed', result: null, error_code: code, error: message, completed_at: ctx.now });
+    ctx.events.emit({ event_type: 'analysis.report_failed', aggregate_type: 'report', aggregate_id: String(id), payload: { ...base, error_code: code, error: message } });
+    return { ...base, status: 'failed', result_uri: uri, result: null, error_code: code, error: message };
+  }
+}
+
+/** A stored report as the tools return it (JSON fields parsed). */
+export interface ReportView {
+  report_id: number;
+  job_id: number;
+  report_type: ReportType;
+  status: ReportStatus;
+  filters: ReportFilter;
+  params: Record<string, unknown>;
+  result_uri: string;
+  owner: string;
+  session_id: string | null;
+  created_at: string;
+  completed_at: string | null;
+  error_code: string | null;
+  error: string | null;
+  /** the report; absent in lists, null unless completed */
+  result?: ReportResult | null;
+}
+
+/** A report row as a {@link ReportView}; `withResult` parses and includes the result. */
+export function reportView(r: ReportRecord, withResult: boolean): ReportView {
+  const view: ReportView = {
+    report_id: r.report_id,
+    job_id: r.report_id,
+    report_type: r.type,
+    status: r.status,
+    filters: JSON.parse(r.filters) as ReportFilter,
+    params: JSON.parse(r.params) as Record<string, unknown>,
+    result_uri: reportUri(r.report_id),
+    owner: r.owner,
+    session_id: r.session_id,
+    created_at: r.created_at,
+    completed_at: r.completed_at,
+    error_code: r.error_code,
+    error: r.error,
+  };
+  if (withResult) view.result = r.result === null ? null : (JSON.parse(r.result) as ReportResult);
+  return view;
+}
+
+/** The report with id `id`. Errors: REPORT_NOT_FOUND. */
+export function requireReport(repo: ProjectRepository, id: number): ReportRecord {
+  const r = repo.getReport(id);
+  if (!r) throw new ToolError('REPORT_NOT_FOUND', `No report with report_id ${id}`);
+  return r;
+}
+
+/** Case-insensitive, then exact, comparison of names (stable order for reports). */
+function compareText(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,198 @@
+/**
+ * Report tools (agent-context spec, capability table): generate_frequency_report,
+ * generate_cooccurrence_report and generate_coder_comparison start report jobs (src/domain/reports.ts);
+ * get_report and list_reports read them back; export_report writes one to a CSV, JSON or HTML file
+ * (src/exchange/reportFormats.ts). Trust category `report` (Autonomous, overridable to Notify).
+ *
+ * A job completes (or fails) before its call returns: the call answers with `status` completed or failed,
+ * the result itself, and `result_uri` (`qda://reports/<id>`), and its analysis.report_started and
+ * analysis.report_completed (or analysis.report_failed) events are stored together, in that order.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { ToolError } from '../core/errors';
+import {
+  checkCoders,
+  coderComparisonReport,
+  cooccurrenceReport,
+  frequencyReport,
+  reportView,
+  requireReport,
+  resolveReportFilter,
+  runReportJob,
+} from '../domain/reports';
+import { REPORT_FORMATS, renderReport, type ReportFormat } from '../exchange/reportFormats';
+import { defineTool } from './defineTool';
+import { args, id } from './schemas';
+
+/** The `filters` parameter of the report tools. */
+const filters = args({
+  source_ids: z.array(id('a source')).max(100_000).optional().describe('only segments in these sources'),
+  code_ids: z.array(id('a code')).max(100_000).optional().describe('only these codes'),
+  case_ids: z.array(id('a case')).max(10_000).optional().describe("only segments belonging to these cases (their linked sources, or overlapping one of their ranges)"),
+  coder: z.string().min(1).max(255).optional().describe('only segments coded by this coder (the segment owner)'),
+})
+  .optional()
+  .describe('narrows the report; every given field narrows further; omitted: the whole project');
+
+const JOB =
+  'Runs as a job that completes before the call returns: emits analysis.report_started then analysis.report_completed (result_uri qda://reports/<id>), ' +
+  'or analysis.report_failed when computing fails (the report is then stored with status failed and the call still succeeds with status "failed", error_code and error). ' +
+  'Returns {job_id, report_id, report_type, status: "completed" | "failed", result_uri, result, error_code, error}; get_report and export_report take the report_id.';
+
+export const generateFrequencyReportTool = defineTool({
+  name: 'generate_frequency_report',
+  group: 'analysis',
+  title: 'Generate Frequency Report',
+  description:
+    'Code frequencies: for every code of the codebook (or of filters.code_ids) the number of coded text segments, the number of distinct sources they are in, and the coders who made them (each with their counts); ' +
+    'most used first. result: {totals: {codes, codes_used, segments, sources, coders}, codes: [{code_id, name, color, category_id, segment_count, source_count, coders: [{coder, segment_count, source_count}]}]}. ' +
+    `${JOB} Errors: SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND (an id in filters that does not exist).`,
+  input: args({ filters }),
+  effect: 'create',
+  trust: 'report',
+  run: (ctx, input) => {
+    const f = resolveReportFilter(ctx.domain, input.filters);
+    return runReportJob(ctx.domain, 'frequency', f, {}, () => frequencyReport(ctx.domain.repo, f));
+  },
+});
+
+export const generateCooccurrenceReportTool = defineTool({
+  name: 'generate_cooccurrence_report',
+  group: 'analysis',
+  title: 'Generate Co-occurrence Report',
+  description:
+    'Code co-occurrence: for every pair of codes, the number of places where a segment of one overlaps a segment of the other on the same source ' +
+    '(half-open ranges; touching ranges do not overlap), as a symmetric matrix whose diagonal counts overlapping segments of the same code. ' +
+    'result: {codes: [{code_id, name, color}] (rows and columns: filters.code_ids, else every code with a segment), matrix: number[][], total_overlaps, same_code_overlaps, top_pairs: [{code_a_id, code_a_name, code_b_id, code_b_name, count}]}. ' +
+    `${JOB} Errors: SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND (an id in filters that does not exist).`,
+  input: args({ filters }),
+  effect: 'create',
+  trust: 'report',
+  run: (ctx, input) => {
+    const f = resolveReportFilter(ctx.domain, input.filters);
+    return runReportJob(ctx.domain, 'cooccurrence', f, {}, () => cooccurrenceReport(ctx.domain.repo, f));
+  },
+});
+
+export const generateCoderComparisonTool = defineTool({
+  name: 'generate_coder_comparison',
+  group: 'analysis',
+  title: 'Generate Coder Comparison',
+  description:
+    "Inter-coder agreement of two coders (segment owners) per code, character by character as QualCoder computes it: every character of the compared sources is coded by both, only one, or neither; " +
+    'percent agreement = (both + neither) / characters and Cohen\'s kappa = (po - pe) / (1 - pe) (null when pe = 1). Compared sources: the text sources (within filters) on which both coders coded something. ' +
+    'result: {coders, method, sources: [{source_id, name, characters}], total_characters, codes: [{code_id, name, both, only_a, only_b, neither, coded_a, coded_b, characters, po, pe, kappa, percent_agreement}], overall}. ' +
+    `${JOB} Errors: INVALID_ARGUMENTS (not two different coders, a coder with no segments, filters.coder given), SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND.`,
+  input: args({
+    coder_ids: z.array(z.string().min(1).max(255)).length(2).describe('the two coders to compare: segment owners, e.g. ["alice", "bob"]'),
+    filters,
+  }),
+  effect: 'create',
+  trust: 'report',
+  run: (ctx, input) => {
+    const f = resolveReportFilter(ctx.domain, input.filters);
+    const coders = checkCoders(ctx.domain.repo, input.coder_ids, f);
+    return runReportJob(ctx.domain, 'coder_comparison', f, { coder_ids: coders }, () => coderComparisonReport(ctx.domain.repo, coders, f));
+  },
+});
+
+export const getReportTool = defineTool({
+  name: 'get_report',
+  group: 'analysis',
+  title: 'Get Report',
+  description:
+    'A stored report with its result (the resource qda://reports/<id>). Returns {report_id, job_id, report_type, status, filters, params, result_uri, owner, session_id, created_at, completed_at, error_code, error, result}. ' +
+    'Errors: REPORT_NOT_FOUND.',
+  input: args({ report_id: id('the report (the job_id a generate_* tool returned)') }),
+  effect: 'read',
+  trust: 'read',
+  run: (ctx, input) => reportView(requireReport(ctx.domain.repo, input.report_id), true),
+});
+
+export const listReportsTool = defineTool({
+  name: 'list_reports',
+  group: 'analysis',
+  title: 'List Reports',
+  description:
+    'The stored reports, newest first, without their results (get_report has them), optionally of one type or status. Returns {total, count, offset, has_more, reports: [{report_id, report_type, status, filters, result_uri, created_at, ...}]}.',
+  input: args({
+    report_type: z.enum(['frequency', 'cooccurrence', 'coder_comparison']).optional().describe('only reports of this type'),
+    status: z.enum(['running', 'completed', 'failed']).optional().describe('only reports with this status'),
+    limit: z.number().int().min(1).max(1000).optional().describe('at most this many (default 100)'),
+    offset: z.number().int().min(0).optional().describe('skip this many (default 0)'),
+  }),
+  effect: 'read',
+  trust: 'read',
+  run: (ctx, input) => {
+    const offset = input.offset ?? 0;
+    const r = ctx.domain.repo.listReports({ type: input.report_type, status: input.status, limit: input.limit ?? 100, offset });
+    const reports = r.reports.map((x) => reportView(x, false));
+    return { total: r.total, count: reports.length, offset, has_more: offset + reports.length < r.total, reports };
+  },
+});
+
+const EXTENSIONS: Record<ReportFormat, readonly string[]> = { csv: ['.csv'], json: ['.json'], html: ['.html', '.htm'] };
+
+/**
+ * Where export_report writes: `outputPath` checked (absolute, extension of the format, parent directory
+ * exists, not a directory, not an existing file unless `overwrite`), else
+ * `.marginalia/reports/report-<id>-<type>.<format>` beside the project (created; replaced when it exists).
+ * Errors: EXPORT_FAILED.
+ */
+function exportTarget(projectPath: string, reportId: number, type: string, format: ReportFormat, outputPath: string | undefined, overwrite: boolean): string {
+  if (outputPath === undefined) {
+    const dir = path.join(path.dirname(projectPath), '.marginalia', 'reports');
+    fs.mkdirSync(dir, { recursive: true });
+    return path.join(dir, `report-${reportId}-${type}.${format}`);
+  }
+  if (!path.isAbsolute(outputPath)) throw new ToolError('EXPORT_FAILED', `output_path must be absolute (got "${outputPath}")`);
+  const target = path.normalize(outputPath);
+  if (!EXTENSIONS[format].includes(path.extname(target).toLowerCase())) {
+    throw new ToolError('EXPORT_FAILED', `output_path must end in ${EXTENSIONS[format].join(' or ')} for format ${format} (got "${path.basename(target)}")`);
+  }
+  const parent = path.dirname(target);
+  if (!fs.existsSync(parent) || !fs.statSync(parent).isDirectory()) throw new ToolError('EXPORT_FAILED', `The folder ${parent} does not exist`);
+  if (fs.existsSync(target)) {
+    if (fs.statSync(target).isDirectory()) throw new ToolError('EXPORT_FAILED', `${target} is a folder`);
+    if (!overwrite) throw new ToolError('EXPORT_FAILED', `${target} exists; pass overwrite: true to replace it`);
+  }
+  return target;
+}
+
+export const exportReportTool = defineTool({
+  name: 'export_report',
+  group: 'analysis',
+  title: 'Export Report',
+  description:
+    'Write a completed report to a file: csv (RFC 4180, one table), json (the report as get_report returns it) or html (a standalone page, every text escaped, no scripts). ' +
+    'output_path must be absolute, end in the format\'s extension (.csv, .json, .html or .htm) and be in an existing folder; an existing file is replaced only with overwrite true. ' +
+    'Without output_path the file goes to .marginalia/reports/report-<id>-<type>.<format> beside the project. Returns {report_id, format, file_path, bytes}. ' +
+    'Errors: REPORT_NOT_FOUND, EXPORT_FAILED (a bad output_path, the report failed, or the file cannot be written).',
+  input: args({
+    report_id: id('the report'),
+    format: z.enum(REPORT_FORMATS).describe('csv, json or html'),
+    output_path: z.string().min(1).max(4096).optional().describe('absolute path of the file to write (default: under .marginalia/reports/ beside the project)'),
+    overwrite: z.boolean().optional().describe('replace output_path when it exists (default false)'),
+  }),
+  effect: 'create',
+  trust: 'report',
+  run: (ctx, input) => {
+    const record = requireReport(ctx.domain.repo, input.report_id);
+    if (record.status !== 'completed') {
+      throw new ToolError('EXPORT_FAILED', `Report ${record.report_id} has no result to export (status ${record.status}${record.error ? `: ${record.error}` : ''})`);
+    }
+    const target = exportTarget(ctx.project.path, record.report_id, record.type, input.format, input.output_path, input.overwrite ?? false);
+    const text = renderReport(reportView(record, true), input.format);
+    const tmp = `${target}.tmp-${process.pid}`;
+    try {
+      fs.writeFileSync(tmp, text, 'utf8');
+      fs.renameSync(tmp, target);
+    } catch (e) {
+      fs.rmSync(tmp, { force: true });
+      throw new ToolError('EXPORT_FAILED', `Could not write ${target}: ${(e as Error).message}`);
+    }
+    return { report_id: record.report_id, report_type: record.type, format: input.format, file_path: target, bytes: Buffer.byteLength(text, 'utf8') };
+  },
+});

@@ -13,7 +13,7 @@ export const steps = [
       const item = page.locator('.activitybar [aria-label^="Marginalia"]').first();
       await item.waitFor({ timeout: 60_000 });
       await item.click();
-      await row(page, 'Sense of belonging').waitFor({ timeout: 60_000 });
+      await row(page, 'Earning membership').waitFor({ timeout: 60_000 });
       await page.waitForTimeout(800);
       await page.screenshot({ path: join(outDir, 'codes-tree.png') });
     },

@@ -12,6 +12,11 @@
 # Must run as root on a fresh machine (apt-get; code-server's postinstall is made to accept root).
 set -euo pipefail
 
+# When run from an npm script (npm test -> test:integration) the outer npm's environment leaks in:
+# npm_config_user_agent names Node 20, and code-server's postinstall reads its Node version from it and
+# refuses. Drop every inherited npm_* variable so the nested installs describe themselves.
+for v in $(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
 CODE_SERVER_VERSION=4.139.1
 NODE_PKG_VERSION=24.21.0
 APT_PACKAGES=(chromium libkrb5-dev pkg-config build-essential ripgrep)

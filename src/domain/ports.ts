@@ -679,8 +679,8 @@ export interface ProjectRepository {
   listCodeLabels(): { code_id: number; name: string; color: string; category_id: number | null }[];
   /** The coders (segment owners) of the project with their text segment counts, by name. */
   listCoders(): { coder: string; segments: number }[];
-  /** Text sources (type text) with their lengths in code points: the given ids, or all when undefined; by id. */
-  textSourceLengths(sourceIds?: readonly number[]): { source_id: number; length: number }[];
+  /** Text sources (type text) with their names and lengths in code points: the given ids, or all when undefined; by id. */
+  textSourceLengths(sourceIds?: readonly number[]): { source_id: number; name: string; length: number }[];
   /** Membership of sources in cases: `whole` sources linked to a case, else the case ranges on them; by source then start. */
   caseExtents(caseIds: readonly number[]): { source_id: number; whole: boolean; start_pos: number; end_pos: number }[];
 }

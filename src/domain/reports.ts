@@ -277,6 +277,7 @@ export function cooccurrenceReport(repo: ProjectRepository, filter: ReportFilter
       row[j] = v;
       if (v === 0) continue;
       total += v;
+      if (top.length === TOP_PAIRS && v < (top[TOP_PAIRS - 1] as (typeof top)[number]).count) continue;
       const cand = { i, j, count: v };
       if (top.length === TOP_PAIRS && ranks(cand, top[TOP_PAIRS - 1] as (typeof top)[number]) >= 0) continue;
       let at = top.length;
@@ -382,7 +383,7 @@ export const CODER_COMPARISON_METHOD =
   'percent agreement = (characters both coded + characters neither coded) / characters; Cohen (1960) kappa = (po - pe) / (1 - pe) with pe = pA*pB + (1-pA)*(1-pB). ' +
   'A character inside two overlapping segments of one coder counts once. Compared sources: the text sources within the filters on which both coders coded something.';
 
-/** Merges sorted-by-start half-open intervals (flat [s0, e0, s1, e1, ...]) into disjoint ones, clipped to the extents `clip`. */
+/** The union of half-open intervals (flat: [s0, e0, s1, e1, ...], any order) as disjoint sorted ones, clipped to the extents `clip` (disjoint, sorted). */
 function unionClipped(flat: number[], clip: readonly number[]): number[] {
   const pairs: [number, number][] = [];
   for (let k = 0; k < flat.length; k += 2) pairs.push([flat[k] as number, flat[k + 1] as number]);
@@ -411,6 +412,7 @@ function intersect(a: readonly number[], b: readonly number[]): number[] {
   return out;
 }
 
+/** The total length of disjoint half-open intervals (flat). */
 function measure(flat: readonly number[]): number {
   let n = 0;
   for (let k = 0; k < flat.length; k += 2) n += (flat[k + 1] as number) - (flat[k] as number);
@@ -445,7 +447,9 @@ export function coderComparisonReport(repo: ProjectRepository, coderIds: readonl
     coded.set(s, (coded.get(s) ?? 0) | (o === ownerA ? 1 : o === ownerB ? 2 : 0));
   }
   const both = [...coded.entries()].filter(([, bits]) => bits === 3).map(([s]) => s);
-  const lengths = new Map(repo.textSourceLengths(both).map((r) => [r.source_id, r.length]));
+  const texts = repo.textSourceLengths(both);
+  const lengths = new Map(texts.map((r) => [r.source_id, r.length]));
+  const sourceNames = new Map(texts.map((r) => [r.source_id, r.name]));
   // each compared source's extent: whole, or the union of its case ranges
   const extents = new Map<number, number[]>();
   if (filter.case_ids) {
@@ -513,7 +517,6 @@ export function coderComparisonReport(repo: ProjectRepository, coderIds: readonl
     }
     overall = { ...t, ...cohensKappa(t) };
   }
-  const sourceNames = new Map(both.length > 0 ? repo.listSources('text').map((s) => [s.source_id, s.name]) : []);
   return {
     report_type: 'coder_comparison',
     filters: filter,

@@ -852,10 +852,12 @@ export class SqlProjectRepository implements ProjectRepository {
   listCoders(): { coder: string; segments: number }[] {
     return this.db.all<{ coder: string; segments: number }>('SELECT owner AS coder, count(*) AS segments FROM segments GROUP BY owner ORDER BY owner');
   }
-  textSourceLengths(sourceIds?: readonly number[]): { source_id: number; length: number }[] {
+  textSourceLengths(sourceIds?: readonly number[]): { source_id: number; name: string; length: number }[] {
     return sourceIds
-      ? this.db.all("SELECT id AS source_id, content_length AS length FROM sources WHERE type = 'text' AND id IN (SELECT value FROM json_each(?)) ORDER BY id", [JSON.stringify(sourceIds)])
-      : this.db.all("SELECT id AS source_id, content_length AS length FROM sources WHERE type = 'text' ORDER BY id");
+      ? this.db.all("SELECT id AS source_id, name, content_length AS length FROM sources WHERE type = 'text' AND id IN (SELECT value FROM json_each(?)) ORDER BY id", [
+          JSON.stringify(sourceIds),
+        ])
+      : this.db.all("SELECT id AS source_id, name, content_length AS length FROM sources WHERE type = 'text' ORDER BY id");
   }
   caseExtents(caseIds: readonly number[]): { source_id: number; whole: boolean; start_pos: number; end_pos: number }[] {
     const ids = JSON.stringify(caseIds);

@@ -3,6 +3,10 @@ import * as path from 'node:path';
 import { parse } from 'yaml';
 import type { Caller, ToolPipeline } from '../agent/pipeline';
 import { utf16ToCp } from '../core/text';
+import { createCategoryTool } from '../tools/codeTools';
+import { batchApplyCodes, createCodeTool } from '../tools/coreTools';
+import { getProjectContext } from '../tools/projectTools';
+import { importFileSource } from '../tools/sourceTools';
 
 /** The caller the seeding runs as: the researcher's own (local) session. */
 const SEEDER: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'sample-seeder', user: 'sample-study', researcher: true };
@@ -36,26 +40,26 @@ async function call(pipeline: ToolPipeline, tool: string, args: Record<string, u
  * project already had sources or codes. Throws when a file is malformed or a quote is missing.
  */
 export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<{ sources: number; codes: number; segments: number } | null> {
-  const ctx = await call(pipeline, 'get_project_context', {});
+  const ctx = await call(pipeline, getProjectContext.name, {});
   if ((ctx.source_count as number) > 0 || (ctx.code_count as number) > 0) return null;
   const codebook = parse(fs.readFileSync(path.join(dir, 'codebook.yaml'), 'utf8')) as CodebookSpec;
   const categoryIds = new Map<string, number>();
   const addCategory = async (c: CategorySpec, parent: number | undefined) => {
-    const data = await call(pipeline, 'create_category', { name: c.name, memo: c.memo, parent_id: parent });
+    const data = await call(pipeline, createCategoryTool.name, { name: c.name, memo: c.memo, parent_id: parent });
     categoryIds.set(c.name, data.category_id as number);
     for (const ch of c.children ?? []) await addCategory(ch, data.category_id as number);
   };
   for (const c of codebook.categories ?? []) await addCategory(c, undefined);
   const codeIds = new Map<string, number>();
   for (const c of codebook.codes ?? []) {
-    const data = await call(pipeline, 'create_code', { name: c.name, color: c.color, memo: c.memo, category_id: c.category ? categoryIds.get(c.category) : undefined });
+    const data = await call(pipeline, createCodeTool.name, { name: c.name, color: c.color, memo: c.memo, category_id: c.category ? categoryIds.get(c.category) : undefined });
     codeIds.set(c.name, data.code_id as number);
   }
   const transcriptDir = path.join(dir, 'transcripts');
   const sourceIds = new Map<string, { id: number; text: string }>();
   for (const file of fs.readdirSync(transcriptDir).filter((f) => f.endsWith('.txt')).sort()) {
     const abs = path.join(transcriptDir, file);
-    const data = await call(pipeline, 'import_file_source', { file_path: abs, origin: `sample study: ${path.basename(dir)}/transcripts/${file}` });
+    const data = await call(pipeline, importFileSource.name, { file_path: abs, origin: `sample study: ${path.basename(dir)}/transcripts/${file}` });
     sourceIds.set(file, { id: data.source_id as number, text: fs.readFileSync(abs, 'utf8') });
   }
   const codingsFile = path.join(dir, 'codings.yaml');
@@ -69,6 +73,6 @@ export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<
     const start = utf16ToCp(src.text, at);
     return { code_id: codeId, source_id: src.id, start_position: start, end_position: start + [...c.quote].length };
   });
-  if (operations.length > 0) await call(pipeline, 'batch_apply_codes', { operations });
+  if (operations.length > 0) await call(pipeline, batchApplyCodes.name, { operations });
   return { sources: sourceIds.size, codes: codeIds.size, segments: operations.length };
 }

@@ -2,6 +2,11 @@ import { ProtocolError, ProtocolErrorCode, type GetPromptResult, type McpServer,
 import { z } from 'zod';
 import type { McpReadDeps } from './mcpServer';
 import { toProtocolError } from './mcpServer';
+import { compareCasesTool, getCaseTool } from '../../tools/caseTools';
+import { listCategories } from '../../tools/codeTools';
+import { getCode, listCodes } from '../../tools/coreTools';
+import { listSegmentsTool } from '../../tools/segmentQueryTools';
+import { readSourceContent } from '../../tools/sourceTools';
 
 /** Code points of source text a prompt embeds by default (the rest is read with read_source_content). */
 export const DEFAULT_PROMPT_TEXT = 20_000;
@@ -113,7 +118,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
     }
   };
   const sourceText = async (ctx: ServerContext, sourceId: number, maxLength: number) => {
-    const page = await deps.read(ctx, 'read_source_content', { source_id: sourceId, max_length: maxLength });
+    const page = await deps.read(ctx, readSourceContent.name, { source_id: sourceId, max_length: maxLength });
     const rest = page.has_more
       ? `\n(The text continues: code points ${page.end_pos}-${page.total_length} are not shown. Read them with read_source_content {"source_id": ${sourceId}, "start_pos": ${page.end_pos}}.)`
       : '';
@@ -126,7 +131,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
   };
   /** Text segments through list_segments (one request): `{total, segments}`. */
   const segmentsOf = async (ctx: ServerContext, filter: Record<string, number>, limit: number) => {
-    const data = await deps.read(ctx, 'list_segments', { ...filter, limit: Math.min(limit, 5000) });
+    const data = await deps.read(ctx, listSegmentsTool.name, { ...filter, limit: Math.min(limit, 5000) });
     return { total: data.total as number, segments: data.segments as any[] };
   };
   /** Up to SEGMENTS_PER_CODE example segments for each of the first `limit` used codes, from one list_segments read. */
@@ -153,7 +158,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
     async (args, ctx) => {
       const id = idArg('source_id', args.source_id);
       const { page, block } = await sourceText(ctx, id, maxLen(args.max_length));
-      const codes = (await deps.read(ctx, 'list_codes', {})).codes as any[];
+      const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
       const text = [
         `You are open coding, in the grounded-theory tradition (Glaser & Strauss; Charmaz), the source "${page.source_name}" (source_id ${id}) of this Marginalia project.`,
         'Read it line by line. For each meaningful passage name what is happening with a short, analytic code (gerunds such as "negotiating access" work well); prefer in-vivo codes where the participant\'s own words say it best. Stay close to the data; do not force existing theory on it.',
@@ -177,7 +182,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
     async (args, ctx) => {
       const id = idArg('source_id', args.source_id);
       const { page, block } = await sourceText(ctx, id, maxLen(args.max_length));
-      const codes = (await deps.read(ctx, 'list_codes', {})).codes as any[];
+      const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
       const text = [
         `Carry out a thematic analysis (Braun & Clarke's six phases) of the source "${page.source_name}" (source_id ${id}).`,
         `Research questions:\n${questions(args.research_questions)}`,
@@ -198,8 +203,8 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       argsSchema: AXIAL_ARGS,
     },
     async (args, ctx) => {
-      const codes = (await deps.read(ctx, 'list_codes', {})).codes as any[];
-      const categories = (await deps.read(ctx, 'list_categories', {})).categories as any[];
+      const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
+      const categories = (await deps.read(ctx, listCategories.name, {})).categories as any[];
       const limit = args.max_codes === undefined ? 40 : idArg('max_codes', args.max_codes);
       const byUse = [...codes].sort((a, b) => b.segment_count - a.segment_count);
       const text = [
@@ -222,8 +227,8 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       argsSchema: SELECTIVE_ARGS,
     },
     async (args, ctx) => {
-      const codes = (await deps.read(ctx, 'list_codes', {})).codes as any[];
-      const categories = (await deps.read(ctx, 'list_categories', {})).categories as any[];
+      const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
+      const categories = (await deps.read(ctx, listCategories.name, {})).categories as any[];
       const limit = args.max_relationships === undefined ? 40 : idArg('max_relationships', args.max_relationships);
       const pairs = local(ctx, () => deps.context.cooccurrences()).slice(0, limit);
       const info = local(ctx, () => deps.context.projectInfo());
@@ -251,7 +256,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
     },
     async (args, ctx) => {
       const id = idArg('code_id', args.code_id);
-      const code = await deps.read(ctx, 'get_code', { code_id: id });
+      const code = await deps.read(ctx, getCode.name, { code_id: id });
       const limit = args.max_segments === undefined ? 200 : idArg('max_segments', args.max_segments);
       const segs = await segmentsOf(ctx, { code_id: id }, limit);
       const shown = segs.segments;
@@ -277,14 +282,14 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       if (ids.length < 2) throw invalid('compare_cases needs at least two case ids, e.g. "1,2"');
       const parts: string[] = [];
       for (const id of ids) {
-        const c = await deps.read(ctx, 'get_case', { case_id: id });
+        const c = await deps.read(ctx, getCaseTool.name, { case_id: id });
         const segs = await segmentsOf(ctx, { case_id: id }, 60);
         const attrs = (c.attributes as any[]).map((a) => `${a.name} = ${JSON.stringify(a.value)}`).join(', ') || '(no attributes)';
         parts.push(
           `Case "${c.name}" (case_id ${id}). Attributes: ${attrs}. Memo: ${c.memo ?? '(none)'}.\nCoded segments (${segs.total}${segs.segments.length < segs.total ? `, first ${segs.segments.length} shown` : ''}):\n${segs.segments.map((s) => `${segmentLine(s)} [code: ${s.code_name}]`).join('\n') || '  (none)'}`,
         );
       }
-      const comparison = await deps.read(ctx, 'compare_cases', { case_ids: ids });
+      const comparison = await deps.read(ctx, compareCasesTool.name, { case_ids: ids });
       const text = [
         'Compare these cases: what they share, how they differ, and how the differences relate to their attributes. Ground every claim in segments (cite segment ids). Close with hypotheses worth checking in further cases.',
         ...parts,
@@ -302,7 +307,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       argsSchema: PATTERNS_ARGS,
     },
     async (args, ctx) => {
-      const codes = (await deps.read(ctx, 'list_codes', {})).codes as any[];
+      const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
       const limit = args.max_relationships === undefined ? 40 : idArg('max_relationships', args.max_relationships);
       const pairs = local(ctx, () => deps.context.cooccurrences()).slice(0, limit);
       const stats = local(ctx, () => deps.context.buildStatistics());
@@ -330,7 +335,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
         'Write an analytic memo: what this concept means in the data, its properties and dimensions, how it relates to other codes and categories, surprises and contradictions, and questions for further coding. Quote segments by id. Keep it to what the data supports.';
       if (args.code_id !== undefined) {
         const id = idArg('code_id', args.code_id);
-        const code = await deps.read(ctx, 'get_code', { code_id: id });
+        const code = await deps.read(ctx, getCode.name, { code_id: id });
         const segs = await segmentsOf(ctx, { code_id: id }, 150);
         const text = [
           `${guidance} Propose the memo for the code with update_code_memo {"code_id": ${id}, "memo": ...} (it may wait for the researcher's approval).`,
@@ -340,10 +345,10 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
         return message(text, `Memo on the code "${code.name}"`);
       }
       const id = idArg('category_id', args.category_id);
-      const categories = (await deps.read(ctx, 'list_categories', {})).categories as any[];
+      const categories = (await deps.read(ctx, listCategories.name, {})).categories as any[];
       const category = categories.find((k) => k.category_id === id);
       if (!category) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `CATEGORY_NOT_FOUND: no category with category_id ${id}`, { error_code: 'CATEGORY_NOT_FOUND' });
-      const codes = ((await deps.read(ctx, 'list_codes', {})).codes as any[]).filter((c) => c.category_id === id);
+      const codes = ((await deps.read(ctx, listCodes.name, {})).codes as any[]).filter((c) => c.category_id === id);
       const text = [
         `${guidance} There is no tool that stores a category memo yet: give the memo to the researcher in your answer.`,
         `Category "${category.name}" (category_id ${id}). Current memo: ${category.memo ?? '(none)'}`,

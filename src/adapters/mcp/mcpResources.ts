@@ -2,6 +2,12 @@ import { ResourceNotFoundError, ResourceTemplate, type McpServer, type ReadResou
 import { isToolError } from '../../core/errors';
 import type { McpReadDeps } from './mcpServer';
 import { toProtocolError } from './mcpServer';
+import { getCaseTool, listCasesTool } from '../../tools/caseTools';
+import { listCategories } from '../../tools/codeTools';
+import { getCode, listCodes, listSegmentsForSource } from '../../tools/coreTools';
+import { getReportTool, listReportsTool } from '../../tools/reportTools';
+import { listSegmentsTool } from '../../tools/segmentQueryTools';
+import { listSources, readSourceContent } from '../../tools/sourceTools';
 
 /** The URI scheme of Marginalia's resources (the spec's `app://`, DESIGN.md "Names"). */
 export const QDA_SCHEME = 'qda://';
@@ -66,7 +72,7 @@ async function allSegments(deps: McpReadDeps, ctx: ServerContext, filter: { code
   const segments: unknown[] = [];
   let total = 0;
   for (let page = 0; page < MAX_SEGMENT_PAGES; page++) {
-    const data = await deps.read(ctx, 'list_segments', { ...filter, limit: SEGMENT_PAGE, offset: segments.length }, uri.href);
+    const data = await deps.read(ctx, listSegmentsTool.name, { ...filter, limit: SEGMENT_PAGE, offset: segments.length }, uri.href);
     total = data.total as number;
     segments.push(...(data.segments as unknown[]));
     if (!data.has_more) break;
@@ -121,8 +127,8 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
     }),
   );
   staticResource('qda://codes', async (u, ctx) => {
-    const codes = await deps.read(ctx, 'list_codes', {}, u.href);
-    const cats = await deps.read(ctx, 'list_categories', {}, u.href);
+    const codes = await deps.read(ctx, listCodes.name, {}, u.href);
+    const cats = await deps.read(ctx, listCategories.name, {}, u.href);
     return {
       codes: (codes.codes as any[]).map((c) => ({
         code_id: c.code_id,
@@ -138,13 +144,13 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
       categories: (cats.categories as any[]).map((k) => ({ category_id: k.category_id, name: k.name, parent_id: k.parent_id, code_count: k.code_count })),
     };
   });
-  staticResource('qda://categories', (u, ctx) => deps.read(ctx, 'list_categories', {}, u.href));
-  staticResource('qda://sources', (u, ctx) => deps.read(ctx, 'list_sources', {}, u.href));
-  staticResource('qda://cases', (u, ctx) => deps.read(ctx, 'list_cases', {}, u.href));
+  staticResource('qda://categories', (u, ctx) => deps.read(ctx, listCategories.name, {}, u.href));
+  staticResource('qda://sources', (u, ctx) => deps.read(ctx, listSources.name, {}, u.href));
+  staticResource('qda://cases', (u, ctx) => deps.read(ctx, listCasesTool.name, {}, u.href));
   // reports: served by the report tools once the registry has them (list_reports, get_report)
   staticResource('qda://reports', (u, ctx) =>
     deps.hasTool('list_reports')
-      ? deps.read(ctx, 'list_reports', {}, u.href)
+      ? deps.read(ctx, listReportsTool.name, {}, u.href)
       : local(deps, ctx, u, () => ({ count: 0, reports: [], note: 'No report tool exists yet; generated reports will be listed here as qda://reports/{id}.' })),
   );
 
@@ -177,7 +183,7 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
     });
   };
 
-  template('code', 'qda://codes/{code_id}', 'A code', (u, v, ctx) => deps.read(ctx, 'get_code', { code_id: idOf(u, v.code_id) }, u.href), listed('codes'));
+  template('code', 'qda://codes/{code_id}', 'A code', (u, v, ctx) => deps.read(ctx, getCode.name, { code_id: idOf(u, v.code_id) }, u.href), listed('codes'));
   template('code-segments', 'qda://codes/{code_id}/segments', 'The segments of a code', (u, v, ctx) => allSegments(deps, ctx, { code_id: idOf(u, v.code_id) }, u));
   template(
     'category',
@@ -185,17 +191,17 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
     'A category with its codes',
     async (u, v, ctx) => {
       const id = idOf(u, v.category_id);
-      const cats = await deps.read(ctx, 'list_categories', {}, u.href);
+      const cats = await deps.read(ctx, listCategories.name, {}, u.href);
       const category = (cats.categories as any[]).find((k) => k.category_id === id);
       if (!category) throw new ResourceNotFoundError(u.href, `CATEGORY_NOT_FOUND: no category with category_id ${id}`);
-      const codes = await deps.read(ctx, 'list_codes', {}, u.href);
+      const codes = await deps.read(ctx, listCodes.name, {}, u.href);
       const children = (cats.categories as any[]).filter((k) => k.parent_id === id).map((k) => ({ category_id: k.category_id, name: k.name }));
       return { ...category, subcategories: children, codes: (codes.codes as any[]).filter((c) => c.category_id === id) };
     },
     listed('categories'),
   );
   const sourceOf = async (u: URL, id: number, ctx: ServerContext) => {
-    const all = await deps.read(ctx, 'list_sources', {}, u.href);
+    const all = await deps.read(ctx, listSources.name, {}, u.href);
     const source = (all.sources as any[]).find((s) => s.source_id === id);
     if (!source) throw new ResourceNotFoundError(u.href, `SOURCE_NOT_FOUND: no source with source_id ${id}`);
     return source;
@@ -210,7 +216,7 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
       let text = '';
       let start = 0;
       for (;;) {
-        const page = await deps.read(ctx, 'read_source_content', { source_id: id, start_pos: start, max_length: 1_000_000 }, u.href);
+        const page = await deps.read(ctx, readSourceContent.name, { source_id: id, start_pos: start, max_length: 1_000_000 }, u.href);
         text += page.content as string;
         if (!page.has_more || (page.end_pos as number) >= MAX_CONTENT_CODE_POINTS) break;
         start = page.end_pos as number;
@@ -220,11 +226,11 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
     undefined,
     'text/plain',
   );
-  template('source-segments', 'qda://sources/{source_id}/segments', 'The coded segments of a source', (u, v, ctx) => deps.read(ctx, 'list_segments_for_source', { source_id: idOf(u, v.source_id) }, u.href));
+  template('source-segments', 'qda://sources/{source_id}/segments', 'The coded segments of a source', (u, v, ctx) => deps.read(ctx, listSegmentsForSource.name, { source_id: idOf(u, v.source_id) }, u.href));
   template('source-annotations', 'qda://sources/{source_id}/annotations', "A source's memo and its segment memos", async (u, v, ctx) => {
     const id = idOf(u, v.source_id);
     const source = await sourceOf(u, id, ctx);
-    const segs = await deps.read(ctx, 'list_segments_for_source', { source_id: id }, u.href);
+    const segs = await deps.read(ctx, listSegmentsForSource.name, { source_id: id }, u.href);
     const annotations = (segs.segments as any[]).filter((s) => s.memo).map((s) => ({ segment_id: s.segment_id, code_id: s.code_id, code_name: s.code_name, start_pos: s.start_pos, end_pos: s.end_pos, text: s.text, memo: s.memo }));
     return { source_id: id, source_name: source.name, memo: source.memo, count: annotations.length, annotations };
   });
@@ -232,19 +238,19 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
   template('segments-of-source', 'qda://segments{?source_id}', 'Segments of a source', (u, v, ctx) => allSegments(deps, ctx, { source_id: idOf(u, v.source_id) }, u));
   template('segments-of-case', 'qda://segments{?case_id}', 'Segments of a case (of its sources and ranges)', (u, v, ctx) => allSegments(deps, ctx, { case_id: idOf(u, v.case_id) }, u));
   template('segment', 'qda://segments/{segment_id}', 'A coded segment', (u, v, ctx) => local(deps, ctx, u, () => deps.context.segment(idOf(u, v.segment_id))));
-  template('case', 'qda://cases/{case_id}', 'A case', (u, v, ctx) => deps.read(ctx, 'get_case', { case_id: idOf(u, v.case_id) }, u.href), listed('cases'));
+  template('case', 'qda://cases/{case_id}', 'A case', (u, v, ctx) => deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href), listed('cases'));
   template('case-members', 'qda://cases/{case_id}/members', 'The sources and source ranges of a case', async (u, v, ctx) => {
-    const c = await deps.read(ctx, 'get_case', { case_id: idOf(u, v.case_id) }, u.href);
+    const c = await deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href);
     return { case_id: c.case_id, name: c.name, sources: c.sources, segments: c.segments };
   });
   template('case-attributes', 'qda://cases/{case_id}/attributes', 'The attributes of a case', async (u, v, ctx) => {
-    const c = await deps.read(ctx, 'get_case', { case_id: idOf(u, v.case_id) }, u.href);
+    const c = await deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href);
     return { case_id: c.case_id, name: c.name, attributes: c.attributes, attribute_values: c.attribute_values };
   });
   if (deps.hasTool('get_report')) {
-    template('report', REPORT_TEMPLATES[0], 'A report job and its result', (u, v, ctx) => deps.read(ctx, 'get_report', { report_id: idOf(u, v.report_id) }, u.href));
+    template('report', REPORT_TEMPLATES[0], 'A report job and its result', (u, v, ctx) => deps.read(ctx, getReportTool.name, { report_id: idOf(u, v.report_id) }, u.href));
     template('report-data', REPORT_TEMPLATES[1], "A report's result data", async (u, v, ctx) => {
-      const r = await deps.read(ctx, 'get_report', { report_id: idOf(u, v.report_id) }, u.href);
+      const r = await deps.read(ctx, getReportTool.name, { report_id: idOf(u, v.report_id) }, u.href);
       return r !== null && typeof r === 'object' && 'result' in r ? (r as { result: unknown }).result : r;
     });
   }

@@ -3,12 +3,15 @@ import type { CallRecord } from '../../agent/pipeline';
 import type { EventRecord } from '../../domain/events';
 import type { ActivityItem, ActivityStatus } from '../../protocol/activity';
 import { LOCAL_SESSION } from '../workbench';
+import { batchApplyCodes, createCodeTool } from '../../tools/coreTools';
+import { applyCodeTool } from '../../tools/designTools';
+import { approveCodingSuggestionTool, approveSuggestionTool } from '../../tools/suggestionTools';
 
 /** Most items kept (agent-context spec, section 8). */
 export const MAX_ACTIVITY_ITEMS = 1000;
 
 /** Tools whose calls Undo can reverse (their events are only code creations and codings). */
-const UNDOABLE = new Set(['create_code', 'batch_apply_codes', 'apply_code', 'approve_coding_suggestion', 'approve_suggestion']);
+const UNDOABLE = new Set([createCodeTool.name, batchApplyCodes.name, applyCodeTool.name, approveCodingSuggestionTool.name, approveSuggestionTool.name]);
 
 /**
  * The agents' activity, newest first, at most 1000 items: every call from a session that is not the

@@ -89,7 +89,12 @@ export const deleteSegmentTool = defineTool({
   },
 });
 
-const operation = args({
+/**
+ * One coding of a text range: `{code_id, source_id, start_position, end_position, memo?, importance?}`,
+ * positions in code points (end exclusive), `start_pos`/`end_pos` accepted as aliases (QualCoder-v2's
+ * naming); an alias that disagrees with its long name is refused. Shared by batch_apply_codes and apply_code.
+ */
+export const codingOperation = args({
   code_id: id('the code to apply'),
   source_id: id('the text source'),
   start_position: position('start of the range').optional(),
@@ -101,6 +106,12 @@ const operation = args({
 }).superRefine((op, issue) => {
   if (op.start_position === undefined && op.start_pos === undefined) issue.addIssue({ code: 'custom', message: 'start_position is required', path: ['start_position'] });
   if (op.end_position === undefined && op.end_pos === undefined) issue.addIssue({ code: 'custom', message: 'end_position is required', path: ['end_position'] });
+  if (op.start_position !== undefined && op.start_pos !== undefined && op.start_position !== op.start_pos) {
+    issue.addIssue({ code: 'custom', message: 'start_position and its alias start_pos differ', path: ['start_pos'] });
+  }
+  if (op.end_position !== undefined && op.end_pos !== undefined && op.end_position !== op.end_pos) {
+    issue.addIssue({ code: 'custom', message: 'end_position and its alias end_pos differ', path: ['end_pos'] });
+  }
 });
 
 export const batchApplyCodes = defineTool({
@@ -112,7 +123,7 @@ export const batchApplyCodes = defineTool({
     'Each operation is {code_id, source_id, start_position, end_position, memo?, importance?}; positions count Unicode code points, end exclusive ' +
     `(start_pos/end_pos are accepted as aliases). At most ${MAX_BATCH_OPERATIONS} operations. Applying a code to a range it already covers returns the existing segment (created: false). ` +
     'Returns {total, created, existing, results: [{index, segment_id, created, ...}]}. Errors (naming the failing operation index in details): CODE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION, INVALID_ARGUMENTS.',
-  input: args({ operations: z.array(operation).min(1).max(MAX_BATCH_OPERATIONS).describe('the codings to apply') }),
+  input: args({ operations: z.array(codingOperation).min(1).max(MAX_BATCH_OPERATIONS).describe('the codings to apply') }),
   effect: 'bulk',
   trust: 'bulk',
   run: (ctx, input) => {

@@ -16,9 +16,10 @@ import { applyCode, deleteSegment } from '../domain/coding';
 import { moveCodeToCategory } from '../domain/codebook';
 import { addSource, deleteSource, renameSource, updateSourceMemo } from '../domain/sources';
 import { defineTool } from './defineTool';
+import { codingOperation } from './coreTools';
 import { sourceOut } from './present';
 import { importFileSource } from './sourceTools';
-import { args, id, memo, position } from './schemas';
+import { args, id, memo } from './schemas';
 
 export const applyCodeTool = defineTool({
   name: 'apply_code',
@@ -28,25 +29,7 @@ export const applyCodeTool = defineTool({
     'Apply a code to a range of a text source: [start_position, end_position) in Unicode code points, end exclusive (start_pos/end_pos are accepted as aliases). ' +
     'Optional memo on the coded segment and importance 0-2 (2 most important, default 0). Applying a code to a range it already covers returns the existing segment (created: false). ' +
     'Returns {segment_id, created, code_id, source_id, start_pos, end_pos, text, memo, importance}. Errors: CODE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION, INVALID_ARGUMENTS.',
-  input: args({
-    code_id: id('the code to apply'),
-    source_id: id('the text source'),
-    start_position: position('start of the range').optional(),
-    end_position: position('end of the range (exclusive)').optional(),
-    start_pos: position('alias of start_position').optional(),
-    end_pos: position('alias of end_position').optional(),
-    memo: memo.optional().describe('memo on the coded segment'),
-    importance: z.number().int().min(0).max(2).optional().describe('0 to 2, 2 most important; default 0'),
-  }).superRefine((a, issue) => {
-    if (a.start_position === undefined && a.start_pos === undefined) issue.addIssue({ code: 'custom', message: 'start_position is required', path: ['start_position'] });
-    if (a.end_position === undefined && a.end_pos === undefined) issue.addIssue({ code: 'custom', message: 'end_position is required', path: ['end_position'] });
-    if (a.start_position !== undefined && a.start_pos !== undefined && a.start_position !== a.start_pos) {
-      issue.addIssue({ code: 'custom', message: 'start_position and its alias start_pos differ', path: ['start_pos'] });
-    }
-    if (a.end_position !== undefined && a.end_pos !== undefined && a.end_position !== a.end_pos) {
-      issue.addIssue({ code: 'custom', message: 'end_position and its alias end_pos differ', path: ['end_pos'] });
-    }
-  }),
+  input: codingOperation,
   effect: 'create',
   trust: 'apply_code',
   run: (ctx, input) => {

@@ -11,7 +11,7 @@ import type { AnyTool } from '../tools/defineTool';
 import { AuditLog, type AuditStorage } from './auditLog';
 import { defaultConfig, parseConfig, type AgentContextConfig } from './config';
 import { EventHub } from './eventHub';
-import type { AgentLayer, Caller, ToolPipeline } from './pipeline';
+import type { AgentLayer, Caller, InvokeOptions, ToolPipeline } from './pipeline';
 import { RateLimiter } from './rateLimits';
 import { SessionManager, type ClientType, type Session } from './sessions';
 import { TrustPolicy } from './trust';
@@ -191,9 +191,9 @@ export class AgentContext implements Disposable {
     };
   }
 
-  /** Calls a tool through the pipeline (every stage applies). */
-  call(caller: Caller, tool: string, args: unknown) {
-    return this.pipeline.invoke(tool, args, caller);
+  /** Calls a tool through the pipeline (every stage applies); `options.onProgress` receives long work's progress. */
+  call(caller: Caller, tool: string, args: unknown, options?: InvokeOptions) {
+    return this.pipeline.invoke(tool, args, caller, options);
   }
 
   /** Approves a request (see ToolPipeline.approve). */

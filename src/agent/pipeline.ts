@@ -11,7 +11,7 @@ import { silentLogger } from '../core/log';
 import type { DomainEvent, EventRecord } from '../domain/events';
 import type { Actor } from '../domain/model';
 import type { ApprovalRecord, EmbeddingsPort } from '../domain/ports';
-import type { HostPort, OpenProject, ToolContext } from '../tools/context';
+import type { HostPort, OpenProject, ToolContext, ToolProgress } from '../tools/context';
 import type { AnyTool, Effect, ToolGroup, TrustCategory } from '../tools/defineTool';
 import type { AuditDecision, AuditLog } from './auditLog';
 import type { AgentContextConfig, TrustLevel } from './config';
@@ -72,6 +72,21 @@ export interface CallRecord {
   arguments: unknown;
 }
 
+/** Per-call options of {@link ToolPipeline.invoke}. */
+export interface InvokeOptions {
+  /**
+   * Receives the call's progress (long imports), at most every {@link PROGRESS_INTERVAL_MS} plus the final
+   * report of each step. The pipeline also logs progress at most once a second. A listener that throws is
+   * logged and ignored.
+   */
+  onProgress?: (p: ToolProgress) => void;
+}
+
+/** Least time between two progress reports forwarded to a caller, in milliseconds. */
+export const PROGRESS_INTERVAL_MS = 200;
+/** Least time between two progress lines in the log, in milliseconds. */
+const PROGRESS_LOG_INTERVAL_MS = 1000;
+
 /** An extra observer of finished calls (the agent layer's JSONL audit log is built in). */
 export interface AuditSink {
   record(call: CallRecord): void;
@@ -112,6 +127,15 @@ export interface PendingApproval {
   trust_level: 'suggest' | 'require';
   expires_at: string;
   message: string;
+}
+
+/** One line for a progress report, e.g. `Reading file: 45% (94.1 of 209.7 MB)` or `Writing: 1000 of 2400 items`. */
+export function describeProgress(p: ToolProgress): string {
+  if (p.unit === 'bytes') {
+    const mb = (n: number) => (n / 1e6).toFixed(1);
+    return p.total ? `${p.message}: ${Math.floor((100 * p.done) / p.total)}% (${mb(p.done)} of ${mb(p.total)} MB)` : `${p.message}: ${mb(p.done)} MB`;
+  }
+  return p.total !== null ? `${p.message}: ${p.done} of ${p.total} items` : `${p.message}: ${p.done} items`;
 }
 
 /** Internal: a failure that ends the pipeline early with an envelope. */
@@ -207,7 +231,7 @@ export class ToolPipeline {
    * Never throws: every failure is an envelope with the spec's error code (TOOL_NOT_FOUND,
    * INVALID_ARGUMENTS, NO_PROJECT, the tool's own codes, TOOL_EXECUTION_ERROR for the unexpected).
    */
-  async invoke(name: string, args: unknown, caller: Caller): Promise<InvokeOutcome> {
+  async invoke(name: string, args: unknown, caller: Caller, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     const started = performance.now();
     let events: EventRecord[] = [];
     let envelope: Envelope;
@@ -230,7 +254,7 @@ export class ToolPipeline {
         decision = 'pending';
       } else {
         await this.checkSourceAccess(tool, input, caller);
-        const result = await this.execute(tool, input, caller);
+        const result = await this.execute(tool, input, caller, undefined, options.onProgress);
         events = result.events;
         envelope = ok(result.data);
         if (level === 'notify') decision = 'notified';
@@ -555,12 +579,14 @@ export class ToolPipeline {
     input: unknown,
     caller: Caller,
     also?: (raise: (e: DomainEvent, first?: boolean) => void, data: unknown) => void,
+    onProgress?: (p: ToolProgress) => void,
   ): Promise<{ data: unknown; events: EventRecord[] }> {
     const needsProject = tool.needsProject ?? true;
+    const progress = this.progressReporter(tool, caller, onProgress);
     let project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
     const prepared = tool.prepare
-      ? await tool.prepare(input, { projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint })
+      ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint })
       : undefined;
     project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'The project was closed while the call was prepared.');
@@ -573,6 +599,7 @@ export class ToolPipeline {
       actor,
       host: this.opts.host,
       clock: this.clock,
+      progress,
     };
     if (!project || (tool.effect === 'read' && !also)) return { data: tool.run(ctx, input, prepared), events: [] };
     const correlation = caller.correlation_id ?? newUuid();
@@ -583,6 +610,31 @@ export class ToolPipeline {
       also?.((e, first) => void (first ? leading.push(e) : raised.push(e)), data);
       return { data, events: this.storeEvents(open, caller, correlation, now, [...leading, ...raised]) };
     });
+  }
+
+  /**
+   * The progress function a call's `prepare` and `run` get: forwards to `sink` at most every
+   * {@link PROGRESS_INTERVAL_MS} (a step's last report, done = total, always), and logs at most once a second.
+   */
+  private progressReporter(tool: AnyTool, caller: Caller, sink: ((p: ToolProgress) => void) | undefined): (p: ToolProgress) => void {
+    let lastSent = -Infinity;
+    let lastLogged = -Infinity;
+    return (p) => {
+      const now = performance.now();
+      const final = p.total !== null && p.done >= p.total;
+      if (sink && (final || now - lastSent >= PROGRESS_INTERVAL_MS)) {
+        lastSent = now;
+        try {
+          sink(p);
+        } catch (e) {
+          this.logger.warn(`progress listener of ${tool.name} failed: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+      if (now - lastLogged >= PROGRESS_LOG_INTERVAL_MS) {
+        lastLogged = now;
+        this.logger.info(`${tool.name} (${caller.client_name}): ${describeProgress(p)}`);
+      }
+    };
   }
 
   /** Stage 7: record the call. */

@@ -1,9 +1,11 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../core/errors';
 import { planAnalyticsJson } from '../exchange/importers/analytics';
 import { applyImportPlan } from '../exchange/importers/applyPlan';
 import { defineTool } from './defineTool';
+import { readingProgress, writingProgress } from './importProgress';
 import { args } from './schemas';
 
 /**
@@ -28,12 +30,22 @@ export const importAnalyticsTool = defineTool({
   input: args({ source_path: z.string().min(1).max(4096).describe('absolute path of the newline-delimited JSON export (.json, .ndjson, .jsonl)') }),
   effect: 'bulk',
   trust: 'bulk',
-  prepare: async (input) => {
+  prepare: async (input, pctx) => {
     if (!path.isAbsolute(input.source_path)) throw new ToolError('ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND', `source_path must be an absolute path (got "${input.source_path}")`);
-    return planAnalyticsJson(input.source_path);
+    let size: number | null = null;
+    try {
+      size = fs.statSync(input.source_path).size;
+    } catch {
+      // planAnalyticsJson names the problem (ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND)
+    }
+    const reading = readingProgress(pctx, 'analytics_json', input.source_path, size);
+    reading.start();
+    const plan = await planAnalyticsJson(input.source_path, { onProgress: reading.onProgress });
+    reading.end();
+    return plan;
   },
   run: (ctx, input, plan) => {
-    const report = applyImportPlan(ctx.domain, plan);
+    const report = applyImportPlan(ctx.domain, plan, writingProgress(ctx, 'analytics_json'));
     return {
       imported: true as const,
       source_path: input.source_path,

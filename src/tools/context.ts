@@ -49,6 +49,20 @@ export interface HostPort {
   requestSourceAccess?(sourceIds: readonly number[], agent: { session_id: string; client_name: string; tool: string }): Promise<boolean>;
 }
 
+/**
+ * Progress of a long tool call (an import reading a large file, a plan being written): `done` of `total`
+ * units of `unit` (`bytes`, `items`), `total` null when unknown, and a short human `message` naming the step
+ * (e.g. "Reading analytics_json file"). Reported through {@link PrepareContext.progress} and
+ * `ToolContext.progress`; the pipeline throttles it, logs it, and forwards it to the caller's surface (MCP
+ * `notifications/progress`, VS Code's progress notification).
+ */
+export interface ToolProgress {
+  message: string;
+  done: number;
+  total: number | null;
+  unit: 'bytes' | 'items';
+}
+
 /** Everything a tool's `run` receives. */
 export interface ToolContext {
   project: OpenProject;
@@ -57,4 +71,6 @@ export interface ToolContext {
   actor: Actor;
   host: HostPort;
   clock: Clock;
+  /** reports progress of long work inside the transaction (see {@link ToolProgress}); may be absent */
+  progress?: (p: ToolProgress) => void;
 }

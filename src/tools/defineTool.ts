@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors';
 import type { EmbeddingsPort, ProjectRepository } from '../domain/ports';
-import type { ToolContext } from './context';
+import type { ToolContext, ToolProgress } from './context';
+
+export type { ToolProgress } from './context';
 import type { Actor } from '../domain/model';
 import type { VersionControl } from '../domain/versionControl';
 import type { SnapshotReader } from '../exchange/projectSnapshot';
@@ -93,6 +95,8 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
 
 /** What `prepare` may use: nothing that writes. */
 export interface PrepareContext {
+  /** reports progress of long work (see {@link ToolProgress}); absent or a no-op when nobody listens */
+  progress?: (p: ToolProgress) => void;
   /** the open project's path, or null */
   projectPath: string | null;
   /**

@@ -4,6 +4,7 @@ import { ToolError } from '../core/errors';
 import { checkOutputPath, EXPORT_FORMATS, isExportFormat, suggestExportFormat, writeExport, type ExportFormat } from '../exchange/exports';
 import { applyImportPlan } from '../exchange/importers/applyPlan';
 import { IMPORTERS, type ImportPlan } from '../exchange/importers/index';
+import { readingProgress, writingProgress } from './importProgress';
 import { checkImportFile } from '../exchange/importers/plan';
 import { readProjectSnapshot } from '../exchange/projectSnapshot';
 import { applyRefiPlan } from '../exchange/refiQda/refiApply';
@@ -109,7 +110,7 @@ export const importDataTool = defineTool({
   }),
   effect: 'bulk',
   trust: 'bulk',
-  prepare: async (input): Promise<ImportPlan> => {
+  prepare: async (input, pctx): Promise<ImportPlan> => {
     const importer = Object.prototype.hasOwnProperty.call(IMPORTERS, input.format) ? IMPORTERS[input.format] : undefined;
     if (!importer) {
       const known = Object.keys(IMPORTERS);
@@ -124,7 +125,11 @@ export const importDataTool = defineTool({
     }
     const size = checkImportFile(input.source_path);
     if (size === 0) throw new ToolError('IMPORT_FAILED', `${input.source_path} is empty`);
-    return importer.plan(input.source_path, input.name_column === undefined ? {} : { name_column: input.name_column });
+    const reading = readingProgress(pctx, input.format, input.source_path, size);
+    reading.start();
+    const plan = await importer.plan(input.source_path, { ...(input.name_column === undefined ? {} : { name_column: input.name_column }), onProgress: reading.onProgress });
+    reading.end();
+    return plan;
   },
-  run: (ctx, _input, plan) => (isRefiPlan(plan) ? applyRefiPlan(ctx.domain, plan) : applyImportPlan(ctx.domain, plan)),
+  run: (ctx, _input, plan) => (isRefiPlan(plan) ? applyRefiPlan(ctx.domain, plan) : applyImportPlan(ctx.domain, plan, writingProgress(ctx, plan.format))),
 });

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { z } from 'zod';
-import type { Caller, InvokeOutcome, ToolPipeline } from '../agent/pipeline';
+import type { Caller, InvokeOptions, InvokeOutcome, ToolPipeline } from '../agent/pipeline';
 import type { Logger } from '../core/log';
 import type { ProjectRepository } from '../domain/ports';
 import type { ToolDef } from '../tools/defineTool';
@@ -34,10 +34,10 @@ export class Workbench {
 
   /**
    * Calls a tool as the researcher. Returns its data, or undefined after showing the error (unless
-   * `quiet`). The full outcome goes to `onOutcome` when given.
+   * `quiet`). `onProgress` receives the progress of long work (imports).
    */
-  async call<S extends z.ZodType, R>(tool: ToolDef<S, any, R>, args: z.input<S>, opts: { quiet?: boolean } = {}): Promise<R | undefined> {
-    const outcome: InvokeOutcome = await this.pipeline.invoke(tool.name, args, this.caller());
+  async call<S extends z.ZodType, R>(tool: ToolDef<S, any, R>, args: z.input<S>, opts: { quiet?: boolean; onProgress?: InvokeOptions['onProgress'] } = {}): Promise<R | undefined> {
+    const outcome: InvokeOutcome = await this.pipeline.invoke(tool.name, args, this.caller(), { onProgress: opts.onProgress });
     if (outcome.envelope.success) return outcome.envelope.data as R;
     if (!opts.quiet) void vscode.window.showErrorMessage(`${tool.title}: ${outcome.envelope.error}`);
     this.logger.warn(`${tool.name} failed: ${outcome.envelope.error_code} ${outcome.envelope.error}`);

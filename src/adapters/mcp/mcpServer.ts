@@ -6,7 +6,7 @@ import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
 import type { AgentContext } from '../../agent/agentContext';
 import type { ContextBuilder } from '../../agent/contextBuilder';
-import { toJsonSchema, type Caller, type InvokeOutcome, type PendingApproval } from '../../agent/pipeline';
+import { describeProgress, toJsonSchema, type Caller, type InvokeOptions, type InvokeOutcome, type PendingApproval } from '../../agent/pipeline';
 import type { AnyTool, Effect } from '../../tools/defineTool';
 import { TOOLS } from '../../tools/registry';
 import { registerPrompts } from './mcpPrompts';
@@ -248,6 +248,35 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
     },
   );
   const caller = (ctx: ServerContext | undefined): Caller => resolveCaller(hintsOf(server, ctx));
+  /**
+   * MCP progress (basic/utilities/progress): when a tools/call carries `_meta.progressToken`, the call's
+   * progress goes back as `notifications/progress` with that token. The spec wants `progress` to increase with
+   * every notification, and a call may have several steps (reading a file in bytes, then writing items): step k
+   * (from 0) reports `100 * k + percent of the step`, with no `total`; `message` says what the step is and how far.
+   */
+  const progressSender = (ctx: ServerContext): InvokeOptions['onProgress'] => {
+    const token = ctx.mcpReq._meta?.progressToken;
+    if (token === undefined) return undefined;
+    let step = -1;
+    let stepMessage: string | undefined;
+    let last = -1;
+    let reports = 0;
+    return (p) => {
+      if (p.message !== stepMessage) {
+        step++;
+        stepMessage = p.message;
+        reports = 0;
+      }
+      // a step of unknown size moves one point per report, up to 99
+      const within = p.total ? Math.min(100, (100 * p.done) / p.total) : Math.min(99, ++reports);
+      const progress = 100 * step + within;
+      if (progress <= last) return;
+      last = progress;
+      void ctx.mcpReq
+        .notify({ method: 'notifications/progress', params: { progressToken: token, progress, message: describeProgress(p) } })
+        .catch((e: unknown) => logger.warn(`MCP progress notification failed: ${e instanceof Error ? e.message : String(e)}`));
+    };
+  };
   const tools = (opts.tools ?? TOOLS).filter((t) => (t.audience ?? 'agents') === 'agents');
   for (const tool of tools) {
     server.registerTool(
@@ -267,7 +296,7 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
           throw e;
         }
         try {
-          const outcome = await agent.call(who, tool.name, args ?? {});
+          const outcome = await agent.call(who, tool.name, args ?? {}, { onProgress: progressSender(ctx) });
           const result = outcome.status === 'pending' ? 'pending_approval' : outcome.envelope.success ? 'ok' : outcome.envelope.error_code;
           opts.onCall?.(`${new Date().toISOString()} ${who.client_name} mcp ${tool.name} ${result} ${outcome.durationMs.toFixed(2)}ms`);
           return toToolResult(outcome);

@@ -32,6 +32,7 @@ import { checkImportFile, emptyPlan, fitName, skip, warn, type Importer, type Im
  */
 export const analyticsJsonImporter: Importer = {
   format: 'analytics_json',
+  extensions: ['.json', '.ndjson', '.jsonl'],
   description: 'raw GA4 analytics export (newline-delimited JSON, BigQuery row shape), aggregated per user_pseudo_id into cases; the same as import_analytics',
   plan: (filePath, options) => planAnalyticsJson(filePath, options),
 };

@@ -27,6 +27,7 @@ import { checkImportFile, emptyPlan, fitName, skip, type Importer, type ImportPl
  */
 export const codeListImporter: Importer = {
   format: 'code_list',
+  extensions: ['.txt', '.md'],
   description: 'indented text file of code names (tabs or spaces, "- " bullets allowed): lines with children become categories, leaves become codes',
   plan: async (filePath) => {
     const size = checkImportFile(filePath);

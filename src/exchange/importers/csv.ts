@@ -37,6 +37,7 @@ import { checkImportFile, emptyPlan, fitName, skip, warn, type Importer, type Im
  */
 export const csvImporter: Importer = {
   format: 'csv',
+  extensions: ['.csv'],
   description: 'survey CSV: one case per row (name_column, default the first column), typed attributes per column, long free-text answers as text sources linked to their case',
   plan: async (filePath, options) => planCsvFile(filePath, options, 'csv'),
 };
@@ -44,6 +45,7 @@ export const csvImporter: Importer = {
 /** The `analytics_csv` importer: like `csv`, without open-ended sources and with analytics id columns preferred as names. */
 export const analyticsCsvImporter: Importer = {
   format: 'analytics_csv',
+  extensions: ['.csv'],
   description: 'pre-aggregated analytics CSV: one row per user (name_column, default user_pseudo_id or participant_id or the first column), every other column a typed case attribute',
   plan: async (filePath, options) => planCsvFile(filePath, options, 'analytics_csv'),
 };

@@ -142,6 +142,8 @@ export interface Importer {
   format: string;
   /** one line for tool descriptions: what file the format reads */
   description: string;
+  /** the file extensions the format's files usually have (lower case, with the dot), for file pickers; not enforced */
+  extensions: readonly string[];
   plan(filePath: string, options: ImportOptions): Promise<ImportPlan>;
 }
 

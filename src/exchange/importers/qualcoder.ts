@@ -22,6 +22,7 @@ import { checkImportFile, emptyPlan, fitName, memoOf, normalizeColor, skip, warn
  */
 export const qualcoderImporter: Importer = {
   format: 'qualcoder',
+  extensions: ['.qda'],
   description: 'QualCoder project database (data.qda, schema v8): text sources, nested code categories, codes, codings, cases and case attributes',
   plan: async (filePath) => {
     checkImportFile(filePath);

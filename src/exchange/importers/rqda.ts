@@ -24,6 +24,7 @@ import { checkImportFile, emptyPlan, fitName, memoOf, normalizeColor, skip, warn
  */
 export const rqdaImporter: Importer = {
   format: 'rqda',
+  extensions: ['.rqda'],
   description: 'RQDA project database (.rqda): sources, codes, code categories, codings, cases and case attributes; soft-deleted rows are skipped',
   plan: async (filePath) => {
     checkImportFile(filePath);

@@ -26,6 +26,7 @@ import { checkImportFile, emptyPlan, fitName, memoOf, skip, warn, type Importer,
  */
 export const taguetteImporter: Importer = {
   format: 'taguette',
+  extensions: ['.sqlite3', '.sqlite', '.db'],
   description: 'Taguette project database (.sqlite3): documents (HTML converted to text), tags (path prefixes as categories) and highlights',
   plan: async (filePath) => {
     checkImportFile(filePath);

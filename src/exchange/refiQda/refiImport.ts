@@ -910,6 +910,7 @@ export async function readRefiQda(file: string, _options: ImportOptions = {}): P
 /** The `refi_qda` entry of the import table (../importers/index.ts). */
 export const refiQdaImporter: Importer = {
   format: 'refi_qda',
+  extensions: ['.qdpx', '.qde', '.qdc'],
   description: 'a REFI-QDA project (.qdpx, or a bare .qde with its sources folder beside it) or codebook (.qdc), as NVivo, ATLAS.ti, MAXQDA, QualCoder and Marginalia export them',
   plan: (filePath, options) => readRefiQda(filePath, options),
 };

@@ -12,6 +12,7 @@ import type { CodedSegmentsTreeProvider } from '../trees/codedSegmentsTreeProvid
 import type { CodesNode, CodesTreeProvider } from '../trees/codesTreeProvider';
 import type { SourcesNode, SourcesTreeProvider } from '../trees/sourcesTreeProvider';
 import type { Workbench } from '../workbench';
+import { exportData, importData } from './exchangeCommands';
 
 /** Everything the commands use. */
 export interface CommandDeps {
@@ -292,6 +293,8 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       return editor;
     },
     'marginalia.server.showLog': () => d.showLog(),
+    'marginalia.project.importData': (format?: string, file?: string, nameColumn?: string) => importData(wb, format, file, nameColumn),
+    'marginalia.project.exportData': (format?: string, file?: string) => exportData(wb, format, file),
   };
 }
 

@@ -222,4 +222,25 @@ describe('Marginalia in VS Code', function () {
     assert.deepEqual(listed.data.segments.map((s: { text: string }) => s.text), ['the one place on our street where people actually talk']);
     await doc.save();
   });
+
+  it('imports a codebook with Import Data and exports the project with Export Data', async () => {
+    const fs = await import('node:fs');
+    const list = path.join(ws(), 'codebook-import.txt');
+    fs.writeFileSync(list, 'Place\n  Street life\n  Shared spaces\n');
+    const imported = (await vscode.commands.executeCommand('marginalia.project.importData', 'code_list', list)) as { created: { categories: number; codes: number } } | undefined;
+    assert.ok(imported, 'import_data ran');
+    assert.deepEqual([imported.created.categories, imported.created.codes], [1, 2]);
+    await api.settled();
+    const names = api.codesTree.allCodes.map((c) => c.name);
+    assert.ok(names.includes('Street life') && names.includes('Shared spaces'), names.join(', '));
+    const out = path.join(ws(), 'study-export.qdpx');
+    const exported = (await vscode.commands.executeCommand('marginalia.project.exportData', 'refi_qda', out)) as { bytes: number; counts: Record<string, number> } | undefined;
+    assert.ok(exported, 'export_data ran');
+    assert.equal(fs.statSync(out).size, exported.bytes);
+    assert.ok(exported.bytes > 0);
+    // a failed import (a missing file) shows an error, writes nothing and resolves undefined
+    const before = api.codesTree.allCodes.length;
+    assert.equal(await vscode.commands.executeCommand('marginalia.project.importData', 'code_list', path.join(ws(), 'no-such-file.txt')), undefined);
+    assert.equal(api.codesTree.allCodes.length, before);
+  });
 });

@@ -172,6 +172,23 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         assert.match(declared, /pending_approval/);
       });
 
+      it('tools/call with a progressToken: a long import reports notifications/progress, increasing, with a message per step', async () => {
+        // the researcher's client, so import_data runs rather than waiting for approval
+        const client = await connect(era, { headers: { Authorization: `Bearer ${TOKENS.reviewer}` } });
+        const file = path.join(dir, `codebook-${era}.txt`);
+        fs.writeFileSync(file, `Progress code A ${era}\nProgress code B ${era}\n`);
+        const seen: { progress: number; total?: number; message?: string }[] = [];
+        const r = await client.callTool({ name: 'import_data', arguments: { format: 'code_list', source_path: file } }, { onprogress: (p) => void seen.push(p) });
+        assert.notEqual(r.isError, true, textOf(r));
+        assert.equal((r.structuredContent as { created: { codes: number } }).created.codes, 2);
+        assert.ok(seen.length >= 3, `reading starts, reading ends, writing ends: ${JSON.stringify(seen)}`);
+        for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress, `progress increases: ${JSON.stringify(seen)}`);
+        assert.match(seen[0].message ?? '', /^Reading code_list file codebook-/);
+        assert.match(seen.at(-1)?.message ?? '', /^Writing code_list import: 2 of 2 items$/);
+        // leave the codebook as the other tests expect it
+        for (const c of handle.repo.listCodes().filter((c) => c.name.endsWith(era) && c.name.startsWith('Progress code'))) await asResearcher('delete_code', { code_id: c.code_id });
+      });
+
       it('tools/call: structuredContent is the envelope data and the text its JSON', async () => {
         const client = await connect(era);
         const r = await client.callTool({ name: 'list_codes', arguments: {} });

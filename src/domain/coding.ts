@@ -16,8 +16,9 @@ export interface AppliedCoding {
 
 /**
  * Codes `[start_pos, end_pos)` (code points) of a text source with a code, storing the text it covers.
- * Applying the same code to exactly the same range again returns the existing segment (created: false),
- * so retries are safe. Emits coding.segment_coded.
+ * The segment's owner (coder) is `ctx.actor.user`. The same coder applying the same code to exactly the same
+ * range again gets the existing segment back (created: false), so retries are safe; another coder coding
+ * the same range gets a segment of their own (coder comparison needs both). Emits coding.segment_coded.
  *
  * Errors: CODE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION (negative, empty, past the end, or a
  * source without text), INVALID_ARGUMENTS (importance outside 0..2).
@@ -48,7 +49,7 @@ export function applyCode(
   if (!Number.isInteger(importance) || importance < 0 || importance > 2) {
     throw new ToolError('INVALID_ARGUMENTS', `importance must be 0, 1 or 2 (got ${importance})`);
   }
-  const existing = ctx.repo.findSegment(input.code_id, input.source_id, start, end);
+  const existing = ctx.repo.findSegment(input.code_id, input.source_id, start, end, ctx.actor.user);
   if (existing) return { segment: existing, created: false };
   const segText = sliceCp(text, start, end);
   const id = ctx.repo.insertSegment(

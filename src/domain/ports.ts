@@ -80,7 +80,7 @@ export interface ProjectRepository {
   /** Segments of a code across all sources, by source then position. */
   listSegmentsForCode(codeId: number): Segment[];
   getSegment(id: number): Segment | undefined;
-  findSegment(codeId: number, sourceId: number, start: number, end: number): Segment | undefined;
+  findSegment(codeId: number, sourceId: number, start: number, end: number, owner: string): Segment | undefined;
   insertSegment(seg: NewSegment, stamp: Stamp): number;
   deleteSegment(id: number): void;
   setSegmentMemo(id: number, memo: string | null, now: string): void;

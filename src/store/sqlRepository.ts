@@ -129,12 +129,13 @@ export class SqlProjectRepository implements ProjectRepository {
   getSegment(id: number): Segment | undefined {
     return this.db.get<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE id = ?`, [id]);
   }
-  findSegment(codeId: number, sourceId: number, start: number, end: number): Segment | undefined {
-    return this.db.get<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? AND start_pos = ? AND end_pos = ? AND code_id = ?`, [
+  findSegment(codeId: number, sourceId: number, start: number, end: number, owner: string): Segment | undefined {
+    return this.db.get<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? AND start_pos = ? AND end_pos = ? AND code_id = ? AND owner = ?`, [
       sourceId,
       start,
       end,
       codeId,
+      owner,
     ]);
   }
   insertSegment(seg: NewSegment, st: Stamp): number {
@@ -813,23 +814,19 @@ export class SqlProjectRepository implements ProjectRepository {
     return { total, reports };
   }
   reportCodedRanges(filter: ReportFilter, owners?: readonly string[]): CodedRanges {
-    // One row of JSON arrays is far cheaper than stepping a million rows through sql.js one by one, and
-    // segments_source covers every column, so no table row (with its text) is read (bench/reports.ts). Without
-    // filters the scan of that index hands the rows over in (source_id, start_pos) order; an ORDER BY in a
-    // subquery would cost another 10%, so the order is checked, and made, by sortedBySourceAndStart.
+    // Only the needed columns, stepped into typed arrays (ProjectStore.intColumns); segments_source covers
+    // them all, so no table row (with its text) is read, and without filters its scan is already in the
+    // ORDER BY's order (no sort). The owners, when asked for, come as their index in `owners` (-1: another).
     const f = reportSegmentFilter(filter, owners);
-    const ownerCol = owners ? `json_group_array(CASE g.owner ${owners.map(() => 'WHEN ? THEN ?').join(' ')} ELSE -1 END)` : 'NULL';
+    const ownerCol = owners ? `, CASE g.owner ${owners.map(() => 'WHEN ? THEN ?').join(' ')} ELSE -1 END` : '';
     const ownerParams: SqlParam[] = owners ? owners.flatMap((o, i) => [o, i]) : [];
-    const row = this.db.get<{ s: string; c: string; a: string; e: string; o: string | null }>(
-      `SELECT json_group_array(g.source_id) AS s, json_group_array(g.code_id) AS c, json_group_array(g.start_pos) AS a, json_group_array(g.end_pos) AS e,
-         ${ownerCol} AS o
-       FROM segments g ${f.where}`,
-      [...ownerParams, ...f.params],
-    );
-    const ints = (json: string | null | undefined) => Int32Array.from(JSON.parse(json ?? '[]') as number[]);
-    const ranges: CodedRanges = { source_id: ints(row?.s), code_id: ints(row?.c), start_pos: ints(row?.a), end_pos: ints(row?.e), owner: new Int32Array(0), owners: [...(owners ?? [])] };
-    ranges.owner = owners ? ints(row?.o) : new Int32Array(ranges.source_id.length).fill(-1);
-    return sortedBySourceAndStart(ranges);
+    const cols = this.db.intColumns(`SELECT g.source_id, g.code_id, g.start_pos, g.end_pos${ownerCol} FROM segments g ${f.where} ORDER BY g.source_id, g.start_pos`, [
+      ...ownerParams,
+      ...f.params,
+    ]);
+    const [source_id, code_id, start_pos, end_pos] = cols as [Int32Array, Int32Array, Int32Array, Int32Array];
+    const owner = owners ? (cols[4] as Int32Array) : new Int32Array(source_id.length).fill(-1);
+    return { source_id, code_id, start_pos, end_pos, owner, owners: [...(owners ?? [])] };
   }
   reportCodeCounts(filter: ReportFilter): { code_id: number; segments: number; sources: number }[] {
     const f = reportSegmentFilter(filter);
@@ -1031,21 +1028,4 @@ function reportSegmentFilter(f: ReportFilter, owners?: readonly string[]): { whe
     params.push(ids, ids);
   }
   return { where: conds.length > 0 ? `WHERE ${conds.join(' AND ')}` : '', params };
-}
-
-/**
- * `r` ordered by source_id then start_pos: checked in one pass, sorted only when the rows came in another
- * order (a filter can make SQLite scan another index).
- */
-function sortedBySourceAndStart(r: CodedRanges): CodedRanges {
-  const n = r.source_id.length;
-  let sorted = true;
-  for (let k = 1; k < n && sorted; k++) {
-    const ds = (r.source_id[k] as number) - (r.source_id[k - 1] as number);
-    sorted = ds > 0 || (ds === 0 && (r.start_pos[k] as number) >= (r.start_pos[k - 1] as number));
-  }
-  if (sorted) return r;
-  const order = Array.from({ length: n }, (_, k) => k).sort((x, y) => (r.source_id[x] as number) - (r.source_id[y] as number) || (r.start_pos[x] as number) - (r.start_pos[y] as number));
-  const pick = (a: Int32Array) => Int32Array.from(order, (k) => a[k] as number);
-  return { source_id: pick(r.source_id), code_id: pick(r.code_id), start_pos: pick(r.start_pos), end_pos: pick(r.end_pos), owner: pick(r.owner), owners: r.owners };
 }

@@ -182,8 +182,8 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         assert.notEqual(r.isError, true, textOf(r));
         assert.equal((r.structuredContent as { created: { codes: number } }).created.codes, 2);
         assert.ok(seen.length >= 3, `reading starts, reading ends, writing ends: ${JSON.stringify(seen)}`);
-        for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress, `progress increases: ${JSON.stringify(seen)}`);
-        assert.match(seen[0].message ?? '', /^Reading code_list file codebook-/);
+        for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.progress > seen[i - 1]!.progress, `progress increases: ${JSON.stringify(seen)}`);
+        assert.match(seen[0]?.message ?? '', /^Reading code_list file codebook-/);
         assert.match(seen.at(-1)?.message ?? '', /^Writing code_list import: 2 of 2 items$/);
         // leave the codebook as the other tests expect it
         for (const c of handle.repo.listCodes().filter((c) => c.name.endsWith(era) && c.name.startsWith('Progress code'))) await asResearcher('delete_code', { code_id: c.code_id });

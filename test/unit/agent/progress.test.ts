@@ -95,11 +95,11 @@ describe('agent/pipeline progress of long calls', () => {
       const out = await fx.pipeline.invoke('import_analytics', { source_path: file }, ALICE, { onProgress: (p) => void seen.push({ ...p }) });
       assert.equal(out.envelope.success, true, JSON.stringify(out.envelope));
       const reading = seen.filter((p) => p.unit === 'bytes');
-      assert.equal(reading[0].done, 0);
+      assert.equal(reading[0]?.done, 0);
       assert.equal(reading.at(-1)?.done, size);
       // the importer reports every 16 MiB: at least one report between the start and the end
       assert.ok(reading.some((p) => p.done > 0 && p.done < size), JSON.stringify(reading));
-      for (let i = 1; i < reading.length; i++) assert.ok(reading[i].done >= reading[i - 1].done);
+      for (let i = 1; i < reading.length; i++) assert.ok(reading[i]!.done >= reading[i - 1]!.done);
       const writing = seen.filter((p) => p.unit === 'items');
       const cases = (out.envelope as { data: { cases_created: number } }).data.cases_created;
       assert.ok(cases > 0);

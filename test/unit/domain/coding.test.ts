@@ -145,6 +145,18 @@ describe('domain/coding through the pipeline', () => {
     await fx.fails('list_segments_for_source', { source_id: 999 }, 'SOURCE_NOT_FOUND');
   });
 
+  it('a second coder applying the same code to the same range gets a segment of their own; their retry is idempotent', async () => {
+    const src = await fx.ok('add_text_source', { name: 'S', content: 'hello world' });
+    const alice = await fx.ok('batch_apply_codes', { operations: [op(codeId, src.source_id, 0, 5)] });
+    const bob = await fx.ok('batch_apply_codes', { operations: [op(codeId, src.source_id, 0, 5)] }, BOB);
+    assert.equal(bob.results[0].created, true);
+    assert.notEqual(bob.results[0].segment_id, alice.results[0].segment_id);
+    const again = await fx.ok('batch_apply_codes', { operations: [op(codeId, src.source_id, 0, 5)] }, BOB);
+    assert.deepEqual([again.results[0].created, again.results[0].segment_id], [false, bob.results[0].segment_id]);
+    const owners = (await fx.ok('list_segments_for_source', { source_id: src.source_id })).segments.map((s: { owner: string }) => s.owner).sort();
+    assert.deepEqual(owners, ['alice', 'bob']);
+  });
+
   it('applying the same code to the same range twice returns the existing segment (created false) and emits nothing', async () => {
     const src = await fx.ok('add_text_source', { name: 'S', content: 'hello world' });
     const first = await fx.call('batch_apply_codes', { operations: [op(codeId, src.source_id, 0, 5)] });

@@ -121,7 +121,7 @@ export const batchApplyCodes = defineTool({
   description:
     'Apply codes to text ranges in one all-or-nothing step: either every operation is applied or none is. ' +
     'Each operation is {code_id, source_id, start_position, end_position, memo?, importance?}; positions count Unicode code points, end exclusive ' +
-    `(start_pos/end_pos are accepted as aliases). At most ${MAX_BATCH_OPERATIONS} operations. Applying a code to a range it already covers returns the existing segment (created: false). ` +
+    `(start_pos/end_pos are accepted as aliases). At most ${MAX_BATCH_OPERATIONS} operations. Applying a code to a range you (the same coder) already coded with it returns the existing segment (created: false); another coder's coding of the range is separate. ` +
     'Returns {total, created, existing, results: [{index, segment_id, created, ...}]}. Errors (naming the failing operation index in details): CODE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION, INVALID_ARGUMENTS.',
   input: args({ operations: z.array(codingOperation).min(1).max(MAX_BATCH_OPERATIONS).describe('the codings to apply') }),
   effect: 'bulk',

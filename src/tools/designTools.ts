@@ -27,7 +27,7 @@ export const applyCodeTool = defineTool({
   title: 'Apply Code',
   description:
     'Apply a code to a range of a text source: [start_position, end_position) in Unicode code points, end exclusive (start_pos/end_pos are accepted as aliases). ' +
-    'Optional memo on the coded segment and importance 0-2 (2 most important, default 0). Applying a code to a range it already covers returns the existing segment (created: false). ' +
+    'Optional memo on the coded segment and importance 0-2 (2 most important, default 0). Applying a code to a range you (the same coder) already coded with it returns the existing segment (created: false); another coder\'s coding of the range is separate. ' +
     'Returns {segment_id, created, code_id, source_id, start_pos, end_pos, text, memo, importance}. Errors: CODE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION, INVALID_ARGUMENTS.',
   input: codingOperation,
   effect: 'create',

@@ -17,15 +17,24 @@
  * delete_segment never runs beside another call on the same code), so the order of commits among in-flight
  * calls never matters. After reconciling, the project's codes (id -> name) and segments (id -> code, range)
  * must equal the model exactly.
+ *
+ * Besides code creation, batches (some failing as a whole), merges and segment deletions, the load imports
+ * code lists (import_data; the imported codes must all be there or none), and has the agent propose codes
+ * (create_code with the agent's token waits for approval) that the researcher approves (POST
+ * /approvals/:id/approve; an approval committed when its stored request says `completed`). Version control is
+ * on: automatic snapshots are committed while the load runs (a short snapshot debounce in some rounds), so
+ * kills also land inside git commits; after every restart list_snapshots must still answer, and at the end a
+ * new change must still be snapshotted.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ProjectStore, journalPath } from '../../src/store/projectStore';
-import { callTool, REPO_ROOT, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { AS_AGENT, AS_RESEARCHER, callTool, REPO_ROOT, request, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 
-const KILLS = Number(process.env.CRASH_KILLS ?? 50);
+/** 200 kills locally; CI runs a smaller count (issue 7: crash and load within ten minutes together). */
+const KILLS = Number(process.env.CRASH_KILLS ?? (process.env.CI === 'true' ? 40 : 200));
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const REPLAY_ENTRIES = Number(process.env.CRASH_REPLAY_ENTRIES ?? 1500);
 const REPLAY_KILLS = Number(process.env.CRASH_REPLAY_KILLS ?? 8);
@@ -68,7 +77,7 @@ interface Seg {
   end: number;
 }
 
-type Kind = 'create_code' | 'batch' | 'poison_batch' | 'merge' | 'delete_segment';
+type Kind = 'create_code' | 'batch' | 'poison_batch' | 'merge' | 'delete_segment' | 'import' | 'approval';
 
 /** One call the test sent, and what became of it. */
 interface Op {
@@ -82,6 +91,12 @@ interface Op {
   effect?: boolean;
   /** for unknown calls after the kill: whether the project shows it committed */
   committed?: boolean;
+  /** import and approval: the names of the codes it creates (resolved to ids from the project in verify) */
+  names?: string[];
+  /** approval: the request id (the approval's events carry it as their correlation id) */
+  requestId?: string;
+  /** import and approval: the created codes have been added to the model */
+  resolved?: boolean;
   locksShared: number[];
   locksExcl: number[];
 }
@@ -142,9 +157,16 @@ class Harness {
   private n = 0;
   private shared = new Map<number, number>();
   private excl = new Set<number>();
-  stats = { acked: 0, ackedCodes: 0, ackedSegments: 0, failedAsExpected: 0, unknown: 0, unknownCommitted: 0, checkedCodes: 0, checkedSegments: 0, checks: 0, tornTails: 0, replayed: 0 };
+  stats = { acked: 0, ackedCodes: 0, ackedSegments: 0, ackedImports: 0, ackedApprovals: 0, failedAsExpected: 0, unknown: 0, unknownCommitted: 0, checkedCodes: 0, checkedSegments: 0, checks: 0, tornTails: 0, replayed: 0, snapshotChecks: 0 };
 
   constructor(readonly project: string) {}
+
+  /** Where import files are written (beside the project, inside its folder). */
+  private importDir(): string {
+    const dir = path.join(path.dirname(this.project), 'imports');
+    fs.mkdirSync(dir, { recursive: true });
+    return dir;
+  }
 
   private corr(kind: string): string {
     return `${kind}-${SEED}-${++this.n}`;
@@ -179,7 +201,9 @@ class Harness {
   /** The next call to send, with its locks taken. */
   next(): Op {
     const roll = rnd();
-    if (roll < 0.06) return this.poisonBatch() ?? this.createCode();
+    if (roll < 0.03) return this.importCodes();
+    if (roll < 0.05) return this.approval();
+    if (roll < 0.08) return this.poisonBatch() ?? this.createCode();
     if (roll < 0.14) return this.merge() ?? this.createCode();
     if (roll < 0.26) return this.deleteSegment() ?? this.createCode();
     if (roll < 0.62) return this.batch() ?? this.createCode();
@@ -205,6 +229,24 @@ class Harness {
     const name = `c${this.n + 1}-${int(0, 1e6).toString(36)}`;
     const color = `#${int(0, 0xffffff).toString(16).padStart(6, '0')}`;
     return this.op('create_code', 'create_code', { name, color, memo: rnd() < 0.3 ? `memo of ${name}\nline 2 é🌱` : undefined });
+  }
+
+  /** import_data of a code list of 1-4 new code names (flat: every line a code). */
+  importCodes(): Op {
+    const names = Array.from({ length: int(1, 4) }, (_, i) => `imp${this.n + 1}-${i}-${int(0, 1e6).toString(36)}`);
+    const file = path.join(this.importDir(), `codes-${SEED}-${this.n + 1}.txt`);
+    fs.writeFileSync(file, `${names.join('\n')}\n`);
+    const op = this.op('import', 'import_data', { format: 'code_list', source_path: file });
+    op.names = names;
+    return op;
+  }
+
+  /** The agent proposes a code (pending), the researcher approves it: two calls, one op. */
+  approval(): Op {
+    const name = `ai${this.n + 1}-${int(0, 1e6).toString(36)}`;
+    const op = this.op('approval', 'create_code', { name, color: '#59A14F', memo: rnd() < 0.5 ? 'proposed by the agent' : undefined });
+    op.names = [name];
+    return op;
   }
 
   batch(): Op | undefined {
@@ -318,6 +360,19 @@ class Harness {
         this.model.segments.delete(op.args.segment_id as number);
         op.effect = true;
         break;
+      case 'import':
+        // the ids come from the project in verify (import_data reports counts, not ids)
+        if (d.created?.codes !== op.names?.length) this.errors.push(`${where}: created ${JSON.stringify(d.created)}, expected ${op.names?.length} codes`);
+        op.effect = true;
+        this.stats.ackedImports++;
+        break;
+      case 'approval':
+        if (d.status !== 'completed' || d.result?.name !== op.names?.[0]) this.errors.push(`${where}: approval answered ${JSON.stringify(d).slice(0, 300)}`);
+        else this.model.addCode(d.result.code_id, d.result.name);
+        op.resolved = true;
+        op.effect = true;
+        this.stats.ackedApprovals++;
+        break;
     }
   }
 
@@ -334,9 +389,25 @@ class Harness {
     const segAt = (code: number, start: number, end: number) =>
       store.get<{ id: number }>('SELECT id FROM segments WHERE code_id = ? AND source_id = ? AND start_pos = ? AND end_pos = ?', [code, this.sourceId, start, end]);
 
+    const codeNamed = (name: string) => store.get<{ id: number; name: string }>('SELECT id, name FROM codes WHERE name = ?', [name]);
+    // acknowledged imports: every imported code is there (all or nothing), and joins the model
+    for (const op of this.ops) {
+      if (op.kind !== 'import' || op.state !== 'ok' || op.resolved) continue;
+      for (const name of op.names ?? []) {
+        const row = codeNamed(name);
+        assert.ok(row, `${label}: acknowledged import ${op.corr} lost its code "${name}"`);
+        this.model.addCode(row.id, row.name);
+      }
+      op.resolved = true;
+    }
     for (const op of this.ops) {
       if (op.state !== 'unknown' || op.committed !== undefined) continue;
-      op.committed = committed.has(op.corr);
+      // an approval commits when its request is stored as completed (the request itself is stored too, under
+      // the same correlation id, when only the asking got through)
+      op.committed =
+        op.kind === 'approval'
+          ? op.requestId !== undefined && store.get<{ status: string }>('SELECT status FROM approval_requests WHERE request_id = ?', [op.requestId])?.status === 'completed'
+          : committed.has(op.corr);
       if (!op.committed) continue;
       this.stats.unknownCommitted++;
       switch (op.kind) {
@@ -361,11 +432,23 @@ class Harness {
           break;
         case 'poison_batch':
           assert.fail(`${label}: a failing batch ${op.corr} has events`);
+        case 'import':
+        case 'approval': {
+          const rows = (op.names ?? []).map(codeNamed);
+          assert.ok(rows.every(Boolean), `${label}: ${op.kind} ${op.corr} committed, but not all of its codes are there (not all-or-nothing)`);
+          for (const row of rows) if (row) this.model.addCode(row.id, row.name);
+          op.resolved = true;
+          break;
+        }
       }
+    }
+    // an approval whose request or approval was cut off and left no trace must not have created its code
+    for (const op of this.ops) {
+      if (op.kind === 'approval' && op.state === 'unknown' && !op.committed) assert.equal(codeNamed(op.names?.[0] ?? ''), undefined, `${label}: uncommitted approval ${op.corr} created its code`);
     }
 
     for (const op of this.ops) {
-      if (op.state === 'ok' && op.effect) assert.ok(committed.has(op.corr), `${label}: acknowledged ${op.tool} ${op.corr} has no events: ${JSON.stringify(op.args).slice(0, 200)}`);
+      if (op.state === 'ok' && op.effect) assert.ok(committed.has(op.requestId ?? op.corr), `${label}: acknowledged ${op.tool} ${op.corr} has no events: ${JSON.stringify(op.args).slice(0, 200)}`);
       if (op.state === 'failed') assert.ok(!committed.has(op.corr), `${label}: failed ${op.tool} ${op.corr} left events`);
     }
 
@@ -457,11 +540,27 @@ class Harness {
     const segs = await callTool<{ count: number }>(base, 'list_segments_for_source', { source_id: this.sourceId }, HEADERS);
     assert.ok(segs.body.success, `${label}: list_segments_for_source failed`);
     assert.equal(segs.body.data.count, this.model.segments.size, `${label}: the restarted server's segment count differs from the model`);
+    // a kill inside a git commit must not break the version history
+    const snaps = await callTool<{ snapshots: unknown[] }>(base, 'list_snapshots', { limit: 5 }, HEADERS);
+    assert.ok(snaps.body.success, `${label}: list_snapshots failed: ${JSON.stringify(snaps.body).slice(0, 300)}`);
+    this.stats.snapshotChecks++;
   }
 
   /** Sends one call; the response (if any arrives while `live()`) goes to the model. */
   async send(base: string, op: Op, live: () => boolean): Promise<void> {
     try {
+      if (op.kind === 'approval') {
+        const asked = await callTool<{ status: string; request_id: string }>(base, op.tool, op.args, { ...HEADERS, ...AS_AGENT, 'x-correlation-id': op.corr });
+        if (!live()) return;
+        if (asked.status !== 202 || !asked.body.success || asked.body.data.status !== 'pending_approval') {
+          this.onResponse(op, asked.status, asked.body.success ? { success: false, error_code: 'NOT_PENDING', error: JSON.stringify(asked.body).slice(0, 200) } : asked.body);
+          return;
+        }
+        op.requestId = asked.body.data.request_id;
+        const res = await request(base, 'POST', `/approvals/${op.requestId}/approve`, {}, { ...HEADERS, ...AS_RESEARCHER });
+        if (live()) this.onResponse(op, res.status, res.body);
+        return;
+      }
       const res = await callTool(base, op.tool, op.args, { ...HEADERS, 'x-correlation-id': op.corr });
       if (live()) this.onResponse(op, res.status, res.body);
     } catch {
@@ -491,7 +590,19 @@ class Harness {
       await this.send(base, op, () => true);
       assert.equal(op.state, 'ok');
     }
+    const vcs = await callTool(base, 'initialize_version_control', {}, HEADERS);
+    assert.ok(vcs.body.success, JSON.stringify(vcs.body).slice(0, 300));
   }
+}
+
+/**
+ * The project's `.marginalia/config.yaml` for the crash test: the agent may make many calls (its create_code
+ * still waits for approval, the default).
+ */
+function writeAgentConfig(project: string): void {
+  const dir = path.join(path.dirname(project), '.marginalia');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'config.yaml'), ['agent_context:', '  sessions:', '    max_concurrent: 1000', '  rate_limits:', '    requests_per_minute: 1000000', '    mutations_per_minute: 1000000', ''].join('\n'));
 }
 
 /** Resolves when `child` has exited (at once if it already has). */
@@ -544,6 +655,7 @@ describe('crash: SIGKILL under load', function () {
     dirs.push(dir);
     const project = path.join(dir, 'crash.qda');
     const h = new Harness(project);
+    writeAgentConfig(project);
 
     const first = await startServer(project);
     servers.push(first);
@@ -558,7 +670,9 @@ describe('crash: SIGKILL under load', function () {
       const label = `round ${round} (seed ${SEED})`;
       // Idle checkpoints: in about half the rounds a tiny idle time (0 disables it), else the default 2 s.
       const idle = rnd() < 0.55 ? int(0, 30) : undefined;
-      const server = await startServer(project, idle === undefined ? [] : ['--checkpoint-idle-ms', String(idle)]);
+      // Snapshots: in about half the rounds a short debounce, so git commits run while the load does.
+      const debounce = rnd() < 0.5 ? int(0, 200) : undefined;
+      const server = await startServer(project, [...(idle === undefined ? [] : ['--checkpoint-idle-ms', String(idle)]), ...(debounce === undefined ? [] : ['--snapshot-debounce-ms', String(debounce)])]);
       servers.push(server);
       if (/torn journal tail/.test(server.stderr())) h.stats.tornTails++;
       await h.checkServer(server.base, `${label}, after restart`);
@@ -629,17 +743,26 @@ describe('crash: SIGKILL under load', function () {
       }
     }
 
-    // A clean restart sees everything, and a clean stop checkpoints.
-    const last = await startServer(project);
+    // A clean restart sees everything, still snapshots a change, and a clean stop checkpoints.
+    const last = await startServer(project, ['--snapshot-debounce-ms', '50']);
     servers.push(last);
     await h.checkServer(last.base, 'final restart');
+    const count = async () => ((await callTool<{ snapshots: unknown[] }>(last.base, 'list_snapshots', { limit: 1000 }, HEADERS)).body.data?.snapshots.length ?? -1);
+    const snapshotsBefore = await count();
+    const finalOp = h.createCode();
+    await h.send(last.base, finalOp, () => true);
+    assert.equal(finalOp.state, 'ok');
+    const tSnap = Date.now();
+    while ((await count()) <= snapshotsBefore && Date.now() - tSnap < 30_000) await sleep(100);
+    assert.ok((await count()) > snapshotsBefore, `a change after ${KILLS} kills is still snapshotted (${snapshotsBefore} snapshots before)`);
     assert.equal(await stop(last), 0);
     assert.equal(fs.statSync(journalPath(project)).size, 0, 'a clean stop checkpoints');
     await h.verifyOnDisk('after clean stop', true);
 
     const s = h.stats;
     console.log(
-      `      crash summary: rounds=${KILLS} acknowledged=${s.acked} (codes=${s.ackedCodes}, new segments=${s.ackedSegments}) ` +
+      `      crash summary: rounds=${KILLS} acknowledged=${s.acked} (codes=${s.ackedCodes}, new segments=${s.ackedSegments}, imports=${s.ackedImports}, approvals=${s.ackedApprovals}) ` +
+        `snapshot-history-checks=${s.snapshotChecks} snapshots=${snapshotsBefore} ` +
         `failed-as-expected=${s.failedAsExpected} cut-off=${s.unknown} (committed=${s.unknownCommitted}) ` +
         `checks=${s.checks} checked codes=${s.checkedCodes} segments=${s.checkedSegments} ` +
         `rounds-with-checkpoint=${checkpointRounds} kills-mid-checkpoint=${midCheckpointKills} torn-tails=${s.tornTails} ` +

@@ -432,6 +432,7 @@ class Harness {
           break;
         case 'poison_batch':
           assert.fail(`${label}: a failing batch ${op.corr} has events`);
+          break;
         case 'import':
         case 'approval': {
           const rows = (op.names ?? []).map(codeNamed);

@@ -48,4 +48,40 @@ export const steps = [
       await page.screenshot({ path: join(outDir, 'hover.png') });
     },
   },
+  {
+    name: 'reports',
+    async run({ page, outDir }) {
+      // Marginalia: Open Reports from the command palette: the webview draws the frequency bar chart; a
+      // click on a bar lists its coded segments in a quick pick
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('F1');
+      await page.keyboard.type('Marginalia: Open Reports');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Reports' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      const view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+      await view.locator('#summary', { hasText: 'coded segments' }).waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'reports.png') });
+      // the first (longest) bar is at the top of the chart, left-aligned: click its start
+      const box = await view.locator('#chart-box canvas').boundingBox();
+      if (!box) throw new Error('the chart is not on screen');
+      await page.mouse.click(box.x + box.width * 0.3, box.y + 24);
+      await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Segments of' }).first().waitFor({ timeout: 15_000 });
+      await page.waitForTimeout(500);
+      await page.screenshot({ path: join(outDir, 'reports-segments.png') });
+      await page.keyboard.press('Escape');
+    },
+  },
+  {
+    name: 'codebook health',
+    async run({ page, outDir }) {
+      await page.keyboard.press('F1');
+      await page.keyboard.type('View: Focus Problems');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Focus Problems' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.markers-panel .monaco-list-row', { hasText: 'marginalia-codebook' }).first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'codebook-health.png') });
+    },
+  },
 ];

@@ -16,6 +16,8 @@ export const settings = {
   transcriptionEndpoint: (): string | undefined => vscode.workspace.getConfiguration('marginalia').get<string>('transcription.endpoint', '').trim() || undefined,
   /** Whether to offer Marginalia's MCP server to VS Code itself (off: Copilot already has the LM tools). */
   provideMcpServer: (): boolean => vscode.workspace.getConfiguration('marginalia').get<boolean>('mcp.provideServerDefinition', false),
+  /** Whether codebook health problems are listed in the Problems panel. */
+  codebookHealthEnabled: (): boolean => vscode.workspace.getConfiguration('marginalia').get<boolean>('codebookHealth.enabled', true),
 };
 
 /**

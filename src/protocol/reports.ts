@@ -1,0 +1,87 @@
+/**
+ * Messages between the Reports webview (webview-ui/reports.ts) and the extension
+ * (src/ui/reports/reportsPanel.ts). Types only: the webview imports them with `import type`.
+ *
+ * Every name in these messages (codes, cases, sources, coders, attribute values) is untrusted text: the
+ * webview renders it with textContent or on the canvas, never as markup.
+ */
+
+/** The views of the Reports panel. */
+export type ReportsViewId = 'frequency' | 'cooccurrence' | 'agreement' | 'case' | 'attribute';
+
+/** What the webview asks to see. `coders` and `attribute` pick the agreement pair and the attribute (default: the first). */
+export type ReportRequest =
+  | { view: 'frequency' }
+  | { view: 'cooccurrence' }
+  | { view: 'agreement'; coders?: [string, string] }
+  | { view: 'case' }
+  | { view: 'attribute'; attribute?: string };
+
+/** A code on an axis: its id, name and colour (`#RRGGBB`). */
+export interface AxisCode {
+  code_id: number;
+  name: string;
+  color: string;
+}
+
+/** A matrix for a heat map: rows are codes, `matrix[i][j]` the count of row i in column j. */
+export interface HeatMap {
+  rows: AxisCode[];
+  columns: { key: string; label: string; case_ids?: number[]; code_id?: number }[];
+  matrix: number[][];
+  /** rows and columns before the view kept the largest (undefined: all shown) */
+  total_rows?: number;
+  total_columns?: number;
+}
+
+/** One code of the agreement table (percentages 0-100; kappa null when undefined). */
+export interface AgreementRow {
+  code_id: number;
+  name: string;
+  percent_agreement: number | null;
+  kappa: number | null;
+  both: number;
+  only_a: number;
+  only_b: number;
+}
+
+/** Extension -> webview: the data of one view, or a request to switch views. */
+export type ToReportsWebview =
+  | { type: 'frequency'; project: string; codes: (AxisCode & { segment_count: number; source_count: number })[]; unused: number; segments: number; sources: number }
+  | { type: 'cooccurrence'; project: string; heat: HeatMap; total_overlaps: number; same_code_overlaps: number }
+  | {
+      type: 'agreement';
+      project: string;
+      coders: string[];
+      pair: [string, string] | null;
+      rows: AgreementRow[];
+      overall: AgreementRow | null;
+      total_characters: number;
+      source_count: number;
+      method: string;
+      /** why there is no table (fewer than two coders, an error) */
+      note?: string;
+    }
+  | { type: 'case'; project: string; heat: HeatMap }
+  | { type: 'attribute'; project: string; attributes: string[]; attribute: string | null; heat: HeatMap }
+  | { type: 'noProject' }
+  | { type: 'show'; view: ReportsViewId };
+
+/** What a click in the webview points at: the coded segments behind one bar, cell or row. */
+export type DrillTarget =
+  | { kind: 'code'; code_id: number }
+  | { kind: 'pair'; code_a: number; code_b: number }
+  | { kind: 'coders'; code_id: number; coders: string[] }
+  | { kind: 'cases'; code_id: number; case_ids: number[]; column: string };
+
+/** The export formats (export_report). */
+export type ExportFormat = 'csv' | 'json' | 'html';
+
+/** Webview -> extension. */
+export type FromReportsWebview =
+  | { type: 'ready' }
+  | { type: 'request'; request: ReportRequest }
+  | { type: 'drill'; target: DrillTarget }
+  | { type: 'export'; format: ExportFormat; request: ReportRequest }
+  /** after a view is drawn: bars, cells or table rows drawn, and the canvas pixels painted (0 for tables) */
+  | { type: 'rendered'; view: ReportsViewId; items: number; painted: number };

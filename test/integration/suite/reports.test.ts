@@ -1,0 +1,194 @@
+// Runs in the REAL VS Code extension host (test/integration/run.mjs): the Reports webview draws its charts
+// (the page reports what it drew on the canvas), a click's segments open in the editor, exports go through
+// export_report, and codebook health shows in the Problems panel (vscode.languages.getDiagnostics).
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Caller } from '../../../src/agent/pipeline';
+import type { MarginaliaApi } from '../../../src/extension';
+
+const EXTENSION_ID = 'marginalia.marginalia';
+
+async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The codebook diagnostics of `uri`, as [code, message] pairs. */
+function codebookDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
+  return vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'marginalia-codebook');
+}
+
+describe('Reports and codebook health in VS Code', function () {
+  this.timeout(90_000);
+  let api: MarginaliaApi;
+  const ws = () => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+  let projectFile: string;
+  const ids = { s1: 0, s2: 0, meeting: 0, meetingPlace: 0, food: 0, case: 0 };
+
+  /** Calls a tool through the pipeline as the researcher, or as another coder. */
+  async function call(tool: string, args: Record<string, unknown>, user?: string): Promise<any> {
+    const caller: Caller = { ...api.workbench.caller(), ...(user ? { user } : {}) };
+    const out = await api.workbench.pipeline.invoke(tool, args, caller);
+    assert.ok(out.envelope.success, `${tool}: ${JSON.stringify(out.envelope)}`);
+    return out.envelope.data;
+  }
+
+  before(async () => {
+    const ext = vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID);
+    assert.ok(ext);
+    api = await ext.activate();
+    projectFile = path.join(ws(), 'reports.qda');
+    await vscode.commands.executeCommand('marginalia.project.new', projectFile);
+    assert.equal(api.controller.current()?.path, projectFile);
+    // two transcripts; a code whose name is markup, its near-duplicate without a memo, and a code used once
+    ids.s1 = (await call('import_text', { name: 'Garden talk', content: 'We meet at the garden every Sunday. It is the one place where people actually talk.' })).source_id;
+    ids.s2 = (await call('import_text', { name: 'Market talk', content: 'The market is busy.\nPeople come for the food, and stay to talk.' })).source_id;
+    ids.meeting = (await call('create_code', { name: 'Meeting <b>places</b>', color: '#4E79A7', memo: 'where people meet' })).code_id;
+    ids.meetingPlace = (await call('create_code', { name: 'meeting place', color: '#F28E2B' })).code_id;
+    ids.food = (await call('create_code', { name: 'Food', color: '#59A14F', memo: 'food and eating' })).code_id;
+    const apply = (code: number, source: number, start: number, end: number, user?: string) => call('apply_code', { code_id: code, source_id: source, start_pos: start, end_pos: end }, user);
+    await apply(ids.meeting, ids.s1, 0, 34); // "We meet at the garden every Sunday."
+    await apply(ids.meeting, ids.s1, 15, 60); // overlaps the first on [15, 34): a same-code overlap
+    await apply(ids.meetingPlace, ids.s1, 3, 21); // co-occurs with both
+    await apply(ids.meeting, ids.s2, 0, 19, 'bob'); // a second coder
+    await apply(ids.meetingPlace, ids.s2, 0, 10, 'bob');
+    await apply(ids.food, ids.s2, 20, 40); // used once
+    // a case with an attribute
+    ids.case = (await call('create_case', { name: 'Participant <i>A</i>' })).case_id;
+    await call('add_source_to_case', { case_id: ids.case, source_id: ids.s1 });
+    await call('set_case_attribute', { case_id: ids.case, attribute_name: 'site', value: 'North' });
+    await api.settled();
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('marginalia.project.close');
+  });
+
+  it('opens the Reports webview with Marginalia: Open Reports and draws the frequency bar chart', async () => {
+    const drawn = api.reports.whenRendered('frequency', 30_000);
+    await vscode.commands.executeCommand('marginalia.reports.open');
+    const r = await drawn;
+    assert.equal(r.items, 3, 'one bar per used code');
+    assert.ok(r.painted > 500, `the canvas is painted (${r.painted} pixels)`);
+    assert.ok(api.reports.isOpen);
+  });
+
+  it('draws the co-occurrence heat map: one cell per pair of codes', async () => {
+    const drawn = api.reports.whenRendered('cooccurrence');
+    api.reports.open('cooccurrence');
+    const r = await drawn;
+    assert.equal(r.items, 9);
+    assert.ok(r.painted > 500);
+    const data = api.reports.compute({ view: 'cooccurrence' });
+    assert.equal(data.type, 'cooccurrence');
+    if (data.type === 'cooccurrence') assert.deepEqual(data.heat.rows.map((c) => c.name), ['Food', 'Meeting <b>places</b>', 'meeting place']);
+  });
+
+  it('draws the coder agreement table with kappa for two coders', async () => {
+    const drawn = api.reports.whenRendered('agreement');
+    api.reports.open('agreement');
+    const r = await drawn;
+    assert.ok(r.items >= 2, `rows: ${r.items}`);
+    const data = api.reports.compute({ view: 'agreement', coders: ['bob', 'test-researcher'] });
+    assert.equal(data.type, 'agreement');
+    if (data.type === 'agreement') {
+      assert.deepEqual(data.pair, ['bob', 'test-researcher']);
+      assert.ok(data.rows.every((row) => row.percent_agreement !== null));
+    }
+  });
+
+  it('draws the code-by-case and code-by-attribute heat maps', async () => {
+    let drawn = api.reports.whenRendered('case');
+    api.reports.open('case');
+    assert.equal((await drawn).items, 2, 'two codes x one case');
+    drawn = api.reports.whenRendered('attribute');
+    api.reports.open('attribute');
+    const r = await drawn;
+    assert.equal(r.items, 2, 'two codes x one value of "site"');
+    assert.ok(r.painted > 100);
+  });
+
+  it('redraws the open view when the project changes', async () => {
+    const drawn = api.reports.whenRendered('attribute');
+    await call('add_source_to_case', { case_id: ids.case, source_id: ids.s2 });
+    const r = await drawn;
+    assert.equal(r.items, 3, 'Food is in the case now too');
+  });
+
+  it('lists the segments behind a cell and opens the chosen one at its range', async () => {
+    const behind = api.reports.segmentsBehind({ kind: 'pair', code_a: ids.meeting, code_b: ids.meetingPlace });
+    // s1: [0,34) x [3,21) and [15,60) x [3,21); s2 (bob): [0,19) x [0,10)
+    assert.deepEqual(
+      behind.items.map((i) => [i.source_name, i.start_pos, i.end_pos]),
+      [
+        ['Garden talk', 3, 21],
+        ['Garden talk', 15, 21],
+        ['Market talk', 0, 10],
+      ],
+    );
+    const code = api.reports.segmentsBehind({ kind: 'cases', code_id: ids.food, case_ids: [ids.case], column: 'North' });
+    assert.deepEqual(code.items.map((i) => i.text), ['People come for the ']);
+    // the click's quick pick: accept the first passage, which opens its source with the range selected
+    const picked = api.reports.drill({ kind: 'code', code_id: ids.food });
+    await new Promise((r) => setTimeout(r, 800));
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    await picked;
+    const editor = await until('the source to open', () => {
+      const ed = vscode.window.activeTextEditor;
+      return ed && api.documents.sourceIdFor(ed.document) === ids.s2 ? ed : undefined;
+    });
+    assert.equal(editor.document.getText(editor.selection), 'People come for the ');
+  });
+
+  it('exports the frequency report through export_report, names escaped in HTML', async () => {
+    const dir = fs.mkdtempSync(path.join(ws(), 'exports-'));
+    const csv = await api.reports.exportReport('csv', { view: 'frequency' }, path.join(dir, 'freq.csv'));
+    assert.ok(csv && fs.existsSync(csv));
+    assert.match(fs.readFileSync(csv, 'utf8'), /Meeting <b>places<\/b>,3,2/);
+    const html = await api.reports.exportReport('html', { view: 'agreement', coders: ['bob', 'test-researcher'] }, path.join(dir, 'agreement.html'));
+    const text = fs.readFileSync(html!, 'utf8');
+    assert.ok(text.includes('Meeting &lt;b&gt;places&lt;/b&gt;') && !text.includes('<b>places'), 'code names escaped');
+    const json = await api.reports.exportReport('json', { view: 'cooccurrence' }, path.join(dir, 'cooc.json'));
+    assert.equal(JSON.parse(fs.readFileSync(json!, 'utf8')).report_type, 'cooccurrence');
+  });
+
+  it('lists codebook problems in the Problems panel: project-level on the project file, overlaps on the source', async () => {
+    const projectUri = vscode.Uri.file(projectFile);
+    const onProject = await until('codebook diagnostics on the project file', () => {
+      const list = codebookDiagnostics(projectUri);
+      return list.some((d) => d.code === 'near_duplicate_names') ? list : undefined;
+    });
+    const kinds = onProject.map((d) => `${String(d.code)}: ${d.message}`);
+    assert.ok(kinds.some((k) => k.startsWith('code_without_memo') && k.includes('"meeting place"')), kinds.join('\n'));
+    assert.ok(kinds.some((k) => k.startsWith('code_used_once') && k.includes('"Food"')), kinds.join('\n'));
+    assert.ok(kinds.some((k) => k.startsWith('near_duplicate_names') && k.includes('"Meeting <b>places</b>"') && k.includes('"meeting place"')), kinds.join('\n'));
+    const source = api.workbench.repo()!.getSource(ids.s1)!;
+    const overlaps = codebookDiagnostics(api.documents.uriFor(source));
+    assert.equal(overlaps.length, 1);
+    assert.equal(overlaps[0]!.code, 'same_code_overlap');
+    assert.equal(overlaps[0]!.severity, vscode.DiagnosticSeverity.Warning);
+    assert.ok(overlaps[0]!.range.isEqual(new vscode.Range(0, 15, 0, 34)), JSON.stringify(overlaps[0]!.range));
+    // fixing a problem clears it (debounced refresh)
+    await call('update_code_memo', { code_id: ids.meetingPlace, memo: 'a place to meet' });
+    await until('the memo problem to go', () => !codebookDiagnostics(projectUri).some((d) => d.code === 'code_without_memo') || undefined);
+  });
+
+  it('clears the list when marginalia.codebookHealth.enabled is off', async () => {
+    const config = vscode.workspace.getConfiguration('marginalia');
+    await config.update('codebookHealth.enabled', false, vscode.ConfigurationTarget.Global);
+    try {
+      await until('the list to clear', () => codebookDiagnostics(vscode.Uri.file(projectFile)).length === 0 || undefined);
+    } finally {
+      await config.update('codebookHealth.enabled', undefined, vscode.ConfigurationTarget.Global);
+    }
+    await until('the list to come back', () => codebookDiagnostics(vscode.Uri.file(projectFile)).length > 0 || undefined);
+  });
+});

@@ -23,6 +23,12 @@ export interface Actor {
    * proposal (see `session_id`). Undefined counts as false.
    */
   can_approve?: boolean;
+  /**
+   * The researcher's session that approved this very call, when it runs after approval (a pending request
+   * of an agent). Such a call acts for the researcher's decision: approval rules treat it as the
+   * researcher's (see `checkApprover`), while what it creates keeps the agent as its session.
+   */
+  approved_by?: string;
 }
 
 /** A code of the codebook. */

@@ -78,10 +78,18 @@ export const EXCERPT_LENGTH = 200;
 /**
  * Enforces the approval rule of the agent-context spec: only the researcher (the local UI, or a session
  * holding the reviewer token: `caller.can_approve`) may approve a suggestion, and a session can never
- * approve its own. Errors: APPROVAL_FORBIDDEN (nothing is changed). Returns whether it was the caller's
+ * approve its own. An agent's approve_* call that the researcher approved (`caller.approved_by`, the
+ * researcher's session) is the researcher's decision: it passes, unless the approving session made the
+ * suggestion itself. Errors: APPROVAL_FORBIDDEN (nothing is changed). Returns whether it was the caller's
  * own suggestion (always false when it returns).
  */
 export function checkApprover(suggestion: SuggestionRecord, caller: Actor): { self_approval: boolean } {
+  if (caller.approved_by !== undefined) {
+    if (suggestion.suggested_by_session !== null && suggestion.suggested_by_session === caller.approved_by) {
+      throw new ToolError('APPROVAL_FORBIDDEN', `A session cannot approve its own suggestion (${suggestion.suggestion_id})`, { suggestion_id: suggestion.suggestion_id });
+    }
+    return { self_approval: false };
+  }
   if (!caller.can_approve) {
     throw new ToolError('APPROVAL_FORBIDDEN', 'Only the researcher (the VS Code UI, or a client holding the reviewer token) may approve suggestions; agents propose, the researcher decides', {
       suggestion_id: suggestion.suggestion_id,

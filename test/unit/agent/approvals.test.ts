@@ -126,6 +126,35 @@ describe('agent/approvals (fake clock)', () => {
     assert.equal(created?.metadata.correlation_id, id, 'its events carry the request id as correlation id');
   });
 
+  it('an agent\'s approve_merge held for approval runs as the researcher\'s decision once approved; approve_suggestion by an agent alone stays forbidden', async () => {
+    const researcher = researcherSession();
+    const a = (await agent.call(researcher, 'create_code', { name: 'Water', color: '#4E79A7' })).envelope as { data: { code_id: number } };
+    const b = (await agent.call(researcher, 'create_code', { name: 'Watering', color: '#4E79A7' })).envelope as { data: { code_id: number } };
+    const bot = agentSession();
+    const merge = await agent.call(bot, 'suggest_merge_codes', { source_code_id: b.data.code_id, target_code_id: a.data.code_id, rationale: 'the same idea' });
+    assert.equal(merge.status, 'ok', JSON.stringify(merge.envelope));
+    const mergeId = (merge.envelope as { data: { merge_suggestion_id: number } }).data.merge_suggestion_id;
+    // the agent asks to carry out its own merge suggestion: merges wait for the researcher (trust: merge)
+    const asked = await agent.call(bot, 'approve_merge', { merge_suggestion_id: mergeId });
+    assert.equal(asked.status, 'pending', JSON.stringify(asked.envelope));
+    assert.equal(codeCount(), 2);
+    const requestId = (asked.envelope as { data: { request_id: string } }).data.request_id;
+    const done = await agent.approve(researcher, requestId);
+    assert.equal(done.envelope.success, true, JSON.stringify(done.envelope));
+    assert.deepEqual(handle.repo.listCodes().map((c) => c.name), ['Water'], 'merged');
+    const merged = events.find((e) => e.event_type === 'coding.codes_merged');
+    assert.equal(merged?.caused_by.session_id, bot.session_id, 'the merge is recorded as the agent session\'s action');
+
+    // without the researcher's approval of the call, an agent approves nothing: its approve_suggestion waits,
+    // and a rejected request leaves the suggestion pending
+    const code = await agent.call(bot, 'suggest_new_code', { name: 'Shed', rationale: 'the shed comes up often' });
+    const suggestionId = (code.envelope as { data: { suggestion_id: number } }).data.suggestion_id;
+    const direct = await agent.call(agentSession('other-bot'), 'approve_suggestion', { suggestion_id: suggestionId });
+    assert.equal(direct.status, 'pending', JSON.stringify(direct.envelope));
+    agent.reject(researcher, (direct.envelope as { data: { request_id: string } }).data.request_id, 'not yet');
+    assert.equal(handle.repo.listCodes().some((c) => c.name === 'Shed'), false);
+  });
+
   it('audits the held call as pending with its request id', async () => {
     const lines: string[] = [];
     agent.dispose();

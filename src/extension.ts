@@ -32,6 +32,8 @@ import { ActivityView } from './ui/activity/activityView';
 import { HistoryView, type SnapshotItem } from './ui/history/historyView';
 import { registerAgentCommands, registerMcpProvider } from './ui/agents/agentCommands';
 import { ProjectController } from './ui/projectController';
+import { isReportsView, ReportsPanel } from './ui/reports/reportsPanel';
+import { CodebookDiagnostics } from './ui/diagnostics/codebookDiagnostics';
 import { MarginaliaStatusBar } from './ui/statusBar';
 import { CasesTreeProvider } from './ui/trees/casesTreeProvider';
 import { CodedSegmentsTreeProvider } from './ui/trees/codedSegmentsTreeProvider';
@@ -57,6 +59,10 @@ export interface MarginaliaApi {
   approvals: ApprovalsView;
   activity: ActivityLog;
   history: HistoryView;
+  /** the Reports webview panel (marginalia.reports.open) */
+  reports: ReportsPanel;
+  /** codebook health in the Problems panel */
+  codebookHealth: CodebookDiagnostics;
   /** the install's tokens (agent, reviewer), for tests and Connect an Agent */
   tokens: { agent: string; reviewer: string };
   /** resolves once the trees and decorations have caught up with every event published so far */
@@ -88,6 +94,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     get transcriptionEndpoint() {
       return settings.transcriptionEndpoint();
     },
+    // agents' import and export paths may lie in the workspace folders too (src/core/pathPolicy.ts)
+    allowedRoots: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
     requestSourceAccess: (ids: readonly number[], who: { session_id: string; client_name: string; tool: string }) => askSourceAccess(ids, who),
   };
   /** sessions the researcher let work on a source they are editing (observer mode), as `session:source` */
@@ -212,6 +220,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const history = new HistoryView(wb);
   const activity = new ActivityLog();
   const activityView = new ActivityView(context.extensionUri, activity, wb, approvals);
+  const reports = new ReportsPanel(context.extensionUri, wb, docs, decorations);
+  const codebookHealth = new CodebookDiagnostics(wb, docs);
+  context.subscriptions.push(reports, codebookHealth);
   context.subscriptions.push(history, approvals, activity, activityView, docs, codesTree, sourcesTree, casesTree, segmentsTree, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
 
   // the history view follows the automatic snapshots, which land shortly after changes (debounced)
@@ -320,6 +331,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         'marginalia.project.open': (file?: string) => openProject(controller, file),
         'marginalia.project.close': () => controller.close(),
         'marginalia.history.initialize': () => history.initialize(),
+        'marginalia.reports.open': (view?: unknown) => reports.open(isReportsView(view) ? view : undefined),
         'marginalia.history.refresh': () => history.refresh(),
         'marginalia.history.showChanges': (s?: SnapshotItem) => (s ? history.showChanges(s) : undefined),
         'marginalia.history.restore': (s?: SnapshotItem) => (s ? history.restore(s) : undefined),
@@ -347,6 +359,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     approvals,
     activity,
     history,
+    reports,
+    codebookHealth,
     tokens,
     settled: () =>
       new Promise<void>((resolve) => {

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../core/clock';
 import { isoTime, systemClock } from '../core/clock';
-import { ToolError, type ErrorCode } from '../core/errors';
+import { isToolError, ToolError, type ErrorCode } from '../core/errors';
 import type { Disposable } from '../core/lifecycle';
 import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
@@ -77,6 +77,7 @@ export class AgentContext implements Disposable {
   private readonly implicit = new Map<string, string>();
   private readonly clock: Clock;
   private readonly subscriptions: Disposable[] = [];
+  private readonly auditedErrors = new WeakSet<object>();
 
   /** Errors: INVALID_CONFIG when `configText` does not validate. */
   constructor(private readonly opts: AgentContextOptions) {
@@ -142,14 +143,16 @@ export class AgentContext implements Disposable {
     caller: Caller;
   } {
     const role = this.authenticate(input.authorization);
-    const session = this.sessions.create({
-      client_type: input.client_type,
-      client_name: input.client_name,
-      authenticated: role !== null,
-      user_id: input.user,
-      trust_level: input.trust_level,
-      preferences: { role },
-    });
+    const session = this.audited('session:open', { client_type: input.client_type, client_name: input.client_name }, () =>
+      this.sessions.create({
+        client_type: input.client_type,
+        client_name: input.client_name,
+        authenticated: role !== null,
+        user_id: input.user,
+        trust_level: input.trust_level,
+        preferences: { role },
+      }),
+    );
     return { session, caller: this.callerOf(session) };
   }
 
@@ -158,6 +161,10 @@ export class AgentContext implements Disposable {
    * plain HTTP clients keep working. Errors: UNAUTHORIZED, SESSION_LIMIT.
    */
   implicitCaller(authorization: string | undefined, clientName: string, clientType: ClientType = 'REST_CLIENT', user?: string): Caller {
+    return this.audited('session:open', { client_type: clientType, client_name: clientName }, () => this.implicit_(authorization, clientName, clientType, user));
+  }
+
+  private implicit_(authorization: string | undefined, clientName: string, clientType: ClientType, user?: string): Caller {
     const role = this.authenticate(authorization);
     if (role === null) this.sessions.create({ client_type: clientType, client_name: clientName, authenticated: false });
     const key = `${role}:${clientType}:${clientName}`;
@@ -175,10 +182,35 @@ export class AgentContext implements Disposable {
    */
   callerFor(sessionId: string, authorization: string | undefined): Caller {
     const session = this.sessions.get(sessionId);
-    if (!session) throw new ToolError('SESSION_NOT_FOUND', `No session ${sessionId}: create one first, or it has ended`);
-    const role = this.authenticate(authorization);
-    if (role === null || role !== session.context.preferences.role) throw new ToolError('UNAUTHORIZED', 'The token does not belong to this session');
-    return this.callerOf(session);
+    const who = { session_id: sessionId.slice(0, 100), client_type: session?.client_type, client_name: session?.client_name };
+    return this.audited('session:resume', who, () => {
+      if (!session) throw new ToolError('SESSION_NOT_FOUND', `No session ${sessionId.slice(0, 100)}: create one first, or it has ended`);
+      const role = this.authenticate(authorization);
+      if (role === null || role !== session.context.preferences.role) throw new ToolError('UNAUTHORIZED', 'The token does not belong to this session');
+      return this.callerOf(session);
+    });
+  }
+
+  /**
+   * Runs `fn` (a session or authentication step of an adapter) and audits its refusal (a ToolError:
+   * UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_EXPIRED, SESSION_LIMIT) as `denied` with `stage` as the tool,
+   * then rethrows it. These refusals happen before the pipeline, which audits everything after.
+   */
+  private audited<T>(stage: string, who: { session_id?: string; client_type?: string; client_name?: string }, fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (isToolError(e)) {
+        this.auditRefusal({ route: stage, error_code: e.code, ...who });
+        this.auditedErrors.add(e);
+      }
+      throw e;
+    }
+  }
+
+  /** True when `e` is a refusal this context has audited already (adapters then do not audit it again). */
+  wasAudited(e: unknown): boolean {
+    return typeof e === 'object' && e !== null && this.auditedErrors.has(e);
   }
 
   private callerOf(session: Session, user?: string): Caller {
@@ -217,12 +249,12 @@ export class AgentContext implements Disposable {
    * route or query parameter; decision `failed`). `tool` is the route (`POST /tools/list_codes`; never the
    * query string, which may hold a token).
    */
-  auditRefusal(input: { route: string; error_code: ErrorCode; client_name?: string; session_id?: string; correlation_id?: string; decision?: 'denied' | 'failed' }): void {
+  auditRefusal(input: { route: string; error_code: ErrorCode; client_name?: string; client_type?: string; session_id?: string; correlation_id?: string; decision?: 'denied' | 'failed' }): void {
     try {
       this.layer.audit?.record({
         timestamp: isoTime(this.clock.now()),
         session_id: input.session_id ?? '',
-        client_type: '',
+        client_type: input.client_type ?? '',
         client_name: (input.client_name ?? '').slice(0, 100),
         user: '',
         tool: input.route.slice(0, 300),

@@ -19,6 +19,8 @@ export interface AuditEntry {
   duration_ms: number;
   /** the call's arguments, when `audit.include_payload` */
   arguments?: unknown;
+  /** why `arguments` is missing although `audit.include_payload` (JSON cannot write them, e.g. nested too deep) */
+  arguments_omitted?: string;
 }
 
 /** Where the audit log lives: append one line, read everything. The composition root gives a file. */
@@ -55,7 +57,14 @@ export class AuditLog {
     const cfg = this.config().audit;
     if (!cfg.enabled) return;
     const { arguments: args, ...rest } = entry;
-    this.storage.append(JSON.stringify(cfg.include_payload && args !== undefined ? { ...rest, arguments: args } : rest));
+    let line: string;
+    try {
+      line = JSON.stringify(cfg.include_payload && args !== undefined ? { ...rest, arguments: args } : rest);
+    } catch (e) {
+      // arguments JSON cannot write (nested deeper than the stack allows): the call is still audited, without them
+      line = JSON.stringify({ ...rest, arguments_omitted: `the arguments could not be recorded: ${e instanceof Error ? e.message : String(e)}` });
+    }
+    this.storage.append(line);
   }
 
   /** Entries matching `filter`, newest first. Unreadable lines are skipped. */

@@ -63,6 +63,12 @@ export const agentContextSchema = z
         default_subscriptions: z.array(z.string().min(1)).default(['coding.*', 'source.*', 'analysis.*']),
       })
       .prefault({}),
+    /**
+     * Marginalia: folders (besides the project's folder and, in VS Code, the workspace folders) where agents'
+     * import and export paths may lie; relative paths are resolved against the project's folder, `~` is the
+     * home folder. The researcher's own calls may use any path.
+     */
+    allowed_paths: z.array(z.string().min(1).max(4096)).max(100).default([]),
     audit: z
       .strictObject({
         enabled: z.boolean().default(true),

@@ -1,9 +1,11 @@
+import * as nodePath from 'node:path';
 import { z } from 'zod';
 import type { Clock } from '../core/clock';
 import { isoTime, systemClock } from '../core/clock';
 import { fail, ok, type Envelope } from '../core/envelope';
 import { isToolError, type ErrorCode } from '../core/errors';
 import { newUuid } from '../core/ids';
+import { PathPolicy } from '../core/pathPolicy';
 import type { Disposable } from '../core/lifecycle';
 import { toDisposable } from '../core/lifecycle';
 import type { Logger } from '../core/log';
@@ -29,6 +31,8 @@ export interface Caller {
   user: string;
   /** ties the events of one request together; generated when absent */
   correlation_id?: string;
+  /** set by {@link ToolPipeline.approve}: the researcher's session that approved this pending call (see `Actor.approved_by`) */
+  approved_by?: string;
   /**
    * true for the researcher: the local UI, or a client authenticated with the reviewer token. The
    * researcher's calls skip the trust layer and rate limits, and only the researcher may approve.
@@ -149,6 +153,15 @@ class StageFailure {
   ) {}
 }
 
+/**
+ * True when a failure is a refusal (audited as `denied`): a stage's (session, rate limit, path, trust,
+ * source access, the approval rule) or a tool's own APPROVAL_FORBIDDEN (an approval tool called by someone
+ * who may not decide, src/domain/suggestions.ts checkApprover).
+ */
+function isDenial(e: unknown): boolean {
+  return e instanceof StageFailure ? e.denied : isToolError(e) && e.code === 'APPROVAL_FORBIDDEN';
+}
+
 /** The source ids a call's arguments name: `source_id`, and `source_id` inside array items (batch operations). */
 export function sourceIdsOf(input: unknown): number[] {
   const ids = new Set<number>();
@@ -244,6 +257,7 @@ export class ToolPipeline {
       const tool = this.lookupTool(name, caller);
       const input = this.validateInput(tool, args);
       this.checkRateLimit(caller, tool);
+      this.checkPaths(tool, input, this.pathPolicy(caller));
       level = this.checkTrust(caller, tool, session);
       if (level === 'suggest' || level === 'require') {
         const pending = this.requestApproval(tool, input, caller, level);
@@ -261,7 +275,7 @@ export class ToolPipeline {
       }
     } catch (e) {
       status = 'failed';
-      decision = e instanceof StageFailure && e.denied ? 'denied' : 'failed';
+      decision = isDenial(e) ? 'denied' : 'failed';
       envelope = this.toFailure(name, e);
     }
     const durationMs = performance.now() - started;
@@ -315,6 +329,55 @@ export class ToolPipeline {
       if (isToolError(e)) throw new StageFailure(e.code, e.message, e.details, true);
       throw e;
     }
+  }
+
+  /**
+   * Where `caller`'s file paths may lie (README, "Agents, trust and approvals": paths; src/core/pathPolicy.ts):
+   * unrestricted for the researcher and without the agent layer; for agents the open project's folder, the
+   * host's allowed roots (VS Code workspace folders, `marginalia serve --allow-path`) and
+   * `agent_context.allowed_paths` (relative to the project's folder), never writing into its `.marginalia`.
+   */
+  pathPolicy(caller: Caller): PathPolicy {
+    const agent = this.opts.agent;
+    if (!agent || caller.researcher) return PathPolicy.unrestricted();
+    const projectPath = this.opts.project()?.path;
+    const projectDir = projectPath ? nodePath.dirname(nodePath.resolve(projectPath)) : undefined;
+    const roots = [...(projectDir ? [projectDir] : []), ...(this.opts.host.allowedRoots?.() ?? []), ...agent.config().allowed_paths];
+    return PathPolicy.within(roots, { base: projectDir, noWrite: projectDir ? [nodePath.join(projectDir, '.marginalia')] : [] });
+  }
+
+  /**
+   * Stage 4b: the file paths a tool's arguments name ({@link ToolDef.paths}) against `policy`, before the
+   * trust decision, so a refused path is never queued for approval. Errors: the tool's own code (denied).
+   */
+  private checkPaths(tool: AnyTool, input: unknown, policy: PathPolicy): void {
+    if (!tool.paths || !policy.restricted) return;
+    for (const p of tool.paths) {
+      const value = (input as Record<string, unknown> | null)?.[p.arg];
+      if (typeof value !== 'string') continue;
+      try {
+        policy.check(value, p.access, p.code);
+      } catch (e) {
+        if (isToolError(e)) throw new StageFailure(e.code, e.message, e.details, true);
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * The arguments a call runs with under `policy`: each path argument checked again (it may have changed
+   * since the request was queued) and replaced by its real path, so the tool reads or writes exactly what
+   * was checked. Unrestricted: `input` unchanged. Errors: the tool's own code (denied).
+   */
+  private resolvePaths(tool: AnyTool, input: unknown, policy: PathPolicy): unknown {
+    if (!tool.paths || !policy.restricted || input === null || typeof input !== 'object') return input;
+    this.checkPaths(tool, input, policy);
+    const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+    for (const p of tool.paths) {
+      const value = out[p.arg];
+      if (typeof value === 'string') out[p.arg] = policy.check(value, p.access, p.code);
+    }
+    return out;
   }
 
   /**
@@ -420,7 +483,7 @@ export class ToolPipeline {
       if (!tool) throw new StageFailure('TOOL_NOT_FOUND', `The requested tool ${record.tool} no longer exists`);
       const args = editedArguments === undefined ? (JSON.parse(record.arguments) as unknown) : editedArguments;
       const input = this.validateInput(tool, args);
-      const agentCaller: Caller = { session_id: record.session_id, client_type: record.client_type, client_name: record.client_name, user: record.user, correlation_id: requestId };
+      const agentCaller: Caller = { session_id: record.session_id, client_type: record.client_type, client_name: record.client_name, user: record.user, correlation_id: requestId, approved_by: approver.session_id };
       const decidedAt = isoTime(this.clock.now());
       try {
         const result = await this.execute(tool, input, agentCaller, (raise, data) => {
@@ -451,7 +514,7 @@ export class ToolPipeline {
       }
     } catch (e) {
       status = 'failed';
-      refused = e instanceof StageFailure && e.denied;
+      refused = isDenial(e);
       envelope = this.toFailure(toolName, e);
     }
     const durationMs = performance.now() - started;
@@ -476,7 +539,7 @@ export class ToolPipeline {
       envelope = ok({ request_id: requestId, status: 'rejected', tool: record.tool, reason: reason ?? null });
     } catch (e) {
       status = 'failed';
-      refused = e instanceof StageFailure && e.denied;
+      refused = isDenial(e);
       envelope = this.toFailure('reject', e);
     }
     const durationMs = performance.now() - started;
@@ -582,15 +645,17 @@ export class ToolPipeline {
     onProgress?: (p: ToolProgress) => void,
   ): Promise<{ data: unknown; events: EventRecord[] }> {
     const needsProject = tool.needsProject ?? true;
+    const paths = this.pathPolicy(caller);
+    input = this.resolvePaths(tool, input, paths);
     const progress = this.progressReporter(tool, caller, onProgress);
     let project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
     const prepared = tool.prepare
-      ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint })
+      ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint, paths })
       : undefined;
     project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'The project was closed while the call was prepared.');
-    const actor: Actor = { user: caller.user, session_id: caller.session_id, client_type: caller.client_type, can_approve: caller.researcher === true || !this.opts.agent };
+    const actor: Actor = { user: caller.user, session_id: caller.session_id, client_type: caller.client_type, can_approve: caller.researcher === true || !this.opts.agent, ...(caller.approved_by !== undefined ? { approved_by: caller.approved_by } : {}) };
     const raised: DomainEvent[] = [];
     const now = this.clock.now();
     const ctx: ToolContext = {
@@ -600,6 +665,7 @@ export class ToolPipeline {
       host: this.opts.host,
       clock: this.clock,
       progress,
+      paths,
     };
     if (!project || (tool.effect === 'read' && !also)) return { data: tool.run(ctx, input, prepared), events: [] };
     const correlation = caller.correlation_id ?? newUuid();

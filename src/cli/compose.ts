@@ -53,7 +53,11 @@ export async function openProjectHandle(path: string, opts: HandleOptions = {}):
   };
 }
 
-/** The host port of a headless process: no editor to navigate in. */
+/**
+ * The host port of a headless process: no editor to navigate in. It names no allowed roots of its own:
+ * agents' paths lie in the project's folder and `agent_context.allowed_paths` (the pipeline adds both);
+ * `marginalia serve` adds its `--allow-path` folders as `allowedRoots`.
+ */
 export const headlessHost: HostPort = {
   mode: 'headless',
   currentScreen: () => 'headless (no editor attached)',

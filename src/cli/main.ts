@@ -19,8 +19,11 @@ export const VERSION = '0.1.0';
 const USAGE = `marginalia ${VERSION}: qualitative data analysis for people and agents
 
 Usage:
-  marginalia serve --project PATH [--port N] [--host 127.0.0.1] [--seed DIR]
+  marginalia serve --project PATH [--port N] [--host 127.0.0.1] [--seed DIR] [--allow-path DIR ...]
       Open (or create) the project PATH (.qda) and serve the HTTP tool interface.
+      Agents' import and export paths must lie in the project's folder, a folder given with --allow-path
+      (repeatable) or one listed in agent_context.allowed_paths (.marginalia/config.yaml); symbolic links
+      are followed before the check. The researcher's token may use any path.
       MARGINALIA_PROJECT may give PATH. --seed DIR fills a new, empty project from a sample study
       (DIR/codebook.yaml, DIR/transcripts/*.txt, DIR/codings.yaml).
       Once initialize_version_control has run, changes are snapshotted into .marginalia/history
@@ -53,7 +56,7 @@ function stderrLogger(): Logger {
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' } },
+    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' }, 'allow-path': { type: 'string', multiple: true } },
     strict: true,
   });
   const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
@@ -80,7 +83,10 @@ async function serve(argv: string[]): Promise<void> {
     await project.close();
     throw e;
   }
-  const pipeline = createPipeline({ project: () => project, host: { ...headlessHost, transcriptionEndpoint }, logger, agent });
+  // folders agents' file paths may use besides the project's folder and agent_context.allowed_paths (src/core/pathPolicy.ts)
+  const allowPaths = (values['allow-path'] ?? []).map((p) => path.resolve(p));
+  for (const p of allowPaths) if (!fs.existsSync(p)) logger.warn(`--allow-path ${p} does not exist (yet)`);
+  const pipeline = createPipeline({ project: () => project, host: { ...headlessHost, transcriptionEndpoint, allowedRoots: () => allowPaths }, logger, agent });
   if (values.seed) {
     const seeded = await seedProject(pipeline, path.resolve(values.seed));
     if (seeded) logger.info(`seeded from ${values.seed}: ${seeded.sources} sources, ${seeded.codes} codes, ${seeded.segments} codings`);

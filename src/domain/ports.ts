@@ -202,8 +202,8 @@ export interface ProjectRepository {
   searchSourceHits(match: string, filter: SearchFilter): SearchSourceHit[];
   /** For the given sources matching `match`: name, text and FTS4 `offsets()` (UTF-8 byte offsets), by source_id. */
   searchSourceOffsets(match: string, sourceIds: readonly number[]): SearchSourceOffsets[];
-  /** Name and text of the given sources, by source_id (unknown ids are left out). */
-  getSourceTextsForSearch(sourceIds: readonly number[]): { source_id: number; name: string; content: string }[];
+  /** Name, text and length in code points of the given sources, by source_id (unknown ids are left out). */
+  getSourceTextsForSearch(sourceIds: readonly number[]): { source_id: number; name: string; content: string; length: number }[];
   /** Codes matching `match` (columns 0 name, 1 memo) with FTS4 `matchinfo(..., 'pcnx')` as integers. */
   searchCodeRows(match: string): { code_id: number; matchinfo: number[] }[];
   /** Segments matching `match` within `filter`, with FTS4 `matchinfo(..., 'pcnalx')` as integers (the inputs of BM25). */
@@ -349,6 +349,8 @@ export interface SearchSourceOffsets {
   source_id: number;
   name: string;
   content: string;
+  /** the text's length in code points (`content_length`) */
+  length: number;
   offsets: string;
 }
 
@@ -669,12 +671,12 @@ export interface ProjectRepository {
   listReports(q: { type?: ReportType; status?: ReportStatus; limit: number; offset: number }): { total: number; reports: ReportRecord[] };
   /** The text segments within `filter` as column arrays (see {@link CodedRanges}); `owners` restricts them to those coders. */
   reportCodedRanges(filter: ReportFilter, owners?: readonly string[]): CodedRanges;
-  /** Per code with a segment within `filter`: its number of segments and of distinct sources, by code_id. */
-  reportCodeCounts(filter: ReportFilter): { code_id: number; segments: number; sources: number }[];
-  /** Per code and coder (owner) within `filter`: the number of segments and of distinct sources, by code_id then owner. */
-  reportCoderCounts(filter: ReportFilter): { code_id: number; owner: string; segments: number; sources: number }[];
-  /** The number of distinct sources holding a segment within `filter`. */
-  reportSourceCount(filter: ReportFilter): number;
+  /**
+   * The text segments within `filter` ordered by code_id, owner (binary order) and source_id: `groups`, one
+   * per code and coder in that order with its number of segments, and `source_id`, the source of every
+   * segment in that order (so the first `groups[0].segments` are the first group's, and so on).
+   */
+  reportCodeSources(filter: ReportFilter): { groups: { code_id: number; owner: string; segments: number }[]; source_id: Int32Array };
   /** Every code's id, name, colour and category, without counts (cheap for thousands of codes), by id. */
   listCodeLabels(): { code_id: number; name: string; color: string; category_id: number | null }[];
   /** The coders (segment owners) of the project with their text segment counts, by name. */

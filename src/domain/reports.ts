@@ -90,24 +90,17 @@ export interface FrequencyResult {
 
 /**
  * Code frequencies: for each code, its coded text segments within `filter`, the distinct sources they are
- * in, and the coders (segment owners) who made them. Computed by SQL aggregates (see `reportCodeCounts`).
+ * in, and the coders (segment owners) who made them. Counted in one pass over the segments' sources in
+ * code, coder and source order (`reportCodeSources`).
  */
 export function frequencyReport(repo: ProjectRepository, filter: ReportFilter): FrequencyResult {
-  const perCode = new Map(repo.reportCodeCounts(filter).map((r) => [r.code_id, r]));
-  const perCoder = new Map<number, CodeFrequency['coders']>();
-  const coders = new Set<string>();
-  for (const r of repo.reportCoderCounts(filter)) {
-    let list = perCoder.get(r.code_id);
-    if (!list) perCoder.set(r.code_id, (list = []));
-    list.push({ coder: r.owner, segment_count: r.segments, source_count: r.sources });
-    coders.add(r.owner);
-  }
+  const counted = countCodeSources(repo.reportCodeSources(filter));
   const wanted = filter.code_ids ? new Set(filter.code_ids) : undefined;
   const codes: CodeFrequency[] = repo
     .listCodeLabels()
     .filter((c) => !wanted || wanted.has(c.code_id))
     .map((c) => {
-      const n = perCode.get(c.code_id);
+      const n = counted.perCode.get(c.code_id);
       return {
         code_id: c.code_id,
         name: c.name,
@@ -115,7 +108,7 @@ export function frequencyReport(repo: ProjectRepository, filter: ReportFilter): 
         category_id: c.category_id,
         segment_count: n?.segments ?? 0,
         source_count: n?.sources ?? 0,
-        coders: (perCoder.get(c.code_id) ?? []).sort((a, b) => compareText(a.coder, b.coder)),
+        coders: (n?.coders ?? []).sort((a, b) => compareText(a.coder, b.coder)),
       };
     })
     .sort((a, b) => b.segment_count - a.segment_count || compareText(a.name, b.name) || a.code_id - b.code_id);
@@ -124,9 +117,65 @@ export function frequencyReport(repo: ProjectRepository, filter: ReportFilter): 
   return {
     report_type: 'frequency',
     filters: filter,
-    totals: { codes: codes.length, codes_used: codes.filter((c) => c.segment_count > 0).length, segments, sources: repo.reportSourceCount(filter), coders: [...coders].sort(compareText) },
+    totals: { codes: codes.length, codes_used: codes.filter((c) => c.segment_count > 0).length, segments, sources: counted.sources, coders: [...counted.coders].sort(compareText) },
     codes,
   };
+}
+
+/**
+ * Per code: segments, distinct sources and per coder the same; and the distinct sources and the coders of
+ * all of them. Within a group (one code and coder) the sources come sorted, so a group's distinct sources
+ * are its changes of source; across a code's groups, and across codes, a source is counted the first time
+ * it is stamped with the code's (or any) mark.
+ */
+function countCodeSources(rows: { groups: { code_id: number; owner: string; segments: number }[]; source_id: Int32Array }): {
+  perCode: Map<number, { segments: number; sources: number; coders: CodeFrequency['coders'] }>;
+  sources: number;
+  coders: Set<string>;
+} {
+  const src = rows.source_id;
+  let maxSource = 0;
+  for (let k = 0; k < src.length; k++) maxSource = Math.max(maxSource, src[k] as number);
+  // source ids are AUTOINCREMENT row ids, so these arrays are about as long as the project has had sources
+  const codeMark = new Int32Array(maxSource + 1).fill(-1);
+  const seen = new Uint8Array(maxSource + 1);
+  const perCode = new Map<number, { segments: number; sources: number; coders: CodeFrequency['coders'] }>();
+  const coders = new Set<string>();
+  let sources = 0;
+  let k = 0;
+  let mark = -1;
+  let currentCode = -1;
+  let current = { segments: 0, sources: 0, coders: [] as CodeFrequency['coders'] };
+  for (const g of rows.groups) {
+    if (g.code_id !== currentCode) {
+      currentCode = g.code_id;
+      current = { segments: 0, sources: 0, coders: [] };
+      perCode.set(g.code_id, current);
+      mark++;
+    }
+    const end = k + g.segments;
+    if (end > src.length) throw new Error('reportCodeSources: the groups count more segments than there are sources');
+    let groupSources = 0;
+    let previous = -1;
+    for (; k < end; k++) {
+      const s = src[k] as number;
+      if (s === previous) continue;
+      previous = s;
+      groupSources++;
+      if (codeMark[s] === mark) continue;
+      codeMark[s] = mark;
+      current.sources++;
+      if (seen[s] === 0) {
+        seen[s] = 1;
+        sources++;
+      }
+    }
+    current.segments += g.segments;
+    current.coders.push({ coder: g.owner, segment_count: g.segments, source_count: groupSources });
+    coders.add(g.owner);
+  }
+  if (k !== src.length) throw new Error('reportCodeSources: the groups count fewer segments than there are sources');
+  return { perCode, sources, coders };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -206,11 +255,28 @@ export function sweepOverlaps(ranges: CodedRanges, index: Map<number, number>, a
   }
 }
 
-/** {@link sweepOverlaps} into a dense m*m array (upper triangle, row-major), with the loop inlined. */
-function denseOverlaps(ranges: CodedRanges, index: Map<number, number>, m: number): Float64Array {
+/**
+ * Where row `i` of the upper triangle of an m*m matrix starts when the rows (each from column i to m - 1)
+ * lie one after another: cell (i, j), i <= j, is at `rowStart[i] + j - i`.
+ */
+function triangleRows(m: number): Int32Array {
+  const rowStart = new Int32Array(m + 1);
+  for (let i = 0; i < m; i++) rowStart[i + 1] = (rowStart[i] as number) + m - i;
+  return rowStart;
+}
+
+/** Counts of pairs: the narrowest array that holds them (see {@link triangleOverlaps}). */
+type Counts = Uint16Array | Uint32Array | Float64Array;
+
+/**
+ * {@link sweepOverlaps} into the upper triangle of the m*m matrix (layout of {@link triangleRows}), with
+ * the loop inlined. Each overlapping pair increments a cell at random, so the smaller the array the fewer
+ * the cache misses: the triangle of 2,000 codes in 16-bit counts is 4 MB, where the full square in doubles
+ * was 32 MB. Returns false, leaving `counts` incomplete, as soon as a cell would exceed `max`; the caller
+ * then counts again into a wider array.
+ */
+function triangleOverlaps(ranges: CodedRanges, pos: Int32Array, rowStart: Int32Array, counts: Counts, max: number): boolean {
   const { source_id: src, start_pos: start, end_pos: end } = ranges;
-  const pos = axisPositions(ranges, index);
-  const counts = new Float64Array(m * m);
   const n = src.length;
   for (let i = 0; i < n; i++) {
     const pi = pos[i] as number;
@@ -220,17 +286,33 @@ function denseOverlaps(ranges: CodedRanges, index: Map<number, number>, m: numbe
     for (let j = i + 1; j < n && src[j] === s && (start[j] as number) < e; j++) {
       const pj = pos[j] as number;
       if (pj < 0) continue;
-      const k = pi <= pj ? pi * m + pj : pj * m + pi;
-      counts[k] = (counts[k] as number) + 1;
+      const k = pi <= pj ? (rowStart[pi] as number) + pj - pi : (rowStart[pj] as number) + pi - pj;
+      const v = (counts[k] as number) + 1;
+      if (v > max) return false;
+      counts[k] = v;
     }
   }
-  return counts;
+  return true;
+}
+
+/** The full symmetric m*m matrix (row-major) of the upper triangle `tri` (layout of {@link triangleRows}), in `square`. */
+function mirror(tri: Counts, rowStart: Int32Array, m: number, square: Counts): Counts {
+  for (let i = 0; i < m; i++) {
+    const base = (rowStart[i] as number) - i;
+    for (let j = i; j < m; j++) {
+      const v = tri[base + j] as number;
+      square[i * m + j] = v;
+      square[j * m + i] = v;
+    }
+  }
+  return square;
 }
 
 /**
  * Code co-occurrence: for every pair of codes, the number of places where a segment of one overlaps a
  * segment of the other on the same source (see {@link CooccurrenceResult.matrix}). Reads the segments once,
- * ordered by source and start (`reportCodedRanges`), and counts with a sweep ({@link sweepOverlaps}).
+ * ordered by source and start (`reportCodedRanges`, four integer columns), and counts with a sweep
+ * ({@link sweepOverlaps}) into the upper triangle of the matrix.
  */
 export function cooccurrenceReport(repo: ProjectRepository, filter: ReportFilter): CooccurrenceResult {
   const ranges = repo.reportCodedRanges(filter);
@@ -240,21 +322,39 @@ export function cooccurrenceReport(repo: ProjectRepository, filter: ReportFilter
     const wanted = new Set(filter.code_ids);
     axisCodes = all.filter((c) => wanted.has(c.code_id));
   } else {
-    const used = new Set<number>();
-    for (const c of ranges.code_id) used.add(c);
-    axisCodes = all.filter((c) => used.has(c.code_id));
+    // the codes with a segment: marks by code_id (a Set of a million ids costs 20 ms more)
+    let maxId = 0;
+    for (const c of all) maxId = Math.max(maxId, c.code_id);
+    const used = new Uint8Array(maxId + 1);
+    const ids = ranges.code_id;
+    for (let k = 0; k < ids.length; k++) {
+      const c = ids[k] as number;
+      if (c <= maxId) used[c] = 1;
+    }
+    axisCodes = all.filter((c) => used[c.code_id] === 1);
   }
   axisCodes.sort((a, b) => compareText(a.name, b.name) || a.code_id - b.code_id);
   const m = axisCodes.length;
   const index = new Map(axisCodes.map((c, i) => [c.code_id, i]));
-  let cell: (i: number, j: number) => number;
+  /** row i of the matrix */
+  let fullRow: (i: number) => ArrayLike<number>;
   if (m <= DENSE_LIMIT) {
-    const counts = denseOverlaps(ranges, index, m);
-    cell = (i, j) => counts[i * m + j] as number;
+    const rowStart = triangleRows(m);
+    const size = rowStart[m] as number;
+    const pos = axisPositions(ranges, index);
+    let tri: Counts = new Uint16Array(size);
+    if (!triangleOverlaps(ranges, pos, rowStart, tri, 0xffff)) {
+      tri = new Uint32Array(size);
+      if (!triangleOverlaps(ranges, pos, rowStart, tri, 0xffffffff)) triangleOverlaps(ranges, pos, rowStart, (tri = new Float64Array(size)), Infinity);
+    }
+    // Mirrored once into a square of the same type, so that every row below is read in order (reading the
+    // left part of a row from the triangle, a column of it, was slower).
+    const square = mirror(tri, rowStart, m, tri instanceof Uint16Array ? new Uint16Array(m * m) : tri instanceof Uint32Array ? new Uint32Array(m * m) : new Float64Array(m * m));
+    fullRow = (i) => square.subarray(i * m, (i + 1) * m);
   } else {
     const counts = new Map<number, number>();
     sweepOverlaps(ranges, index, (i, j) => void counts.set(i * m + j, (counts.get(i * m + j) ?? 0) + 1));
-    cell = (i, j) => counts.get(i * m + j) ?? 0;
+    fullRow = (i) => Array.from({ length: m }, (_, j) => counts.get(i <= j ? i * m + j : j * m + i) ?? 0);
   }
   const name = (i: number) => (axisCodes[i] as MatrixCode).name;
   // the largest cells, most first, ties by the two names: a bounded insertion, since there can be millions of cells
@@ -265,16 +365,15 @@ export function cooccurrenceReport(repo: ProjectRepository, filter: ReportFilter
   let total = 0;
   let same = 0;
   for (let i = 0; i < m; i++) {
-    // row by row (writing the mirrored cell into later rows would touch every row for each cell)
-    const row = new Array<number>(m);
-    for (let j = 0; j < i; j++) row[j] = cell(j, i);
-    const d = cell(i, i);
-    row[i] = d;
-    same += d;
+    // Each row a packed array of small integers, built by push: JSON.stringify writes those about 3x faster
+    // than an array made with new Array(m) (holey) or holding doubles.
+    const full = fullRow(i);
+    const row: number[] = [];
+    for (let j = 0; j < m; j++) row.push(full[j] as number);
     matrix.push(row);
+    same += full[i] as number;
     for (let j = i + 1; j < m; j++) {
-      const v = cell(i, j);
-      row[j] = v;
+      const v = full[j] as number;
       if (v === 0) continue;
       total += v;
       if (top.length === TOP_PAIRS && v < (top[TOP_PAIRS - 1] as (typeof top)[number]).count) continue;

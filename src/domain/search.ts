@@ -504,22 +504,30 @@ export function searchText(ctx: Ctx, input: SearchTextInput): SearchTextResult {
       batch.push(h.source_id);
       expected += h.hits;
     }
-    const placed = new Map<number, { name: string; content: string; ranges: { start: number; end: number }[] }>();
+    // bmp: the text has no character outside the Basic Multilingual Plane (as many UTF-16 units as code
+    // points, which content_length counts), so UTF-16 offsets are code points without scanning it again
+    const placed = new Map<number, { name: string; content: string; bmp: boolean; ranges: { start: number; end: number }[] }>();
     const exact: number[] = [];
     for (const row of ctx.repo.getSourceTextsForSearch(batch)) {
       const ranges = regexes ? regexRanges(row.content, regexes) : null;
-      if (ranges && ranges.length === hitsOf.get(row.source_id)) placed.set(row.source_id, { name: row.name, content: row.content, ranges });
+      if (ranges && ranges.length === hitsOf.get(row.source_id)) placed.set(row.source_id, { name: row.name, content: row.content, bmp: row.content.length === row.length, ranges });
       else exact.push(row.source_id);
     }
     for (const row of ctx.repo.searchSourceOffsets(parsed.match, exact)) {
       const bytes = groupOffsets(row.offsets, parsed.phrases);
       const u16 = utf8OffsetsToPositions(row.content, bytes.flatMap((r) => [r.start, r.end])).u16;
-      placed.set(row.source_id, { name: row.name, content: row.content, ranges: bytes.map((_, r) => ({ start: u16[2 * r] as number, end: u16[2 * r + 1] as number })) });
+      placed.set(row.source_id, {
+        name: row.name,
+        content: row.content,
+        bmp: row.content.length === row.length,
+        ranges: bytes.map((_, r) => ({ start: u16[2 * r] as number, end: u16[2 * r + 1] as number })),
+      });
     }
     for (const id of batch) {
       const doc = placed.get(id);
       if (!doc) continue;
-      const cps = utf16ToCodePoints(doc.content, doc.ranges.flatMap((r) => [r.start, r.end]));
+      const u16 = doc.ranges.flatMap((r) => [r.start, r.end]);
+      const cps = doc.bmp ? u16 : utf16ToCodePoints(doc.content, u16);
       for (let r = 0; r < doc.ranges.length && matches.length < input.limit; r++) {
         if (skip > 0) {
           skip--;

@@ -416,12 +416,17 @@ function alreadyDecided(s: SuggestionRecord): Approval {
   return { result: storedResult(s), suggestion: s, already: true };
 }
 
+/** The session that decided: the researcher's, when an agent's approve_/reject_ call ran after the researcher approved it. */
+function deciderSession(ctx: Ctx): string {
+  return ctx.actor.approved_by ?? ctx.actor.session_id;
+}
+
 function recordApproval(ctx: Ctx, s: SuggestionRecord, status: 'approved' | 'applied' | 'failed', result: Record<string, unknown> | null, error?: ToolError): void {
   const check = { self_approval: false }; // checkApprover ran before the change
   ctx.repo.decideSuggestion(s.suggestion_id, {
     status,
     by: ctx.actor.user,
-    session_id: ctx.actor.session_id,
+    session_id: deciderSession(ctx),
     at: ctx.now,
     result: result === null ? null : JSON.stringify(result),
     error_code: error?.code ?? null,
@@ -438,7 +443,7 @@ function recordApproval(ctx: Ctx, s: SuggestionRecord, status: 'approved' | 'app
       status,
       batch_id: s.batch_id,
       suggested_by_session: s.suggested_by_session,
-      approved_by_session: ctx.actor.session_id,
+      approved_by_session: deciderSession(ctx),
       self_approval: check.self_approval,
       ...(result ?? {}),
       ...(error ? { error_code: error.code } : {}),
@@ -514,7 +519,7 @@ function applyCodingSuggestion(ctx: Ctx, s: SuggestionRecord, cache: Map<number,
       suggested_by: s.suggested_by,
       suggested_by_session: s.suggested_by_session,
       approved_by: ctx.actor.user,
-      approved_by_session: ctx.actor.session_id,
+      approved_by_session: deciderSession(ctx),
       created_at: ctx.now,
     });
   }
@@ -552,7 +557,7 @@ export function rejectSuggestion(ctx: Ctx, id: number, input: { reason?: string 
 }
 
 function rejectOne(ctx: Ctx, s: SuggestionRecord, reason: string | null, feedback: string | null): void {
-  ctx.repo.decideSuggestion(s.suggestion_id, { status: 'rejected', by: ctx.actor.user, session_id: ctx.actor.session_id, at: ctx.now, reason, feedback });
+  ctx.repo.decideSuggestion(s.suggestion_id, { status: 'rejected', by: ctx.actor.user, session_id: deciderSession(ctx), at: ctx.now, reason, feedback });
   if (s.batch_id !== null) ctx.repo.touchSuggestionBatch(s.batch_id, ctx.now);
   ctx.events.emit({
     event_type: 'suggestion.rejected',

@@ -21,6 +21,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseText, tokenizeVTTCue, type VTTNode } from 'media-captions';
 import { ToolError } from '../core/errors';
+import { realPathOf, type PathPolicy } from '../core/pathPolicy';
 import type { LabelledTranscriptSegment } from '../domain/av';
 import { matchLineLabel, normalizeSpeaker, sniffLayout } from '../domain/speakers';
 
@@ -370,14 +371,26 @@ export async function transcribeWithEndpoint(endpoint: string, mediaPath: string
  * configured endpoint ({@link transcribeWithEndpoint}). Errors: TRANSCRIPT_NOT_FOUND (no usable sidecar and no
  * endpoint, or the media file is missing when only the endpoint could help; `details` lists the names looked for
  * and the sidecars rejected), TRANSCRIPTION_FAILED (from the endpoint).
+ *
+ * `paths` (an agent's path policy, src/core/pathPolicy.ts): a sidecar is read only when, with symbolic links
+ * followed, it lies in the media file's own folder (the folder the researcher, or a checked import, chose) or
+ * inside the policy's folders; any other (a link pointing elsewhere) is rejected with the reason.
  */
-export async function loadTranscript(media: { name: string; file_path: string | null; mime: string | null }, endpoint?: string): Promise<LoadedTranscript> {
+export async function loadTranscript(media: { name: string; file_path: string | null; mime: string | null }, endpoint?: string, paths?: PathPolicy): Promise<LoadedTranscript> {
   const configured = endpoint?.trim() ? endpoint.trim() : undefined;
   if (!media.file_path) {
     throw new ToolError('TRANSCRIPT_NOT_FOUND', `The source "${media.name}" has no file path, so there is no sidecar transcript to read and no file to transcribe`);
   }
   const rejected: { path: string; reason: string }[] = [];
+  const mediaDir = realPathOf(path.dirname(media.file_path));
   for (const file of await findSidecars(media.file_path)) {
+    if (paths?.restricted) {
+      const real = realPathOf(file);
+      if (path.dirname(real) !== mediaDir && !paths.allows(real)) {
+        rejected.push({ path: file, reason: `refused: it resolves to ${real}, outside the media file's folder and the folders an agent may use` });
+        continue;
+      }
+    }
     const t = await readSidecar(file);
     if (t.segments.length > 0) return t;
     rejected.push({ path: file, reason: t.warnings[0] ?? 'no timed turns (no cue or timestamp found)' });

@@ -141,6 +141,39 @@ export class ProjectStore {
     }
   }
 
+  /**
+   * The columns of a read query whose values are all integers of 32 bits (ids, positions, small codes), as
+   * one Int32Array per column in row order. Steps the rows without an object per row: for a million rows of
+   * four columns about 0.25 s, half of what aggregating them into JSON arrays in SQL and parsing those costs
+   * (bench/reports.ts). A NULL reads as 0.
+   */
+  intColumns(sql: string, params: Params = []): Int32Array[] {
+    const st = this.prepare(sql);
+    try {
+      st.bind(params as SqlValue[]);
+      const k = st.getColumnNames().length;
+      let cap = 4096;
+      let cols = Array.from({ length: k }, () => new Int32Array(cap));
+      let n = 0;
+      while (st.step()) {
+        if (n === cap) {
+          cap *= 2;
+          cols = cols.map((c) => {
+            const grown = new Int32Array(cap);
+            grown.set(c);
+            return grown;
+          });
+        }
+        const row = st.get();
+        for (let c = 0; c < k; c++) (cols[c] as Int32Array)[n] = row[c] as number;
+        n++;
+      }
+      return cols.map((c) => c.subarray(0, n));
+    } finally {
+      st.reset();
+    }
+  }
+
   /** The first row of a read query, or undefined. */
   get<T = Record<string, SqlValue>>(sql: string, params: Params = []): T | undefined {
     const st = this.prepare(sql);
@@ -156,8 +189,13 @@ export class ProjectStore {
    * Runs a write statement inside the current {@link transaction} and records it for the journal.
    * Returns the rows changed and, for an INSERT, the new row id.
    * Throws (a programming error) when called outside a transaction.
+   *
+   * `journaled`: the parameters the journal records (and a replay binds) when they differ from `params` in
+   * form only, never in the value stored: a text of megabytes bound as its UTF-8 bytes (`Buffer.from`) to
+   * `CAST(? AS TEXT)` and journaled as the string. sql.js converts a bound string to UTF-8 in JavaScript,
+   * about 13 ns per character (0.1 s for a report of 8 MB); the bytes are copied as they are.
    */
-  run(sql: string, params: Params = []): { changes: number; lastId: number } {
+  run(sql: string, params: Params = [], journaled: Params = params): { changes: number; lastId: number } {
     if (!this.pending) throw new Error('ProjectStore.run called outside a transaction');
     const st = this.prepare(sql);
     try {
@@ -165,7 +203,7 @@ export class ProjectStore {
     } finally {
       st.reset();
     }
-    this.pending.push([sql, [...params]]);
+    this.pending.push([sql, [...journaled]]);
     const changes = this.db.getRowsModified();
     const lastId = /^\s*insert/i.test(sql) ? Number(this.scalar('SELECT last_insert_rowid()')) : 0;
     return { changes, lastId };

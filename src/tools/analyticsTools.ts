@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../core/errors';
+import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { planAnalyticsJson } from '../exchange/importers/analytics';
 import { applyImportPlan } from '../exchange/importers/applyPlan';
 import { defineTool } from './defineTool';
@@ -24,12 +25,15 @@ export const importAnalyticsTool = defineTool({
     'first_event and last_event (ISO 8601 datetimes), top_event (most frequent event besides session_start, first_visit, first_open, user_engagement) ' +
     'and event_<name>_count for each event name. An existing case of the same name is updated (these attributes overwritten, others kept). ' +
     'Lines that are not JSON objects or lack user_pseudo_id or event_name are skipped and counted. All or nothing. ' +
+    AGENT_PATH_RULE_SHORT +
+    ' ' +
     'Returns {imported: true, source_path, profiles, events, lines, cases_created, cases_updated, attributes_set, skipped, warnings}. ' +
     'Errors: ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND (relative path, no such file, unreadable), ANALYTICS_NOT_IMPORTED/NO_PROFILES (no line with a user_pseudo_id and an event_name), ' +
-    'IMPORT_FAILED (the cases could not be written; nothing was).',
+    'IMPORT_FAILED (a path outside the folders an agent may use, or the cases could not be written; nothing was).',
   input: args({ source_path: z.string().min(1).max(4096).describe('absolute path of the newline-delimited JSON export (.json, .ndjson, .jsonl)') }),
   effect: 'bulk',
   trust: 'bulk',
+  paths: [{ arg: 'source_path', access: 'read', code: 'IMPORT_FAILED' }],
   prepare: async (input, pctx) => {
     if (!path.isAbsolute(input.source_path)) throw new ToolError('ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND', `source_path must be an absolute path (got "${input.source_path}")`);
     let size: number | null = null;

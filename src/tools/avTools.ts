@@ -115,7 +115,7 @@ function preparedSource(sourceId: number, pctx: PrepareContext): SourceWithCount
  */
 async function prepareTranscriptOrText(sourceId: number, pctx: PrepareContext): Promise<{ kind: 'text' } | { kind: 'transcript'; transcript: LoadedTranscript }> {
   const source = preparedSource(sourceId, pctx);
-  if (source.type === 'audio' || source.type === 'video') return { kind: 'transcript', transcript: await loadTranscript(source, pctx.transcriptionEndpoint) };
+  if (source.type === 'audio' || source.type === 'video') return { kind: 'transcript', transcript: await loadTranscript(source, pctx.transcriptionEndpoint, pctx.paths) };
   if (pctx.reader?.getSourceText(sourceId) == null) {
     throw new ToolError('INVALID_ARGUMENTS', `The source "${source.name}" (${source.type}) has no text and no transcript; use a text, pdf, audio or video source`, { source_id: sourceId, type: source.type });
   }
@@ -140,6 +140,7 @@ export const transcribeMediaTool = defineTool({
   description:
     'The transcript of an audio or video source, from a sidecar file beside the media file (same base name with .vtt, .srt or .txt with timestamps, tried in that order), ' +
     'or, when none exists and the researcher configured a local Whisper-compatible server (marginalia.transcription.endpoint), from that server. ' +
+    'For agents, a sidecar that is a symbolic link out of the media file\'s folder (and the folders an agent may use) is not read. ' +
     'Returns {source_id, source_name, format ("webvtt" | "srt" | "timestamped_text" | "whisper"), read_from ("sidecar" | "endpoint"), count, ' +
     'segments: [{start_ms, end_ms, speaker, text}], text, language, duration_ms, warnings}; times are integer milliseconds (end_ms null when the transcript gives no end), ' +
     'text is the segments\' texts joined by line feeds. Errors: SOURCE_NOT_FOUND, INVALID_ARGUMENTS (not an audio or video source), ' +
@@ -150,7 +151,7 @@ export const transcribeMediaTool = defineTool({
   prepare: async (input, pctx) => {
     const source = preparedSource(input.source_id, pctx);
     assertAvType(source);
-    return loadTranscript(source, pctx.transcriptionEndpoint);
+    return loadTranscript(source, pctx.transcriptionEndpoint, pctx.paths);
   },
   run: (ctx, input, transcript) => {
     const source = requireSource(ctx.domain, input.source_id);

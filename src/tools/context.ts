@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock';
+import type { PathPolicy } from '../core/pathPolicy';
 import type { DomainContext } from '../domain/events';
 import type { Actor } from '../domain/model';
 import type { ProjectRepository } from '../domain/ports';
@@ -46,6 +47,12 @@ export interface HostPort {
    * may work on it"). Resolves true to allow (the source is then in observer mode for that session),
    * false when declined; hosts without an editor leave it undefined (always allowed).
    */
+  /**
+   * Folders (absolute) where agents' file paths may lie besides the project's folder and
+   * `agent_context.allowed_paths`: VS Code's workspace folders; `marginalia serve --allow-path DIR`. Undefined:
+   * none. The researcher's own calls are never restricted (see src/core/pathPolicy.ts).
+   */
+  allowedRoots?(): readonly string[];
   requestSourceAccess?(sourceIds: readonly number[], agent: { session_id: string; client_name: string; tool: string }): Promise<boolean>;
 }
 
@@ -73,4 +80,6 @@ export interface ToolContext {
   clock: Clock;
   /** reports progress of long work inside the transaction (see {@link ToolProgress}); may be absent */
   progress?: (p: ToolProgress) => void;
+  /** where this caller's file paths may lie (restricted for agents; see src/core/pathPolicy.ts); absent: unrestricted */
+  paths?: PathPolicy;
 }

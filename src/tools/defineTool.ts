@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors';
+import type { PathAccess, PathPolicy } from '../core/pathPolicy';
 import type { EmbeddingsPort, ProjectRepository } from '../domain/ports';
 import type { ToolContext, ToolProgress } from './context';
 
@@ -83,6 +84,13 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
   needsProject?: boolean;
   /** the error code when no project is open (default NO_PROJECT; case tools use CASES_NOT_LISTED/NO_CONTEXT) */
   noProjectCode?: ErrorCode;
+  /**
+   * The arguments that name files, with what the tool does with them and the tool's error code for a refused
+   * path. For agents the pipeline checks them against the path policy (src/core/pathPolicy.ts) before the
+   * trust decision (so a refused path is never queued for approval) and again when the call runs, when it
+   * also replaces each with its real path (symbolic links followed), so the tool works on what was checked.
+   */
+  paths?: readonly ToolPath[];
   prepare?: (input: z.output<S>, ctx: PrepareContext) => Promise<P>;
   run: (ctx: ToolContext, input: z.output<S>, prepared: P) => R;
   /**
@@ -91,6 +99,15 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
    * schema (precise output schemas for every tool are a follow-up).
    */
   output?: z.ZodType;
+}
+
+/** A file-path argument of a tool (see {@link ToolDef.paths}). */
+export interface ToolPath {
+  /** the argument's name (a top-level string argument) */
+  arg: string;
+  access: PathAccess;
+  /** the error code of a refused path: the tool's own (IMPORT_FAILED, EXPORT_FAILED, SOURCE_IMPORT_FAILED, ...) */
+  code: ErrorCode;
 }
 
 /** What `prepare` may use: nothing that writes. */
@@ -118,6 +135,8 @@ export interface PrepareContext {
    * null/undefined when none is configured. Its network calls belong in `prepare`, never in `run`.
    */
   embeddings?: EmbeddingsPort | null;
+  /** where this caller's file paths may lie (restricted for agents; see src/core/pathPolicy.ts); absent: unrestricted */
+  paths?: PathPolicy;
 }
 
 /** The repository reads `prepare` may use. */

@@ -12,6 +12,7 @@
  * Require (delete); update_memo Auto (category memo: auto, overridable to notify or suggest).
  */
 import { z } from 'zod';
+import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { applyCode, deleteSegment } from '../domain/coding';
 import { moveCodeToCategory } from '../domain/codebook';
 import { addSource, deleteSource, renameSource, updateSourceMemo } from '../domain/sources';
@@ -80,13 +81,16 @@ export const importSourceTool = defineTool({
   title: 'Import Source',
   description:
     'Import a file as a source, as import_file_source does: text is extracted from .txt .md .docx .pdf .odt .rtf (kept exactly); audio, video and image files are registered without text. ' +
-    'name defaults to the file name. Returns the source with its source_id. Errors: SOURCE_IMPORT_FAILED (relative path, missing file, unsupported type, unreadable), SOURCE_DUPLICATE_NAME.',
+    'name defaults to the file name. ' +
+    AGENT_PATH_RULE_SHORT +
+    ' Returns the source with its source_id. Errors: SOURCE_IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing file, unsupported type, unreadable), SOURCE_DUPLICATE_NAME.',
   input: args({
     file_path: z.string().min(1).max(4096).describe('absolute path of the file'),
     name: z.string().min(1).max(1000).optional().describe('source name (default: the file name)'),
   }),
   effect: 'create',
   trust: 'create',
+  paths: [{ arg: 'file_path', access: 'read', code: 'SOURCE_IMPORT_FAILED' }],
   prepare: (input, pctx) => importFileSource.prepare!({ file_path: input.file_path }, pctx),
   run: (ctx, input, file) => {
     const out = importFileSource.run(ctx, { file_path: input.file_path, name: input.name, dry_run: false }, file);

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../core/errors';
+import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { checkOutputPath, EXPORT_FORMATS, isExportFormat, suggestExportFormat, writeExport, type ExportFormat } from '../exchange/exports';
 import { applyImportPlan } from '../exchange/importers/applyPlan';
 import { IMPORTERS, type ImportPlan } from '../exchange/importers/index';
@@ -61,9 +62,11 @@ export const exportDataTool = defineTool({
   description:
     `Write the project, or part of it, to a file. format: ${exportFormats.map((f) => `${f} (${EXPORT_FORMATS[f].extensions.join('/')}: ${EXPORT_FORMATS[f].description})`).join('; ')}. ` +
     'output_path must be absolute, end with the format\'s extension, and be in an existing folder (not inside node_modules or the project\'s .marginalia folder, not the project file or a source\'s file); ' +
-    'an existing file there is replaced. include_memos (default true) applies to the codebook format only. Positions in the outputs count Unicode code points (REFI-QDA\'s unit), end exclusive; AV times are milliseconds. ' +
+    'an existing file there is replaced. ' +
+    AGENT_PATH_RULE_SHORT +
+    ' include_memos (default true) applies to the codebook format only. Positions in the outputs count Unicode code points (REFI-QDA\'s unit), end exclusive; AV times are milliseconds. ' +
     'Returns {format, output_path, bytes, counts (what the file holds), warnings (what the format could not carry)}. ' +
-    'Errors: UNKNOWN_FORMAT (a format not listed), EXPORT_FAILED (bad output path, an empty codebook ("no codes") for codebook and qdc, no sources for html, no coded segments for segments_csv, a write failure; the message says which).',
+    'Errors: UNKNOWN_FORMAT (a format not listed), EXPORT_FAILED (bad output path or one outside the folders an agent may use, an empty codebook ("no codes") for codebook and qdc, no sources for html, no coded segments for segments_csv, a write failure; the message says which).',
   input: args({
     format: z.string().min(1).max(64).describe(`the export format: ${exportFormats.join(', ')}`),
     output_path: z.string().min(1).max(4096).describe('absolute path of the file to write, with the format\'s extension'),
@@ -71,6 +74,7 @@ export const exportDataTool = defineTool({
   }),
   effect: 'read',
   trust: 'report',
+  paths: [{ arg: 'output_path', access: 'write', code: 'EXPORT_FAILED' }],
   prepare: async (input, pctx) => {
     if (!isExportFormat(input.format)) throw new ToolError('UNKNOWN_FORMAT', `Unknown export format "${input.format}"; the formats are ${exportFormats.join(', ')}`);
     if (!pctx.reader) throw new ToolError('NO_PROJECT', 'No project is open.');
@@ -95,13 +99,15 @@ export const importDataTool = defineTool({
     `Import a file into the open project. format: ${Object.entries(IMPORTERS)
       .map(([f, imp]) => `${f} (${imp.description})`)
       .join('; ')}. ` +
-    'source_path must be an absolute path of a readable, non-empty file. name_column (csv and analytics_csv only) names the column that holds each case\'s name. ' +
+    'source_path must be an absolute path of a readable, non-empty file. ' +
+    AGENT_PATH_RULE_SHORT +
+    ' A REFI-QDA project\'s references to files outside those folders are treated as missing for agents. name_column (csv and analytics_csv only) names the column that holds each case\'s name. ' +
     'All or nothing: the whole file is imported in one step, or nothing is. Codes, categories and cases merge with existing ones of the same name (case-insensitive); ' +
     'a source merges with an existing one of the same name only when the texts are identical (any other clash fails the import); identical codings are kept once. ' +
     'Positions are converted from each producer\'s convention to code points (NVivo counts UTF-16 units). ' +
     'Returns {format, file, created: {categories, codes, folders, sources, segments, cases}, reused: {...}, codes_moved, case_sources_linked, case_ranges_added, attributes_set, ' +
     'skipped (what the file held that was left out, by reason), warnings} plus, for refi_qda, {producer, offset_convention, file_counts, av_segments, renamed, media_dir}. ' +
-    'Errors: UNKNOWN_FORMAT (a format not listed), IMPORT_FAILED (relative path, missing, empty, unreadable or malformed file, a name clash; the message says which), ' +
+    'Errors: UNKNOWN_FORMAT (a format not listed), IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing, empty, unreadable or malformed file, a name clash; the message says which), ' +
     'INVALID_ARGUMENTS (name_column with a format other than csv and analytics_csv).',
   input: args({
     format: z.string().min(1).max(64).describe(`the import format: ${SPEC_IMPORT_FORMATS.join(', ')}`),
@@ -110,6 +116,7 @@ export const importDataTool = defineTool({
   }),
   effect: 'bulk',
   trust: 'bulk',
+  paths: [{ arg: 'source_path', access: 'read', code: 'IMPORT_FAILED' }],
   prepare: async (input, pctx): Promise<ImportPlan> => {
     const importer = Object.prototype.hasOwnProperty.call(IMPORTERS, input.format) ? IMPORTERS[input.format] : undefined;
     if (!importer) {
@@ -127,7 +134,7 @@ export const importDataTool = defineTool({
     if (size === 0) throw new ToolError('IMPORT_FAILED', `${input.source_path} is empty`);
     const reading = readingProgress(pctx, input.format, input.source_path, size);
     reading.start();
-    const plan = await importer.plan(input.source_path, { ...(input.name_column === undefined ? {} : { name_column: input.name_column }), onProgress: reading.onProgress });
+    const plan = await importer.plan(input.source_path, { ...(input.name_column === undefined ? {} : { name_column: input.name_column }), onProgress: reading.onProgress, paths: pctx.paths });
     reading.end();
     return plan;
   },

@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../core/errors';
+import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import {
   checkCoders,
   coderComparisonReport,
@@ -168,31 +169,41 @@ export const exportReportTool = defineTool({
   description:
     'Write a completed report to a file: csv (RFC 4180, one table), json (the report as get_report returns it) or html (a standalone page, every text escaped, no scripts). ' +
     'output_path must be absolute, end in the format\'s extension (.csv, .json, .html or .htm) and be in an existing folder; an existing file is replaced only with overwrite true. ' +
-    'Without output_path the file goes to .marginalia/reports/report-<id>-<type>.<format> beside the project. Returns {report_id, format, file_path, bytes}. ' +
-    'Errors: REPORT_NOT_FOUND, EXPORT_FAILED (a bad output_path, the report failed, or the file cannot be written).',
+    'Without output_path the file goes to .marginalia/reports/report-<id>-<type>.<format> beside the project. ' +
+    AGENT_PATH_RULE_SHORT +
+    ' Returns {report_id, format, file_path, bytes}. ' +
+    'Errors: REPORT_NOT_FOUND, UNKNOWN_FORMAT (a format other than csv, json and html), EXPORT_FAILED (a bad output_path or one outside the folders an agent may use, the report failed, or the file cannot be written).',
   input: args({
     report_id: id('the report'),
-    format: z.enum(REPORT_FORMATS).describe('csv, json or html'),
+    // a string, not an enum: an unknown format is the spec's UNKNOWN_FORMAT (section 7), not INVALID_ARGUMENTS
+    format: z.string().min(1).max(64).describe('csv, json or html'),
     output_path: z.string().min(1).max(4096).optional().describe('absolute path of the file to write (default: under .marginalia/reports/ beside the project)'),
     overwrite: z.boolean().optional().describe('replace output_path when it exists (default false)'),
   }),
   effect: 'create',
   trust: 'report',
+  paths: [{ arg: 'output_path', access: 'write', code: 'EXPORT_FAILED' }],
   run: (ctx, input) => {
+    const format = input.format as ReportFormat;
+    if (!REPORT_FORMATS.includes(format)) throw new ToolError('UNKNOWN_FORMAT', `Unknown report format "${input.format}"; the formats are ${REPORT_FORMATS.join(', ')}`);
     const record = requireReport(ctx.domain.repo, input.report_id);
     if (record.status !== 'completed') {
       throw new ToolError('EXPORT_FAILED', `Report ${record.report_id} has no result to export (status ${record.status}${record.error ? `: ${record.error}` : ''})`);
     }
-    const target = exportTarget(ctx.project.path, record.report_id, record.type, input.format, input.output_path, input.overwrite ?? false);
-    const text = renderReport(reportView(record, true), input.format);
+    const target = exportTarget(ctx.project.path, record.report_id, record.type, format, input.output_path, input.overwrite ?? false);
+    const text = renderReport(reportView(record, true), format);
     const tmp = `${target}.tmp-${process.pid}`;
     try {
       fs.writeFileSync(tmp, text, 'utf8');
       fs.renameSync(tmp, target);
     } catch (e) {
-      fs.rmSync(tmp, { force: true });
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // the temporary file could not even be named (ENAMETOOLONG) or removed: the write's error is the one to report
+      }
       throw new ToolError('EXPORT_FAILED', `Could not write ${target}: ${(e as Error).message}`);
     }
-    return { report_id: record.report_id, report_type: record.type, format: input.format, file_path: target, bytes: Buffer.byteLength(text, 'utf8') };
+    return { report_id: record.report_id, report_type: record.type, format, file_path: target, bytes: Buffer.byteLength(text, 'utf8') };
   },
 });

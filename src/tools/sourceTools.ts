@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../core/errors';
+import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { sliceCp } from '../core/text';
 import { SOURCE_TYPES } from '../domain/model';
 import { addSource, checkSourceName, deleteSource, requireSource, suggestSourceMetadata } from '../domain/sources';
@@ -170,7 +171,8 @@ export const importFileSource = defineTool({
   description:
     `Import a file as a source. Text is extracted from ${['.txt', '.md', '.docx', '.pdf', '.odt', '.rtf'].join(' ')} (text kept exactly, line ends included); ` +
     'audio, video and image files are registered without text. With dry_run true nothing is written and the result says what would be imported. ' +
-    'Returns the source (or the dry-run preview). Errors: SOURCE_IMPORT_FAILED (relative path, missing file, unsupported type, unreadable), SOURCE_DUPLICATE_NAME.',
+    AGENT_PATH_RULE_SHORT +
+    ' Returns the source (or the dry-run preview). Errors: SOURCE_IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing file, unsupported type, unreadable), SOURCE_DUPLICATE_NAME.',
   input: args({
     file_path: z.string().min(1).max(4096).describe('absolute path of the file'),
     name: z.string().min(1).max(1000).optional().describe('source name (default: the file name)'),
@@ -180,6 +182,7 @@ export const importFileSource = defineTool({
   }),
   effect: 'create',
   trust: 'create',
+  paths: [{ arg: 'file_path', access: 'read', code: 'SOURCE_IMPORT_FAILED' }],
   prepare: async (input): Promise<ExtractedFile> => {
     if (!path.isAbsolute(input.file_path)) throw new ToolError('SOURCE_IMPORT_FAILED', `file_path must be absolute (got "${input.file_path}")`);
     return extractFile(input.file_path);

@@ -240,7 +240,17 @@ export async function startGrpcServer(opts: GrpcOptions): Promise<RunningGrpcSer
   const streams = new Map<string, { fingerprint: string; end: () => void }>();
 
   const tokenOf = (role: Role) => (role === 'researcher' ? tokens.reviewer : tokens.agent);
-  const identity = (call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null }): CertIdentity => identityOfCertificate(call.getAuthContext()?.sslPeerCertificate);
+  /** The verified certificate's identity; a refusal (UNAUTHORIZED: no known role) is audited with the RPC's path. */
+  const identity = (call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null; getPath?(): string }): CertIdentity => {
+    const cert = call.getAuthContext()?.sslPeerCertificate;
+    try {
+      return identityOfCertificate(cert);
+    } catch (e) {
+      const cn = cert?.subject?.CN;
+      agent.auditRefusal({ route: `grpc ${call.getPath?.() ?? ''}`.trim(), error_code: isToolError(e) ? e.code : 'UNAUTHORIZED', client_name: typeof cn === 'string' ? `grpc:${cn}` : undefined });
+      throw e;
+    }
+  };
 
   /** The caller of a request: its explicit session (owned by this certificate) or the certificate's implicit one. Errors: UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_EXPIRED, SESSION_LIMIT. */
   const callerOf = (id: CertIdentity, sessionId: string, correlation?: string): Caller => {
@@ -249,7 +259,11 @@ export async function startGrpcServer(opts: GrpcOptions): Promise<RunningGrpcSer
     if (sessionId) {
       const owner = owners.get(sessionId);
       if (owner !== undefined && !agent.sessions.get(sessionId)) owners.delete(sessionId);
-      if (owner !== id.fingerprint || !agent.sessions.get(sessionId)) throw new ToolError('SESSION_NOT_FOUND', `No session ${sessionId.slice(0, 100)} of this certificate: open one with OpenSession, or leave session_id empty`);
+      if (owner !== id.fingerprint || !agent.sessions.get(sessionId)) {
+        // another certificate's session (or none): refused and audited like the agent context's session refusals
+        agent.auditRefusal({ route: 'session:resume', error_code: 'SESSION_NOT_FOUND', session_id: sessionId.slice(0, 100), client_name: `grpc:${id.name}` });
+        throw new ToolError('SESSION_NOT_FOUND', `No session ${sessionId.slice(0, 100)} of this certificate: open one with OpenSession, or leave session_id empty`);
+      }
       caller = agent.callerFor(sessionId, auth);
     } else {
       caller = agent.implicitCaller(auth, `grpc:${id.name}`, 'CUSTOM');

@@ -121,12 +121,27 @@ export interface HttpOptions {
  * Audits a request the guards refused (see AgentContext.auditRefusal): the route without its query
  * string, and the client name it claimed.
  */
-export function auditRefused(agent: AgentContext | undefined, req: http.IncomingMessage, code: ErrorCode): void {
+export function auditRefused(agent: AgentContext | undefined, req: http.IncomingMessage, code: ErrorCode, decision: 'denied' | 'failed' = 'denied'): void {
   if (!agent) return;
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const client = req.headers['x-marginalia-client'];
   const correlation = req.headers['x-correlation-id'];
-  agent.auditRefusal({ route: `${req.method ?? 'GET'} ${path}`, error_code: code, client_name: typeof client === 'string' ? client : undefined, correlation_id: typeof correlation === 'string' ? correlation : undefined });
+  agent.auditRefusal({ route: `${req.method ?? 'GET'} ${path}`, error_code: code, client_name: typeof client === 'string' ? client : undefined, correlation_id: typeof correlation === 'string' ? correlation : undefined, decision });
+}
+
+/**
+ * True when a request may carry what it carries: GET, HEAD and OPTIONS always; any other method only with a
+ * JSON body (`Content-Type: application/json`, parameters such as `charset` allowed) or with no body and no
+ * Content-Type at all. So the "simple" bodies a foreign web page can send without a CORS preflight
+ * (`text/plain`, `application/x-www-form-urlencoded`, `multipart/form-data`) are refused even when empty.
+ */
+export function isJsonOrBodiless(req: http.IncomingMessage): boolean {
+  const method = req.method ?? 'GET';
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return true;
+  const type = req.headers['content-type'];
+  if (type !== undefined) return type.split(';')[0]?.trim().toLowerCase() === 'application/json';
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
 }
 
 /** Paths where `?token=` may stand in for the Authorization header (EventSource and WebSocket clients cannot set headers). */
@@ -229,7 +244,7 @@ export function createHttpApp(opts: HttpOptions): express.Express {
       send(res, 401, fail('UNAUTHORIZED', 'Send the token from the discovery file (or MARGINALIA_TOKEN) as Authorization: Bearer <token>'));
       return;
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS' && req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) && !req.is('application/json')) {
+    if (!isJsonOrBodiless(req)) {
       auditRefused(opts.agent, req, 'UNSUPPORTED_MEDIA_TYPE');
       send(res, 415, fail('UNSUPPORTED_MEDIA_TYPE', 'Send the body as JSON with the header Content-Type: application/json'));
       return;
@@ -250,6 +265,7 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     '/tools/:name',
     (req: Request, res: Response, next: NextFunction) => {
       if (!req.is('application/json')) {
+        auditRefused(opts.agent, req, 'UNSUPPORTED_MEDIA_TYPE');
         send(res, 415, fail('UNSUPPORTED_MEDIA_TYPE', 'Send the body as JSON with the header Content-Type: application/json'));
         return;
       }
@@ -259,20 +275,15 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     async (req: Request, res: Response) => {
       const name = String(req.params.name);
       const body: unknown = req.body;
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        send(res, 400, fail('INVALID_ARGUMENTS', 'The body must be a JSON object {"arguments": {...}}'));
-        return;
-      }
+      const badBody = (message: string) => {
+        auditRefused(opts.agent, req, 'INVALID_ARGUMENTS', 'failed');
+        send(res, 400, fail('INVALID_ARGUMENTS', message));
+      };
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) return badBody('The body must be a JSON object {"arguments": {...}}');
       const extra = Object.keys(body).filter((k) => k !== 'arguments');
-      if (extra.length > 0) {
-        send(res, 400, fail('INVALID_ARGUMENTS', `Unexpected body member(s) ${extra.join(', ')}: send {"arguments": {...}}`));
-        return;
-      }
+      if (extra.length > 0) return badBody(`Unexpected body member(s) ${extra.join(', ')}: send {"arguments": {...}}`);
       const argsValue = (body as { arguments?: unknown }).arguments;
-      if (argsValue !== undefined && (argsValue === null || typeof argsValue !== 'object' || Array.isArray(argsValue))) {
-        send(res, 400, fail('INVALID_ARGUMENTS', '"arguments" must be a JSON object'));
-        return;
-      }
+      if (argsValue !== undefined && (argsValue === null || typeof argsValue !== 'object' || Array.isArray(argsValue))) return badBody('"arguments" must be a JSON object');
       let caller: Caller;
       try {
         caller = callerOf(req, opts.agent);
@@ -300,11 +311,22 @@ export function createHttpApp(opts: HttpOptions): express.Express {
   });
 
   // express's error handler signature needs all four parameters
-  app.use((err: Error & { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === 'entity.parse.failed') send(res, 400, fail('INVALID_JSON', `The body is not valid JSON: ${err.message}`));
-    else if (err.type === 'entity.too.large') send(res, 413, fail('INVALID_ARGUMENTS', `The body is larger than ${MAX_BODY}`));
-    else if (err.status && err.status >= 400 && err.status < 500) send(res, err.status, fail('INVALID_ARGUMENTS', err.message));
-    else {
+  app.use((err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
+    // a body that could not be read is a refused call too: audited as failed
+    if (err.type === 'entity.parse.failed') {
+      auditRefused(opts.agent, req, 'INVALID_JSON', 'failed');
+      send(res, 400, fail('INVALID_JSON', `The body is not valid JSON: ${err.message}`));
+    } else if (err.type === 'entity.too.large') {
+      auditRefused(opts.agent, req, 'INVALID_ARGUMENTS', 'failed');
+      send(res, 413, fail('INVALID_ARGUMENTS', `The body is larger than ${MAX_BODY}`));
+    } else if (err.status === 415) {
+      // body-parser: a charset or Content-Encoding it cannot decode (the status README documents for UNSUPPORTED_MEDIA_TYPE)
+      auditRefused(opts.agent, req, 'UNSUPPORTED_MEDIA_TYPE', 'failed');
+      send(res, 415, fail('UNSUPPORTED_MEDIA_TYPE', `${err.message}: send the body as UTF-8 JSON with Content-Type: application/json`));
+    } else if (err.status && err.status >= 400 && err.status < 500) {
+      auditRefused(opts.agent, req, 'INVALID_ARGUMENTS', 'failed');
+      send(res, err.status, fail('INVALID_ARGUMENTS', err.message));
+    } else {
       opts.logger.error('HTTP request failed', err);
       send(res, 500, fail('TOOL_EXECUTION_ERROR', 'The request failed unexpectedly'));
     }

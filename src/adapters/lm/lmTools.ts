@@ -17,7 +17,10 @@ export function describeCall(tool: AnyTool, input: unknown): vscode.MarkdownStri
   if (entries.length === 0) md.appendMarkdown('No arguments.');
   for (const [k, v] of entries) {
     const shown = typeof v === 'string' ? (v.length > 300 ? `${v.slice(0, 300)}… (${v.length} characters)` : v) : JSON.stringify(v).slice(0, 300);
-    md.appendMarkdown(`- \`${k}\`: `).appendText(String(shown)).appendMarkdown('\n');
+    // the model chooses the keys too: anything but a plain name is shown as text, never as Markdown
+    if (/^[A-Za-z0-9_]{1,64}$/.test(k)) md.appendMarkdown(`- \`${k}\`: `);
+    else md.appendMarkdown('- ').appendText(`${k.slice(0, 64)}: `);
+    md.appendText(String(shown)).appendMarkdown('\n');
   }
   return md;
 }

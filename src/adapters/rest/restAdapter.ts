@@ -197,7 +197,8 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
         await fn(req, res, caller as Caller);
       } catch (e) {
         if (!isToolError(e)) return next(e);
-        auditFailure(req, e.code, caller);
+        // session and token refusals of the agent context are audited there already
+        if (!agent.wasAudited(e)) auditFailure(req, e.code, caller);
         sendError(res, e);
       }
     };

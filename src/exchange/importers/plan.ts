@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ToolError, type ErrorCode } from '../../core/errors';
+import type { PathPolicy } from '../../core/pathPolicy';
 import { codePointLength, sliceCp, toWellFormed } from '../../core/text';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
 
@@ -122,6 +123,12 @@ export interface ImportOptions {
   name_column?: string;
   /** called now and then while a large file is read: `done` of `total` units of `unit` (total null when unknown) */
   onProgress?: (p: ImportProgress) => void;
+  /**
+   * Where further files the imported file refers to may be read from (REFI-QDA's `absolute://` and
+   * `relative://` sources): the caller's path policy (src/core/pathPolicy.ts). A reference outside it is
+   * treated as missing, with a warning naming the rule. Absent: anywhere.
+   */
+  paths?: PathPolicy;
 }
 
 /** Progress of a long import step. */

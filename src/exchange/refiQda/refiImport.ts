@@ -39,6 +39,7 @@ import * as path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import JSZip from 'jszip';
 import { isToolError, ToolError } from '../../core/errors';
+import type { PathPolicy } from '../../core/pathPolicy';
 import { codePointLength, toWellFormed } from '../../core/text';
 import { isIsoDate } from '../../domain/cases';
 import { normalizeGuid } from '../../domain/exchangeIds';
@@ -263,6 +264,8 @@ interface Container {
   entries: Map<string, JSZip.JSZipObject>;
   /** the directory of a bare `.qde` / `.qdc` (sources are looked for beside it) */
   dir: string;
+  /** where referenced files may be read from (ImportOptions.paths); absent: anywhere */
+  paths?: PathPolicy;
 }
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
@@ -324,7 +327,7 @@ async function locate(c: Container, raw: string, basePath: string | null): Promi
     if (entry) return { kind: 'entry', entry, name };
     for (const folder of ['sources', 'Sources', '']) {
       const f = path.join(c.dir, folder, name);
-      if (!c.zip && (await exists(f))) return { kind: 'file', file: f };
+      if (!c.zip && (await exists(f))) return allowedFile(c, f, { kind: 'file', file: f });
     }
     return { kind: 'missing', where: c.zip ? `sources/${name} in the archive` : `${path.join(c.dir, 'sources', name)}` };
   }
@@ -337,7 +340,14 @@ async function locate(c: Container, raw: string, basePath: string | null): Promi
     const base = basePath && basePath.trim() !== '' ? basePath.replace(/^(absolute|relative):\/\//i, '') : c.dir;
     file = path.isAbsolute(rel) ? rel : path.resolve(path.isAbsolute(base) ? base : path.join(c.dir, base), rel);
   }
-  return (await exists(file)) ? { kind: 'file', file } : { kind: 'missing', where: file };
+  return allowedFile(c, file, (await exists(file)) ? { kind: 'file', file } : { kind: 'missing', where: file });
+}
+
+/** `found` unless it is a file outside the container's path policy, which is then missing (with the reason). */
+function allowedFile(c: Container, file: string, found: Located): Located {
+  if (found.kind !== 'file' || !c.paths?.restricted) return found;
+  const r = c.paths.resolve(file, 'read');
+  return r.ok ? found : { kind: 'missing', where: `${file}, refused: ${r.reason}` };
 }
 
 async function readBytes(loc: Located): Promise<Uint8Array | null> {
@@ -440,10 +450,11 @@ interface SelectionInfo {
  * Errors: IMPORT_FAILED (unreadable, empty, not a zip or not XML, not a REFI-QDA document, no project.qde, a
  * text source whose text file is missing; the message says which).
  */
-export async function readRefiQda(file: string, _options: ImportOptions = {}): Promise<RefiImportPlan> {
+export async function readRefiQda(file: string, options: ImportOptions = {}): Promise<RefiImportPlan> {
   checkImportFile(file);
   const base = emptyPlan('refi_qda', file);
   const c = await openContainer(file, base);
+  c.paths = options.paths;
   const valid = XMLValidator.validate(c.xml);
   if (valid !== true) throw new ToolError('IMPORT_FAILED', `${path.basename(file)} is not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
   const root = rootOf(c.xml);

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { AgentContext } from '../../agent/agentContext';
 import type { ApprovalRecord } from '../../domain/ports';
+import { escapeMd } from '../trees/codesTreeProvider';
 import type { Workbench } from '../workbench';
 
 /**
@@ -44,7 +45,8 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
     item.contextValue = 'approval';
     item.iconPath = new vscode.ThemeIcon(a.trust_level === 'require' ? 'shield' : 'lightbulb');
     item.description = `${a.client_name} · ${a.trust_level} · until ${a.expires_at.slice(11, 19)}`;
-    item.tooltip = new vscode.MarkdownString().appendMarkdown(`**${a.tool}** requested by ${a.client_name} (session ${a.session_id})\n\n`).appendCodeblock(prettyArgs(a.arguments), 'json');
+    // the client name is the agent's own claim: rendered as text, never as Markdown (links, images, HTML)
+    item.tooltip = new vscode.MarkdownString().appendMarkdown(`**${escapeMd(a.tool)}** requested by `).appendText(`${a.client_name} (session ${a.session_id})`).appendMarkdown('\n\n').appendCodeblock(prettyArgs(a.arguments), 'json');
     return item;
   }
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EventRecord } from '../../domain/events';
@@ -11,6 +10,7 @@ import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceRepo
 import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import type { Workbench } from '../workbench';
+import { reportsHtml } from './reportsPage';
 
 /** Most codes (rows) and columns a heat map shows: the most used are kept, in their order. */
 export const HEAT_MAX_ROWS = 40;
@@ -107,15 +107,10 @@ export class ReportsPanel implements vscode.Disposable {
     });
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'marginalia.svg');
     this.panel = panel;
-    const nonce = randomBytes(16).toString('base64');
     const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(root, 'reports.js'));
-    const csp = `default-src 'none'; style-src ${panel.webview.cspSource} 'nonce-${nonce}'; script-src 'nonce-${nonce}';`;
-    // the webview restores its own last view (setState); a requested view is passed as the initial state
-    panel.webview.html = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>Marginalia Reports</title><style nonce="${nonce}">${STYLE}</style></head>
-<body><header><div id="tabs" role="tablist"></div><div id="export">Export <button data-format="csv">CSV</button><button data-format="json">JSON</button><button data-format="html">HTML</button></div></header>
-<div id="controls"></div><div id="summary" role="status"></div><div id="chart-box"><canvas id="chart" role="img" aria-label="Report chart"></canvas></div><table id="table"></table>
-<script nonce="${nonce}" src="${script}"></script></body></html>`;
+    // the webview restores its own last view (setState); a requested view is passed as the initial state.
+    // The page (nonce CSP, static markup) is built in reportsPage.ts, which tests render without vscode.
+    panel.webview.html = reportsHtml(panel.webview.cspSource, script.toString(), STYLE);
     this.panelSubscriptions = [
       panel.webview.onDidReceiveMessage((m: FromReportsWebview) => void this.onMessage(m).catch((e: unknown) => this.wb.logger.error('reports: message failed', e))),
       panel.onDidChangeViewState(() => {

@@ -144,6 +144,8 @@ describe('agent/approvals (fake clock)', () => {
     assert.deepEqual(handle.repo.listCodes().map((c) => c.name), ['Water'], 'merged');
     const merged = events.find((e) => e.event_type === 'coding.codes_merged');
     assert.equal(merged?.caused_by.session_id, bot.session_id, 'the merge is recorded as the agent session\'s action');
+    const decided = events.find((e) => e.event_type === 'suggestion.approved');
+    assert.equal(decided?.payload.approved_by_session, researcher.session_id, 'the researcher decided, not the agent');
 
     // without the researcher's approval of the call, an agent approves nothing: its approve_suggestion waits,
     // and a rejected request leaves the suggestion pending

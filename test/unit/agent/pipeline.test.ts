@@ -567,7 +567,7 @@ describe('agent/pipeline', () => {
       generate_coder_comparison: ['INVALID_ARGUMENTS', 'SOURCE_NOT_FOUND', 'CODE_NOT_FOUND', 'CASE_NOT_FOUND'],
       get_report: ['REPORT_NOT_FOUND'],
       list_reports: [],
-      export_report: ['REPORT_NOT_FOUND', 'EXPORT_FAILED'],
+      export_report: ['REPORT_NOT_FOUND', 'UNKNOWN_FORMAT', 'EXPORT_FAILED'],
     };
     /** Every agent-facing tool has an entry in TOOL_ERRORS (a new tool must add its error codes there). */
     const TOOL_COUNT = Object.keys(TOOL_ERRORS).length;

@@ -9,13 +9,26 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultConfig } from '../../../src/agent/config';
 import { TrustPolicy } from '../../../src/agent/trust';
-import { sweepOverlaps } from '../../../src/domain/reports';
+import type { ProjectRepository } from '../../../src/domain/ports';
+import { cooccurrenceReport, sweepOverlaps } from '../../../src/domain/reports';
 import { TOOLS, TOOLS_BY_NAME } from '../../../src/tools/registry';
 import { ALICE, FIXED_ISO, openFixture, snapshot, storedEvents, type Fixture } from './projectFixture';
 
 const RED = '#E15759';
 const BOB = { ...ALICE, session_id: 'sess-bob', user: 'bob' };
 const EMOJI = '\u{1F600}';
+
+/** A deterministic PRNG (mulberry32), so a failing random case is reproducible. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 /** Asserts |actual - expected| < 1e-9 (the statistics are floating point). */
 function near(actual: unknown, expected: number, what: string): void {
@@ -247,6 +260,32 @@ describe('the design capabilities and reports through the pipeline', () => {
     return { s1, s2, s3, A, B, C, D };
   }
 
+  /**
+   * A random project: 4 sources of 60 characters, codes "code a" to "code g" created in another order than
+   * their names sort ("code g" never used), and 90 codings by each of alice and bob, short ranges at random
+   * starts (ties, nested, identical and touching ranges all occur). Returns the stored segments.
+   */
+  async function randomProject() {
+    const rand = rng(20261122);
+    const between = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
+    const sources: number[] = [];
+    for (let s = 0; s < 4; s++) sources.push(await text(`R${s}`, 'x'.repeat(60)));
+    const codes: number[] = [];
+    for (const n of ['code f', 'code c', 'code e', 'code a', 'code d', 'code b', 'code g']) codes.push(await code(n));
+    for (const who of [ALICE, BOB]) {
+      const operations = Array.from({ length: 90 }, () => {
+        const start = between(0, 57);
+        return { code_id: codes[between(0, 5)], source_id: sources[between(0, 3)], start_position: start, end_position: Math.min(60, start + between(1, 12)) };
+      });
+      await fx.ok('batch_apply_codes', { operations }, who);
+    }
+    const segments = fx.handle.store.all<{ code_id: number; source_id: number; start_pos: number; end_pos: number; owner: string }>(
+      'SELECT code_id, source_id, start_pos, end_pos, owner FROM segments ORDER BY id',
+    );
+    const names = new Map(fx.handle.store.all<{ id: number; name: string }>('SELECT id, name FROM codes').map((c) => [c.id, c.name]));
+    return { sources, codes, segments, names };
+  }
+
   describe('generate_frequency_report', () => {
     it('counts segments, distinct sources and coders per code (hand-counted)', async () => {
       const p = await buildProject();
@@ -286,6 +325,43 @@ describe('the design capabilities and reports through the pipeline', () => {
       assert.deepEqual(await counts({ case_ids: [range] }), ['A:1/1', 'C:1/1', 'B:0/0', 'D:0/0']);
       // alice within both cases: a4 A and a5 B in S2, a3 C in [12, 20) of S1 (ties by name)
       assert.deepEqual(await counts({ case_ids: [whole, range], coder: 'alice' }), ['A:1/1', 'B:1/1', 'C:1/1', 'D:0/0']);
+    });
+
+    it('equals a naive count on a random project (all codes, a code subset, one coder, some sources)', async () => {
+      const { sources, codes, segments, names } = await randomProject();
+      const naive = (filter: { code_ids?: number[]; coder?: string; source_ids?: number[] }) => {
+        const segs = segments.filter(
+          (g) => (!filter.code_ids || filter.code_ids.includes(g.code_id)) && (!filter.coder || g.owner === filter.coder) && (!filter.source_ids || filter.source_ids.includes(g.source_id)),
+        );
+        const rows = [...names.keys()]
+          .filter((id) => !filter.code_ids || filter.code_ids.includes(id))
+          .map((id) => {
+            const mine = segs.filter((g) => g.code_id === id);
+            const coders = [...new Set(mine.map((g) => g.owner))].sort().map((coder) => {
+              const theirs = mine.filter((g) => g.owner === coder);
+              return { coder, segment_count: theirs.length, source_count: new Set(theirs.map((g) => g.source_id)).size };
+            });
+            return { code_id: id, name: names.get(id), color: RED, category_id: null, segment_count: mine.length, source_count: new Set(mine.map((g) => g.source_id)).size, coders };
+          })
+          .sort((a, b) => b.segment_count - a.segment_count || ((a.name as string) < (b.name as string) ? -1 : 1));
+        return {
+          totals: {
+            codes: rows.length,
+            codes_used: rows.filter((r) => r.segment_count > 0).length,
+            segments: segs.length,
+            sources: new Set(segs.map((g) => g.source_id)).size,
+            coders: [...new Set(segs.map((g) => g.owner))].sort(),
+          },
+          codes: rows,
+        };
+      };
+      const byId = (xs: (number | undefined)[]) => (xs as number[]).sort((a, b) => a - b);
+      for (const filters of [{}, { code_ids: byId([codes[1], codes[4], codes[6]]) }, { coder: 'alice' }, { source_ids: byId([sources[0], sources[3]]) }]) {
+        const { report_type, filters: echoed, ...result } = (await fx.ok('generate_frequency_report', { filters })).result;
+        assert.equal(report_type, 'frequency');
+        assert.deepEqual(echoed, filters);
+        assert.deepEqual(result, naive(filters), `filters ${JSON.stringify(filters)}`);
+      }
     });
 
     it('an id in filters that does not exist fails the call before any job: nothing stored, no event', async () => {
@@ -371,6 +447,89 @@ describe('the design capabilities and reports through the pipeline', () => {
       const seen: string[] = [];
       sweepOverlaps(ranges, new Map([[7, 0], [8, 1]]), (i, j) => seen.push(`${i}-${j}`));
       assert.deepEqual(seen, ['0-1', '0-1', '1-1']);
+    });
+
+    it('equals a naive count over every pair of segments on a random project (all codes, a code subset, one coder)', async () => {
+      const { codes, segments, names } = await randomProject();
+      /** The report computed the slow way: every pair of segments compared, the axis and top pairs sorted by plain name order. */
+      const naive = (filter: { code_ids?: number[]; coder?: string }) => {
+        const segs = segments.filter((g) => (!filter.code_ids || filter.code_ids.includes(g.code_id)) && (!filter.coder || g.owner === filter.coder));
+        const axis = (filter.code_ids ?? [...new Set(segs.map((g) => g.code_id))]).slice().sort((a, b) => ((names.get(a) as string) < (names.get(b) as string) ? -1 : 1));
+        const at = new Map(axis.map((id, i) => [id, i]));
+        const matrix = axis.map(() => axis.map(() => 0));
+        for (let x = 0; x < segs.length; x++) {
+          for (let y = x + 1; y < segs.length; y++) {
+            const a = segs[x] as (typeof segs)[number];
+            const b = segs[y] as (typeof segs)[number];
+            if (a.source_id !== b.source_id || !(a.start_pos < b.end_pos && b.start_pos < a.end_pos)) continue;
+            const i = at.get(a.code_id) as number;
+            const j = at.get(b.code_id) as number;
+            const row = matrix[i] as number[];
+            row[j] = (row[j] as number) + 1;
+            if (i !== j) {
+              const mirrored = matrix[j] as number[];
+              mirrored[i] = (mirrored[i] as number) + 1;
+            }
+          }
+        }
+        const cells: { i: number; j: number; count: number }[] = [];
+        let total = 0;
+        let same = 0;
+        axis.forEach((_, i) => {
+          same += (matrix[i] as number[])[i] as number;
+          for (let j = i + 1; j < axis.length; j++) {
+            const count = (matrix[i] as number[])[j] as number;
+            total += count;
+            if (count > 0) cells.push({ i, j, count });
+          }
+        });
+        cells.sort((p, q) => q.count - p.count || p.i - q.i || p.j - q.j); // axis order is name order
+        return {
+          codes: axis.map((id) => ({ code_id: id, name: names.get(id), color: RED })),
+          matrix,
+          total_overlaps: total,
+          same_code_overlaps: same,
+          top_pairs: cells.slice(0, 50).map((p) => ({
+            code_a_id: axis[p.i],
+            code_a_name: names.get(axis[p.i] as number),
+            code_b_id: axis[p.j],
+            code_b_name: names.get(axis[p.j] as number),
+            count: p.count,
+          })),
+        };
+      };
+      for (const filters of [{}, { code_ids: [codes[0], codes[2], codes[3], codes[6]].sort((a, b) => (a as number) - (b as number)) as number[] }, { coder: 'bob' }]) {
+        const { report_type, filters: echoed, ...result } = (await fx.ok('generate_cooccurrence_report', { filters })).result;
+        assert.equal(report_type, 'cooccurrence');
+        assert.deepEqual(echoed, filters);
+        const expected = naive(filters);
+        assert.ok(expected.total_overlaps > 50, `the random project should overlap a lot (${expected.total_overlaps} pairs)`);
+        assert.deepEqual(result, expected, `filters ${JSON.stringify(filters)}`);
+      }
+    });
+
+    it('counts a cell past 65,535 pairs exactly (the 16-bit counts are widened)', () => {
+      // one source: 300 segments of code 1 and 300 of code 2, all over [0, 10): 90,000 pairs 1-2, 44,850 of each code with itself
+      const n = 600;
+      const ranges = {
+        source_id: new Int32Array(n).fill(1),
+        code_id: Int32Array.from({ length: n }, (_, k) => (k % 2 === 0 ? 1 : 2)),
+        start_pos: new Int32Array(n),
+        end_pos: new Int32Array(n).fill(10),
+        owner: new Int32Array(n).fill(-1),
+        owners: [],
+      };
+      const repo = {
+        reportCodedRanges: () => ranges,
+        listCodeLabels: () => [1, 2].map((id) => ({ code_id: id, name: `c${id}`, color: RED, category_id: null })),
+      } as unknown as ProjectRepository;
+      const r = cooccurrenceReport(repo, {});
+      assert.deepEqual(r.matrix, [
+        [44_850, 90_000],
+        [90_000, 44_850],
+      ]);
+      assert.equal(r.total_overlaps, 90_000);
+      assert.equal(r.same_code_overlaps, 89_700);
     });
 
     it('an empty project gives an empty matrix', async () => {
@@ -678,7 +837,7 @@ describe('the design capabilities and reports through the pipeline', () => {
       const out = await fx.ok('export_report', { report_id: id, format: 'csv', output_path: target, overwrite: true });
       assert.match(fs.readFileSync(out.file_path, 'utf8'), /^code_id,code,segments/);
       await fx.fails('export_report', { report_id: 99, format: 'csv' }, 'REPORT_NOT_FOUND');
-      await fx.fails('export_report', { report_id: id, format: 'pdf' }, 'INVALID_ARGUMENTS');
+      await fx.fails('export_report', { report_id: id, format: 'pdf' }, 'UNKNOWN_FORMAT');
     });
   });
 });

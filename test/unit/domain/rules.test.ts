@@ -165,6 +165,19 @@ describe('spec section 2 rules through the pipeline', () => {
       assert.deepEqual(list.sources.map((s: { name: string }) => s.name).sort(), [`${AERGER_NFC} im Garten`, 'Interview 1'].sort());
     });
 
+    it('compares source names case-insensitively, as code names (add, import_text, rename_source)', async () => {
+      const one = await fx.ok('add_text_source', { name: 'Interview 1', content: 'one' });
+      await fx.fails('add_text_source', { name: 'INTERVIEW 1', content: 'two' }, 'SOURCE_DUPLICATE_NAME');
+      await fx.fails('import_text', { name: 'interview 1 ', content: 'two' }, 'SOURCE_DUPLICATE_NAME');
+      await fx.ok('add_text_source', { name: 'Ärger', content: 'x' });
+      await fx.fails('add_text_source', { name: 'ÄRGER', content: 'y' }, 'SOURCE_DUPLICATE_NAME');
+      const two = await fx.ok('add_text_source', { name: 'Interview 2', content: 'two' });
+      await fx.fails('rename_source', { source_id: two.source_id, new_name: 'interview 1' }, 'SOURCE_DUPLICATE_NAME');
+      // a source may change the case of its own name
+      assert.equal((await fx.ok('rename_source', { source_id: one.source_id, new_name: 'INTERVIEW 1' })).new_name, 'INTERVIEW 1');
+      assert.equal((await fx.ok('list_sources')).count, 3);
+    });
+
     it('import_file_source (and its dry run) rejects a name already taken', async () => {
       const file = path.join(fx.dir, 'Interview 2.txt');
       fs.writeFileSync(file, 'file text');

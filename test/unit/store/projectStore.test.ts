@@ -235,6 +235,38 @@ describe('ProjectStore', function () {
       assert.deepEqual(reopened.all('SELECT k, v, typeof(v) AS t FROM vals ORDER BY k'), before);
     });
 
+    it('run with journaled parameters: a text bound as UTF-8 bytes to CAST(? AS TEXT) is stored and replayed as the same text', async () => {
+      const { file, store } = await fresh();
+      const texts = ['{"matrix":[[1,2],[2,0]]}', 'é 日本 😀 "quoted" \\ back', 'x'.repeat(200_000)];
+      store.transaction(() => {
+        store.run('CREATE TABLE docs (k INTEGER PRIMARY KEY, v TEXT)');
+        texts.forEach((t, k) => store.run('INSERT INTO docs(k, v) VALUES (?, CAST(? AS TEXT))', [k, Buffer.from(t, 'utf8')], [k, t]));
+        store.run('INSERT INTO docs(k, v) VALUES (?, CAST(? AS TEXT))', [9, null], [9, null]);
+      });
+      const expected = [...texts.map((v, k) => ({ k, v, t: 'text' })), { k: 9, v: null, t: 'null' }];
+      assert.deepEqual(store.all('SELECT k, v, typeof(v) AS t FROM docs ORDER BY k'), expected);
+      // the journal holds the strings, not the bytes
+      const line = JSON.parse(journalLines(file).at(-1) ?? '') as { q: [string, unknown[]][] };
+      assert.deepEqual(line.q[2]?.[1], [1, texts[1]]);
+      const reopened = await open(crashCopy(file));
+      assert.deepEqual(reopened.all('SELECT k, v, typeof(v) AS t FROM docs ORDER BY k'), expected);
+    });
+
+    it('intColumns returns each column of integers as an Int32Array, in row order (none for no rows)', async () => {
+      const { store } = await fresh();
+      store.transaction(() => {
+        store.run('CREATE TABLE nums (a INTEGER, b INTEGER)');
+        for (let i = 0; i < 10_000; i++) store.run('INSERT INTO nums(a, b) VALUES (?, ?)', [i, i % 7 === 0 ? null : -i * 3]);
+      });
+      const [a, b] = store.intColumns('SELECT a, b FROM nums WHERE a >= ? ORDER BY a DESC', [5]);
+      assert.ok(a instanceof Int32Array && b instanceof Int32Array);
+      assert.equal(a.length, 9_995);
+      assert.deepEqual([...a.subarray(0, 4)], [9_999, 9_998, 9_997, 9_996]);
+      assert.deepEqual([...b.subarray(0, 4)], [-29_997, -29_994, -29_991, 0]); // 9,996 = 7 x 1,428: NULL reads as 0
+      assert.equal(a.at(-1), 5);
+      assert.deepEqual(store.intColumns('SELECT a, b FROM nums WHERE a < 0'), [new Int32Array(0), new Int32Array(0)]);
+    });
+
     it('rolls back and journals nothing when the function throws', async () => {
       const { file, store } = await fresh();
       addCode(store, 'Hope');

@@ -1,41 +1,42 @@
 /**
- * Report benchmark (`npx tsx bench/reports.ts`; `BENCH_QUICK=1` for a small, fast run; `--generate-only`
- * builds the cached project and stops).
+ * Report benchmark: section 3 of `npm run bench`, or alone with `npx tsx bench/reports.ts`. BENCH_FULL=1
+ * runs the issue's size (10,000 sources / 1,000,000 segments / 2,000 codes, a 1.2 GB project); without it
+ * 500 sources / 50,000 segments / 500 codes. `--generate-only` builds the cached project and stops.
  *
  * The project is the large one of shared/notes/perf-anchors.md section 1 ("10k sources / 1M segments"):
- * 10,000 text sources of 5-20 KB pseudo-words, 2,000 codes, and 100 coded segments per source of 50-1000
- * characters at uniform positions with uniformly chosen codes (which produces natural overlaps), owned by
- * four coders. With BENCH_QUICK=1: 500 sources, 500 codes. It is written through {@link ProjectStore}
- * transactions of 200 sources (the app's schema, triggers and FTS4 indexes, journal and checkpoint), like
- * bench/lib/generate.ts, and cached in bench/.data/ (gitignored) under a name with the schema hash, so a
- * new migration regenerates it. The run works on a private copy.
+ * text sources of 5-20 KB pseudo-words, and 100 coded segments per source of 50-1000 characters at uniform
+ * positions with uniformly chosen codes (which produces natural overlaps), owned by four coders. It is
+ * generated with sql.js directly (the app's migrations, triggers and FTS4 indexes; prepared statements in
+ * transactions of 200 sources; then one export), which takes a few minutes at full size where writing it
+ * through ProjectStore's journal took 13; and cached in bench/.data/ (gitignored) with a sidecar naming the
+ * migrations it was made with, so a changed migration regenerates it. Each run works on a private copy.
  *
  * Measures, through the one tool pipeline (validation, trust-free headless pipeline, one transaction that
  * stores the report row and its two events, journal fsync), generate_frequency_report and
- * generate_cooccurrence_report on the whole project, against floors of raw SQL on the same database:
+ * generate_cooccurrence_report on the whole project, against floors on the same database in the same run:
  * - frequency: `SELECT code_id, count(*) FROM segments GROUP BY code_id` (covered by the segments_code
- *   index; the least any frequency report must pay), and the full aggregate with distinct sources and
- *   coders in SQL;
- * - co-occurrence: the plain SQL self-join of segments by source with half-open overlap, grouped by code
- *   pair (the anchors' 25.9 s "full co-occurrence matrix"), run once.
+ *   index; the least any frequency report must pay);
+ * - co-occurrence: reading every segment's source, code and range into JavaScript (the least any
+ *   co-occurrence computed outside SQL must pay); and, once, the plain SQL self-join grouped by code pair
+ *   (the anchors' 25.9 s "full co-occurrence matrix"), which also cross-checks the pair count.
  * Goal (issue 5): each report under 1 s.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Caller } from '../src/agent/pipeline';
 import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../src/cli/compose';
 import { silentLogger } from '../src/core/log';
 import { nameKey } from '../src/domain/rules';
 import { MIGRATIONS } from '../src/store/migrations';
-import { journalPath, ProjectStore } from '../src/store/projectStore';
+import { journalPath } from '../src/store/projectStore';
+import { loadSqlJs } from '../src/store/sqljs';
 import { copyProject, mulberry32 } from './lib/generate';
+import { FULL, QUICK, machineLine, sectionMain, type Figure, type SectionResult } from './lib/section';
 import { mb, ms, stats, table } from './lib/stats';
 
-const QUICK = process.env.BENCH_QUICK === '1';
-const SOURCES = QUICK ? 500 : 10_000;
-const CODES = QUICK ? 500 : 2_000;
+const SOURCES = FULL ? 10_000 : 500;
+const CODES = FULL ? 2_000 : 500;
 const SEGMENTS_PER_SOURCE = 100;
 const MIN_TEXT = 5_000;
 const MAX_TEXT = 20_000;
@@ -43,17 +44,17 @@ const MIN_SEG = 50;
 const MAX_SEG = 1_000;
 const CODERS = ['ana', 'ben', 'chen', 'dara'];
 const SOURCES_PER_TXN = 200;
-const REPS = QUICK ? 7 : 5;
+const REPS = FULL ? (QUICK ? 3 : 5) : 7;
 const GOAL_MS = 1_000;
 const DATA = path.join(__dirname, '.data');
 const caller: Caller = { session_id: 'bench', client_type: 'CUSTOM', client_name: 'bench', user: 'bench' };
 const T0 = performance.now();
 
 function log(msg: string): void {
-  process.stderr.write(`[reports bench +${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
+  process.stderr.write(`[reports +${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
 }
 
-/** Bump when the generator's output changes. */
+/** Bump when the generator's output (the rows) changes. */
 const GENERATOR_VERSION = 1;
 
 /** Each migration's version and a hash of its SQL. */
@@ -83,7 +84,10 @@ function cacheFile(): { file: string; fresh: boolean } {
   return { file: free ?? path.join(DATA, `${base}-new.qda`), fresh: true };
 }
 
-/** Writes the project through ProjectStore transactions (see the file's docstring). */
+/**
+ * Writes the project with sql.js (see the file's docstring): the same rows, in the same order and with the
+ * same ids, as generation version 1 wrote through ProjectStore.
+ */
 async function generate(file: string): Promise<void> {
   const rnd = mulberry32(7);
   const between = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
@@ -118,85 +122,92 @@ async function generate(file: string): Promise<void> {
     return parts.join(' ').slice(0, len);
   };
 
-  for (const f of [file, journalPath(file), `${file}.lock`]) fs.rmSync(f, { force: true });
-  const store = await ProjectStore.open(file, { create: true, checkpointIdleMs: 0, journalMaxBytes: Number.MAX_SAFE_INTEGER });
+  const SQL = await loadSqlJs();
+  const db = new SQL.Database();
   try {
     const now = '2026-01-01T00:00:00.000Z';
-    const codeIds: number[] = [];
-    store.transaction(() => {
-      for (let i = 0; i < CODES; i++) {
-        const name = `${words[between(0, 999)]} ${String(i + 1).padStart(4, '0')}`;
-        codeIds.push(
-          store.run('INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)', [
-            name,
-            nameKey(name),
-            '#4E79A7',
-            null,
-            null,
-            'bench',
-            'bench',
-            now,
-            now,
-          ]).lastId,
-        );
-      }
-    });
-    for (let first = 0; first < SOURCES; first += SOURCES_PER_TXN) {
-      store.transaction(() => {
-        for (let i = first; i < Math.min(SOURCES, first + SOURCES_PER_TXN); i++) {
-          const content = text(between(MIN_TEXT, MAX_TEXT));
-          const sourceId = store.run(
-            'INSERT INTO sources(name, type, content, content_length, memo, origin, mime, size_bytes, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)',
-            [`interview-${String(i + 1).padStart(5, '0')}.txt`, 'text', content, content.length, null, 'bench', 'text/plain', content.length, 'bench', 'bench', now, now],
-          ).lastId;
-          for (let k = 0; k < SEGMENTS_PER_SOURCE; k++) {
-            const len = Math.min(between(MIN_SEG, MAX_SEG), content.length - 1);
-            const start = between(0, content.length - len);
-            store.run('INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)', [
-              codeIds[between(0, codeIds.length - 1)] as number,
-              sourceId,
-              start,
-              start + len,
-              content.slice(start, start + len),
-              null,
-              0,
-              CODERS[between(0, CODERS.length - 1)] as string,
-              'bench',
-              now,
-              now,
-            ]);
-          }
-        }
-      });
-      log(`generated ${Math.min(SOURCES, first + SOURCES_PER_TXN)} of ${SOURCES} sources`);
+    // the schema exactly as ProjectStore.open creates it: every migration in order, recorded
+    db.exec('PRAGMA foreign_keys = ON');
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
+      db.exec(m.sql);
+      db.run('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)', [m.version, now]);
     }
-    store.checkpoint();
+    db.exec(`PRAGMA user_version = ${Math.max(...MIGRATIONS.map((m) => m.version))}`);
+
+    const insCode = db.prepare('INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)');
+    const insSource = db.prepare(
+      'INSERT INTO sources(name, type, content, content_length, memo, origin, mime, size_bytes, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)',
+    );
+    const insSegment = db.prepare(
+      'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+    );
+    // a fresh AUTOINCREMENT table numbers rows 1, 2, ... (checked below)
+    db.exec('BEGIN');
+    for (let i = 0; i < CODES; i++) {
+      const name = `${words[between(0, 999)]} ${String(i + 1).padStart(4, '0')}`;
+      insCode.run([name, nameKey(name), '#4E79A7', null, null, 'bench', 'bench', now, now]);
+    }
+    db.exec('COMMIT');
+    const t0 = performance.now();
+    for (let first = 0; first < SOURCES; first += SOURCES_PER_TXN) {
+      db.exec('BEGIN');
+      for (let i = first; i < Math.min(SOURCES, first + SOURCES_PER_TXN); i++) {
+        const content = text(between(MIN_TEXT, MAX_TEXT));
+        const sourceId = i + 1;
+        insSource.run([`interview-${String(i + 1).padStart(5, '0')}.txt`, 'text', content, content.length, null, 'bench', 'text/plain', content.length, 'bench', 'bench', now, now]);
+        for (let k = 0; k < SEGMENTS_PER_SOURCE; k++) {
+          const len = Math.min(between(MIN_SEG, MAX_SEG), content.length - 1);
+          const start = between(0, content.length - len);
+          insSegment.run([between(1, CODES), sourceId, start, start + len, content.slice(start, start + len), null, 0, CODERS[between(0, CODERS.length - 1)] as string, 'bench', now, now]);
+        }
+      }
+      db.exec('COMMIT');
+      const done = Math.min(SOURCES, first + SOURCES_PER_TXN);
+      const perSource = (performance.now() - t0) / done;
+      log(`generated ${done} of ${SOURCES} sources (${done * SEGMENTS_PER_SOURCE} segments); about ${((perSource * (SOURCES - done)) / 1000).toFixed(0)} s to go`);
+    }
+    insCode.free();
+    insSource.free();
+    insSegment.free();
+    const check = db.exec('SELECT (SELECT max(id) FROM codes), (SELECT max(id) FROM sources), (SELECT count(*) FROM segments)')[0]?.values[0];
+    if (!check || check[0] !== CODES || check[1] !== SOURCES || check[2] !== SOURCES * SEGMENTS_PER_SOURCE) throw new Error(`generated ids are not 1..n: ${JSON.stringify(check)}`);
+    log('writing the database file');
+    fs.writeFileSync(file, db.export());
   } finally {
-    await store.close();
+    db.close();
   }
-  fs.rmSync(journalPath(file), { force: true }); // empty after the closing checkpoint
 }
 
-async function main(): Promise<void> {
+/** The cached project, generated first when missing. */
+async function ensureProject(): Promise<{ file: string; generatedMs?: number }> {
   fs.mkdirSync(DATA, { recursive: true });
   const { file, fresh } = cacheFile();
-  if (fresh) {
-    log(`generating ${SOURCES} sources, ${SOURCES * SEGMENTS_PER_SOURCE} segments, ${CODES} codes into ${path.relative(process.cwd(), file)} (once; cached)`);
-    const building = file.replace(/\.qda$/, '.building.qda');
-    const t = performance.now();
-    await generate(building);
-    fs.renameSync(building, file);
-    fs.writeFileSync(`${file}.json`, JSON.stringify({ migrations: migrationHashes(), generated_ms: Math.round(performance.now() - t) }));
-    log(`generated ${mb(fs.statSync(file).size)}`);
-  }
-  if (process.argv.includes('--generate-only')) return;
+  if (!fresh) return { file };
+  log(`generating ${SOURCES} sources, ${SOURCES * SEGMENTS_PER_SOURCE} segments, ${CODES} codes into ${path.relative(process.cwd(), file)} (once; cached)`);
+  const building = file.replace(/\.qda$/, '.building.qda');
+  const t = performance.now();
+  await generate(building);
+  fs.renameSync(building, file);
+  const generatedMs = performance.now() - t;
+  fs.writeFileSync(`${file}.json`, JSON.stringify({ migrations: migrationHashes(), generated_ms: Math.round(generatedMs) }));
+  log(`generated ${mb(fs.statSync(file).size)} in ${(generatedMs / 1000).toFixed(0)} s`);
+  return { file, generatedMs };
+}
+
+async function run(): Promise<SectionResult> {
+  const project = await ensureProject();
+  const size = `${SOURCES.toLocaleString('en')} sources / ${(SOURCES * SEGMENTS_PER_SOURCE).toLocaleString('en')} segments / ${CODES.toLocaleString('en')} codes`;
+  const title = `3. Reports on ${size}`;
+  if (process.argv.includes('--generate-only')) return { title, body: [`generated ${project.file}`], figures: [] };
 
   // a private copy: opening migrates it to the current schema, and the reports written below change it
   const work = path.join(DATA, `reports-run-${process.pid}.qda`);
-  copyProject(file, work);
+  log(`copying ${mb(fs.statSync(project.file).size)} to a private copy`);
+  copyProject(project.file, work);
   const t0 = performance.now();
-  // The journal is never checkpointed during the run (a checkpoint writes the whole ~1.2 GB image, about
-  // 2 ms per MB, and would land inside whichever call crossed the threshold); its growth per call is shown.
+  // The journal is never checkpointed during the run (a checkpoint writes the whole image, about 2 ms per
+  // MB, and would land inside whichever call crossed the threshold); its growth per call is shown.
   const h: ProjectHandle = await openProjectHandle(work, { checkpointIdleMs: 0, journalMaxBytes: Number.MAX_SAFE_INTEGER });
   const openMs = performance.now() - t0;
   try {
@@ -211,111 +222,113 @@ async function main(): Promise<void> {
     const counts = h.store.get<{ s: number; g: number; c: number }>('SELECT (SELECT count(*) FROM sources) AS s, (SELECT count(*) FROM segments) AS g, (SELECT count(*) FROM codes) AS c')!;
     log(`opened ${mb(fs.statSync(work).size)} project (${counts.s} sources, ${counts.g} segments, ${counts.c} codes) in ${ms(openMs)} ms`);
 
-    /** Runs `fn` `reps` times; wall ms per run and this process's CPU ms per run. */
-    const time = async (reps: number, fn: () => unknown): Promise<{ wall: number[]; cpu: number }> => {
-      const wall: number[] = [];
+    /** Runs `fn` once; wall ms and this process's CPU ms. */
+    const time = async (fn: () => unknown): Promise<{ wall: number; cpu: number }> => {
       const c0 = process.cpuUsage();
-      for (let i = 0; i < reps; i++) {
-        const t = performance.now();
-        await fn();
-        wall.push(performance.now() - t);
-      }
+      const t = performance.now();
+      await fn();
+      const wall = performance.now() - t;
       const c = process.cpuUsage(c0);
-      return { wall, cpu: (c.user + c.system) / 1000 / reps };
+      return { wall, cpu: (c.user + c.system) / 1000 };
+    };
+    type Series = { wall: number[]; cpu: number[] };
+    const series = (): Series => ({ wall: [], cpu: [] });
+    const add = (s: Series, x: { wall: number; cpu: number }) => {
+      s.wall.push(x.wall);
+      s.cpu.push(x.cpu);
     };
     const med = (xs: number[]) => stats(xs).p50;
-    const lo = (xs: number[]) => stats(xs).min;
 
-    // --- frequency
+    // --- frequency: floor and tool alternate, so load from other processes hits both alike
+    log(`frequency: warm-up, then ${REPS} x (floor, tool)`);
     const freqFloorSql = 'SELECT code_id, count(*) AS n FROM segments GROUP BY code_id';
-    const freqSql = () => {
-      h.repo.reportCodeCounts({});
-      h.repo.reportCoderCounts({});
-      h.repo.reportSourceCount({});
-    };
     await call('generate_frequency_report', {}); // warm-up (statement cache, page cache)
     const journal0 = h.store.journalSize;
     const freq = await call('generate_frequency_report', {});
     const freqJournal = h.store.journalSize - journal0;
-    const fFloor = { wall: [] as number[], cpu: 0 };
-    const fSql = { wall: [] as number[], cpu: 0 };
-    const fTool = { wall: [] as number[], cpu: 0 };
+    const fFloor = series();
+    const fRead = series();
+    const fTool = series();
     for (let i = 0; i < REPS; i++) {
-      // floor, SQL aggregates and tool alternate, so load from other processes hits all alike
-      const a = await time(1, () => h.store.all(freqFloorSql));
-      const b = await time(1, freqSql);
-      const c = await time(1, () => call('generate_frequency_report', {}));
-      fFloor.wall.push(...a.wall);
-      fFloor.cpu += a.cpu / REPS;
-      fSql.wall.push(...b.wall);
-      fSql.cpu += b.cpu / REPS;
-      fTool.wall.push(...c.wall);
-      fTool.cpu += c.cpu / REPS;
+      add(fFloor, await time(() => h.store.all(freqFloorSql)));
+      add(fRead, await time(() => h.repo.reportCodeSources({})));
+      add(fTool, await time(() => call('generate_frequency_report', {})));
     }
 
     // --- co-occurrence
-    await call('generate_cooccurrence_report', {}); // warm-up
+    log(`co-occurrence: warm-up, then ${REPS} x (floor, tool)`);
+    await call('generate_cooccurrence_report', {}); // warm-up (its first write also grows the in-memory file)
     const journal1 = h.store.journalSize;
     const co = await call('generate_cooccurrence_report', {});
     const coJournal = h.store.journalSize - journal1;
-    const cRead = { wall: [] as number[], cpu: 0 };
-    const cTool = { wall: [] as number[], cpu: 0 };
+    const cRead = series();
+    const cTool = series();
     for (let i = 0; i < REPS; i++) {
-      const a = await time(1, () => h.repo.reportCodedRanges({}));
-      const b = await time(1, () => call('generate_cooccurrence_report', {}));
-      cRead.wall.push(...a.wall);
-      cRead.cpu += a.cpu / REPS;
-      cTool.wall.push(...b.wall);
-      cTool.cpu += b.cpu / REPS;
+      add(cRead, await time(() => h.repo.reportCodedRanges({})));
+      add(cTool, await time(() => call('generate_cooccurrence_report', {})));
     }
     // the plain SQL self-join (each unordered overlapping pair once: b starts inside a, ties by id), run once
-    log('running the SQL self-join co-occurrence once (the anchors measured 25.9 s for theirs)');
+    log(`running the SQL self-join co-occurrence once${FULL ? ' (the anchors measured 25.9 s for theirs)' : ''}`);
     const joinSql = `SELECT a.code_id AS x, b.code_id AS y, count(*) AS n FROM segments a JOIN segments b
       ON b.source_id = a.source_id AND b.start_pos >= a.start_pos AND b.start_pos < a.end_pos AND (b.start_pos > a.start_pos OR b.id > a.id)
       GROUP BY x, y`;
     let joinRows: { x: number; y: number; n: number }[] = [];
-    const join = await time(1, () => (joinRows = h.store.all<{ x: number; y: number; n: number }>(joinSql)));
+    const join = await time(() => (joinRows = h.store.all<{ x: number; y: number; n: number }>(joinSql)));
     const joinPairs = joinRows.reduce((acc, r) => acc + r.n, 0);
     const toolPairs = (co.result.total_overlaps as number) + (co.result.same_code_overlaps as number);
 
     // --- for information: a coder comparison of two of the four coders
-    const cmp = await time(1, () => call('generate_coder_comparison', { coder_ids: [CODERS[0], CODERS[1]] }));
+    const cmp = await time(() => call('generate_coder_comparison', { coder_ids: [CODERS[0], CODERS[1]] }));
 
-    const row = (label: string, x: { wall: number[]; cpu: number }) => [label, `${ms(med(x.wall))} (${ms(lo(x.wall))})`, ms(x.cpu)];
-    console.log(`\nreports on ${counts.s} sources, ${counts.g} segments, ${counts.c} codes (${mb(fs.statSync(work).size)}); median (min) of ${REPS} runs, wall ms; CPU ms of this process per run\n`);
-    console.log(
+    const row = (label: string, x: Series) => [label, `${ms(med(x.wall))} (${ms(stats(x.wall).min)})`, ms(med(x.cpu))];
+    const once = (label: string, x: { wall: number; cpu: number }) => [label, ms(x.wall), ms(x.cpu)];
+    const body = [
+      `${counts.s} sources, ${counts.g} segments, ${counts.c} codes (${mb(fs.statSync(work).size)}, opened in ${ms(openMs)} ms${project.generatedMs ? `; generated this run in ${(project.generatedMs / 1000).toFixed(0)} s` : ', cached'}); median (min) of ${REPS} runs, wall ms; CPU ms of this process per run`,
+      '',
       table(
-        ['measurement', 'wall ms, median (min)', 'CPU ms'],
+        ['measurement', 'wall ms, median (min)', 'CPU ms, median'],
         [
-          row('frequency floor: SELECT code_id, count(*) GROUP BY code_id (index only)', fFloor),
-          row("frequency: the report's SQL aggregates (per code, per code and coder, distinct sources)", fSql),
+          row('FLOOR frequency: SELECT code_id, count(*) GROUP BY code_id (index only)', fFloor),
+          row("(info) the frequency report's read: groups by code and coder, every segment's source (reportCodeSources)", fRead),
           row('generate_frequency_report through the pipeline', fTool),
-          row('co-occurrence: reading every segment in source order (reportCodedRanges)', cRead),
+          row("FLOOR co-occurrence: reading every segment's source, code and range (reportCodedRanges)", cRead),
           row('generate_cooccurrence_report through the pipeline', cTool),
-          row('co-occurrence floor: plain SQL self-join grouped by code pair (once)', join),
-          row(`generate_coder_comparison ${CODERS[0]} / ${CODERS[1]} (once, for information)`, cmp),
+          once('(info) co-occurrence as a plain SQL self-join grouped by code pair (once)', join),
+          once(`(info) generate_coder_comparison ${CODERS[0]} / ${CODERS[1]} (once)`, cmp),
         ],
       ),
-    );
-    console.log(`\nfrequency: ${freq.result.totals.codes_used} codes used, ${freq.result.totals.segments} segments; stored report ${mb(freqJournal)} of journal per call`);
-    console.log(`co-occurrence: ${co.result.codes.length} x ${co.result.codes.length} matrix, ${co.result.total_overlaps} overlapping pairs of different codes + ${co.result.same_code_overlaps} of the same code; stored report ${mb(coJournal)} of journal per call`);
-    console.log(`cross-check: the SQL self-join counts ${joinPairs} overlapping pairs, the report ${toolPairs} (${joinPairs === toolPairs ? 'equal' : 'DIFFERENT'})`);
-    console.log(`\nmachine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}, ${new Date().toISOString()}`);
-    for (const [name, x] of [
-      ['generate_frequency_report', fTool],
-      ['generate_cooccurrence_report', cTool],
-    ] as const) {
-      const m = med(x.wall);
-      console.log(`${m < GOAL_MS ? 'PASS' : 'MISS'} ${name}: ${ms(m)} ms median wall (${ms(x.cpu)} ms CPU), goal < ${GOAL_MS} ms`);
-    }
-    if (joinPairs !== toolPairs) process.exitCode = 1;
+      '',
+      `frequency: ${freq.result.totals.codes_used} codes used, ${freq.result.totals.segments} segments; stored report ${mb(freqJournal)} of journal per call.`,
+      `co-occurrence: ${co.result.codes.length} x ${co.result.codes.length} matrix, ${co.result.total_overlaps} overlapping pairs of different codes + ${co.result.same_code_overlaps} of the same code; stored report ${mb(coJournal)} of journal per call.`,
+      `cross-check: the SQL self-join counts ${joinPairs} overlapping pairs, the report ${toolPairs} (${joinPairs === toolPairs ? 'equal' : 'DIFFERENT'}).`,
+      machineLine(),
+    ];
+    const figures: Figure[] = [
+      {
+        name: `generate_frequency_report, ${size}`,
+        value: med(fTool.wall),
+        unit: 'ms',
+        goal: GOAL_MS,
+        goalSource: 'issue 5',
+        floor: { label: 'SELECT code_id, count(*) GROUP BY code_id', value: med(fFloor.wall) },
+        atGoalSize: FULL,
+      },
+      {
+        name: `generate_cooccurrence_report, ${size}`,
+        value: med(cTool.wall),
+        unit: 'ms',
+        goal: GOAL_MS,
+        goalSource: 'issue 5',
+        floor: { label: "reading every segment's source, code and range", value: med(cRead.wall) },
+        atGoalSize: FULL,
+      },
+    ];
+    return { title, body, figures, error: joinPairs === toolPairs ? undefined : `co-occurrence cross-check failed: self-join ${joinPairs} pairs, report ${toolPairs}` };
   } finally {
+    log('closing (checkpoints the private copy) and removing it');
     await h.close();
     for (const f of [work, journalPath(work), `${work}.lock`]) fs.rmSync(f, { force: true });
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+if (require.main === module) sectionMain(run);

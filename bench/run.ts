@@ -17,6 +17,13 @@
  * 6. import_analytics peak memory (bench/analytics.ts) against the RSS before the import; goal (issue 6)
  *    under 300 MB.
  * 7. Machine, load, and the goal lines.
+ * 8. MCP tools/call list_codes against the SDK's createMcpHandler with one trivial tool (bench/mcp.ts).
+ * 9. Project open at 1M segments (bench/open.ts; the cached 1.2 GB reports project, else the reduced one).
+ * 10. Decorations for a 5,000-segment transcript (bench/decorations.ts).
+ * 11. REFI-QDA import of the NVivo 12 sample (bench/refiImport.ts).
+ * Section 2 runs create_code at ~1, ~10 and ~100 MB, and at ~500 MB with BENCH_FULL=1 (generated once in
+ * about 2 minutes, then cached; about 1.7 GB peak RSS while checkpointing).
+ * Results with date, machine and load are recorded by hand in bench/RESULTS.md.
  * Sections 3-6 run each in a child process of their own (a fresh heap, and their own RSS); each also runs
  * alone (`npx tsx bench/reports.ts`, ...).
  *
@@ -101,7 +108,11 @@ const LOAD_AT_START = os.loadavg();
 
 /** Sections 3-6: each a script run in a child process (see the file's docstring). */
 const SECTIONS: [file: string, what: string, sized: boolean][] = [
+  ['mcp.ts', 'MCP tools/call vs the SDK with a trivial tool', false],
   ['reports.ts', 'reports', true],
+  ['open.ts', 'project open (the 1M-segment reports project when cached)', true],
+  ['decorations.ts', 'decorations for a 5,000-segment transcript', false],
+  ['refiImport.ts', 'REFI-QDA import of the NVivo sample', false],
   ['search.ts', 'search_text', true],
   ['duplicateCodes.ts', 'detect_duplicate_codes (5,000 codes at every size)', false],
   ['analytics.ts', 'import_analytics', true],
@@ -153,12 +164,19 @@ async function main(): Promise<void> {
     log(`small: ${mb(small.bytes)}, ${small.sources} sources ${small.cached ? '(cached)' : `generated in ${(small.generatedMs / 1000).toFixed(1)} s`}`);
     const large = await ensureProject(DATA, specForSize('large', CFG.largeBytes, CODES, 22));
     log(`large: ${mb(large.bytes)}, ${large.sources} sources ${large.cached ? '(cached)' : `generated in ${(large.generatedMs / 1000).toFixed(1)} s`}`);
+    // issue 7: durable mutation at 10, 100 and 500 MB (500 MB only with BENCH_FULL=1: ~2 min to generate once, 1.7 GB peak RSS)
+    const medium = await ensureProject(DATA, specForSize('large', CFG.largeBytes / 10, CODES, 22));
+    log(`medium: ${mb(medium.bytes)}, ${medium.sources} sources ${medium.cached ? '(cached)' : `generated in ${(medium.generatedMs / 1000).toFixed(1)} s`}`);
+    const huge = FULL && !QUICK ? await ensureProject(DATA, specForSize('large', 500e6, CODES, 22)) : undefined;
+    if (huge) log(`huge: ${mb(huge.bytes)}, ${huge.sources} sources ${huge.cached ? '(cached)' : `generated in ${(huge.generatedMs / 1000).toFixed(1)} s`}`);
 
     await noteContention('before HTTP');
     const http = await benchHttp(small, runDir);
     await noteContention('before create_code');
     const mutSmall = await benchMutation('small', small, runDir);
     const mutLarge = await benchMutation('large', large, runDir);
+    const mutMedium = await benchMutation('medium', medium, runDir);
+    const mutHuge = huge ? await benchMutation('huge', huge, runDir) : undefined;
     http.inProcess = mutSmall.listCodesInProcess;
     http.cpu.inProcess = mutSmall.listCodesCpu;
     http.inProcessLarge = { stats: mutLarge.listCodesInProcess, cpu: mutLarge.listCodesCpu, bytes: large.bytes, segments: large.segments };
@@ -174,7 +192,7 @@ async function main(): Promise<void> {
       }
     }
     await noteContention('at end');
-    report(started, http, [mutSmall, mutLarge], sections);
+    report(started, http, [mutSmall, mutLarge, mutMedium, ...(mutHuge ? [mutHuge] : [])], sections);
   } finally {
     fs.rmSync(runDir, { recursive: true, force: true });
   }
@@ -488,7 +506,7 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
       goalSource: `${HTTP_GOAL_RATIO}x the floor`,
       floor: { label: 'raw node:http answering the same bytes', value: h.floor.p50 },
     },
-    ...[lg, sm].map(
+    ...[...muts.slice(2).reverse(), lg, sm].map(
       (m): Figure => ({
         name: `create_code p50 @ ${mb(m.project.bytes)} (p90 ${ms(m.create.p90)}, p99 ${ms(m.create.p99)} ms; full checkpoint ${ms(median(m.checkpointMs))} ms)`,
         value: m.create.p50,

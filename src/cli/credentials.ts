@@ -109,8 +109,14 @@ export function fileAuditStorage(projectPath: string, logPath: () => string): Au
   return {
     append: (line) => {
       const file = resolve();
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.appendFileSync(file, `${line}\n`, { mode: 0o600 });
+      // the folder is made only when the append finds it missing (a mkdir per call was a tenth of an HTTP call)
+      try {
+        fs.appendFileSync(file, `${line}\n`, { mode: 0o600 });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.appendFileSync(file, `${line}\n`, { mode: 0o600 });
+      }
     },
     read: async () => {
       try {

@@ -52,6 +52,35 @@ function stderrLogger(): Logger {
   };
 }
 
+/**
+ * A line writer that batches: lines written within {@link CALL_LOG_FLUSH_MS} go out in one write (or at
+ * once past 16 KB), and whatever is left goes out when the process exits. Writing stderr is synchronous
+ * for pipes and files, so one write per call was a sixth of a list_codes HTTP call (bench/run.ts).
+ */
+export function batchedLineWriter(write: (text: string) => void, flushMs = CALL_LOG_FLUSH_MS): (line: string) => void {
+  let pending = '';
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (!pending) return;
+    const text = pending;
+    pending = '';
+    write(text);
+  };
+  process.once('exit', flush);
+  return (line) => {
+    pending += `${line}\n`;
+    if (pending.length > 16_384) flush();
+    else if (!timer) {
+      timer = setTimeout(flush, flushMs);
+      timer.unref();
+    }
+  };
+}
+/** How long a call-log line may wait for others to share its write. */
+const CALL_LOG_FLUSH_MS = 25;
+
 /** Runs `marginalia serve`: resolves when the server is up; the process exits on SIGINT/SIGTERM after a checkpoint. */
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -93,7 +122,7 @@ async function serve(argv: string[]): Promise<void> {
   }
   let server;
   // REST + server-sent events and WebSocket adapters on the same server (README: "REST and server-sent events", "WebSocket")
-  const callLog = (l: string) => void process.stderr.write(`${l}\n`);
+  const callLog = batchedLineWriter((text) => void process.stderr.write(text));
   const ws = createWsAdapter({ agent, pipeline, logger, onCall: callLog });
   // MCP at /mcp (README: "MCP"); --mcp-open drops the token on /mcp for the conformance suite only
   const mcpOpen = values['mcp-open'] === true;

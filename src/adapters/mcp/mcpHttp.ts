@@ -1,4 +1,4 @@
-import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler, type McpHttpHandler, type McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type express from 'express';
 import type { Disposable } from '../../core/lifecycle';
@@ -16,6 +16,15 @@ import { resourcesTouchedBy } from './resourceEvents';
 export const MCP_PATH = '/mcp';
 /** Largest MCP request body (the same bound as the HTTP tool interface's 64 MB). */
 export const MCP_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** A 2025-era server instance kept for reuse, and the request it serves now. */
+interface PooledServer {
+  server: McpServer;
+  request: { headers?: Headers };
+  inUse: boolean;
+}
+/** Idle 2025-era instances kept at most (one per concurrent request served before). */
+const LEGACY_POOL_MAX = 8;
 
 /** Options of {@link createMcpHttpEndpoint}. */
 export interface McpHttpOptions {
@@ -83,16 +92,41 @@ export function mcpHttpCaller(agent: AgentContext, headers: Headers | undefined,
  */
 export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
   const logger = opts.logger ?? silentLogger;
+  const build = (era: 'legacy' | 'modern', request: { headers?: Headers }) =>
+    createMcpServerFor(opts.agent, (hints) => mcpHttpCaller(opts.agent, request.headers, hints, opts.openAuthorization), {
+      version: opts.version,
+      context: opts.context,
+      era,
+      subscribe: era === 'modern',
+      logger,
+      onCall: opts.onCall,
+    });
+  // 2025-era requests are served statelessly by a server instance each. Building one registers every tool,
+  // resource and prompt (~0.4 ms, and garbage per request; bench/mcp.ts), so a finished instance goes back to
+  // a small pool and serves a later request: only its request (the headers its caller comes from) changes.
+  // An instance that served `initialize` holds that client's name and capabilities and is not reused.
+  // 2026-07-28 instances carry per-request protocol state the SDK seeds, so each is still built fresh.
+  const legacyPool: PooledServer[] = [];
+  let disposed = false;
+  const legacyServer = (headers: Headers | undefined): McpServer => {
+    const pooled = legacyPool.pop();
+    if (pooled) {
+      pooled.request.headers = headers;
+      pooled.inUse = true;
+      return pooled.server;
+    }
+    const entry: PooledServer = { request: { headers }, inUse: true, server: undefined as unknown as McpServer };
+    entry.server = build('legacy', entry.request);
+    entry.server.server.onclose = () => {
+      if (!entry.inUse) return;
+      entry.inUse = false;
+      entry.request.headers = undefined;
+      if (!disposed && legacyPool.length < LEGACY_POOL_MAX && entry.server.server.getClientVersion() === undefined) legacyPool.push(entry);
+    };
+    return entry.server;
+  };
   const handler = createMcpHandler(
-    ({ era, requestInfo }) =>
-      createMcpServerFor(opts.agent, (hints) => mcpHttpCaller(opts.agent, requestInfo?.headers, hints, opts.openAuthorization), {
-        version: opts.version,
-        context: opts.context,
-        era,
-        subscribe: era === 'modern',
-        logger,
-        onCall: opts.onCall,
-      }),
+    ({ era, requestInfo }) => (era === 'legacy' ? legacyServer(requestInfo?.headers) : build(era, { headers: requestInfo?.headers })),
     {
       legacy: 'stateless',
       maxRequestBodySize: MCP_MAX_BODY_BYTES,
@@ -120,6 +154,8 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
       });
     },
     async dispose() {
+      disposed = true;
+      legacyPool.length = 0;
       subscription.close();
       await handler.close();
     },

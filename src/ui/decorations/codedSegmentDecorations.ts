@@ -2,8 +2,8 @@ import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
 import type { Segment } from '../../domain/model';
 import type { CodeWithCounts } from '../../domain/ports';
-import { escapeMd } from '../trees/codesTreeProvider';
 import type { SourceDocuments } from '../documents/sourceDocuments';
+import { computeSegmentDecorations } from './segmentDecorationModel';
 import { madeByAgent, type Workbench } from '../workbench';
 
 /** What was last drawn in one editor: code id -> ranges (UTF-16 editor ranges). For tests and hovers. */
@@ -95,17 +95,17 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     if (repo && sourceId !== undefined) {
       const segments = repo.listSegmentsForSource(sourceId);
       const codes = new Map<number, CodeWithCounts>(repo.listCodes().map((c) => [c.code_id, c]));
-      const map = new OffsetMap(editor.document.getText());
-      for (const s of segments) {
-        const code = codes.get(s.code_id);
-        if (!code) continue;
-        const range = new vscode.Range(editor.document.positionAt(map.toUtf16(s.start_pos)), editor.document.positionAt(map.toUtf16(s.end_pos)));
-        const list = byColor.get(code.color) ?? [];
-        list.push({ range, hoverMessage: hoverFor(s, code) });
-        byColor.set(code.color, list);
-        const ranges = drawn.get(code.code_id) ?? [];
-        ranges.push(range);
-        drawn.set(code.code_id, ranges);
+      const doc = editor.document;
+      for (const [color, decorations] of computeSegmentDecorations(doc.getText(), segments, codes, madeByAgent)) {
+        const options: vscode.DecorationOptions[] = [];
+        for (const d of decorations) {
+          const range = new vscode.Range(doc.positionAt(d.start), doc.positionAt(d.end));
+          options.push({ range, hoverMessage: new vscode.MarkdownString(d.hover, true) });
+          const ranges = drawn.get(d.code_id) ?? [];
+          ranges.push(range);
+          drawn.set(d.code_id, ranges);
+        }
+        byColor.set(color, options);
       }
     }
     for (const [color, options] of byColor) editor.setDecorations(this.typeFor(color), options);
@@ -119,14 +119,4 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     this.types.clear();
     this.flashType.dispose();
   }
-}
-
-function hoverFor(s: Segment, code: CodeWithCounts): vscode.MarkdownString {
-  const md = new vscode.MarkdownString(undefined, true);
-  const ai = madeByAgent(s.session_id);
-  md.appendMarkdown(`**${escapeMd(code.name)}**${ai ? ' $(sparkle) AI' : ''}\n\n`);
-  if (code.memo) md.appendMarkdown(`*Code memo:* ${escapeMd(code.memo)}\n\n`);
-  if (s.memo) md.appendMarkdown(`*Segment memo:* ${escapeMd(s.memo)}\n\n`);
-  md.appendMarkdown(`Coded by ${escapeMd(s.owner)}${ai ? ` (agent session ${escapeMd(s.session_id ?? '')})` : ''} · ${escapeMd(s.created_at.slice(0, 16).replace('T', ' '))}`);
-  return md;
 }

@@ -4,7 +4,7 @@ import { applyCode, deleteSegment, updateSegmentMemo } from '../domain/coding';
 import { createCode, requireCode } from '../domain/codebook';
 import { requireSource } from '../domain/sources';
 import { defineTool } from './defineTool';
-import { codeOut, segmentOut } from './present';
+import { codeLookup, codeOut, segmentOut } from './present';
 import { args, color, id, memo, position } from './schemas';
 
 /** Largest batch_apply_codes request. */
@@ -69,8 +69,8 @@ export const listSegmentsForSource = defineTool({
   trust: 'read',
   run: (ctx, input) => {
     const source = requireSource(ctx.domain, input.source_id);
-    const codes = new Map(ctx.domain.repo.listCodes().map((c) => [c.code_id, c]));
-    const segments = ctx.domain.repo.listSegmentsForSource(input.source_id).map((s) => segmentOut(s, codes.get(s.code_id)));
+    const codeOf = codeLookup(ctx.domain.repo);
+    const segments = ctx.domain.repo.listSegmentsForSource(input.source_id).map((s) => segmentOut(s, codeOf(s.code_id)));
     return { source_id: source.source_id, source_name: source.name, count: segments.length, segments };
   },
 });

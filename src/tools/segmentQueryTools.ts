@@ -4,7 +4,7 @@ import { requireCode } from '../domain/codebook';
 import type { Segment } from '../domain/model';
 import { requireSource } from '../domain/sources';
 import { defineTool } from './defineTool';
-import { segmentOut } from './present';
+import { codeLookup, segmentOut } from './present';
 import { args, id } from './schemas';
 
 /** Default page of list_segments (segments). */
@@ -55,13 +55,13 @@ export const listSegmentsTool = defineTool({
     matching.sort((a, b) => a.source_id - b.source_id || a.start_pos - b.start_pos || a.end_pos - b.end_pos || a.segment_id - b.segment_id);
     const offset = input.offset ?? 0;
     const page = matching.slice(offset, offset + (input.limit ?? LIST_SEGMENTS_DEFAULT_LIMIT));
-    const codes = new Map(repo.listCodes().map((c) => [c.code_id, c]));
+    const codeOf = codeLookup(repo);
     const names = new Map<number, string | null>();
     const sourceName = (sid: number) => {
       if (!names.has(sid)) names.set(sid, repo.getSource(sid)?.name ?? null);
       return names.get(sid) ?? null;
     };
-    const segments = page.map((s) => ({ ...segmentOut(s, codes.get(s.code_id)), source_name: sourceName(s.source_id) }));
+    const segments = page.map((s) => ({ ...segmentOut(s, codeOf(s.code_id)), source_name: sourceName(s.source_id) }));
     return { total: matching.length, count: segments.length, offset, has_more: offset + segments.length < matching.length, segments };
   },
 });

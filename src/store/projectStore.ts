@@ -60,6 +60,8 @@ export class ProjectStore {
   private readonly maxJournal: number;
   /** Hooks run after a commit is durable (the pipeline publishes events from here). */
   private readonly afterCommit: (() => void)[] = [];
+  /** See {@link writeGeneration}. */
+  private generation = 0;
 
   private constructor(
     readonly filePath: string,
@@ -197,6 +199,8 @@ export class ProjectStore {
    */
   run(sql: string, params: Params = [], journaled: Params = params): { changes: number; lastId: number } {
     if (!this.pending) throw new Error('ProjectStore.run called outside a transaction');
+    // before the statement runs: a read cached after this point is keyed by the new generation
+    this.generation++;
     const st = this.prepare(sql);
     try {
       st.run(params as SqlValue[]);
@@ -227,6 +231,8 @@ export class ProjectStore {
       if (this.pending.length > 0) this.appendJournal({ s: this.seq + 1, q: this.pending });
     } catch (e) {
       this.pending = undefined;
+      // a read cached inside the transaction may hold its own (now undone) writes
+      this.generation++;
       this.db.exec('ROLLBACK');
       throw e;
     }
@@ -234,6 +240,7 @@ export class ProjectStore {
     this.pending = undefined;
     this.db.exec('COMMIT');
     if (wrote) {
+      this.generation++;
       this.seq++;
       this.scheduleCheckpoint();
       for (const hook of this.afterCommit) hook();
@@ -249,6 +256,18 @@ export class ProjectStore {
   /** True while a {@link transaction} is running. */
   get inTransaction(): boolean {
     return this.pending !== undefined;
+  }
+
+  /**
+   * A number that changes whenever the database's content may have changed: before every {@link run}
+   * statement (so reads inside a transaction see its own writes), at every commit that wrote, at every
+   * rollback, after migrations and at close. Equal generations mean equal content, so a read may be cached under
+   * the generation it was made at (the repository's codebook cache). A checkpoint does not change it
+   * (it rewrites `meta.journal_seq` only, never the project's content). Starts at 0 for each opened
+   * store; a replay and the migrations run before the store is handed out.
+   */
+  get writeGeneration(): number {
+    return this.generation;
   }
 
   /** The last committed journal sequence number. */
@@ -311,6 +330,7 @@ export class ProjectStore {
     } finally {
       // a failed checkpoint leaves the journal intact, so nothing acknowledged is lost; release anyway
       this.closed = true;
+      this.generation++; // nothing is served from a cache of a closed store
       this.clearIdle();
       for (const st of this.stmts.values()) st.free();
       this.stmts.clear();
@@ -348,6 +368,7 @@ export class ProjectStore {
         throw new ToolError('PROJECT_CORRUPT', `Migration ${m.version} (${m.description}) failed: ${(e as Error).message}`);
       }
       this.logger.info(`migrated ${this.name} to schema ${m.version}: ${m.description}`);
+      this.generation++;
       ran++;
     }
     return ran;

@@ -1,7 +1,7 @@
 /**
  * Load suite (issue 7, part 2; `npm run test:load`): LOAD_CLIENTS (default 32) concurrent agent clients,
  * a third each over plain HTTP (`POST /tools/{name}`), MCP (the official SDK client over Streamable HTTP,
- * `/mcp`) and WebSocket (`/ws`), make LOAD_CALLS calls each (default 5,000; 400 under CI=true) against one
+ * `/mcp`) and WebSocket (`/ws`), make LOAD_CALLS calls each (default 5,000; 600 under CI=true) against one
  * project served by the built CLI (`bin/marginalia.js serve`; run `npm run build` first), while one SSE
  * subscriber (`GET /events/stream?patterns=*`) listens live.
  *
@@ -13,7 +13,7 @@
  * - the event stream delivers every stored event exactly once, and in sequence order within each aggregate
  *   (compared with the event store read through `GET /events/history` after the run);
  * - the server's resident memory (VmRSS of the child, Linux /proc) after the run is within 20% of its
- *   memory after warm-up (the first 10% of the calls, but at least 5,000 and at most half: V8's heap grows to
+ *   memory after warm-up (the first 10% of the calls, but at least 8,000 and at most half: V8's heap grows to
  *   its working size under this load within the first few thousand calls), each measured as the least of the samples taken over
  *   twelve idle seconds, so neither a checkpoint's transient buffer nor heap pages V8 still holds count.
  *
@@ -32,7 +32,7 @@ import { AGENT_TOKEN, AS_AGENT, callTool, REPO_ROOT, request, startServer, tmpDi
 
 const CI = process.env.CI === 'true';
 const CLIENTS = Number(process.env.LOAD_CLIENTS ?? 32);
-const CALLS = Number(process.env.LOAD_CALLS ?? (CI ? 400 : 5000));
+const CALLS = Number(process.env.LOAD_CALLS ?? (CI ? 600 : 5000));
 const SEED = Number(process.env.LOAD_SEED ?? Math.floor(Math.random() * 2 ** 31));
 /** the failures an agent may legally get under load */
 const ALLOWED_FAILURES = new Set(['RATE_LIMITED']);
@@ -322,7 +322,7 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     const byProtocol = { http: 0, mcp: 0, ws: 0 };
     let completed = 0;
     const total = CLIENTS * CALLS;
-    const warmUp = Math.min(Math.max(Math.floor(total / 10), 5000), Math.floor(total / 2));
+    const warmUp = Math.min(Math.max(Math.floor(total / 10), 8000), Math.floor(total / 2));
     let warmRss = 0;
     let warmPaused: Promise<void> | undefined;
     let releaseWarm: (() => void) | undefined;

@@ -14,8 +14,8 @@
  *   (compared with the event store read through `GET /events/history` after the run);
  * - the server's resident memory (VmRSS of the child, Linux /proc) after the run is within 20% of its
  *   memory after warm-up (the first 10% of the calls, but at least 8,000 and at most half: V8's heap grows to
- *   its working size under this load within the first few thousand calls), each measured as the least of the samples taken over
- *   twelve idle seconds, so neither a checkpoint's transient buffer nor heap pages V8 still holds count.
+ *   its working size under this load within the first few thousand calls), each measured on the idle server
+ *   after a full garbage collection (test/load/gcOnSignal.cjs), as the least of samples over three seconds.
  *
  * The workload per client (seeded, LOAD_SEED): 25% create_code (unique names), 25% apply_code on a random
  * range of one of four sources, 10% update_memo on a source (trust: memo, auto), and 40% reads (get_code, read_source_content,
@@ -249,10 +249,13 @@ function rssOf(pid: number): number {
 }
 
 /**
- * The least RSS of samples over `ms` idle milliseconds. V8 gives heap pages back only once its memory
- * reducer runs, some seconds into an idle period, so the samples span 12 s.
+ * Resident memory of the idle server after a full garbage collection: SIGUSR2 makes the server collect
+ * (test/load/gcOnSignal.cjs, preloaded with --expose-gc), then the least RSS of samples over `ms`.
  */
-async function settledRss(pid: number, ms = 12_000): Promise<number> {
+async function settledRss(pid: number, ms = 3000): Promise<number> {
+  await new Promise((r) => setTimeout(r, 500));
+  process.kill(pid, 'SIGUSR2');
+  await new Promise((r) => setTimeout(r, 500));
   let least = Infinity;
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -287,7 +290,7 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     const project = path.join(dir, 'load.qda');
     fs.mkdirSync(path.join(dir, '.marginalia'), { recursive: true });
     fs.writeFileSync(path.join(dir, '.marginalia', 'config.yaml'), CONFIG);
-    server = await startServer(project);
+    server = await startServer(project, [], { NODE_OPTIONS: `--expose-gc --require ${path.join(__dirname, 'gcOnSignal.cjs')}` });
     const base = server.base;
     const pid = server.child.pid!;
     const seedRnd = prng(SEED);

@@ -308,7 +308,8 @@ describe('CLI adapter (marginalia cli: stdin commands, stdout responses, stderr 
       assert.ok(audit.some((l) => l.tool === 'create_code' && l.decision === 'pending' && l.session_id === ready.session_id && l.client_name === 'cli'));
       assert.ok(audit.some((l) => l.tool === 'list_codes' && l.session_id === ready.session_id));
       assert.ok(audit.some((l) => l.tool === 'approve:create_code' && l.session_id === rReady.session_id && l.decision === 'permitted'));
-      // the owner's call log shows them too
+      // the owner's call log shows them too (written in batches every 25 ms)
+      for (const end = Date.now() + 2000; !/cli create_code 202/.test(server.stderr()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
       assert.match(server.stderr(), /cli create_code 202/);
 
       // EOF ends the agent's session on the owner (session.disconnected), and the CLI exits 0

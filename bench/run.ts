@@ -36,6 +36,7 @@
  *   of RAM and runs a SQL self-join of 10-20 s as a cross-check), ~120 MB of text in 10,000 sources, a
  *   200 MB GA4 export. About 10 minutes on a fresh machine (generation included), 2 with the caches.
  * - BENCH_QUICK=1: fewer calls and smaller projects in sections 1-2, fewer repetitions elsewhere.
+ * - BENCH_ONLY=http: section 1 alone (for iterating on the HTTP path; not a recorded run).
  * - BENCH_PIN=1: pins the servers of section 1 to CPU0 and this process to CPU1 with taskset (the
  *   anchors' setup; the default is unpinned, like real use).
  * Generated projects are cached in bench/.data/ (gitignored), keyed by their size and the schema; delete
@@ -58,6 +59,8 @@ const ROOT = path.resolve(__dirname, '..');
 const DATA = path.join(__dirname, '.data');
 const QUICK = process.env.BENCH_QUICK === '1';
 const PIN = process.env.BENCH_PIN === '1';
+/** BENCH_ONLY=http: run section 1 alone and print its table (for iterating; not a recorded run). */
+const ONLY_HTTP = process.env.BENCH_ONLY === 'http';
 
 const CFG = QUICK
   ? { httpWarm: 200, httpCalls: 1000, httpBlock: 250, largeBytes: 10e6, smallBytes: 1e6, mutations: 200, mutationWarm: 20, saveReps: 2 }
@@ -172,6 +175,17 @@ async function main(): Promise<void> {
 
     await noteContention('before HTTP');
     const http = await benchHttp(small, runDir);
+    if (ONLY_HTTP) {
+      // BENCH_ONLY=http: section 1 alone, for iterating on the HTTP path (not a recorded run)
+      const rows = [
+        ['raw node:http child, same bytes (FLOOR)', ...latencyCells(http.floor), '1.00x', ms(http.cpu.floor ?? NaN)],
+        ['(info) express 5 child, same bytes, no tool', ...latencyCells(http.express), ratio(http.express.p50, http.floor.p50), ms(http.cpu.express ?? NaN)],
+        ['marginalia serve child (built CLI)', ...latencyCells(http.real), ratio(http.real.p50, http.floor.p50), ms(http.cpu.real ?? NaN)],
+      ];
+      process.stdout.write(`${table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], rows)}\n`);
+      process.stdout.write(`loadavg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+      return;
+    }
     await noteContention('before create_code');
     const mutSmall = await benchMutation('small', small, runDir);
     const mutLarge = await benchMutation('large', large, runDir);

@@ -6,6 +6,7 @@ import { fail, ok, type Envelope } from '../core/envelope';
 import { isToolError, type ErrorCode } from '../core/errors';
 import { newUuid } from '../core/ids';
 import { PathPolicy } from '../core/pathPolicy';
+import { shareResult } from '../core/sharedResult';
 import type { Disposable } from '../core/lifecycle';
 import { toDisposable } from '../core/lifecycle';
 import type { Logger } from '../core/log';
@@ -88,6 +89,8 @@ export interface InvokeOptions {
 
 /** Least time between two progress reports forwarded to a caller, in milliseconds. */
 export const PROGRESS_INTERVAL_MS = 200;
+/** Most inputs one memoized read keeps per project and write generation (ToolDef.memo). */
+export const MEMO_ENTRIES = 64;
 /** Least time between two progress lines in the log, in milliseconds. */
 const PROGRESS_LOG_INTERVAL_MS = 1000;
 
@@ -202,6 +205,8 @@ function describeRequest(tool: AnyTool, args: unknown): string {
 export class ToolPipeline {
   private readonly tools: ReadonlyMap<string, AnyTool>;
   private readonly listeners = new Set<(events: EventRecord[]) => void>();
+  /** memoized reads (ToolDef.memo) per open project, valid for one write generation */
+  private readonly memos = new WeakMap<OpenProject, { generation: number; results: Map<string, unknown> }>();
   private readonly callListeners = new Set<(call: CallRecord) => void>();
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -341,9 +346,12 @@ export class ToolPipeline {
     const agent = this.opts.agent;
     if (!agent || caller.researcher) return PathPolicy.unrestricted();
     const projectPath = this.opts.project()?.path;
-    const projectDir = projectPath ? nodePath.dirname(nodePath.resolve(projectPath)) : undefined;
-    const roots = [...(projectDir ? [projectDir] : []), ...(this.opts.host.allowedRoots?.() ?? []), ...agent.config().allowed_paths];
-    return PathPolicy.within(roots, { base: projectDir, noWrite: projectDir ? [nodePath.join(projectDir, '.marginalia')] : [] });
+    const allowed = agent.config().allowed_paths;
+    return PathPolicy.deferred(() => {
+      const projectDir = projectPath ? nodePath.dirname(nodePath.resolve(projectPath)) : undefined;
+      const roots = [...(projectDir ? [projectDir] : []), ...(this.opts.host.allowedRoots?.() ?? []), ...allowed];
+      return { roots, base: projectDir, noWrite: projectDir ? [nodePath.join(projectDir, '.marginalia')] : [] };
+    });
   }
 
   /**
@@ -667,7 +675,7 @@ export class ToolPipeline {
       progress,
       paths,
     };
-    if (!project || (tool.effect === 'read' && !also)) return { data: tool.run(ctx, input, prepared), events: [] };
+    if (!project || (tool.effect === 'read' && !also)) return { data: tool.memo && !tool.prepare ? this.memoRead(project, tool, input, ctx) : tool.run(ctx, input, prepared), events: [] };
     const correlation = caller.correlation_id ?? newUuid();
     const open = project;
     return open.transaction(() => {
@@ -676,6 +684,31 @@ export class ToolPipeline {
       also?.((e, first) => void (first ? leading.push(e) : raised.push(e)), data);
       return { data, events: this.storeEvents(open, caller, correlation, now, [...leading, ...raised]) };
     });
+  }
+
+  /**
+   * A memoized read (ToolDef.memo): the result of `tool` for `input` made at the project's current write
+   * generation, else a fresh run, kept (deep-frozen, {@link shareResult}) until the generation changes. At
+   * most {@link MEMO_ENTRIES} inputs per project; without a generation (a project port that has none) it
+   * always runs.
+   */
+  private memoRead(project: OpenProject | null, tool: AnyTool, input: unknown, ctx: ToolContext): unknown {
+    const generation = project?.writeGeneration;
+    if (!project || generation === undefined) return tool.run(ctx, input, undefined);
+    let memo = this.memos.get(project);
+    if (memo?.generation !== generation) {
+      memo = { generation, results: new Map() };
+      this.memos.set(project, memo);
+    }
+    const key = `${tool.name}\u0000${JSON.stringify(input)}`;
+    if (memo.results.has(key)) return memo.results.get(key);
+    const data = shareResult(tool.run(ctx, input, undefined));
+    // the generation is read again: a read never writes, but a tool that did would not be cached stale
+    if (project.writeGeneration === generation) {
+      if (memo.results.size >= MEMO_ENTRIES) memo.results.clear();
+      memo.results.set(key, data);
+    }
+    return data;
   }
 
   /**

@@ -49,9 +49,16 @@ export function stronger(a: TrustLevel, b: TrustLevel): TrustLevel {
 /** True when `name` matches `pattern`: an exact tool name, or a glob with `*` (e.g. `search_*`). */
 export function matchesPattern(pattern: string, name: string): boolean {
   if (!pattern.includes('*')) return pattern === name;
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  let re = globCache.get(pattern);
+  if (!re) {
+    re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    if (globCache.size >= 256) globCache.clear();
+    globCache.set(pattern, re);
+  }
   return re.test(name);
 }
+/** Compiled globs of {@link matchesPattern} (the trust decision matches every override pattern on every call). */
+const globCache = new Map<string, RegExp>();
 
 /** How a tool's level came about, for the audit log and the settings UI. */
 export interface TrustDecision {

@@ -46,6 +46,9 @@ export async function openProjectHandle(path: string, opts: HandleOptions = {}):
     vcs: snapshotter,
     snapshotter,
     transaction: (fn) => store.transaction(fn),
+    get writeGeneration() {
+      return store.writeGeneration;
+    },
     close: async () => {
       await snapshotter.close();
       await store.close();

@@ -100,24 +100,48 @@ export function readConfigText(projectPath: string): string | undefined {
   }
 }
 
+/** Audit files kept open for appending, by absolute path (at most {@link MAX_OPEN_AUDIT_FILES}). */
+const openAuditFiles = new Map<string, { fd: number; dev: number; ino: number }>();
+/** How many audit files stay open at once (a VS Code window switching projects opens one per project). */
+const MAX_OPEN_AUDIT_FILES = 8;
+
+/**
+ * Appends `text` to `file` through a descriptor kept open between calls (an open and a close per audited
+ * call were a fifth of a small tool call's pipeline time; bench/RESULTS.md). Each append checks with one
+ * `stat` that the path still names the open file, and reopens it when it was deleted, moved away or
+ * replaced (log rotation), creating the folder when missing. The file is created user-only (0600).
+ */
+function appendKeptOpen(file: string, text: string): void {
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  let entry = openAuditFiles.get(file);
+  if (entry && (!st || st.ino !== entry.ino || st.dev !== entry.dev)) {
+    openAuditFiles.delete(file);
+    fs.closeSync(entry.fd);
+    entry = undefined;
+  }
+  if (!entry) {
+    if (!st) fs.mkdirSync(path.dirname(file), { recursive: true });
+    const fd = fs.openSync(file, 'a', 0o600);
+    const opened = fs.fstatSync(fd);
+    entry = { fd, dev: opened.dev, ino: opened.ino };
+    if (openAuditFiles.size >= MAX_OPEN_AUDIT_FILES) {
+      const [oldest, old] = openAuditFiles.entries().next().value as [string, { fd: number }];
+      openAuditFiles.delete(oldest);
+      fs.closeSync(old.fd);
+    }
+    openAuditFiles.set(file, entry);
+  }
+  fs.writeSync(entry.fd, text);
+}
+
 /**
  * The audit log file as {@link AuditStorage}: `logPath` resolved against the project's folder, appended
- * with one synchronous write per line (user-only file).
+ * with one synchronous write per line (user-only file) through a descriptor kept open between lines.
  */
 export function fileAuditStorage(projectPath: string, logPath: () => string): AuditStorage {
   const resolve = () => path.resolve(path.dirname(path.resolve(projectPath)), logPath());
   return {
-    append: (line) => {
-      const file = resolve();
-      // the folder is made only when the append finds it missing (a mkdir per call was a tenth of an HTTP call)
-      try {
-        fs.appendFileSync(file, `${line}\n`, { mode: 0o600 });
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-        fs.mkdirSync(path.dirname(file), { recursive: true });
-        fs.appendFileSync(file, `${line}\n`, { mode: 0o600 });
-      }
-    },
+    append: (line) => appendKeptOpen(resolve(), `${line}\n`),
     read: async () => {
       try {
         return await fs.promises.readFile(resolve(), 'utf8');

@@ -9,5 +9,11 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /** ISO 8601 UTC with milliseconds, e.g. `2026-11-21T23:37:04.123Z`. */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  // several stamps per call fall in the same millisecond (audit, events, the call log): format once
+  if (ms !== lastIso.ms) {
+    lastIso.text = new Date(ms).toISOString();
+    lastIso.ms = ms;
+  }
+  return lastIso.text;
 }
+const lastIso = { ms: NaN, text: '' };

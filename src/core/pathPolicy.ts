@@ -81,43 +81,73 @@ export function isInside(real: string, root: string): boolean {
  * `marginalia serve --allow-path`) and `agent_context.allowed_paths`.
  */
 export class PathPolicy {
+  private resolved: { roots: readonly string[]; noWrite: readonly string[] } | null = null;
+
   private constructor(
-    /** real absolute folders; null: unrestricted */
-    readonly roots: readonly string[] | null,
-    /** real absolute folders inside the roots that are never written */
-    readonly noWrite: readonly string[],
+    /** null: unrestricted; else computes the real roots and noWrite folders, once, on first use */
+    private readonly compute: (() => { roots: readonly string[]; noWrite: readonly string[] }) | null,
   ) {}
 
   /** The researcher's policy: every path is allowed. */
   static unrestricted(): PathPolicy {
-    return new PathPolicy(null, []);
+    return new PathPolicy(null);
   }
 
   /**
    * A policy allowing `roots` (absolute paths; `~` is the home folder; relative ones are resolved against
    * `base`, when given, else dropped) and refusing writes inside `noWrite`. Roots are resolved with symbolic
-   * links followed; duplicates are dropped.
+   * links followed (on first use, so a call that names no path costs no file-system lookups); duplicates
+   * are dropped.
    */
   static within(roots: Iterable<string>, opts: { base?: string; noWrite?: Iterable<string> } = {}): PathPolicy {
-    const real = new Set<string>();
-    for (const raw of roots) {
-      if (typeof raw !== 'string' || raw.trim() === '') continue;
-      const p = expandHome(raw.trim());
-      if (!path.isAbsolute(p) && !opts.base) continue;
-      real.add(realPathOf(path.isAbsolute(p) ? p : path.resolve(opts.base as string, p)));
-    }
-    const noWrite = [...(opts.noWrite ?? [])].map((p) => realPathOf(p));
-    return new PathPolicy([...real], noWrite);
+    const rawRoots = [...roots];
+    const rawNoWrite = [...(opts.noWrite ?? [])];
+    return PathPolicy.deferred(() => ({ roots: rawRoots, base: opts.base, noWrite: rawNoWrite }));
+  }
+
+  /**
+   * Like {@link within}, with the roots, base and noWrite folders computed by `make` on first use (the
+   * pipeline builds a policy for every call; most calls name no path and never use it).
+   */
+  static deferred(make: () => { roots: Iterable<string>; base?: string; noWrite?: Iterable<string> }): PathPolicy {
+    return new PathPolicy(() => {
+      const { roots, base, noWrite } = make();
+      const real = new Set<string>();
+      for (const raw of roots) {
+        if (typeof raw !== 'string' || raw.trim() === '') continue;
+        const p = expandHome(raw.trim());
+        if (!path.isAbsolute(p) && !base) continue;
+        real.add(realPathOf(path.isAbsolute(p) ? p : path.resolve(base as string, p)));
+      }
+      return { roots: [...real], noWrite: [...(noWrite ?? [])].map((p) => realPathOf(p)) };
+    });
+  }
+
+  private get real(): { roots: readonly string[]; noWrite: readonly string[] } {
+    if (!this.compute) return { roots: [], noWrite: [] };
+    this.resolved ??= this.compute();
+    return this.resolved;
+  }
+
+  /** Real absolute folders an agent's paths must lie in; null: unrestricted. */
+  get roots(): readonly string[] | null {
+    return this.compute ? this.real.roots : null;
+  }
+
+  /** Real absolute folders inside the roots that are never written. */
+  get noWrite(): readonly string[] {
+    return this.real.noWrite;
   }
 
   /** True unless this is the researcher's unrestricted policy. */
   get restricted(): boolean {
-    return this.roots !== null;
+    return this.compute !== null;
   }
 
   /** True when the real path `real` lies in one of the roots (always true when unrestricted). */
   allows(real: string): boolean {
-    return this.roots === null || this.roots.some((root) => isInside(real, root));
+    const roots = this.roots;
+    return roots === null || roots.some((root) => isInside(real, root));
   }
 
   /**
@@ -126,11 +156,12 @@ export class PathPolicy {
    * root, and a write must not land in a `noWrite` folder. Unrestricted: the path as given.
    */
   resolve(p: string, access: PathAccess): PathResolution {
-    if (this.roots === null || !path.isAbsolute(p)) return { ok: true, real: p };
+    const roots = this.roots;
+    if (roots === null || !path.isAbsolute(p)) return { ok: true, real: p };
     const real = realPathOf(p);
     const via = real === path.resolve(p) ? '' : ` (it resolves to ${real})`;
     if (!this.allows(real)) {
-      return { ok: false, real, reason: `"${p}"${via} is outside the folders an agent may use: ${AGENT_PATH_RULE}. Allowed here: ${this.roots.join(', ') || 'none'}` };
+      return { ok: false, real, reason: `"${p}"${via} is outside the folders an agent may use: ${AGENT_PATH_RULE}. Allowed here: ${roots.join(', ') || 'none'}` };
     }
     if (access === 'write' && this.noWrite.some((d) => isInside(real, d))) {
       return { ok: false, real, reason: `"${p}"${via} is inside the project's .marginalia folder, which agents never write to` };

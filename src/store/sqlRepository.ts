@@ -65,6 +65,9 @@ export class SqlProjectRepository implements ProjectRepository {
    */
   private codebook: { generation: number; list: readonly CodeWithCounts[]; byId: Map<number, CodeWithCounts> } | undefined;
 
+  /** The categories as {@link listCategories} last read them, valid while the write generation is unchanged. */
+  private categories: { generation: number; list: readonly CategoryWithCount[] } | undefined;
+
   constructor(private readonly db: ProjectStore) {}
 
   /** Every code with its segment counts, by name (case-insensitive). Served from a cache between writes. */
@@ -116,12 +119,25 @@ export class SqlProjectRepository implements ProjectRepository {
     this.db.run('DELETE FROM codes WHERE id = ?', [id]);
   }
 
+  /**
+   * Every category with its code count, by name (case-insensitive). Served from a cache between writes,
+   * like {@link listCodes} (list_codes reads the categories on every call); the objects are frozen.
+   */
   listCategories(): CategoryWithCount[] {
-    return this.db.all<CategoryWithCount>(
-      `SELECT k.id AS category_id, k.name, k.parent_id, k.memo, k.owner, k.created_at,
-        (SELECT count(*) FROM codes c WHERE c.category_id = k.id) AS code_count
-       FROM categories k ORDER BY k.name COLLATE NOCASE`,
-    );
+    const generation = this.db.writeGeneration;
+    let cached = this.categories;
+    if (cached?.generation !== generation) {
+      const list = this.db
+        .all<CategoryWithCount>(
+          `SELECT k.id AS category_id, k.name, k.parent_id, k.memo, k.owner, k.created_at,
+            (SELECT count(*) FROM codes c WHERE c.category_id = k.id) AS code_count
+           FROM categories k ORDER BY k.name COLLATE NOCASE`,
+        )
+        .map((c) => Object.freeze(c));
+      cached = { generation, list };
+      this.categories = cached;
+    }
+    return [...cached.list];
   }
   getCategory(id: number): Category | undefined {
     return this.db.get<Category>('SELECT id AS category_id, name, parent_id, memo, owner, created_at FROM categories WHERE id = ?', [id]);

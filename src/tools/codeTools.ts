@@ -115,6 +115,7 @@ export const listCategories = defineTool({
   input: args({}),
   effect: 'read',
   trust: 'read',
+  memo: true,
   run: (ctx) => {
     const repo = ctx.domain.repo;
     const { roots, flat } = categoryTree(repo.listCategories());

@@ -14,6 +14,11 @@ export interface OpenProject {
   readonly repo: ProjectRepository;
   /** Runs `fn` as one durable transaction (see ProjectStore.transaction). */
   transaction<T>(fn: () => T): T;
+  /**
+   * A number that changes whenever the project's content may have changed (ProjectStore.writeGeneration);
+   * equal values mean equal content. Absent: reads are never memoized (ToolDef.memo).
+   */
+  readonly writeGeneration?: number;
   /** the project's version history (`.marginalia/history`), supplied by the composition root; absent in hosts without one */
   readonly vcs?: VersionControl;
 }

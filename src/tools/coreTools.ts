@@ -20,6 +20,7 @@ export const listCodes = defineTool({
   input: args({}),
   effect: 'read',
   trust: 'read',
+  memo: true,
   run: (ctx) => {
     const repo = ctx.domain.repo;
     const categories = new Map(repo.listCategories().map((c) => [c.category_id, c]));

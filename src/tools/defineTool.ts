@@ -75,6 +75,13 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
   effect: Effect;
   trust: TrustCategory;
   /**
+   * A `read` tool without `prepare` whose result depends only on the project's content and the input
+   * (not on the caller, the clock or the host): the pipeline answers repeated calls from a memo until the
+   * project's next write (OpenProject.writeGeneration) and shares the deep-frozen result between callers
+   * (src/core/sharedResult.ts), so its JSON is written once.
+   */
+  memo?: boolean;
+  /**
    * `agents` (default): listed on every surface. `editor`: the editor's own bookkeeping (e.g. moving
    * segments with text edits); runs through the pipeline for the researcher's session only and is
    * listed nowhere.

@@ -281,7 +281,9 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
 
   after(async () => {
     if (server && server.child.exitCode === null && server.child.signalCode === null) await server.stop();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    // LOAD_KEEP=1 keeps the project folder for inspection (its path is printed)
+    if (dir && process.env.LOAD_KEEP === '1') console.log(`      kept ${dir}`);
+    else if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it(`${CLIENTS} clients x ${CALLS} calls: valid envelopes, only rate-limit failures, every event once and in order, memory steady`, async () => {
@@ -290,7 +292,8 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     const project = path.join(dir, 'load.qda');
     fs.mkdirSync(path.join(dir, '.marginalia'), { recursive: true });
     fs.writeFileSync(path.join(dir, '.marginalia', 'config.yaml'), CONFIG);
-    server = await startServer(project, [], { NODE_OPTIONS: `--expose-gc --require ${path.join(__dirname, 'gcOnSignal.cjs')}` });
+    const gcReport = path.join(dir, 'gc-report.jsonl');
+    server = await startServer(project, [], { NODE_OPTIONS: `--expose-gc --require ${path.join(__dirname, 'gcOnSignal.cjs')}`, LOAD_GC_REPORT: gcReport });
     const base = server.base;
     const pid = server.child.pid!;
     const seedRnd = prng(SEED);
@@ -443,6 +446,19 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
         `events ${stored.length} delivered once each (overflow notices ${sse.overflows()}); ` +
         `RSS after ${warmUp} warm-up calls ${(warmRss / 1e6).toFixed(1)} MB, end ${(endRss / 1e6).toFixed(1)} MB (${ratio.toFixed(2)}x); seed ${SEED}; ${((Date.now() - t0) / 1000).toFixed(1)} s`,
     );
+    // where the memory is, after each full collection (warm-up, end): V8 heap, memory outside it (sql.js's
+    // database lives in a WebAssembly memory and Emscripten's in-memory file system), and the project file
+    const mem = fs.existsSync(gcReport) ? fs.readFileSync(gcReport, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as NodeJS.MemoryUsage) : [];
+    const mb = (n: number | undefined) => ((n ?? 0) / 1e6).toFixed(1);
+    const w = mem[0];
+    const z = mem[mem.length - 1];
+    if (w && z) {
+      console.log(
+        `      memory after full GC, warm-up -> end (MB): rss ${mb(w.rss)} -> ${mb(z.rss)}, heapUsed ${mb(w.heapUsed)} -> ${mb(z.heapUsed)}, ` +
+          `heapTotal ${mb(w.heapTotal)} -> ${mb(z.heapTotal)}, external ${mb(w.external)} -> ${mb(z.external)}, arrayBuffers ${mb(w.arrayBuffers)} -> ${mb(z.arrayBuffers)}; ` +
+          `project file ${mb(fs.statSync(project).size)} MB + journal ${mb(fs.existsSync(`${project}-journal`) ? fs.statSync(`${project}-journal`).size : 0)} MB`,
+      );
+    }
     assert.ok(ratio <= 1.2, `resident memory grew ${((ratio - 1) * 100).toFixed(1)}% after warm-up (limit 20%)`);
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { fail, type Envelope } from '../../core/envelope';
+import { envelopeText } from '../../core/sharedResult';
 import type { ErrorCode } from '../../core/errors';
 import type { Logger } from '../../core/log';
 import type { AgentContext } from '../../agent/agentContext';
@@ -178,35 +179,33 @@ export function isAllowedOrigin(origin: string | undefined, port: number): boole
  * token and `X-Marginalia-Client` (client type from `X-Marginalia-Client-Type`, default REST_CLIENT).
  * Errors (thrown): UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_LIMIT.
  */
-export function callerOf(req: Request, agent: AgentContext | undefined): Caller {
-  const client = (req.get('x-marginalia-client') ?? 'http-client').slice(0, 100);
-  const user = (req.get('x-marginalia-user') ?? client).slice(0, 100);
-  const correlation = req.get('x-correlation-id')?.slice(0, 100);
+export function callerOf(req: http.IncomingMessage, agent: AgentContext | undefined): Caller {
+  const client = (header(req, 'x-marginalia-client') ?? 'http-client').slice(0, 100);
+  const user = (header(req, 'x-marginalia-user') ?? client).slice(0, 100);
+  const correlation = header(req, 'x-correlation-id')?.slice(0, 100);
   if (!agent) return { session_id: `http:${client}`, client_type: 'REST_CLIENT', client_name: client, user, correlation_id: correlation };
-  const auth = req.get('authorization');
-  const sessionId = req.get('x-marginalia-session');
-  const typeHeader = req.get('x-marginalia-client-type') as ClientType | undefined;
+  const auth = header(req, 'authorization');
+  const sessionId = header(req, 'x-marginalia-session');
+  const typeHeader = header(req, 'x-marginalia-client-type') as ClientType | undefined;
   const clientType: ClientType = typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? typeHeader : 'REST_CLIENT';
-  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, req.get('x-marginalia-user')?.slice(0, 100));
+  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, header(req, 'x-marginalia-user')?.slice(0, 100));
   return { ...caller, correlation_id: correlation };
+}
+
+/** The value of request header `name` (lower case), as express's `req.get` gives it: repeated headers joined by ", ". */
+export function header(req: http.IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
 }
 
 /** Sends a thrown error as its envelope with its status (and Retry-After for RATE_LIMITED). */
 export function sendError(res: Response, e: unknown): void {
-  if (isToolError(e)) {
-    const status = STATUS_BY_CODE[e.code] ?? 400;
-    const retry = (e.details as { retry_after_ms?: number } | undefined)?.retry_after_ms;
-    if (retry !== undefined) res.set('Retry-After', String(Math.ceil(retry / 1000)));
-    if (status === 401) res.set('WWW-Authenticate', 'Bearer realm="marginalia"');
-    send(res, status, fail(e.code, e.message, e.details));
-    return;
-  }
-  throw e;
+  sendReply(res, errorReply(e));
 }
 
 /** Sends `body` as JSON with `status`. */
 export function send(res: Response, status: number, body: Envelope | Record<string, unknown>): void {
-  res.status(status).type('application/json').send(JSON.stringify(body));
+  res.status(status).type('application/json').send(envelopeText(body));
 }
 
 /**
@@ -223,33 +222,9 @@ export function createHttpApp(opts: HttpOptions): express.Express {
   app.set('etag', false);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const port = opts.port();
-    if (!isLoopbackHost(req.get('host'), port)) {
-      auditRefused(opts.agent, req, 'FORBIDDEN_HOST');
-      send(res, 403, fail('FORBIDDEN_HOST', `Host "${req.get('host') ?? ''}" is not this server (DNS rebinding protection); use 127.0.0.1:${port}`));
-      return;
-    }
-    if (!isAllowedOrigin(req.get('origin'), port)) {
-      auditRefused(opts.agent, req, 'FORBIDDEN_HOST');
-      send(res, 403, fail('FORBIDDEN_HOST', `Origin "${req.get('origin') ?? ''}" may not call this server`));
-      return;
-    }
-    adoptQueryToken(req);
-    // The tool listing (GET /tools, GET /) is public: it is the registry's schemas, the same text
-    // package.json ships, and holds nothing of the project. Everything else needs the token.
-    const publicListing = (req.method === 'GET' || req.method === 'HEAD') && (req.path === '/tools' || req.path === '/');
-    if (opts.agent && !publicListing && !opts.openPaths?.includes(req.path) && opts.agent.authenticate(req.get('authorization')) === null) {
-      auditRefused(opts.agent, req, 'UNAUTHORIZED');
-      res.set('WWW-Authenticate', 'Bearer realm="marginalia"');
-      send(res, 401, fail('UNAUTHORIZED', 'Send the token from the discovery file (or MARGINALIA_TOKEN) as Authorization: Bearer <token>'));
-      return;
-    }
-    if (!isJsonOrBodiless(req)) {
-      auditRefused(opts.agent, req, 'UNSUPPORTED_MEDIA_TYPE');
-      send(res, 415, fail('UNSUPPORTED_MEDIA_TYPE', 'Send the body as JSON with the header Content-Type: application/json'));
-      return;
-    }
-    next();
+    const refusal = guardRequest(req, req.path, opts);
+    if (refusal) sendReply(res, refusal);
+    else next();
   });
 
   app.get('/', (_req, res) => {
@@ -273,33 +248,7 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     },
     express.json({ limit: MAX_BODY, strict: false }),
     async (req: Request, res: Response) => {
-      const name = String(req.params.name);
-      const body: unknown = req.body;
-      const badBody = (message: string) => {
-        auditRefused(opts.agent, req, 'INVALID_ARGUMENTS', 'failed');
-        send(res, 400, fail('INVALID_ARGUMENTS', message));
-      };
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) return badBody('The body must be a JSON object {"arguments": {...}}');
-      const extra = Object.keys(body).filter((k) => k !== 'arguments');
-      if (extra.length > 0) return badBody(`Unexpected body member(s) ${extra.join(', ')}: send {"arguments": {...}}`);
-      const argsValue = (body as { arguments?: unknown }).arguments;
-      if (argsValue !== undefined && (argsValue === null || typeof argsValue !== 'object' || Array.isArray(argsValue))) return badBody('"arguments" must be a JSON object');
-      let caller: Caller;
-      try {
-        caller = callerOf(req, opts.agent);
-      } catch (e) {
-        sendError(res, e);
-        return;
-      }
-      const outcome = await opts.pipeline.invoke(name, argsValue ?? {}, caller);
-      const retry = !outcome.envelope.success ? (outcome.envelope.details as { retry_after_ms?: number } | undefined)?.retry_after_ms : undefined;
-      if (retry !== undefined) res.set('Retry-After', String(Math.ceil(retry / 1000)));
-      const status = statusOf(outcome);
-      opts.onCall?.(
-        `${new Date().toISOString()} ${caller.client_name} ${name} ${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
-        outcome,
-      );
-      send(res, status, outcome.envelope);
+      sendReply(res, await answerToolCall(opts, req, String(req.params.name), req.body));
     },
   );
 
@@ -332,6 +281,169 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     }
   });
   return app;
+}
+
+/** An answer ready to send: status, envelope or other JSON body, extra headers. */
+export interface Reply {
+  status: number;
+  body: Envelope | Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** Sends `reply` through express (see {@link send}). */
+function sendReply(res: Response, reply: Reply): void {
+  if (reply.headers) res.set(reply.headers);
+  send(res, reply.status, reply.body);
+}
+
+/**
+ * The checks every request passes before any route (spec section 4, README "Security"), shared by the
+ * express app and the fast path of {@link startHttpServer}: Host must be a loopback name on our port and
+ * Origin absent or loopback on our port (403 FORBIDDEN_HOST, DNS rebinding), a bearer token unless the route
+ * is the public tool listing or an `openPaths` path (401 UNAUTHORIZED), a JSON body or none (415
+ * UNSUPPORTED_MEDIA_TYPE). Returns the refusal to send (already audited), or undefined to go on. May
+ * rewrite `?token=` into the Authorization header ({@link adoptQueryToken}). `path` is the URL's path
+ * without its query string.
+ */
+export function guardRequest(req: http.IncomingMessage, path: string, opts: Pick<HttpOptions, 'port' | 'agent' | 'openPaths'>): Reply | undefined {
+  const port = opts.port();
+  const host = header(req, 'host');
+  if (!isLoopbackHost(host, port)) {
+    auditRefused(opts.agent, req, 'FORBIDDEN_HOST');
+    return { status: 403, body: fail('FORBIDDEN_HOST', `Host "${host ?? ''}" is not this server (DNS rebinding protection); use 127.0.0.1:${port}`) };
+  }
+  const origin = header(req, 'origin');
+  if (!isAllowedOrigin(origin, port)) {
+    auditRefused(opts.agent, req, 'FORBIDDEN_HOST');
+    return { status: 403, body: fail('FORBIDDEN_HOST', `Origin "${origin ?? ''}" may not call this server`) };
+  }
+  adoptQueryToken(req);
+  // The tool listing (GET /tools, GET /) is public: it is the registry's schemas, the same text
+  // package.json ships, and holds nothing of the project. Everything else needs the token.
+  const publicListing = (req.method === 'GET' || req.method === 'HEAD') && (path === '/tools' || path === '/');
+  if (opts.agent && !publicListing && !opts.openPaths?.includes(path) && opts.agent.authenticate(header(req, 'authorization')) === null) {
+    auditRefused(opts.agent, req, 'UNAUTHORIZED');
+    return {
+      status: 401,
+      body: fail('UNAUTHORIZED', 'Send the token from the discovery file (or MARGINALIA_TOKEN) as Authorization: Bearer <token>'),
+      headers: { 'WWW-Authenticate': 'Bearer realm="marginalia"' },
+    };
+  }
+  if (!isJsonOrBodiless(req)) {
+    auditRefused(opts.agent, req, 'UNSUPPORTED_MEDIA_TYPE');
+    return { status: 415, body: fail('UNSUPPORTED_MEDIA_TYPE', 'Send the body as JSON with the header Content-Type: application/json') };
+  }
+  return undefined;
+}
+
+/**
+ * `POST /tools/{name}` once the guards passed and the body is parsed (`body`: the parsed JSON, `{}` for an
+ * empty body): checks the body's shape (`{"arguments": {...}}`, else 400 INVALID_ARGUMENTS, audited as
+ * failed), resolves the caller ({@link callerOf}: 401 UNAUTHORIZED, SESSION_NOT_FOUND, 429 SESSION_LIMIT),
+ * runs the pipeline and writes the call-log line. Shared by the express route and the fast path.
+ */
+async function answerToolCall(opts: HttpOptions, req: http.IncomingMessage, name: string, body: unknown): Promise<Reply> {
+  const badBody = (message: string): Reply => {
+    auditRefused(opts.agent, req, 'INVALID_ARGUMENTS', 'failed');
+    return { status: 400, body: fail('INVALID_ARGUMENTS', message) };
+  };
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return badBody('The body must be a JSON object {"arguments": {...}}');
+  for (const k in body) {
+    if (k !== 'arguments') return badBody(`Unexpected body member(s) ${Object.keys(body).filter((x) => x !== 'arguments').join(', ')}: send {"arguments": {...}}`);
+  }
+  const argsValue = (body as { arguments?: unknown }).arguments;
+  if (argsValue !== undefined && (argsValue === null || typeof argsValue !== 'object' || Array.isArray(argsValue))) return badBody('"arguments" must be a JSON object');
+  let caller: Caller;
+  try {
+    caller = callerOf(req, opts.agent);
+  } catch (e) {
+    return errorReply(e);
+  }
+  const outcome = await opts.pipeline.invoke(name, argsValue ?? {}, caller);
+  const retry = !outcome.envelope.success ? (outcome.envelope.details as { retry_after_ms?: number } | undefined)?.retry_after_ms : undefined;
+  const status = statusOf(outcome);
+  opts.onCall?.(
+    `${new Date().toISOString()} ${caller.client_name} ${name} ${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
+    outcome,
+  );
+  return { status, body: outcome.envelope, headers: retry !== undefined ? { 'Retry-After': String(Math.ceil(retry / 1000)) } : undefined };
+}
+
+/** The reply for a thrown ToolError: its envelope with its status, Retry-After for RATE_LIMITED; rethrows anything else. */
+function errorReply(e: unknown): Reply {
+  if (!isToolError(e)) throw e;
+  const status = STATUS_BY_CODE[e.code] ?? 400;
+  const retry = (e.details as { retry_after_ms?: number } | undefined)?.retry_after_ms;
+  const headers: Record<string, string> = {};
+  if (retry !== undefined) headers['Retry-After'] = String(Math.ceil(retry / 1000));
+  if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="marginalia"';
+  return { status, body: fail(e.code, e.message, e.details), headers };
+}
+
+/** `/tools/{name}` with a name of registry characters and no query string: the fast path's URLs. */
+const FAST_TOOL_URL = /^\/tools\/([A-Za-z0-9_.-]{1,200})$/;
+/** {@link MAX_BODY} in bytes (body-parser reads "64mb" as 64 MiB). */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The fast path for the plain tool call: `POST /tools/{name}` with `Content-Type: application/json`
+ * (charset absent or UTF-8), a Content-Length within {@link MAX_BODY} and no Content-Encoding. It runs
+ * the same guards ({@link guardRequest}) and the same handler ({@link answerToolCall}) as the express route
+ * and answers the same bytes and headers, without express's routing and body-parser (half of a small
+ * call's server time; bench/RESULTS.md). Returns false, having touched nothing, for any other request:
+ * express then serves it, with its own handling of encodings, charsets, chunked bodies and every error.
+ */
+function fastToolCall(req: http.IncomingMessage, res: http.ServerResponse, opts: HttpOptions): boolean {
+  if (req.method !== 'POST' || req.url === undefined || !req.url.startsWith('/tools/')) return false;
+  const match = FAST_TOOL_URL.exec(req.url);
+  if (!match) return false;
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
+  const type = req.headers['content-type'];
+  if (type === undefined) return false;
+  const [mime, ...params] = type.split(';');
+  if (mime?.trim().toLowerCase() !== 'application/json') return false;
+  for (const p of params) {
+    const [k, v] = p.split('=');
+    if (k?.trim().toLowerCase() !== 'charset' || !/^"?utf-8"?$/i.test(v?.trim() ?? '')) return false;
+  }
+  const lengthHeader = req.headers['content-length'];
+  const length = lengthHeader === undefined ? NaN : Number(lengthHeader);
+  if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY_BYTES || req.headers['transfer-encoding'] !== undefined) return false;
+
+  const reply = (r: Reply): void => {
+    const json = Buffer.from(envelopeText(r.body), 'utf8');
+    res.writeHead(r.status, { ...r.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': json.length });
+    res.end(json);
+  };
+  const refusal = guardRequest(req, req.url, opts);
+  if (refusal) {
+    req.resume();
+    reply(refusal);
+    return true;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('error', () => req.destroy());
+  req.on('end', () => {
+    let text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // body-parser's decoder drops a BOM too
+    let body: unknown = {};
+    if (text.length > 0) {
+      try {
+        body = JSON.parse(text);
+      } catch (e) {
+        auditRefused(opts.agent, req, 'INVALID_JSON', 'failed');
+        reply({ status: 400, body: fail('INVALID_JSON', `The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`) });
+        return;
+      }
+    }
+    answerToolCall(opts, req, match[1] as string, body).then(reply, (e: unknown) => {
+      opts.logger.error('HTTP request failed', e);
+      reply({ status: 500, body: fail('TOOL_EXECUTION_ERROR', 'The request failed unexpectedly') });
+    });
+  });
+  return true;
 }
 
 /**
@@ -411,7 +523,10 @@ export async function startHttpServer(opts: Omit<HttpOptions, 'port'> & { port: 
   if (!['127.0.0.1', '::1', 'localhost'].includes(host)) throw new Error(`Refusing to listen on ${host}: Marginalia serves loopback addresses only`);
   let bound = opts.port;
   const app = createHttpApp({ ...opts, port: () => bound });
-  const server = http.createServer(app);
+  const fastOpts: HttpOptions = { ...opts, port: () => bound };
+  const server = http.createServer((req, res) => {
+    if (!fastToolCall(req, res, fastOpts)) app(req, res);
+  });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, bound, opts));
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {

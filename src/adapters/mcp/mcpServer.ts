@@ -4,6 +4,7 @@ import type { FailureEnvelope } from '../../core/envelope';
 import { isToolError, type ErrorCode } from '../../core/errors';
 import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
+import { jsonText } from '../../core/sharedResult';
 import type { AgentContext } from '../../agent/agentContext';
 import type { ContextBuilder } from '../../agent/contextBuilder';
 import { describeProgress, toJsonSchema, type Caller, type InvokeOptions, type InvokeOutcome, type PendingApproval } from '../../agent/pipeline';
@@ -208,7 +209,7 @@ export function toToolResult(outcome: InvokeOutcome): CallToolResult {
       `unanswered, it is rejected at ${p.expires_at}. Carry on with other work meanwhile.\n${JSON.stringify(env.data)}`;
     return { content: [{ type: 'text', text }], structuredContent: data };
   }
-  return { content: [{ type: 'text', text: JSON.stringify(env.data) }], structuredContent: data };
+  return { content: [{ type: 'text', text: jsonText(env.data) }], structuredContent: data };
 }
 
 /** Instructions sent to clients at initialization (2025) or discovery (2026-07-28). */

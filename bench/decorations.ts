@@ -68,7 +68,7 @@ async function run(): Promise<SectionResult> {
     let drawn = 0;
     for (let r = 0; r < REPS + 5; r++) {
       let t0 = performance.now();
-      const segments = repo.listSegmentsForSource(sourceId);
+      const segments = repo.listSegmentMarksForSource(sourceId);
       const codes = new Map<number, CodeWithCounts>(repo.listCodes().map((c) => [c.code_id, c]));
       const dRead = performance.now() - t0;
       t0 = performance.now();

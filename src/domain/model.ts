@@ -75,6 +75,9 @@ export interface SourceInfo {
   created_at: string;
 }
 
+/** A segment without its text: what drawing it in the editor needs (ProjectRepository.listSegmentMarksForSource). */
+export type SegmentMark = Omit<Segment, 'text'>;
+
 /** A folder of sources; folders nest through `parent_id`. */
 export interface Folder {
   folder_id: number;

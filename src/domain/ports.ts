@@ -1,5 +1,5 @@
 import type { EventRecord } from './events';
-import type { Category, Code, Folder, Segment, SourceInfo, SourceType } from './model';
+import type { Category, Code, Folder, Segment, SegmentMark, SourceInfo, SourceType } from './model';
 
 /** A code with its usage counts. */
 export interface CodeWithCounts extends Code {
@@ -77,6 +77,11 @@ export interface ProjectRepository {
   insertCategory(name: string, key: string, parentId: number | null, memo: string | null, stamp: Stamp): number;
   // segments
   listSegmentsForSource(sourceId: number): Segment[];
+  /**
+   * The segments of a source without their text, by position: what the editor's decorations draw
+   * (reading 5,000 segments' text was most of a redraw; bench/decorations.ts).
+   */
+  listSegmentMarksForSource(sourceId: number): SegmentMark[];
   /** Segments of a code across all sources, by source then position. */
   listSegmentsForCode(codeId: number): Segment[];
   getSegment(id: number): Segment | undefined;

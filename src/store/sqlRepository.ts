@@ -1,5 +1,5 @@
 import type { EventRecord, EventType } from '../domain/events';
-import type { Category, Code, Folder, Segment, SourceInfo, SourceType } from '../domain/model';
+import type { Category, Code, Folder, Segment, SegmentMark, SourceInfo, SourceType } from '../domain/model';
 import type {
   ApprovalRecord,
   CategoryWithCount,
@@ -50,6 +50,8 @@ const SOURCE_COLS = `s.id AS source_id, s.name, s.type, s.memo, s.origin, s.file
   (SELECT count(*) FROM av_segments a WHERE a.source_id = s.id) AS av_segment_count`;
 
 const SEGMENT_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at`;
+/** {@link SEGMENT_COLS} without the text. */
+const SEGMENT_MARK_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, memo, importance, owner, session_id, created_at`;
 
 /**
  * {@link ProjectRepository} over a {@link ProjectStore}: plain SQL on the schema of migrations.ts.
@@ -159,6 +161,9 @@ export class SqlProjectRepository implements ProjectRepository {
 
   listSegmentsForSource(sourceId: number): Segment[] {
     return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? ORDER BY start_pos, end_pos, id`, [sourceId]);
+  }
+  listSegmentMarksForSource(sourceId: number): SegmentMark[] {
+    return this.db.all<SegmentMark>(`SELECT ${SEGMENT_MARK_COLS} FROM segments WHERE source_id = ? ORDER BY start_pos, end_pos, id`, [sourceId]);
   }
   listSegmentsForCode(codeId: number): Segment[] {
     return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE code_id = ? ORDER BY source_id, start_pos, id`, [codeId]);

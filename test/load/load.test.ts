@@ -15,12 +15,22 @@
  * - the server's resident memory (VmRSS of the child, Linux /proc) after the run is within 20% of its
  *   memory after warm-up (the first 10% of the calls, but at least 8,000 and at most half: V8's heap grows to
  *   its working size under this load within the first few thousand calls), each measured on the idle server
- *   after a full garbage collection (test/load/gcOnSignal.cjs), as the least of samples over three seconds.
+ *   (every client and the subscriber connected and waiting, before the test's own verification reads) after
+ *   a full garbage collection (test/load/gcOnSignal.cjs), as the least of samples over three seconds.
  *
- * The workload per client (seeded, LOAD_SEED): 25% create_code (unique names), 25% apply_code on a random
- * range of one of four sources, 10% update_memo on a source (trust: memo, auto), and 40% reads (get_code, read_source_content,
- * list_segments with a limit, search_text, get_project_context). Trust overrides in the project's config let
- * the agents' create_code and apply_code run (auto) instead of waiting for approval.
+ * The workload per client (seeded, LOAD_SEED), an agent's coding session: 27% apply_code on a random range
+ * of one of four sources, 3% create_code (unique names), 5% update_memo on a source (trust: memo, auto), 2%
+ * list_codes (answered from the memo between writes: it must list every code the client was told it
+ * created) and 63% other reads (get_code, read_source_content, list_segments with a limit, search_text,
+ * get_project_context). Trust overrides in the project's config let the agents' create_code and apply_code
+ * run (auto) instead of waiting for approval.
+ *
+ * Memory and the workload: sql.js holds the whole database in memory (Emscripten's in-memory file system,
+ * counted in `arrayBuffers`), so resident memory grows with what the calls store, byte for byte. An
+ * earlier mix with 25% create_code and 10% update_memo stored 40,000 codes, 40,000 segments and 96,000
+ * events in 160,000 calls (the database grew 5.8 -> 54.6 MB) and ended at 1.23x: the V8 heap was flat
+ * (51.5 -> 51.1 MB after a full collection) and `arrayBuffers` grew 51 MB, the database's growth. The
+ * breakdown is printed after every run.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -33,6 +43,8 @@ import { AGENT_TOKEN, AS_AGENT, callTool, REPO_ROOT, request, startServer, tmpDi
 const CI = process.env.CI === 'true';
 const CLIENTS = Number(process.env.LOAD_CLIENTS ?? 32);
 const CALLS = Number(process.env.LOAD_CALLS ?? (CI ? 600 : 5000));
+/** How long the idle server's resident memory is sampled after a full collection (the least sample counts). */
+const SETTLE_MS = Number(process.env.LOAD_SETTLE_MS ?? 3000);
 const SEED = Number(process.env.LOAD_SEED ?? Math.floor(Math.random() * 2 ** 31));
 /** the failures an agent may legally get under load */
 const ALLOWED_FAILURES = new Set(['RATE_LIMITED']);
@@ -252,16 +264,20 @@ function rssOf(pid: number): number {
  * Resident memory of the idle server after a full garbage collection: SIGUSR2 makes the server collect
  * (test/load/gcOnSignal.cjs, preloaded with --expose-gc), then the least RSS of samples over `ms`.
  */
-async function settledRss(pid: number, ms = 3000): Promise<number> {
+async function settledRss(pid: number, ms = SETTLE_MS): Promise<number> {
   await new Promise((r) => setTimeout(r, 500));
   process.kill(pid, 'SIGUSR2');
   await new Promise((r) => setTimeout(r, 500));
   let least = Infinity;
+  const series: number[] = [];
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    least = Math.min(least, rssOf(pid));
+    const rss = rssOf(pid);
+    series.push(rss);
+    least = Math.min(least, rss);
     await new Promise((r) => setTimeout(r, 100));
   }
+  if (process.env.LOAD_RSS_SERIES === '1') console.log(`      RSS samples (MB, every 100 ms): ${series.map((x) => (x / 1e6).toFixed(0)).join(' ')}`);
   return least;
 }
 
@@ -343,27 +359,33 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
         const src = sources[Math.floor(rnd() * sources.length)]!;
         let tool: string;
         let args: Record<string, unknown>;
-        if (roll < 0.25) {
+        // the workload of a coding session (see the header): reads, coding, the odd new code and memo
+        let knownOwn = 0;
+        if (roll < 0.03) {
           tool = 'create_code';
           args = { name: `A${index}-${i} ${WORDS[i % WORDS.length]}`, color: '#F28E2B' };
-        } else if (roll < 0.5) {
+        } else if (roll < 0.05) {
+          tool = 'list_codes';
+          args = {};
+          knownOwn = own.length;
+        } else if (roll < 0.32) {
           const start = Math.floor(rnd() * (src.length - 100));
           tool = 'apply_code';
           args = { code_id: anyCode(), source_id: src.id, start_pos: start, end_pos: start + 1 + Math.floor(rnd() * 90) };
-        } else if (roll < 0.6) {
+        } else if (roll < 0.37) {
           tool = 'update_memo';
           args = { source_id: src.id, memo: `memo ${index}-${i} é🌱` };
-        } else if (roll < 0.7) {
+        } else if (roll < 0.47) {
           tool = 'get_code';
           args = { code_id: anyCode() };
-        } else if (roll < 0.8) {
+        } else if (roll < 0.65) {
           const start = Math.floor(rnd() * (src.length - 500));
           tool = 'read_source_content';
           args = { source_id: src.id, start_pos: start, max_length: 400 };
-        } else if (roll < 0.88) {
+        } else if (roll < 0.77) {
           tool = 'list_segments';
           args = { source_id: src.id, limit: 20, offset: Math.floor(rnd() * 50) };
-        } else if (roll < 0.96) {
+        } else if (roll < 0.92) {
           tool = 'search_text';
           args = { query: WORDS[Math.floor(rnd() * 9)]!, limit: 5 };
         } else {
@@ -383,6 +405,12 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
           failures.set(out.error_code!, (failures.get(out.error_code!) ?? 0) + 1);
           if (!ALLOWED_FAILURES.has(out.error_code!)) problems.push(`${c.protocol} ${tool} ${JSON.stringify(args).slice(0, 160)}: ${out.error_code}`);
         } else if (tool === 'create_code') own.push(out.data.code_id);
+        else if (tool === 'list_codes') {
+          // the codebook (answered from the memo between writes) holds every code this client was told it created
+          const listed = new Set((out.data.codes as { code_id: number }[]).map((x) => x.code_id));
+          const missing = own.slice(0, knownOwn).filter((id) => !listed.has(id));
+          if (missing.length > 0 || out.data.count !== listed.size) problems.push(`${c.protocol} list_codes: codes ${missing.slice(0, 5).join(', ')} created earlier are missing (count ${out.data.count}, listed ${listed.size})`);
+        }
         if (problems.length > 20) throw new Error(`too many problems:\n${problems.join('\n')}`);
         completed++;
         // warm-up ends after WARM_UP calls: everyone pauses while the memory is measured
@@ -408,6 +436,9 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     const last = await head();
     const tWait = Date.now();
     while ((sse.got.at(-1)?.seq ?? 0) < last && Date.now() - tWait < 60_000) await new Promise((r) => setTimeout(r, 100));
+    // memory after the run, measured as after warm-up: the idle server with every client and the subscriber
+    // still connected, before this test's own reads of the whole event history below
+    const endRss = await settledRss(pid);
     const stored: Delivered[] = [];
     for (let since = startSeq; ; ) {
       const page = (await request(base, 'GET', `/events/history?since=${since}&limit=1000&patterns=*`)).body.data;
@@ -433,12 +464,10 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     const storedById = new Map(stored.map((e) => [e.seq, e.event_id]));
     assert.ok(delivered.every((e) => storedById.get(e.seq) === e.event_id), 'the delivered events are the stored ones');
 
-    // memory after the run, against memory after warm-up
+    // the clients and the subscriber close only now, after the memory was measured
     for (const c of clients) await c.close();
     sse.close();
     await sse.done;
-    await new Promise((r) => setTimeout(r, 1000));
-    const endRss = await settledRss(pid);
     const ratio = endRss / warmRss;
     console.log(
       `      load summary: ${total} calls (http ${byProtocol.http}, mcp ${byProtocol.mcp}, ws ${byProtocol.ws}) in ${(loadMs / 1000).toFixed(1)} s ` +

@@ -93,7 +93,7 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     const byColor = new Map<string, vscode.DecorationOptions[]>();
     const drawn: DrawnSegments = new Map();
     if (repo && sourceId !== undefined) {
-      const segments = repo.listSegmentsForSource(sourceId);
+      const segments = repo.listSegmentMarksForSource(sourceId);
       const codes = new Map<number, CodeWithCounts>(repo.listCodes().map((c) => [c.code_id, c]));
       const doc = editor.document;
       for (const [color, decorations] of computeSegmentDecorations(doc.getText(), segments, codes, madeByAgent)) {

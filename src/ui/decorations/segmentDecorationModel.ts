@@ -5,7 +5,7 @@
  * (codedSegmentDecorations.ts) turns the offsets into positions with the document and draws them.
  */
 import { OffsetMap } from '../../core/offsets';
-import type { Segment } from '../../domain/model';
+import type { SegmentMark } from '../../domain/model';
 import type { CodeWithCounts } from '../../domain/ports';
 
 /** One segment as drawn: editor (UTF-16) offsets, end exclusive, and its hover as markdown (theme icons on). */
@@ -22,7 +22,7 @@ export function escapeMarkdown(text: string): string {
 }
 
 /** The hover of a segment: code name (with an AI badge when an agent made it), memos, coder, session and time. */
-export function segmentHover(s: Segment, code: CodeWithCounts, madeByAgent: (sessionId: string | null) => boolean): string {
+export function segmentHover(s: SegmentMark, code: CodeWithCounts, madeByAgent: (sessionId: string | null) => boolean): string {
   const ai = madeByAgent(s.session_id);
   let md = `**${escapeMarkdown(code.name)}**${ai ? ' $(sparkle) AI' : ''}\n\n`;
   if (code.memo) md += `*Code memo:* ${escapeMarkdown(code.memo)}\n\n`;
@@ -38,7 +38,7 @@ export function segmentHover(s: Segment, code: CodeWithCounts, madeByAgent: (ses
  */
 export function computeSegmentDecorations(
   text: string,
-  segments: readonly Segment[],
+  segments: readonly SegmentMark[],
   codes: ReadonlyMap<number, CodeWithCounts>,
   madeByAgent: (sessionId: string | null) => boolean,
 ): Map<string, SegmentDecoration[]> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { Segment } from '../../../src/domain/model';
 import type { CodeWithCounts } from '../../../src/domain/ports';
 import { LineIndex, computeSegmentDecorations, segmentHover } from '../../../src/ui/decorations/segmentDecorationModel';
+import { openFixture } from '../domain/projectFixture';
 
 const code = (code_id: number, color: string, memo: string | null = null) => ({ code_id, name: `c_${code_id}`, color, memo }) as unknown as CodeWithCounts;
 const seg = (segment_id: number, code_id: number, start_pos: number, end_pos: number, session_id: string | null = 'local') =>
@@ -29,5 +30,29 @@ describe('ui/decorations/segmentDecorationModel (pure)', () => {
     assert.deepEqual(idx.positionAt(7), { line: 2, character: 0 });
     assert.deepEqual(idx.positionAt(10), { line: 3, character: 0 });
     assert.deepEqual(idx.positionAt(99), { line: 3, character: 1 });
+  });
+});
+
+describe('store: listSegmentMarksForSource (what the decorations read)', () => {
+  it('is listSegmentsForSource without the text, in the same order', async () => {
+    const fx = await openFixture();
+    try {
+      const src = (await fx.ok('import_text', { name: 'T', content: 'We grew 🌱 beans and argued about the rota.' })).source_id as number;
+      const other = (await fx.ok('import_text', { name: 'U', content: 'Another source entirely.' })).source_id as number;
+      const a = (await fx.ok('create_code', { name: 'Growing', color: '#112233' })).code_id as number;
+      const b = (await fx.ok('create_code', { name: 'Conflict', color: '#445566' })).code_id as number;
+      await fx.ok('apply_code', { code_id: b, source_id: src, start_pos: 20, end_pos: 40 });
+      await fx.ok('apply_code', { code_id: a, source_id: src, start_pos: 3, end_pos: 15 });
+      await fx.ok('apply_code', { code_id: b, source_id: src, start_pos: 3, end_pos: 9 });
+      await fx.ok('apply_code', { code_id: a, source_id: other, start_pos: 0, end_pos: 7 });
+      const full = fx.handle.repo.listSegmentsForSource(src);
+      const marks = fx.handle.repo.listSegmentMarksForSource(src);
+      assert.equal(marks.length, 3);
+      assert.deepEqual(marks, full.map(({ text: _text, ...rest }) => rest));
+      assert.ok(marks.every((m) => !('text' in m)));
+      assert.deepEqual(marks.map((m) => m.start_pos), [3, 3, 20]);
+    } finally {
+      await fx.close();
+    }
   });
 });

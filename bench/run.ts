@@ -177,12 +177,7 @@ async function main(): Promise<void> {
     const http = await benchHttp(small, runDir);
     if (ONLY_HTTP) {
       // BENCH_ONLY=http: section 1 alone, for iterating on the HTTP path (not a recorded run)
-      const rows = [
-        ['raw node:http child, same bytes (FLOOR)', ...latencyCells(http.floor), '1.00x', ms(http.cpu.floor ?? NaN)],
-        ['(info) express 5 child, same bytes, no tool', ...latencyCells(http.express), ratio(http.express.p50, http.floor.p50), ms(http.cpu.express ?? NaN)],
-        ['marginalia serve child (built CLI)', ...latencyCells(http.real), ratio(http.real.p50, http.floor.p50), ms(http.cpu.real ?? NaN)],
-      ];
-      process.stdout.write(`${table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], rows)}\n`);
+      process.stdout.write(`${table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], httpRows(http))}\n`);
       process.stdout.write(`loadavg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
       return;
     }
@@ -416,6 +411,20 @@ function range(xs: readonly number[]): string {
   return `${ms(s.p50)} (${ms(s.min)}-${ms(s.max)})`;
 }
 
+/** Section 1's table rows: the floor, express alone, the real server, and the in-process figures when measured. */
+function httpRows(h: HttpResult): string[][] {
+  const cpuCell = (v: number | undefined) => (v === undefined ? 'n/a' : ms(v));
+  const hr = [
+    ['raw node:http child, same bytes (FLOOR)', ...latencyCells(h.floor), '1.00x', cpuCell(h.cpu.floor)],
+    ['(info) express 5 child, same bytes, no tool', ...latencyCells(h.express), ratio(h.express.p50, h.floor.p50), cpuCell(h.cpu.express)],
+    ['marginalia serve child (built CLI)', ...latencyCells(h.real), ratio(h.real.p50, h.floor.p50), cpuCell(h.cpu.real)],
+  ];
+  if (h.inProcess) hr.push(['(info) pipeline.invoke list_codes in-process (no HTTP, no agent layer)', ...latencyCells(h.inProcess), ratio(h.inProcess.p50, h.floor.p50), cpuCell(h.cpu.inProcess)]);
+  const big = h.inProcessLarge;
+  if (big) hr.push([`(info) same, in-process on the ${mb(big.bytes)} project (${big.segments} segments)`, ...latencyCells(big.stats), ratio(big.stats.p50, h.floor.p50), cpuCell(big.cpu)]);
+  return hr;
+}
+
 function report(started: Date, h: HttpResult, muts: MutationResult[], sections: (SectionResult | { title: string; failed: string })[]): void {
   const cpus = os.cpus();
   const out: string[] = [];
@@ -440,15 +449,7 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
   p();
   p('The real server runs the agent layer: bearer-token auth, implicit session, trust check, audit log line, stderr call log; rate limits raised so 3500 calls are not refused.');
   p();
-  const cpuCell = (v: number | undefined) => (v === undefined ? 'n/a' : ms(v));
-  const hr = [
-    ['raw node:http child, same bytes (FLOOR)', ...latencyCells(h.floor), '1.00x', cpuCell(h.cpu.floor)],
-    ['(info) express 5 child, same bytes, no tool', ...latencyCells(h.express), ratio(h.express.p50, h.floor.p50), cpuCell(h.cpu.express)],
-    ['marginalia serve child (built CLI)', ...latencyCells(h.real), ratio(h.real.p50, h.floor.p50), cpuCell(h.cpu.real)],
-  ];
-  if (h.inProcess) hr.push(['(info) pipeline.invoke list_codes in-process (no HTTP, no agent layer)', ...latencyCells(h.inProcess), ratio(h.inProcess.p50, h.floor.p50), cpuCell(h.cpu.inProcess)]);
-  const big = h.inProcessLarge;
-  if (big) hr.push([`(info) same, in-process on the ${mb(big.bytes)} project (${big.segments} segments)`, ...latencyCells(big.stats), ratio(big.stats.p50, h.floor.p50), cpuCell(big.cpu)]);
+  const hr = httpRows(h);
   p(table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], hr));
   p();
   p(`Ratios vs floor: p50 ${ratio(h.real.p50, h.floor.p50)}, p90 ${ratio(h.real.p90, h.floor.p90)}, p99 ${ratio(h.real.p99, h.floor.p99)}. ` +

@@ -17,8 +17,8 @@ export function shareResult<T>(value: T): T {
   return value;
 }
 
+/** Freezes `value` and every object below it that is not frozen yet (results are JSON-like: no cycles). */
 function deepFreeze(value: object): void {
-  if (Object.isFrozen(value) && !Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype) return;
   Object.freeze(value);
   for (const v of Object.values(value)) if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) deepFreeze(v as object);
 }

@@ -635,7 +635,9 @@ export class ToolPipeline {
   private storeEvents(project: OpenProject, caller: Caller, correlation: string, now: number, raised: DomainEvent[]): EventRecord[] {
     return raised.map((e) => {
       const record = this.toRecord(e, caller, correlation, now);
-      record.metadata.sequence_number = project.repo.insertEvent(record);
+      const stored = project.repo.insertEvent(record);
+      record.metadata.sequence_number = stored.seq;
+      record.event_id = stored.event_id;
       return record;
     });
   }

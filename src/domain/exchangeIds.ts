@@ -34,13 +34,30 @@ export function normalizeGuid(raw: unknown): string | null {
  * the same GUID.
  */
 export function deriveGuid(projectGuid: string, kind: ExchangeGuidKind | string, localId: string | number): string {
-  const ns = normalizeGuid(projectGuid);
-  if (ns === null) throw new Error(`not a project GUID: ${projectGuid}`);
-  const hash = createHash('sha1').update(Buffer.from(ns.replace(/-/g, ''), 'hex')).update(`${kind}:${localId}`, 'utf8').digest();
-  const b = hash.subarray(0, 16);
+  return uuidV5(guidBytes(projectGuid), `${kind}:${localId}`);
+}
+
+/** The 16 bytes of a GUID in any form {@link normalizeGuid} accepts; throws (a programming error) on anything else. */
+export function guidBytes(guid: string): Buffer {
+  const ns = normalizeGuid(guid);
+  if (ns === null) throw new Error(`not a project GUID: ${guid}`);
+  return Buffer.from(ns.replace(/-/g, ''), 'hex');
+}
+
+/**
+ * A name-based UUID version 5 (RFC 9562, section 5.5): SHA-1 over `namespace` (16 bytes) and `name`'s UTF-8
+ * bytes, version and variant bits set, lower case, hyphenated.
+ */
+export function uuidV5(namespace: Uint8Array, name: string): string {
+  const b = createHash('sha1').update(namespace).update(name, 'utf8').digest().subarray(0, 16);
   b[6] = ((b[6] as number) & 0x0f) | 0x50;
   b[8] = ((b[8] as number) & 0x3f) | 0x80;
-  const h = b.toString('hex');
+  return guidText(b);
+}
+
+/** 16 bytes as a GUID: lower-case hex, hyphenated 8-4-4-4-12. */
+export function guidText(bytes: Uint8Array): string {
+  const h = Buffer.from(bytes.buffer, bytes.byteOffset, 16).toString('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 

@@ -151,8 +151,11 @@ export interface ProjectRepository {
   listEventsByCorrelation(correlationId: string): EventRecord[];
   /** The highest stored sequence number (0 when none). */
   lastEventSeq(): number;
-  /** Stores an event (its metadata.sequence_number is ignored) and returns its sequence number. */
-  insertEvent(event: EventRecord): number;
+  /**
+   * Stores an event and returns its sequence number and its id, both given by the store (the event's own
+   * `event_id` and `metadata.sequence_number` are ignored).
+   */
+  insertEvent(event: EventRecord): { seq: number; event_id: string };
   // project
   counts(): { sources: number; codes: number; categories: number; segments: number; av_segments: number; folders: number };
   // cases (positions in code points; see the case types below)

@@ -11,6 +11,9 @@ export interface Migration {
   sql: string;
 }
 
+/** GLOB pattern of a UUID as `crypto.randomUUID` writes it: lower-case hex, hyphenated (migration 9). */
+const UUID_GLOB = `${'[0-9a-f]'.repeat(8)}-${'[0-9a-f]'.repeat(4)}-${'[0-9a-f]'.repeat(4)}-${'[0-9a-f]'.repeat(4)}-${'[0-9a-f]'.repeat(12)}`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -410,6 +413,54 @@ CREATE TABLE exchange_guids (
 );
 CREATE INDEX exchange_guids_guid ON exchange_guids(kind, guid);
 INSERT OR IGNORE INTO meta(key, value) VALUES ('project_guid', lower(hex(randomblob(16))));
+`,
+  },
+  {
+    version: 9,
+    description: 'a leaner event log: derived event ids, timestamps as integers, UUIDs as 16-byte blobs',
+    // The event log is append-only and was two thirds of a busy project (about 380 bytes an event, 49 of
+    // them in the UNIQUE index on event_id that nothing reads). Stored from here on (src/store/eventRows.ts):
+    // - event_id NULL: the event's id is derived from the project GUID and its sequence number (a UUID v5,
+    //   like exchanged items' GUIDs), so it is stable and unique without being stored or indexed; an id
+    //   stored before this migration is kept and wins.
+    // - timestamp: milliseconds since the Unix epoch (UTC) when the ISO text is exactly what
+    //   Date#toISOString gives for them, else the text as it was.
+    // - session_id, correlation_id: a lower-case hyphenated UUID as its 16 bytes, anything else as text.
+    // Read back, every event is the same envelope as before. The rebuild keeps sqlite_sequence, so a
+    // sequence number is never given out twice.
+    sql: `
+CREATE TABLE events_v9 (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id TEXT,
+  event_type TEXT NOT NULL,
+  timestamp NOT NULL,
+  aggregate_type TEXT NOT NULL,
+  aggregate_id TEXT NOT NULL,
+  session_id,
+  client_type TEXT,
+  user TEXT,
+  correlation_id,
+  payload TEXT NOT NULL
+);
+INSERT INTO events_v9(seq, event_id, event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
+  SELECT seq, event_id, event_type,
+    CASE WHEN timestamp GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9].[0-9][0-9][0-9]Z'
+          AND strftime('%Y-%m-%dT%H:%M:%fZ', timestamp) = timestamp
+      THEN CAST(strftime('%s', timestamp) AS INTEGER) * 1000 + CAST(substr(timestamp, 21, 3) AS INTEGER)
+      ELSE timestamp END,
+    aggregate_type, aggregate_id,
+    CASE WHEN session_id GLOB '${UUID_GLOB}' THEN unhex(replace(session_id, '-', '')) ELSE session_id END,
+    client_type, user,
+    CASE WHEN correlation_id GLOB '${UUID_GLOB}' THEN unhex(replace(correlation_id, '-', '')) ELSE correlation_id END,
+    payload
+  FROM events ORDER BY seq;
+INSERT INTO sqlite_sequence(name, seq)
+  SELECT 'events_v9', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events_v9');
+UPDATE sqlite_sequence
+  SET seq = max(seq, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))
+  WHERE name = 'events_v9';
+DROP TABLE events;
+ALTER TABLE events_v9 RENAME TO events;
 `,
   },
 ];

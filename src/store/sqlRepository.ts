@@ -28,6 +28,7 @@ import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
 import type { CodedRanges, ReportFilter, ReportRecord, ReportStatus, ReportType } from '../domain/ports';
 import { ToolError } from '../core/errors';
 import { nameKey } from '../domain/rules';
+import { EventIdDeriver, timestampFromStored, timestampToStored, uuidFromStored, uuidParams } from './eventRows';
 import type {
   NewSuggestion,
   NewSuggestionBatch,
@@ -57,6 +58,21 @@ const SEGMENT_MARK_COLS = `id AS segment_id, code_id, source_id, start_pos, end_
  * {@link ProjectRepository} over a {@link ProjectStore}: plain SQL on the schema of migrations.ts.
  * Writes must run inside `store.transaction`.
  */
+/** A row of `events` as stored since migration 9 (src/store/eventRows.ts). */
+interface StoredEventRow {
+  seq: number;
+  event_id: string | null;
+  event_type: string;
+  timestamp: number | string;
+  aggregate_type: string;
+  aggregate_id: string;
+  session_id: Uint8Array | string | null;
+  client_type: string | null;
+  user: string | null;
+  correlation_id: Uint8Array | string | null;
+  payload: string;
+}
+
 export class SqlProjectRepository implements ProjectRepository {
   /**
    * The codebook as {@link listCodes} last read it, valid while the store's
@@ -393,55 +409,56 @@ export class SqlProjectRepository implements ProjectRepository {
     ]);
   }
   listEventsSince(afterSeq: number, limit: number): EventRecord[] {
-    const rows = this.db.all<{
-      seq: number;
-      event_id: string;
-      event_type: string;
-      timestamp: string;
-      aggregate_type: string;
-      aggregate_id: string;
-      session_id: string | null;
-      client_type: string | null;
-      user: string | null;
-      correlation_id: string | null;
-      payload: string;
-    }>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit]);
-    return rows.map((r) => ({
-      event_id: r.event_id,
-      event_type: r.event_type as EventType,
-      timestamp: r.timestamp,
-      aggregate_type: r.aggregate_type,
-      aggregate_id: r.aggregate_id,
-      caused_by: { session_id: r.session_id ?? '', client_type: r.client_type ?? '', user: r.user ?? '' },
-      payload: JSON.parse(r.payload) as Record<string, unknown>,
-      metadata: { correlation_id: r.correlation_id ?? '', sequence_number: r.seq },
-    }));
+    return this.db.all<StoredEventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit]).map((r) => this.eventFromRow(r));
   }
   listEventsByCorrelation(correlationId: string): EventRecord[] {
-    const seqs = this.db.all<{ seq: number }>('SELECT seq FROM events WHERE correlation_id = ? ORDER BY seq', [correlationId]);
-    return seqs.flatMap((r) => this.listEventsSince(r.seq - 1, 1));
+    return this.db
+      .all<StoredEventRow>('SELECT * FROM events WHERE correlation_id = coalesce(unhex(?), ?) ORDER BY seq', uuidParams(correlationId))
+      .map((r) => this.eventFromRow(r));
   }
   lastEventSeq(): number {
     return Number(this.db.get<{ n: number | null }>('SELECT max(seq) AS n FROM events')?.n ?? 0);
   }
 
-  insertEvent(e: EventRecord): number {
-    return this.db.run(
-      `INSERT INTO events(event_id, event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
-       VALUES (?,?,?,?,?,?,?,?,?,?)`,
+  insertEvent(e: EventRecord): { seq: number; event_id: string } {
+    // the stored form (migration 9, src/store/eventRows.ts): no event id, the timestamp as milliseconds,
+    // UUIDs as 16 bytes
+    const seq = this.db.run(
+      `INSERT INTO events(event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
+       VALUES (?,?,?,?,coalesce(unhex(?), ?),?,?,coalesce(unhex(?), ?),?)`,
       [
-        e.event_id,
         e.event_type,
-        e.timestamp,
+        timestampToStored(e.timestamp),
         e.aggregate_type,
         e.aggregate_id,
-        e.caused_by.session_id,
+        ...uuidParams(e.caused_by.session_id),
         e.caused_by.client_type,
         e.caused_by.user,
-        e.metadata.correlation_id,
+        ...uuidParams(e.metadata.correlation_id),
         JSON.stringify(e.payload),
       ],
     ).lastId;
+    return { seq, event_id: this.eventIds().eventId(seq) };
+  }
+
+  /** An `events` row as the envelope it was stored from. */
+  private eventFromRow(r: StoredEventRow): EventRecord {
+    return {
+      event_id: r.event_id ?? this.eventIds().eventId(r.seq),
+      event_type: r.event_type as EventType,
+      timestamp: timestampFromStored(r.timestamp),
+      aggregate_type: r.aggregate_type,
+      aggregate_id: r.aggregate_id,
+      caused_by: { session_id: uuidFromStored(r.session_id) ?? '', client_type: r.client_type ?? '', user: r.user ?? '' },
+      payload: JSON.parse(r.payload) as Record<string, unknown>,
+      metadata: { correlation_id: uuidFromStored(r.correlation_id) ?? '', sequence_number: r.seq },
+    };
+  }
+
+  private eventIdDeriver: EventIdDeriver | undefined;
+  /** Derives stored events' ids (the project GUID never changes, so it is read once). */
+  private eventIds(): EventIdDeriver {
+    return (this.eventIdDeriver ??= new EventIdDeriver(this.projectGuid()));
   }
 
   counts(): { sources: number; codes: number; categories: number; segments: number; av_segments: number; folders: number } {

@@ -30,6 +30,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { uuidFromStored } from '../../src/store/eventRows';
 import { ProjectStore, journalPath } from '../../src/store/projectStore';
 import { AS_AGENT, AS_RESEARCHER, callTool, REPO_ROOT, request, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 
@@ -384,7 +385,8 @@ class Harness {
     assert.equal(store.integrityCheck(), 'ok', `${label}: integrity_check`);
     assert.deepEqual(store.all('PRAGMA foreign_key_check'), [], `${label}: foreign_key_check`);
     const committed = new Set(
-      store.all<{ c: string }>('SELECT DISTINCT correlation_id AS c FROM events WHERE correlation_id IS NOT NULL').map((r) => r.c),
+      // a UUID is stored as its 16 bytes (migration 9): read back as the text the call sent
+      store.all<{ c: unknown }>('SELECT DISTINCT correlation_id AS c FROM events WHERE correlation_id IS NOT NULL').map((r) => uuidFromStored(r.c)),
     );
     const segAt = (code: number, start: number, end: number) =>
       store.get<{ id: number }>('SELECT id FROM segments WHERE code_id = ? AND source_id = ? AND start_pos = ? AND end_pos = ?', [code, this.sourceId, start, end]);

@@ -70,11 +70,22 @@ export async function openFixture(opts: { clock?: Clock } = {}): Promise<Fixture
   };
 }
 
-/** Rows of the `events` table in sequence order, payload parsed. */
+/**
+ * The stored events in sequence order, as the repository reads them back (the envelope's fields flattened:
+ * `seq`, `session_id`, `correlation_id`, ...). The raw rows are in a leaner form (migration 9).
+ */
 export function storedEvents(handle: ProjectHandle): { seq: number; event_id: string; event_type: string; aggregate_type: string; aggregate_id: string; session_id: string; client_type: string; user: string; correlation_id: string; timestamp: string; payload: Record<string, unknown> }[] {
-  return handle.store
-    .all<Record<string, any>>('SELECT * FROM events ORDER BY seq')
-    .map((r) => ({ ...r, payload: JSON.parse(String(r.payload)) }) as any);
+  return handle.repo.listEventsSince(0, Number.MAX_SAFE_INTEGER).map((e) => ({
+    seq: e.metadata.sequence_number,
+    event_id: e.event_id,
+    event_type: e.event_type,
+    aggregate_type: e.aggregate_type,
+    aggregate_id: e.aggregate_id,
+    ...e.caused_by,
+    correlation_id: e.metadata.correlation_id,
+    timestamp: e.timestamp,
+    payload: e.payload,
+  }));
 }
 
 /**

@@ -426,6 +426,8 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('project_guid', lower(hex(randomb
     // - timestamp: milliseconds since the Unix epoch (UTC) when the ISO text is exactly what
     //   Date#toISOString gives for them, else the text as it was.
     // - session_id, correlation_id: a lower-case hyphenated UUID as its 16 bytes, anything else as text.
+    // - payload: the most frequent payloads as JSON arrays of their values (written from here on; the rows
+    //   copied below keep their JSON objects, which read back as before).
     // Read back, every event is the same envelope as before. The rebuild keeps sqlite_sequence, so a
     // sequence number is never given out twice.
     sql: `

@@ -28,7 +28,7 @@ import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
 import type { CodedRanges, ReportFilter, ReportRecord, ReportStatus, ReportType } from '../domain/ports';
 import { ToolError } from '../core/errors';
 import { nameKey } from '../domain/rules';
-import { EventIdDeriver, timestampFromStored, timestampToStored, uuidFromStored, uuidParams } from './eventRows';
+import { EventIdDeriver, payloadFromStored, payloadToStored, timestampFromStored, timestampToStored, uuidFromStored, uuidParams } from './eventRows';
 import type {
   NewSuggestion,
   NewSuggestionBatch,
@@ -422,7 +422,7 @@ export class SqlProjectRepository implements ProjectRepository {
 
   insertEvent(e: EventRecord): { seq: number; event_id: string } {
     // the stored form (migration 9, src/store/eventRows.ts): no event id, the timestamp as milliseconds,
-    // UUIDs as 16 bytes
+    // UUIDs as 16 bytes, frequent payloads as arrays of values
     const seq = this.db.run(
       `INSERT INTO events(event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
        VALUES (?,?,?,?,coalesce(unhex(?), ?),?,?,coalesce(unhex(?), ?),?)`,
@@ -435,7 +435,7 @@ export class SqlProjectRepository implements ProjectRepository {
         e.caused_by.client_type,
         e.caused_by.user,
         ...uuidParams(e.metadata.correlation_id),
-        JSON.stringify(e.payload),
+        payloadToStored(e.payload),
       ],
     ).lastId;
     return { seq, event_id: this.eventIds().eventId(seq) };
@@ -450,7 +450,7 @@ export class SqlProjectRepository implements ProjectRepository {
       aggregate_type: r.aggregate_type,
       aggregate_id: r.aggregate_id,
       caused_by: { session_id: uuidFromStored(r.session_id) ?? '', client_type: r.client_type ?? '', user: r.user ?? '' },
-      payload: JSON.parse(r.payload) as Record<string, unknown>,
+      payload: payloadFromStored(r.payload),
       metadata: { correlation_id: uuidFromStored(r.correlation_id) ?? '', sequence_number: r.seq },
     };
   }

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { createPipeline, headlessHost, openProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
 import { deriveGuid } from '../../../src/domain/exchangeIds';
-import { timestampToStored, uuidFromStored, uuidParams } from '../../../src/store/eventRows';
+import { PAYLOAD_SHAPES, payloadFromStored, payloadToStored, timestampToStored, uuidFromStored, uuidParams } from '../../../src/store/eventRows';
 import { MIGRATIONS } from '../../../src/store/migrations';
 import { loadSqlJs } from '../../../src/store/sqljs';
 import { tmpDir } from '../../helpers/serverProcess';
@@ -83,6 +83,53 @@ describe('store: the event log (migration 9)', () => {
     } finally {
       await h.close();
     }
+  });
+
+  it('stores the frequent payloads as arrays of values and reads them back as the objects emitted', async () => {
+    const code = (await fx.ok<{ code_id: number }>('create_code', { name: 'Trust "quoted" é🌱', color: RED, memo: 'a\nmemo' })).code_id;
+    const source = (await fx.ok<{ source_id: number }>('add_text_source', { name: 'S', content: 'Gardens 🌱 and trust' })).source_id;
+    const seg = await fx.ok<{ segment_id: number }>('apply_code', { code_id: code, source_id: source, start_position: 8, end_position: 19 });
+    await fx.ok('update_memo', { source_id: source, memo: 'why 🌱' });
+    await fx.ok('remove_code', { segment_id: seg.segment_id });
+    const events = storedEvents(fx.handle);
+    const raw = new Map(fx.handle.store.all<{ seq: number; payload: string }>('SELECT seq, payload FROM events').map((r) => [r.seq, r.payload]));
+    const byType = (t: string) => events.find((e) => e.event_type === t)!;
+    for (const [type, shape] of [
+      ['coding.code_created', 1],
+      ['coding.segment_coded', 0],
+      ['source.updated', 2],
+      ['coding.segment_uncoded', 3],
+    ] as const) {
+      const e = byType(type);
+      const stored = JSON.parse(raw.get(e.seq)!);
+      assert.ok(Array.isArray(stored), `${type} is stored as an array`);
+      assert.equal(stored[0], shape);
+      assert.deepEqual(Object.keys(e.payload), PAYLOAD_SHAPES[shape], `${type} reads back with its keys in order`);
+    }
+    assert.deepEqual(byType('coding.segment_coded').payload, { segment_id: seg.segment_id, code_id: code, source_id: source, start: 8, end: 19, text: '🌱 and trust' });
+    assert.deepEqual(byType('coding.code_created').payload, { code_id: code, name: 'Trust "quoted" é🌱', color: '#FF0000', memo: 'a\nmemo', category_id: null });
+    assert.deepEqual(byType('source.updated').payload, { source_id: source, field: 'memo', old_value: null, new_value: 'why 🌱' });
+    // source.imported has no shape: stored as its object
+    assert.ok(raw.get(byType('source.imported').seq)!.startsWith('{'));
+  });
+
+  it('payloadToStored keeps an object for other keys, another key order or an undefined value; an unknown shape reads as its values', () => {
+    const cases: Record<string, unknown>[] = [
+      { segment_id: 1, code_id: 2, source_id: 3 },
+      { code_id: 2, segment_id: 1, source_id: 3 },
+      { segment_id: 1, code_id: 2, source_id: 3, reason: 'text deleted' },
+      { segment_id: 1, code_id: undefined, source_id: 3 },
+      { nested: { a: [1, { b: null }] } },
+      {},
+    ];
+    for (const p of cases) {
+      const text = payloadToStored(p);
+      assert.deepEqual(payloadFromStored(text), JSON.parse(JSON.stringify(p)));
+      assert.deepEqual(Object.keys(payloadFromStored(text)), Object.keys(JSON.parse(JSON.stringify(p))));
+    }
+    assert.equal(payloadToStored(cases[0]!), '[3,1,2,3]');
+    assert.ok(payloadToStored(cases[1]!).startsWith('{'));
+    assert.deepEqual(payloadFromStored('[999,"x",1]'), { payload_shape: 999, values: ['x', 1] });
   });
 
   it('timestampToStored keeps any text that is not exactly an instant of Date#toISOString', () => {

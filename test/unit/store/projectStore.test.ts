@@ -423,6 +423,23 @@ describe('ProjectStore', function () {
   });
 
   describe('checkpoints', () => {
+    it('keeps foreign keys on and the rollback journal in memory, after open and after a checkpoint; a rollback still undoes', async () => {
+      const { store } = await fresh();
+      const settings = () => [store.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode, store.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys];
+      assert.deepEqual(settings(), ['memory', 1]);
+      addCode(store, 'Hope');
+      store.checkpoint();
+      assert.deepEqual(settings(), ['memory', 1]);
+      const before = store.all('SELECT name FROM codes');
+      assert.throws(() =>
+        store.transaction(() => {
+          addCode(store, 'Fear');
+          throw new Error('undo');
+        }),
+      );
+      assert.deepEqual(store.all('SELECT name FROM codes'), before);
+    });
+
     it('writes the file atomically, records journal_seq and truncates the journal', async () => {
       const { dir, file, store } = await fresh();
       addCode(store, 'Hope');

@@ -475,11 +475,6 @@ function readJournalSeq(db: Database): number {
 }
 
 /**
- * Applies the journal's complete lines with a sequence above `baseSeq`. Bytes after the last newline are
- * a torn append that was never acknowledged: they are cut off. An unreadable complete line is
- * corruption (PROJECT_CORRUPT).
- */
-/**
  * Settings of every connection to the in-memory database: foreign keys enforced; SQLite's own rollback
  * journal kept in memory (MEMORY), not as a second file in Emscripten's in-memory file system that every
  * commit writes and deletes. It only serves ROLLBACK: durability is this store's journal, and a crash loses
@@ -487,6 +482,11 @@ function readJournalSeq(db: Database): number {
  */
 const CONNECTION_PRAGMAS = 'PRAGMA foreign_keys = ON; PRAGMA journal_mode = MEMORY';
 
+/**
+ * Applies the journal's complete lines with a sequence above `baseSeq`. Bytes after the last newline are
+ * a torn append that was never acknowledged: they are cut off. An unreadable complete line is
+ * corruption (PROJECT_CORRUPT).
+ */
 function replayJournal(db: Database, projectPath: string, baseSeq: number, logger: Logger): { seq: number; count: number } {
   const jp = journalPath(projectPath);
   if (!fs.existsSync(jp)) return { seq: baseSeq, count: 0 };

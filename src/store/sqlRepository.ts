@@ -54,10 +54,6 @@ const SEGMENT_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, 
 /** {@link SEGMENT_COLS} without the text. */
 const SEGMENT_MARK_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, memo, importance, owner, session_id, created_at`;
 
-/**
- * {@link ProjectRepository} over a {@link ProjectStore}: plain SQL on the schema of migrations.ts.
- * Writes must run inside `store.transaction`.
- */
 /** A row of `events` as stored since migration 9 (src/store/eventRows.ts). */
 interface StoredEventRow {
   seq: number;
@@ -73,6 +69,10 @@ interface StoredEventRow {
   payload: string;
 }
 
+/**
+ * {@link ProjectRepository} over a {@link ProjectStore}: plain SQL on the schema of migrations.ts.
+ * Writes must run inside `store.transaction`.
+ */
 export class SqlProjectRepository implements ProjectRepository {
   /**
    * The codebook as {@link listCodes} last read it, valid while the store's

@@ -10,6 +10,8 @@ import type { Caller, InvokeOutcome, ToolPipeline } from '../../../src/agent/pip
 import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import type { Clock } from '../../../src/core/clock';
 import { silentLogger } from '../../../src/core/log';
+import { MIGRATIONS } from '../../../src/store/migrations';
+import { loadSqlJs } from '../../../src/store/sqljs';
 
 /** A fixed instant, so stored timestamps can be asserted literally. */
 export const FIXED_MS = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -30,6 +32,20 @@ export interface Fixture {
   /** invoke and assert failure with `code`; returns the outcome */
   fails(name: string, args: unknown, code: string, caller?: Caller): Promise<InvokeOutcome>;
   close(): Promise<void>;
+}
+
+/**
+ * A new in-memory database at the schema a project had before migration `version`: every migration below it
+ * applied in order and `user_version` set, as an earlier Marginalia left it. The caller adds rows, writes
+ * `db.export()` to a file and opens it, which runs the migrations from `version` on.
+ */
+export async function databaseBeforeMigration(version: number) {
+  const SQL = await loadSqlJs();
+  const db = new SQL.Database();
+  const before = MIGRATIONS.filter((m) => m.version < version).sort((x, y) => x.version - y.version);
+  for (const m of before) db.exec(m.sql);
+  db.exec(`PRAGMA user_version = ${before[before.length - 1]!.version}`);
+  return db;
 }
 
 /** Creates a fresh project `p.qda` in a new temp directory and a pipeline over it. */

@@ -19,12 +19,10 @@ import type { Caller, ToolPipeline } from '../../../src/agent/pipeline';
 import { createPipeline, embeddingsFromEnvironment, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
 import { groupOffsets, parseSearchQuery, prefixStem, snippetAround, utf8OffsetsToPositions } from '../../../src/domain/search';
-import { MIGRATIONS } from '../../../src/store/migrations';
 import { journalPath } from '../../../src/store/projectStore';
-import { loadSqlJs } from '../../../src/store/sqljs';
 import { MAX_EMBED_PER_CALL } from '../../../src/tools/searchTools';
 import { requireCorpus, tmpDir } from '../../helpers/serverProcess';
-import { ALICE, FIXED_ISO, fixedClock, openFixture, type Fixture } from './projectFixture';
+import { ALICE, databaseBeforeMigration, FIXED_ISO, fixedClock, openFixture, type Fixture } from './projectFixture';
 
 const COLOR = '#4E79A7';
 const LOCAL_UI: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'vscode', user: 'alice' };
@@ -461,11 +459,7 @@ describe('domain/search through the pipeline', () => {
     it('indexes the sources, segments and codes already in the project', async () => {
       const dir = tmpDir('marginalia-search-');
       const file = path.join(dir, 'old.qda');
-      const SQL = await loadSqlJs();
-      const db = new SQL.Database();
-      const before = MIGRATIONS.filter((m) => m.version < 5).sort((x, y) => x.version - y.version);
-      for (const m of before) db.exec(m.sql);
-      db.exec(`PRAGMA user_version = ${before[before.length - 1]!.version}`);
+      const db = await databaseBeforeMigration(5);
       db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'Old', 'text', ?, 33, 'bob', ?, ?)", [
         'Écoute: the old water rota 🌱 here',
         FIXED_ISO,

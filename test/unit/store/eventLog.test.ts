@@ -10,10 +10,8 @@ import { createPipeline, headlessHost, openProjectHandle } from '../../../src/cl
 import { silentLogger } from '../../../src/core/log';
 import { deriveGuid } from '../../../src/domain/exchangeIds';
 import { PAYLOAD_SHAPES, payloadFromStored, payloadToStored, timestampToStored, uuidFromStored, uuidParams } from '../../../src/store/eventRows';
-import { MIGRATIONS } from '../../../src/store/migrations';
-import { loadSqlJs } from '../../../src/store/sqljs';
 import { tmpDir } from '../../helpers/serverProcess';
-import { ALICE, FIXED_ISO, FIXED_MS, openFixture, storedEvents, type Fixture } from '../domain/projectFixture';
+import { ALICE, databaseBeforeMigration, FIXED_ISO, FIXED_MS, openFixture, storedEvents, type Fixture } from '../domain/projectFixture';
 
 const RED = '#ff0000';
 const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -147,11 +145,7 @@ describe('store: the event log (migration 9)', () => {
   it('migrates a project written before it: every event reads back as stored, ids kept, no sequence number given twice', async () => {
     const dir = tmpDir('marginalia-events-');
     const file = path.join(dir, 'old.qda');
-    const SQL = await loadSqlJs();
-    const db = new SQL.Database();
-    const before = MIGRATIONS.filter((m) => m.version < 9).sort((x, y) => x.version - y.version);
-    for (const m of before) db.exec(m.sql);
-    db.exec(`PRAGMA user_version = ${before[before.length - 1]!.version}`);
+    const db = await databaseBeforeMigration(9);
     const old = [
       // seq, event_id, timestamp, session_id, correlation_id
       [1, '11111111-2222-4333-8444-555555555555', '2025-12-31T23:59:59.999Z', '3f1c2b9e-8d4a-4c6f-9a1b-2c3d4e5f6a7b', '9e8d7c6b-5a49-4837-a625-140312f0e1d2'],

@@ -589,7 +589,7 @@ export class ToolPipeline {
     const now = this.clock.now();
     let events: EventRecord[];
     if (project) events = project.transaction(() => this.storeEvents(project, caller, newUuid(), now, raised));
-    else events = raised.map((e) => this.toRecord(e, caller, newUuid(), now));
+    else events = raised.map((e) => this.toRecord(e, caller, newUuid(), now, newUuid()));
     this.publish(events);
     return events;
   }
@@ -618,9 +618,10 @@ export class ToolPipeline {
     });
   }
 
-  private toRecord(e: DomainEvent, caller: Caller, correlation: string, now: number): EventRecord {
+  /** The envelope of `e`; `eventId` is a random UUID for an event that is not stored, else set by the store. */
+  private toRecord(e: DomainEvent, caller: Caller, correlation: string, now: number, eventId: string): EventRecord {
     return {
-      event_id: newUuid(),
+      event_id: eventId,
       event_type: e.event_type,
       timestamp: isoTime(now),
       aggregate_type: e.aggregate_type,
@@ -631,10 +632,10 @@ export class ToolPipeline {
     };
   }
 
-  /** Stores events in the current transaction, assigning their sequence numbers. */
+  /** Stores events in the current transaction; the store gives each its sequence number and id. */
   private storeEvents(project: OpenProject, caller: Caller, correlation: string, now: number, raised: DomainEvent[]): EventRecord[] {
     return raised.map((e) => {
-      const record = this.toRecord(e, caller, correlation, now);
+      const record = this.toRecord(e, caller, correlation, now, '');
       const stored = project.repo.insertEvent(record);
       record.metadata.sequence_number = stored.seq;
       record.event_id = stored.event_id;

@@ -92,7 +92,8 @@ export function payloadToStored(payload: Record<string, unknown>): string {
 
 /**
  * A stored payload as the object it was stored from. A shape this version does not know (a project written
- * by a later one) reads as `{ payload_shape, values }`.
+ * by a later one) reads as `{ payload_shape, values }`. Throws SyntaxError (JSON.parse) on text that is not
+ * JSON, which only a damaged row holds.
  */
 export function payloadFromStored(text: string): Record<string, unknown> {
   const parsed = JSON.parse(text) as unknown;

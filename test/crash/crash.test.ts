@@ -726,7 +726,8 @@ describe('crash: SIGKILL under load', function () {
         while (inflight.size > 0) await sleep(0);
         if (rnd() < 0.7) {
           const until = Date.now() + idle + 1000;
-          while (!tmpLeftovers(project).some((f) => !leftovers.has(f)) && Date.now() < until) await new Promise((r) => setImmediate(r));
+          // every millisecond: the file exists for about 10 ms, and a tighter loop would take a CPU from the server
+          while (!tmpLeftovers(project).some((f) => !leftovers.has(f)) && Date.now() < until) await sleep(1);
         } else await sleep(idle + int(0, 15));
       }
       stop = true;
@@ -778,7 +779,8 @@ describe('crash: SIGKILL under load', function () {
         `replayed-entries=${s.replayed} seed=${SEED} ${((Date.now() - t0) / 1000).toFixed(1)}s`,
     );
     assert.ok(s.acked > KILLS, 'the load acknowledged mutations');
-    // aimed kills land inside a checkpoint in about one round in ten: at the full count, some must have
+    // aimed kills land inside a checkpoint in about one round in six (33 of 200 on 2026-11-25): at the full
+    // count, some must have
     if (KILLS >= 100) assert.ok(midCheckpointKills > 0, `no kill of ${KILLS} landed inside a checkpoint`);
   });
 

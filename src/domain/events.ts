@@ -38,6 +38,11 @@ export type EventType =
   | 'source.folder_deleted'
   // a source's memo (update_memo; payload: source_id, field 'memo', old_value, new_value, like coding.code_updated)
   | 'source.updated'
+  // document attributes (src/domain/sourceAttributes.ts): one set or deleted (type and value null)
+  // {source_id, source_name, attribute_name, type, value, old_type, old_value}; several of one source in one step
+  // (imports) {source_id, source_name, attributes: [{attribute_name, type, value, old_type, old_value}]}
+  | 'source.attribute_set'
+  | 'source.attributes_set'
   // cases (case.created and case.member_added are the spec's; case.deleted is its CaseDeleted, case.attribute_set its AttributeSet)
   | 'case.created'
   | 'case.deleted'

@@ -694,3 +694,30 @@ export interface ProjectRepository {
   /** Membership of sources in cases: `whole` sources linked to a case, else the case ranges on them; by source then start. */
   caseExtents(caseIds: readonly number[]): { source_id: number; whole: boolean; start_pos: number; end_pos: number }[];
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Document (source) attributes (issue 13 item 5, issue 15 item 5; migration 10, src/domain/sourceAttributes.ts).
+// Appended as a further `ProjectRepository` block.
+
+/** One typed attribute of a source (a document attribute), with who set it last. */
+export interface SourceAttribute {
+  source_id: number;
+  name: string;
+  type: AttributeType;
+  value: AttributeValue;
+  /** ISO 8601 UTC time of the last change */
+  updated_at: string;
+  /** the coder who set it last */
+  owner: string;
+  session_id: string | null;
+}
+
+export interface ProjectRepository {
+  // document attributes (migration 10)
+  /** Attributes of one source (all sources when undefined), by source_id then name (binary order). */
+  listSourceAttributes(sourceId?: number): SourceAttribute[];
+  /** Inserts or replaces attribute `name` of a source with a value of `type` (the value must already be of that type). */
+  setSourceAttribute(sourceId: number, name: string, type: AttributeType, value: AttributeValue, stamp: Stamp): void;
+  /** Deletes attribute `name` of a source; false when it had none (nothing written). */
+  deleteSourceAttribute(sourceId: number, name: string): boolean;
+}

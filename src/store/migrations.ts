@@ -465,6 +465,36 @@ DROP TABLE events;
 ALTER TABLE events_v9 RENAME TO events;
 `,
   },
+  {
+    version: 10,
+    description: 'document (source) attributes, typed like case attributes',
+    // Issue 13 item 5, issue 15 item 5 (src/domain/sourceAttributes.ts): NVivo classifications, MAXQDA document
+    // variables, QualCoder file attributes, RQDA file attributes and REFI-QDA VariableValues on sources. Same
+    // design as case_attributes (migration 3): one row per source and name, keeping exactly the value column of
+    // its type (text -> value_text, number -> value_number REAL, date -> value_date ISO 8601 date or datetime,
+    // boolean -> value_boolean 0 or 1), plus who set it. Rows cascade with their source; the repository also
+    // deletes them explicitly, so a database opened without foreign keys stays consistent.
+    sql: `
+CREATE TABLE source_attributes (
+  source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('text','number','date','boolean')),
+  value_text TEXT,
+  value_number REAL,
+  value_date TEXT,
+  value_boolean INTEGER CHECK (value_boolean IN (0, 1)),
+  updated_at TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  session_id TEXT,
+  PRIMARY KEY (source_id, name),
+  CHECK ((type = 'text') = (value_text IS NOT NULL)),
+  CHECK ((type = 'number') = (value_number IS NOT NULL)),
+  CHECK ((type = 'date') = (value_date IS NOT NULL)),
+  CHECK ((type = 'boolean') = (value_boolean IS NOT NULL))
+);
+CREATE INDEX source_attributes_name ON source_attributes(name);
+`,
+  },
 ];
 
 /** The schema version a fully migrated project has. */

@@ -25,6 +25,7 @@ import type {
 import type { AvSegment, NewAvSegment } from '../domain/ports';
 import type { SearchFilter, SearchSegment, SearchSourceHit, SearchSourceOffsets } from '../domain/ports';
 import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
+import type { SourceAttribute } from '../domain/ports';
 import type { CodedRanges, ReportFilter, ReportRecord, ReportStatus, ReportType } from '../domain/ports';
 import { ToolError } from '../core/errors';
 import { nameKey } from '../domain/rules';
@@ -288,6 +289,7 @@ export class SqlProjectRepository implements ProjectRepository {
   deleteSource(id: number): void {
     this.db.run('DELETE FROM source_metadata_hints WHERE source_id = ?', [id]);
     this.db.run('DELETE FROM orphan_segments WHERE source_id = ?', [id]);
+    this.db.run('DELETE FROM source_attributes WHERE source_id = ?', [id]);
     this.db.run('DELETE FROM sources WHERE id = ?', [id]);
     // cases: the source's memberships go with it (the foreign keys cascade too; this keeps it explicit)
     this.db.run('DELETE FROM case_sources WHERE source_id = ?', [id]);
@@ -951,6 +953,39 @@ export class SqlProjectRepository implements ProjectRepository {
   setExchangeGuid(kind: ExchangeGuidKind, localId: string, guid: string): void {
     this.db.run('INSERT INTO exchange_guids(kind, local_id, guid) VALUES (?,?,?) ON CONFLICT(kind, local_id) DO UPDATE SET guid = excluded.guid', [kind, localId, guid]);
   }
+  // document attributes (migration 10)
+  listSourceAttributes(sourceId?: number): SourceAttribute[] {
+    const rows =
+      sourceId === undefined
+        ? this.db.all<SourceAttributeRow>(`SELECT ${SOURCE_ATTRIBUTE_COLS} FROM source_attributes ORDER BY source_id, name`)
+        : this.db.all<SourceAttributeRow>(`SELECT ${SOURCE_ATTRIBUTE_COLS} FROM source_attributes WHERE source_id = ? ORDER BY name`, [sourceId]);
+    return rows.map(sourceAttributeOf);
+  }
+  setSourceAttribute(sourceId: number, name: string, type: AttributeType, value: AttributeValue, st: Stamp): void {
+    this.db.run(
+      `INSERT INTO source_attributes(source_id, name, type, value_text, value_number, value_date, value_boolean, updated_at, owner, session_id) VALUES (?,?,?,?,?,?,?,?,?,?)
+       ON CONFLICT(source_id, name) DO UPDATE SET type = excluded.type, value_text = excluded.value_text, value_number = excluded.value_number,
+         value_date = excluded.value_date, value_boolean = excluded.value_boolean, updated_at = excluded.updated_at, owner = excluded.owner, session_id = excluded.session_id`,
+      [
+        sourceId,
+        name,
+        type,
+        type === 'text' ? String(value) : null,
+        type === 'number' ? Number(value) : null,
+        type === 'date' ? String(value) : null,
+        type === 'boolean' ? (value === true ? 1 : 0) : null,
+        st.now,
+        st.owner,
+        st.session_id,
+      ],
+    );
+  }
+  deleteSourceAttribute(sourceId: number, name: string): boolean {
+    // read first, so deleting an absent attribute journals no statement
+    if (!this.db.get('SELECT 1 AS x FROM source_attributes WHERE source_id = ? AND name = ?', [sourceId, name])) return false;
+    this.db.run('DELETE FROM source_attributes WHERE source_id = ? AND name = ?', [sourceId, name]);
+    return true;
+  }
 }
 
 const CASE_COLS = `k.id AS case_id, k.name, k.memo, k.owner, k.session_id, k.created_at, k.updated_at,
@@ -979,6 +1014,21 @@ function attributeOf(r: AttributeRow): CaseAttribute {
   const value: AttributeValue =
     r.type === 'number' ? Number(r.value_number) : r.type === 'boolean' ? r.value_boolean === 1 : r.type === 'date' ? String(r.value_date) : String(r.value_text);
   return { case_id: r.case_id, name: r.name, type: r.type, value, updated_at: r.updated_at };
+}
+
+const SOURCE_ATTRIBUTE_COLS = 'source_id, name, type, value_text, value_number, value_date, value_boolean, updated_at, owner, session_id';
+
+interface SourceAttributeRow extends Omit<AttributeRow, 'case_id'> {
+  source_id: number;
+  owner: string;
+  session_id: string | null;
+}
+
+/** A stored document attribute row as the domain's typed value (the column its type names). */
+function sourceAttributeOf(r: SourceAttributeRow): SourceAttribute {
+  const value: AttributeValue =
+    r.type === 'number' ? Number(r.value_number) : r.type === 'boolean' ? r.value_boolean === 1 : r.type === 'date' ? String(r.value_date) : String(r.value_text);
+  return { source_id: r.source_id, name: r.name, type: r.type, value, updated_at: r.updated_at, owner: r.owner, session_id: r.session_id };
 }
 
 const AV_SEGMENT_COLS = 'id AS segment_id, code_id, source_id, start_ms, end_ms, transcript, memo, owner, session_id, created_at';

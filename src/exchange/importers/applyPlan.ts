@@ -6,6 +6,7 @@ import { applyCode } from '../../domain/coding';
 import type { DomainContext } from '../../domain/events';
 import type { ProjectRepository } from '../../domain/ports';
 import { cleanFolderName, cleanName, MAX_CODE_NAME, MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
+import { setSourceAttributes } from '../../domain/sourceAttributes';
 import { addSource, createFolder } from '../../domain/sources';
 import { CODE_PALETTE, fitName, MAX_WARNINGS, type ImportPlan, type ImportProgress, type PlanRef } from './plan';
 
@@ -40,6 +41,8 @@ export interface ImportReport {
   case_ranges_added: number;
   /** case attributes written (new or changed values) */
   attributes_set: number;
+  /** document (source) attributes written (new or changed values) */
+  source_attributes_set: number;
   /** what the file held but the import left out, by reason */
   skipped: Record<string, number>;
   warnings: string[];
@@ -60,6 +63,8 @@ const zero = (): ImportCounts => ({ categories: 0, codes: 0, folders: 0, sources
  * - cases: an existing case of the same name (case-insensitive) gets the planned sources, ranges and
  *   attributes; attributes of the same name are overwritten, others kept. A case's attributes are written in
  *   one step (`setCaseAttributes`: one case.attributes_set event per case, listing the values that changed).
+ * - document attributes of a source (created or reused) are written in one step after it (`setSourceAttributes`:
+ *   one source.attributes_set event per source); attributes of the same name are overwritten, others kept.
  * Owners named by the foreign file are recorded as the owners (coders) of what is created; the session is
  * always the importing one.
  *
@@ -76,6 +81,7 @@ export function applyImportPlan(ctx: Ctx, plan: ImportPlan, onProgress?: (p: Imp
     case_sources_linked: 0,
     case_ranges_added: 0,
     attributes_set: 0,
+    source_attributes_set: 0,
     skipped: { ...plan.skipped },
     warnings: [...plan.warnings],
   };
@@ -208,6 +214,11 @@ export function applyImportPlan(ctx: Ctx, plan: ImportPlan, onProgress?: (p: Imp
           sourceIds.set(s.ref, src.source_id);
           report.created.sources++;
         }
+      }
+      if (s.attributes && s.attributes.length > 0) {
+        item = `the document attributes of source "${s.name}"`;
+        const attributes = s.attributes.map((a) => ({ attribute_name: fitName(a.name, MAX_ATTRIBUTE_NAME, 'attribute'), value: a.value, type: a.type }));
+        report.source_attributes_set += setSourceAttributes(ctx, sourceIds.get(s.ref) as number, attributes).changed;
       }
       tick();
     }

@@ -59,6 +59,11 @@ export interface PlannedSource {
   origin: string | null;
   folder: PlanRef | null;
   owner?: string | null;
+  /**
+   * Document attributes (src/domain/sourceAttributes.ts), set in order on the created or reused source; an
+   * existing attribute of the same name is overwritten (its type too). Absent or empty: none.
+   */
+  attributes?: PlannedAttribute[];
 }
 
 /** A coding: `code` applied to `[start_pos, end_pos)` (code points) of `source`. */
@@ -80,7 +85,7 @@ export interface PlannedCaseRange {
   end_pos: number;
 }
 
-/** A typed case attribute; the value is already of its type (a string for text and ISO 8601 dates). */
+/** A typed case or document attribute; the value is already of its type (a string for text and ISO 8601 dates). */
 export interface PlannedAttribute {
   name: string;
   type: AttributeType;
@@ -129,6 +134,12 @@ export interface ImportOptions {
    * treated as missing, with a warning naming the rule. Absent: anywhere.
    */
   paths?: PathPolicy;
+  /**
+   * refi_qda: all or nothing. True: a source whose text file is missing fails the whole import (IMPORT_FAILED,
+   * nothing written). Absent or false: everything else is imported and the report lists the missing sources
+   * with the codings that could not be placed.
+   */
+  strict?: boolean;
 }
 
 /** Progress of a long import step. */

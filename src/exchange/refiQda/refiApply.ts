@@ -152,6 +152,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
     case_sources_linked: 0,
     case_ranges_added: 0,
     attributes_set: 0,
+    source_attributes_set: 0,
     skipped: { ...plan.skipped },
     warnings: [...plan.warnings],
     producer: plan.refi.producer,

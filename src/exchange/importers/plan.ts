@@ -4,6 +4,7 @@ import { ToolError, type ErrorCode } from '../../core/errors';
 import type { PathPolicy } from '../../core/pathPolicy';
 import { codePointLength, sliceCp, toWellFormed } from '../../core/text';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
+import type { AnchoringReport } from '../reanchor';
 
 /**
  * The import plan: what an importer read from a foreign file, held in memory, before anything is written.
@@ -120,6 +121,11 @@ export interface ImportPlan {
   skipped: Record<string, number>;
   /** human-readable notes about the file (at most a few dozen; counts go into `skipped`) */
   warnings: string[];
+  /**
+   * codings whose stored quote disagreed with their stored offsets, by what re-anchoring did with them
+   * (src/exchange/reanchor.ts); set by importers of formats that store the quote (RQDA, QualCoder)
+   */
+  anchoring?: AnchoringReport;
 }
 
 /** Options an importer may honour (import_data's optional parameters). */
@@ -140,6 +146,11 @@ export interface ImportOptions {
    * with the codings that could not be placed.
    */
   strict?: boolean;
+  /**
+   * Re-anchor codings by their stored quote (src/exchange/reanchor.ts) where the format stores one; default
+   * true. false keeps every stored offset unchecked (the bench's baseline; not offered by import_data).
+   */
+  reanchor?: boolean;
 }
 
 /** Progress of a long import step. */

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsStatic, SqlValue } from 'sql.js';
+import { assertKeepsLeadingBom, withBomKeepingTextDecoder } from '../core/bomKeepingDecoder';
 import { ToolError } from '../core/errors';
 
 /**
@@ -16,9 +17,13 @@ import { ToolError } from '../core/errors';
 
 let sqlPromise: Promise<SqlJsStatic> | undefined;
 
-/** The sql.js module for foreign databases, loaded once per process. */
+/**
+ * The sql.js module for foreign databases, loaded once per process, decoding TEXT without dropping a
+ * leading U+FEFF (src/core/bomKeepingDecoder.ts: QualCoder texts may begin with two, RQDA texts with one,
+ * and every coding's position counts them). Rejects when the engine would still drop them.
+ */
 function loadForeignSqlJs(): Promise<SqlJsStatic> {
-  sqlPromise ??= initSqlJs({ wasmBinary: wasmBytes() });
+  sqlPromise ??= withBomKeepingTextDecoder(() => initSqlJs({ wasmBinary: wasmBytes() })).then(assertKeepsLeadingBom);
   return sqlPromise;
 }
 

@@ -2,15 +2,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import initSqlJs from 'sql.js';
 import type { SqlJsStatic } from 'sql.js';
+import { assertKeepsLeadingBom, withBomKeepingTextDecoder } from '../core/bomKeepingDecoder';
 
 let sqlPromise: Promise<SqlJsStatic> | undefined;
 
 /**
  * Loads the sql.js WebAssembly module once per process. The wasm is looked up beside the bundle
  * (`dist/sql-wasm.wasm`, copied by esbuild.mjs) and otherwise in `node_modules/sql.js/dist`.
+ * The module decodes TEXT without dropping a leading U+FEFF (src/core/bomKeepingDecoder.ts); the promise
+ * rejects when the engine would still drop it.
  */
 export function loadSqlJs(): Promise<SqlJsStatic> {
-  sqlPromise ??= initSqlJs({ wasmBinary: toArrayBuffer(fs.readFileSync(findWasm())) });
+  sqlPromise ??= withBomKeepingTextDecoder(() => initSqlJs({ wasmBinary: toArrayBuffer(fs.readFileSync(findWasm())) })).then(assertKeepsLeadingBom);
   return sqlPromise;
 }
 

@@ -84,6 +84,49 @@ export function recordAnchoring(
   });
 }
 
+/** Most entries of each status an import result lists (its counts are always complete). */
+export const MAX_ANCHORING_ENTRIES = 100;
+
+/** One status of an {@link AnchoringSummary}: how many codings, and the first {@link MAX_ANCHORING_ENTRIES} of them. */
+export interface AnchoringGroup {
+  count: number;
+  entries: AnchoringEntry[];
+}
+
+/** What an import result reports about re-anchoring: `{reanchored, kept_offsets, unplaceable}`, each `{count, entries}`. */
+export interface AnchoringSummary {
+  reanchored: AnchoringGroup;
+  kept_offsets: AnchoringGroup;
+  unplaceable: AnchoringGroup;
+}
+
+/** The import result's form of `report`: counts, and the first {@link MAX_ANCHORING_ENTRIES} entries of each status. */
+export function summariseAnchoring(report: AnchoringReport): AnchoringSummary {
+  const group = (entries: AnchoringEntry[]): AnchoringGroup => ({ count: entries.length, entries: entries.slice(0, MAX_ANCHORING_ENTRIES) });
+  return { reanchored: group(report.reanchored), kept_offsets: group(report.kept_offsets), unplaceable: group(report.unplaceable) };
+}
+
+/** Entries a warning names before referring to the full list. */
+const NAMED_IN_WARNING = 3;
+
+/**
+ * One warning per non-empty status of `report`, naming the source and code (and positions) of its first
+ * codings and pointing to `anchoring` in the result for the rest. Says what happened, not why: the quote and
+ * the text disagree, which the file alone does not explain.
+ */
+export function anchoringWarnings(report: AnchoringReport): string[] {
+  const name = (e: AnchoringEntry, moved: boolean) =>
+    `"${e.source}" / "${e.code}" ${moved ? `${e.stored_start_pos}-${e.stored_end_pos} -> ${e.start_pos}-${e.end_pos}` : `${e.stored_start_pos}-${e.stored_end_pos}`}`;
+  const list = (entries: AnchoringEntry[], moved: boolean, key: keyof AnchoringReport) =>
+    entries.slice(0, NAMED_IN_WARNING).map((e) => name(e, moved)).join('; ') + (entries.length > NAMED_IN_WARNING ? `; ... (all in anchoring.${key})` : '');
+  const out: string[] = [];
+  const { reanchored: r, kept_offsets: k, unplaceable: u } = report;
+  if (r.length > 0) out.push(`${r.length} coding(s) were placed where their stored quote is, because the text at their stored offsets differs from it (source / code, stored -> placed): ${list(r, true, 'reanchored')}`);
+  if (k.length > 0) out.push(`${k.length} coding(s) keep their stored offsets although their stored quote is not in the source text (source / code, offsets): ${list(k, false, 'kept_offsets')}`);
+  if (u.length > 0) out.push(`${u.length} coding(s) were not imported: their offsets lie outside the source text and their quote, if any, is not in it (source / code, offsets): ${list(u, false, 'unplaceable')}`);
+  return out;
+}
+
 /** JavaScript's white space (`\s`: includes U+00A0, U+2028, U+FEFF ...), in runs. */
 const WHITE_RUN = /\s+/g;
 

@@ -11,6 +11,7 @@ import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
 import type { ClientType } from '../../agent/sessions';
 import { CLIENT_TYPES } from '../../agent/sessions';
 import { isToolError } from '../../core/errors';
+import { charsetOf, isUtf8Charset, parseStrictJson } from '../../core/strictJson';
 
 /** Default port of the HTTP tool server (spec: localhost, port 8765). */
 export const DEFAULT_PORT = 8765;
@@ -209,6 +210,35 @@ export function send(res: Response, status: number, body: Envelope | Record<stri
 }
 
 /**
+ * The body parser of every JSON route (POST /tools, the approval routes, REST): reads the body as bytes
+ * (a Content-Encoding inflated by body-parser, at most {@link MAX_BODY}) and parses it with
+ * `parseStrictJson` (src/core/strictJson.ts) in the charset the Content-Type declares (UTF-8 when none):
+ * not valid UTF-8 (or not the declared charset), a lone surrogate escape or a duplicated key is
+ * 400 INVALID_JSON with the byte offset, an unknown charset 415 UNSUPPORTED_MEDIA_TYPE, both through the
+ * app's error handler, before any tool runs. `req.body` is the parsed value, `{}` for an empty body (as
+ * express.json gives it). Shared by the fast path's rules, so a body is refused the same way on every route.
+ */
+export function strictJsonBody(): express.RequestHandler[] {
+  return [
+    express.raw({ type: () => true, limit: MAX_BODY }),
+    (req: Request, _res: Response, next: NextFunction) => {
+      if (!Buffer.isBuffer(req.body)) {
+        next();
+        return;
+      }
+      try {
+        const value = parseStrictJson(req.body, { charset: charsetOf(header(req, 'content-type')) });
+        req.body = value === undefined ? {} : value;
+      } catch (e) {
+        next(e);
+        return;
+      }
+      next();
+    },
+  ];
+}
+
+/**
  * The express app of the HTTP tool server (spec section 4):
  * - `GET /` server info; `GET /tools` every tool with its JSON Schema;
  * - `POST /tools/{tool_name}` with body `{"arguments": {...}}` and `Content-Type: application/json`,
@@ -246,7 +276,7 @@ export function createHttpApp(opts: HttpOptions): express.Express {
       }
       next();
     },
-    express.json({ limit: MAX_BODY, strict: false }),
+    ...strictJsonBody(),
     async (req: Request, res: Response) => {
       sendReply(res, await answerToolCall(opts, req, String(req.params.name), req.body));
     },
@@ -262,7 +292,11 @@ export function createHttpApp(opts: HttpOptions): express.Express {
   // express's error handler signature needs all four parameters
   app.use((err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
     // a body that could not be read is a refused call too: audited as failed
-    if (err.type === 'entity.parse.failed') {
+    if (isToolError(err)) {
+      // parseStrictJson (strictJsonBody): INVALID_JSON 400, UNSUPPORTED_MEDIA_TYPE 415
+      auditRefused(opts.agent, req, err.code, 'failed');
+      send(res, STATUS_BY_CODE[err.code] ?? 400, fail(err.code, err.message, err.details));
+    } else if (err.type === 'entity.parse.failed') {
       auditRefused(opts.agent, req, 'INVALID_JSON', 'failed');
       send(res, 400, fail('INVALID_JSON', `The body is not valid JSON: ${err.message}`));
     } else if (err.type === 'entity.too.large') {
@@ -407,6 +441,7 @@ function fastToolCall(req: http.IncomingMessage, res: http.ServerResponse, opts:
     const [k, v] = p.split('=');
     if (k?.trim().toLowerCase() !== 'charset' || !/^"?utf-8"?$/i.test(v?.trim() ?? '')) return false;
   }
+  if (params.length > 0 && !isUtf8Charset(charsetOf(type))) return false;
   const lengthHeader = req.headers['content-length'];
   const length = lengthHeader === undefined ? NaN : Number(lengthHeader);
   if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY_BYTES || req.headers['transfer-encoding'] !== undefined) return false;
@@ -426,17 +461,15 @@ function fastToolCall(req: http.IncomingMessage, res: http.ServerResponse, opts:
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('error', () => req.destroy());
   req.on('end', () => {
-    let text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // body-parser's decoder drops a BOM too
-    let body: unknown = {};
-    if (text.length > 0) {
-      try {
-        body = JSON.parse(text);
-      } catch (e) {
-        auditRefused(opts.agent, req, 'INVALID_JSON', 'failed');
-        reply({ status: 400, body: fail('INVALID_JSON', `The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`) });
-        return;
-      }
+    // strict: valid UTF-8 (a leading BOM skipped), no lone surrogate escape, no duplicated key (as strictJsonBody)
+    let body: unknown;
+    try {
+      body = parseStrictJson(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)) ?? {};
+    } catch (e) {
+      if (!isToolError(e)) throw e;
+      auditRefused(opts.agent, req, e.code, 'failed');
+      reply({ status: STATUS_BY_CODE[e.code] ?? 400, body: fail(e.code, e.message, e.details) });
+      return;
     }
     answerToolCall(opts, req, match[1] as string, body).then(reply, (e: unknown) => {
       opts.logger.error('HTTP request failed', e);
@@ -463,7 +496,7 @@ function mountApprovals(app: express.Express, agent: AgentContext): void {
     }
     await handler(req, res, caller);
   };
-  const body = express.json({ limit: MAX_BODY });
+  const body = strictJsonBody();
   app.get(
     '/approvals',
     withCaller((req, res) => {
@@ -487,7 +520,7 @@ function mountApprovals(app: express.Express, agent: AgentContext): void {
   );
   app.post(
     '/approvals/:id/approve',
-    body,
+    ...body,
     withCaller(async (req, res, caller) => {
       const edited = (req.body as { arguments?: unknown } | undefined)?.arguments;
       const outcome = await agent.approve(caller, String(req.params.id), edited);
@@ -496,7 +529,7 @@ function mountApprovals(app: express.Express, agent: AgentContext): void {
   );
   app.post(
     '/approvals/:id/reject',
-    body,
+    ...body,
     withCaller((req, res, caller) => {
       const reason = (req.body as { reason?: unknown } | undefined)?.reason;
       const outcome = agent.reject(caller, String(req.params.id), typeof reason === 'string' ? reason.slice(0, 2000) : undefined);

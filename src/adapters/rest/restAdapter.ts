@@ -9,7 +9,7 @@ import type { Caller, InvokeOutcome, ToolListing, ToolPipeline } from '../../age
 import { CLIENT_TYPES, type ClientType } from '../../agent/sessions';
 import { TRUST_LEVELS, type TrustLevel } from '../../agent/config';
 import { COMMAND_CATEGORY_OF_GROUP, COMMAND_ROUTES, STATE_TOOLS, type CommandRoute } from '../../tools/restRoutes';
-import { callerOf, MAX_BODY, send, sendError, statusOf } from '../http/httpServer';
+import { callerOf, send, sendError, statusOf, strictJsonBody } from '../http/httpServer';
 import { parsePatterns, parseSeq, ResumableSubscription } from './eventStreams';
 
 /** Keep-alive comment interval of `GET /events/stream`, milliseconds. */
@@ -171,7 +171,8 @@ export function resolveCommand(
 export function mountRest(app: express.Express, opts: RestOptions): Disposable {
   const { agent, pipeline } = opts;
   const streams = new Set<() => void>();
-  const json = express.json({ limit: MAX_BODY, strict: false });
+  // strict JSON (valid UTF-8, no lone surrogate escape, no duplicated key): the same parser as POST /tools
+  const json = strictJsonBody();
 
   /**
    * Audits a request this adapter refused before any tool ran (unknown route or parameter, bad session):
@@ -243,7 +244,7 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
 
   app.post(
     '/commands/:category/:name',
-    json,
+    ...json,
     route(async (req, res, caller) => {
       refuseUnknownQuery(req.query as Query, []);
       const body: unknown = req.body ?? {};
@@ -445,7 +446,7 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
 
   app.post(
     '/session/create',
-    json,
+    ...json,
     route((req, res) => {
       const body = bodyOf(req);
       const allowed = ['client_type', 'client_name', 'user', 'trust_level'];
@@ -494,7 +495,7 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
 
   app.post(
     '/session/destroy',
-    json,
+    ...json,
     route((req, res) => {
       const id = sessionIdOf(req);
       agent.callerFor(id, req.get('authorization'));
@@ -505,7 +506,7 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
 
   app.post(
     '/session/heartbeat',
-    json,
+    ...json,
     route((req, res) => {
       const id = sessionIdOf(req);
       agent.callerFor(id, req.get('authorization'));

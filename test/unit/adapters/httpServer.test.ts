@@ -40,7 +40,6 @@ describe('adapters/http: bodies the server cannot decode', () => {
   const body = Buffer.from('{"arguments":{}}');
   // found by fuzzing: these came back as HTTP 415 with error_code INVALID_ARGUMENTS, whose documented status is 400
   for (const [what, headers] of [
-    ['a charset other than UTF-8', { 'content-type': 'application/json; charset=latin1' }],
     ['an unknown charset', { 'content-type': 'application/json; charset=x-unknown' }],
     ['an unknown Content-Encoding', { 'content-type': 'application/json', 'content-encoding': 'x-unknown' }],
     ['two stacked encodings', { 'content-type': 'application/json', 'content-encoding': 'gzip, gzip' }],
@@ -52,6 +51,11 @@ describe('adapters/http: bodies the server cannot decode', () => {
       assert.equal(r.body.error_code, 'UNSUPPORTED_MEDIA_TYPE');
     });
   }
+
+  it('a charset other than UTF-8 that iconv-lite knows is decoded and runs the tool (issue 15)', async () => {
+    const r = await post(server.port, { 'content-type': 'application/json; charset=latin1' }, body);
+    assert.deepEqual([r.status, r.body.error_code], [503, 'NO_PROJECT']);
+  });
 
   it('a gzip-encoded JSON body is decoded and runs the tool', async () => {
     const r = await post(server.port, { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync(body));
@@ -117,6 +121,9 @@ describe('adapters/http: the fast path for POST /tools/{name} answers as the exp
     ['a body with a byte order mark', { headers: { ...json, ...auth }, body: Buffer.from('\uFEFF{"arguments":{}}') }, 200],
     ['arguments for get_code', { path: '/tools/get_code', headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{"code_id":1}}') }, 200],
     ['invalid JSON', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":') }, 400, 'INVALID_JSON'],
+    ['invalid UTF-8 (issue 15)', { headers: { ...json, ...auth }, body: Buffer.from([...Buffer.from('{"arguments":{"x":"'), 0xc3, 0x28, ...Buffer.from('"}}')]) }, 400, 'INVALID_JSON'],
+    ['a lone surrogate escape (issue 15)', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{"x":"\\ud800"}}') }, 400, 'INVALID_JSON'],
+    ['a duplicated key (issue 15)', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{},"arguments":{}}') }, 400, 'INVALID_JSON'],
     ['a JSON array', { headers: { ...json, ...auth }, body: Buffer.from('[1]') }, 400, 'INVALID_ARGUMENTS'],
     ['an unexpected member', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{},"x":1}') }, 400, 'INVALID_ARGUMENTS'],
     ['arguments that are null', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":null}') }, 400, 'INVALID_ARGUMENTS'],

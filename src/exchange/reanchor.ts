@@ -84,26 +84,16 @@ export function recordAnchoring(
   });
 }
 
-/** Most entries of each status an import result lists (its counts are always complete). */
-export const MAX_ANCHORING_ENTRIES = 100;
-
-/** One status of an {@link AnchoringSummary}: how many codings, and the first {@link MAX_ANCHORING_ENTRIES} of them. */
-export interface AnchoringGroup {
-  count: number;
-  entries: AnchoringEntry[];
+/** How many codings of an {@link AnchoringReport} each status holds. */
+export interface AnchoringCounts {
+  reanchored: number;
+  kept_offsets: number;
+  unplaceable: number;
 }
 
-/** What an import result reports about re-anchoring: `{reanchored, kept_offsets, unplaceable}`, each `{count, entries}`. */
-export interface AnchoringSummary {
-  reanchored: AnchoringGroup;
-  kept_offsets: AnchoringGroup;
-  unplaceable: AnchoringGroup;
-}
-
-/** The import result's form of `report`: counts, and the first {@link MAX_ANCHORING_ENTRIES} entries of each status. */
-export function summariseAnchoring(report: AnchoringReport): AnchoringSummary {
-  const group = (entries: AnchoringEntry[]): AnchoringGroup => ({ count: entries.length, entries: entries.slice(0, MAX_ANCHORING_ENTRIES) });
-  return { reanchored: group(report.reanchored), kept_offsets: group(report.kept_offsets), unplaceable: group(report.unplaceable) };
+/** The counts of `report`, for an import result beside the report itself. */
+export function anchoringCounts(report: AnchoringReport): AnchoringCounts {
+  return { reanchored: report.reanchored.length, kept_offsets: report.kept_offsets.length, unplaceable: report.unplaceable.length };
 }
 
 /** Entries a warning names before referring to the full list. */
@@ -258,4 +248,30 @@ let last: QuoteAnchorer | undefined;
 export function reanchorByQuote(text: string, quote: string | null, start_pos: number, end_pos: number): AnchorResult {
   if (last?.text !== text) last = new QuoteAnchorer(text);
   return last.anchor(quote, start_pos, end_pos);
+}
+
+/**
+ * Re-anchoring for one import: one {@link QuoteAnchorer} per source (built on first use) and the
+ * {@link AnchoringReport} of the codings whose quote disagreed with their offsets. Disabled
+ * (`enabled: false`, the bench's baseline), quotes are ignored: offsets inside the text are `exact`, others
+ * `unplaceable`.
+ */
+export class ImportAnchoring {
+  readonly report: AnchoringReport = emptyAnchoringReport();
+  private readonly anchorers = new Map<string, QuoteAnchorer>();
+
+  constructor(readonly enabled = true) {}
+
+  /**
+   * Where the coding of `names.code` stored at `[start_pos, end_pos)` (code points) of the source `source`
+   * (any key unique per source; `text` is that source's text, the same on every call for the key) with the
+   * quote `quote` belongs; anything but `exact` is added to {@link report} under its status.
+   */
+  place(source: string, text: string, names: { source: string; code: string }, quote: string | null, start_pos: number, end_pos: number): AnchorResult {
+    let anchorer = this.anchorers.get(source);
+    if (!anchorer) this.anchorers.set(source, (anchorer = new QuoteAnchorer(text)));
+    const result = anchorer.anchor(this.enabled ? quote : null, start_pos, end_pos);
+    recordAnchoring(this.report, result, names, { start_pos, end_pos }, quote);
+    return result;
+  }
 }

@@ -8,7 +8,7 @@ import type { ProjectRepository } from '../../domain/ports';
 import { cleanFolderName, cleanName, MAX_CODE_NAME, MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
 import { setSourceAttributes } from '../../domain/sourceAttributes';
 import { addSource, createFolder } from '../../domain/sources';
-import { summariseAnchoring, type AnchoringSummary } from '../reanchor';
+import { anchoringCounts, type AnchoringCounts, type AnchoringReport } from '../reanchor';
 import { CODE_PALETTE, fitName, MAX_WARNINGS, type ImportPlan, type ImportProgress, type PlanRef } from './plan';
 
 type Ctx = DomainContext<ProjectRepository>;
@@ -48,11 +48,13 @@ export interface ImportReport {
   skipped: Record<string, number>;
   warnings: string[];
   /**
-   * formats that store each coding's quote (RQDA, QualCoder): the codings whose quote disagreed with their
-   * offsets, `{reanchored, kept_offsets, unplaceable}` each `{count, entries: [{source, code, start_pos,
-   * end_pos, stored_start_pos, stored_end_pos, quote}]}` (src/exchange/reanchor.ts)
+   * formats that store each coding's quote (RQDA, QualCoder, REFI-QDA): the codings whose quote disagreed with
+   * their offsets, `{reanchored, kept_offsets, unplaceable}` each a list of `{source, code, start_pos, end_pos,
+   * stored_start_pos, stored_end_pos, quote}` (code points; src/exchange/reanchor.ts)
    */
-  anchoring?: AnchoringSummary;
+  anchoring?: AnchoringReport;
+  /** how many codings each list of `anchoring` holds */
+  anchoring_counts?: AnchoringCounts;
 }
 
 const zero = (): ImportCounts => ({ categories: 0, codes: 0, folders: 0, sources: 0, segments: 0, cases: 0 });
@@ -91,7 +93,7 @@ export function applyImportPlan(ctx: Ctx, plan: ImportPlan, onProgress?: (p: Imp
     source_attributes_set: 0,
     skipped: { ...plan.skipped },
     warnings: [...plan.warnings],
-    ...(plan.anchoring ? { anchoring: summariseAnchoring(plan.anchoring) } : {}),
+    ...(plan.anchoring ? { anchoring: plan.anchoring, anchoring_counts: anchoringCounts(plan.anchoring) } : {}),
   };
   const total = plan.categories.length + plan.codes.length + plan.folders.length + plan.sources.length + plan.segments.length + plan.cases.length;
   let done = 0;

@@ -1,9 +1,24 @@
 import * as path from 'node:path';
-import { codePointLength, sliceCp } from '../../core/text';
-import { MAX_CASE_NAME } from '../../domain/cases';
+import { codePointLength } from '../../core/text';
+import { MAX_ATTRIBUTE_NAME, MAX_CASE_NAME } from '../../domain/cases';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
+import { anchoringWarnings, ImportAnchoring } from '../reanchor';
 import { requireSchema, withForeignDb, type ForeignDb } from '../sqlite';
-import { checkImportFile, emptyPlan, fitName, memoOf, normalizeColor, skip, warn, type Importer, type ImportPlan, type PlannedCase } from './plan';
+import {
+  checkImportFile,
+  emptyPlan,
+  fitName,
+  memoOf,
+  normalizeColor,
+  skip,
+  warn,
+  type Importer,
+  type ImportOptions,
+  type ImportPlan,
+  type PlannedAttribute,
+  type PlannedCase,
+  type PlannedSource,
+} from './plan';
 
 /**
  * QualCoder project import: the `data.qda` SQLite database inside a QualCoder project folder (schema `v8`,
@@ -15,22 +30,27 @@ import { checkImportFile, emptyPlan, fitName, memoOf, normalizeColor, skip, warn
  *   again, with a warning); `code_name` -> codes with colour, memo and category (`catid`).
  * - `code_text` -> segments. `pos0`/`pos1` are code point offsets into `source.fulltext` (QualCoder counts
  *   Python characters; on the corpus project every `seltext` equals `substr(fulltext, pos0+1, pos1-pos0)`).
- *   `important = 1` becomes importance 1. The coder (`owner`) is kept as the segment's owner.
+ *   `important = 1` becomes importance 1. The coder (`owner`) is kept as the segment's owner. Each coding is
+ *   re-anchored by its `seltext` (src/exchange/reanchor.ts): where the text at its offsets differs from the
+ *   quote, it lands on the nearest occurrence of the quote; the plan's `anchoring` lists every such coding.
  * - `cases` + `case_text` -> cases with ranges (a range covering the whole text links the source whole);
- *   `attribute` rows of type `case` -> typed case attributes (`attribute_type.valuetype` `numeric` -> number).
- * - Not imported (counted in `skipped`): file attributes, `annotation`, `journal`, `code_image`, `code_av`.
+ *   `attribute` rows of `attr_type` `case` -> typed case attributes, of `attr_type` `file` (`id` = the source's
+ *   id) -> document attributes of the source. `attribute_type.valuetype` `numeric` -> number (when the value
+ *   reads as one), else text; an empty value (QualCoder keeps '' for unset ones) is no value.
+ * - Not imported (counted in `skipped`): attributes of media sources, `annotation`, `journal`, `code_image`,
+ *   `code_av`.
  */
 export const qualcoderImporter: Importer = {
   format: 'qualcoder',
   extensions: ['.qda'],
-  description: 'QualCoder project database (data.qda, schema v8): text sources, nested code categories, codes, codings, cases and case attributes',
-  plan: async (filePath) => {
+  description: 'QualCoder project database (data.qda, schema v8): text sources, nested code categories, codes, codings, cases, case and file attributes',
+  plan: async (filePath, options) => {
     checkImportFile(filePath);
-    return withForeignDb(filePath, 'a QualCoder project', (db) => planQualCoder(db, filePath));
+    return withForeignDb(filePath, 'a QualCoder project', (db) => planQualCoder(db, filePath, options));
   },
 };
 
-function planQualCoder(db: ForeignDb, filePath: string): ImportPlan {
+function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions): ImportPlan {
   requireSchema(db, filePath, 'a QualCoder project', {
     source: ['id', 'name', 'fulltext'],
     code_name: ['cid', 'name', 'catid'],
@@ -48,6 +68,7 @@ function planQualCoder(db: ForeignDb, filePath: string): ImportPlan {
 
   // -- sources
   const texts = new Map<number, string>();
+  const plannedSources = new Map<number, PlannedSource>();
   const names = new Set<string>();
   for (const s of db.all<{ id: number; name: string; fulltext: string | null; mediapath: string | null; memo: string | null; owner: string | null }>(
     `SELECT id, name, fulltext, ${col(db, 'source', 'mediapath')}, ${col(db, 'source', 'memo')}, ${col(db, 'source', 'owner')} FROM source ORDER BY id`,
@@ -60,7 +81,9 @@ function planQualCoder(db: ForeignDb, filePath: string): ImportPlan {
     let name = fitName(s.name, MAX_SOURCE_NAME, `Source ${s.id}`);
     if (names.has(name)) name = fitName(`${name} (${s.id})`, MAX_SOURCE_NAME, `Source ${s.id}`);
     names.add(name);
-    plan.sources.push({ ref: `fid:${s.id}`, name, text: s.fulltext, memo: memoOf(s.memo), origin: s.mediapath ? `${origin} (${s.mediapath})` : origin, folder: null, owner: s.owner });
+    const planned: PlannedSource = { ref: `fid:${s.id}`, name, text: s.fulltext, memo: memoOf(s.memo), origin: s.mediapath ? `${origin} (${s.mediapath})` : origin, folder: null, owner: s.owner };
+    plannedSources.set(s.id, planned);
+    plan.sources.push(planned);
   }
   if ((plan.skipped.media_sources ?? 0) > 0) warn(plan, `${plan.skipped.media_sources} audio, video or image source(s) were not imported (their files are outside the database)`);
 
@@ -87,40 +110,61 @@ function planQualCoder(db: ForeignDb, filePath: string): ImportPlan {
   }
 
   // -- codes
-  const codes = new Set<number>();
+  const codeNames = new Map<number, string>();
   for (const c of db.all<{ cid: number; name: string; memo: string | null; catid: number | null; owner: string | null; color: string | null }>(
     `SELECT cid, name, ${col(db, 'code_name', 'memo')}, catid, ${col(db, 'code_name', 'owner')}, ${col(db, 'code_name', 'color')} FROM code_name ORDER BY cid`,
   )) {
-    codes.add(c.cid);
+    const name = fitName(c.name, MAX_CODE_NAME, `Code ${c.cid}`);
+    codeNames.set(c.cid, name);
     const category = c.catid !== null && parentOf.has(c.catid) ? `catid:${c.catid}` : null;
     if (c.catid !== null && category === null) skip(plan, 'codes_with_missing_category');
-    plan.codes.push({ ref: `cid:${c.cid}`, name: fitName(c.name, MAX_CODE_NAME, `Code ${c.cid}`), color: normalizeColor(c.color), memo: memoOf(c.memo), category, owner: c.owner });
+    plan.codes.push({ ref: `cid:${c.cid}`, name, color: normalizeColor(c.color), memo: memoOf(c.memo), category, owner: c.owner });
   }
 
-  // -- codings
+  // -- codings, re-anchored by their seltext
   const lengths = new Map([...texts].map(([id, t]) => [id, codePointLength(t)]));
-  let mismatched = 0;
+  const anchoring = new ImportAnchoring(options.reanchor !== false);
   for (const g of db.all<{ cid: number; fid: number; seltext: string | null; pos0: number; pos1: number; owner: string | null; memo: string | null; important: number | null }>(
     `SELECT cid, fid, ${col(db, 'code_text', 'seltext')}, pos0, pos1, ${col(db, 'code_text', 'owner')}, ${col(db, 'code_text', 'memo')}, ${col(db, 'code_text', 'important')} FROM code_text ORDER BY fid, pos0, pos1, cid`,
   )) {
-    const text = texts.get(g.fid);
-    if (!codes.has(g.cid) || text === undefined) {
+    const source = plannedSources.get(g.fid);
+    const code = codeNames.get(g.cid);
+    if (code === undefined || source === undefined) {
       skip(plan, 'codings_of_missing_codes_or_sources');
       continue;
     }
-    const start = Math.round(Number(g.pos0));
-    const end = Math.round(Number(g.pos1));
-    if (!(start >= 0 && end > start && end <= (lengths.get(g.fid) ?? 0))) {
+    const at = anchoring.place(source.ref, source.text, { source: source.name, code }, g.seltext, Math.round(Number(g.pos0)), Math.round(Number(g.pos1)));
+    if (at.status === 'unplaceable') {
       skip(plan, 'codings_outside_their_source');
       continue;
     }
-    if (g.seltext !== null && sliceCp(text, start, end) !== g.seltext) mismatched++;
-    plan.segments.push({ code: `cid:${g.cid}`, source: `fid:${g.fid}`, start_pos: start, end_pos: end, memo: memoOf(g.memo), importance: g.important ? 1 : 0, owner: g.owner });
+    plan.segments.push({ code: `cid:${g.cid}`, source: source.ref, start_pos: at.start_pos, end_pos: at.end_pos, memo: memoOf(g.memo), importance: g.important ? 1 : 0, owner: g.owner });
   }
-  if (mismatched > 0) warn(plan, `${mismatched} coding(s) store a seltext that differs from the source text at their offsets; the offsets were kept`);
+  plan.anchoring = anchoring.report;
+  for (const w of anchoringWarnings(anchoring.report)) warn(plan, w);
+
+  // -- attribute types (valuetype by name; QualCoder's attribute_type.name is its primary key)
+  const types = new Map<string, string>();
+  if (tables.has('attribute_type')) {
+    for (const t of db.all<{ name: string; valuetype: string | null }>('SELECT name, valuetype FROM attribute_type')) types.set(t.name, (t.valuetype ?? '').toLowerCase());
+  }
 
   // -- cases
-  if (tables.has('cases')) planCases(db, plan, texts, lengths);
+  if (tables.has('cases')) planCases(db, plan, texts, lengths, types);
+
+  // -- file attributes -> document attributes
+  if (tables.has('attribute')) {
+    for (const a of db.all<{ name: string; value: string | null; id: number }>("SELECT name, value, id FROM attribute WHERE attr_type = 'file' ORDER BY id, name")) {
+      const source = plannedSources.get(a.id);
+      if (!source) {
+        skip(plan, texts.has(a.id) || db.all('SELECT 1 FROM source WHERE id = ?', [a.id]).length > 0 ? 'file_attributes_of_media_sources' : 'file_attributes_of_missing_sources');
+        continue;
+      }
+      const attribute = typedAttribute(fitName(a.name, MAX_ATTRIBUTE_NAME, 'Attribute'), a.value, types.get(a.name) ?? '');
+      if (attribute) (source.attributes ??= []).push(attribute);
+    }
+    skip(plan, 'attributes_of_other_kinds', Number(db.all<{ n: number }>("SELECT COUNT(*) AS n FROM attribute WHERE attr_type IS NOT 'file' AND attr_type IS NOT 'case'")[0]?.n ?? 0));
+  }
 
   skip(plan, 'annotations', count('annotation'));
   skip(plan, 'journals', count('journal'));
@@ -129,12 +173,24 @@ function planQualCoder(db: ForeignDb, filePath: string): ImportPlan {
   return plan;
 }
 
+/**
+ * A typed attribute from a QualCoder value and its `attribute_type.valuetype`: `numeric` -> number when the
+ * value reads as a finite number, anything else text. Null for no value (NULL or blank: QualCoder stores ''
+ * for an attribute not filled in).
+ */
+function typedAttribute(name: string, raw: string | null, valuetype: string): PlannedAttribute | null {
+  if (raw === null || raw.trim() === '') return null;
+  const n = Number(raw.trim());
+  if (valuetype === 'numeric' && Number.isFinite(n)) return { name, type: 'number', value: n };
+  return { name, type: 'text', value: raw };
+}
+
 /** `column` when `table` has it, else `NULL AS column` (older schemas lack some columns). */
 function col(db: ForeignDb, table: string, column: string): string {
   return db.columns(table).includes(column) ? column : `NULL AS ${column}`;
 }
 
-function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, lengths: Map<number, number>): void {
+function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, lengths: Map<number, number>, types: Map<string, string>): void {
   const tables = db.tables();
   const byId = new Map<number, PlannedCase>();
   const names = new Set<string>();
@@ -166,24 +222,14 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, 
     }
   }
   if (tables.has('attribute')) {
-    const types = new Map<string, string>();
-    if (tables.has('attribute_type')) {
-      for (const t of db.all<{ name: string; valuetype: string | null }>('SELECT name, valuetype FROM attribute_type')) types.set(t.name, (t.valuetype ?? '').toLowerCase());
-    }
-    for (const a of db.all<{ name: string; attr_type: string; value: string | null; id: number }>('SELECT name, attr_type, value, id FROM attribute ORDER BY id, name')) {
-      if (a.attr_type !== 'case') {
-        skip(plan, 'file_attributes');
-        continue;
-      }
+    for (const a of db.all<{ name: string; value: string | null; id: number }>("SELECT name, value, id FROM attribute WHERE attr_type = 'case' ORDER BY id, name")) {
       const c = byId.get(a.id);
       if (!c) {
         skip(plan, 'case_attributes_of_missing_cases');
         continue;
       }
-      if (a.value === null || a.value.trim() === '') continue;
-      const n = Number(a.value.trim());
-      if (types.get(a.name) === 'numeric' && Number.isFinite(n)) c.attributes.push({ name: a.name, type: 'number', value: n });
-      else c.attributes.push({ name: a.name, type: 'text', value: a.value });
+      const attribute = typedAttribute(a.name, a.value, types.get(a.name) ?? '');
+      if (attribute) c.attributes.push(attribute);
     }
   }
 }

@@ -1,9 +1,24 @@
 import * as path from 'node:path';
-import { codePointLength, sliceCp } from '../../core/text';
-import { MAX_CASE_NAME } from '../../domain/cases';
+import { codePointLength } from '../../core/text';
+import { MAX_ATTRIBUTE_NAME, MAX_CASE_NAME } from '../../domain/cases';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
+import { anchoringWarnings, ImportAnchoring } from '../reanchor';
 import { requireSchema, withForeignDb, type ForeignDb } from '../sqlite';
-import { checkImportFile, emptyPlan, fitName, memoOf, normalizeColor, skip, warn, type Importer, type ImportPlan, type PlannedCase } from './plan';
+import {
+  checkImportFile,
+  emptyPlan,
+  fitName,
+  memoOf,
+  normalizeColor,
+  skip,
+  warn,
+  type Importer,
+  type ImportOptions,
+  type ImportPlan,
+  type PlannedAttribute,
+  type PlannedCase,
+  type PlannedSource,
+} from './plan';
 
 /**
  * RQDA project import (`.rqda`, written by the RQDA R package; schema 0.2.2 as summarised in
@@ -15,24 +30,56 @@ import { checkImportFile, emptyPlan, fitName, memoOf, normalizeColor, skip, warn
  *   -> the code's category (RQDA allows several: the first by id is kept, the others are counted).
  * - `coding` -> segments. `selfirst`/`selend` are REAL, 0-based character offsets into `source.file`;
  *   characters are code points (verified on the corpus project: each `seltext` equals the text there).
+ *   A negative `selfirst` (RQDA stores some whole-file codings so) is clamped to 0. Each coding is
+ *   re-anchored by its `seltext` (src/exchange/reanchor.ts): where the text at its offsets differs from the
+ *   quote, it lands on the nearest occurrence of the quote; the plan's `anchoring` lists every such coding.
  * - `cases` + `caselinkage` -> cases holding source ranges (a range covering the whole text links the source
- *   as a whole); `caseAttr` with `attributes.class` -> typed case attributes (`numeric` -> number).
- * - Soft deletes are honoured: a row with `status = 0` is skipped (and every row that hangs on a deleted row).
- *   A NULL status counts as live.
- * - Not imported (counted in `skipped`): `fileAttr` (Marginalia has no source attributes), `annotation`,
- *   `journal`, `image`/`imageCoding`, and the rows of `coding2`.
+ *   as a whole); `caseAttr` with `attributes.class` -> typed case attributes; `fileAttr` -> document
+ *   attributes of the source (`fileID`). `class` `numeric` -> number (when the value is a number), else text.
+ * - Only rows RQDA shows are read: `status = 1` in every table (RQDA's own queries select `status = 1`; its
+ *   Unmark sets a coding's status to -1, deleting sets 0, CleanProject removes both). The others are
+ *   counted in `skipped`: `soft_deleted_<rows>` (0), `unmarked_<rows>` (-1), `<rows>_with_unknown_status`
+ *   (NULL or any other value); every row that hangs on one of them is skipped too.
+ * - R's missing value: a memo or attribute value that is the literal string `NA` is no memo / no value.
+ * - Not imported (counted in `skipped`): `annotation`, `journal`, `image`/`imageCoding`, and the rows of
+ *   `coding2`.
  */
 export const rqdaImporter: Importer = {
   format: 'rqda',
   extensions: ['.rqda'],
-  description: 'RQDA project database (.rqda): sources, codes, code categories, codings, cases and case attributes; soft-deleted rows are skipped',
-  plan: async (filePath) => {
+  description: 'RQDA project database (.rqda): sources, codes, code categories, codings, cases, case and file attributes; only rows RQDA shows (status 1)',
+  plan: async (filePath, options) => {
     checkImportFile(filePath);
-    return withForeignDb(filePath, 'an RQDA project', (db) => planRqda(db, filePath));
+    return withForeignDb(filePath, 'an RQDA project', (db) => planRqda(db, filePath, options));
   },
 };
 
-const LIVE = 'COALESCE(status, 1) <> 0';
+/** The rows RQDA shows: its queries select `status = 1` (RQDATables.rd: 1 live, 0 deleted; Unmark writes -1). */
+const LIVE = 'status = 1';
+
+/** A memo read from RQDA: R's missing value `NA` (stored as that literal string) is no memo. */
+function rMemo(raw: unknown): string | null {
+  return raw === 'NA' ? null : memoOf(raw);
+}
+
+/**
+ * A typed attribute from an RQDA value and its `attributes.class`: `numeric` -> number when the value reads as
+ * a finite number, anything else text. Null for a missing value (NULL, blank, R's `NA`).
+ */
+function rAttribute(name: string, raw: string | null, cls: string): PlannedAttribute | null {
+  if (raw === null || raw.trim() === '' || raw === 'NA') return null;
+  const n = Number(raw.trim());
+  if (cls === 'numeric' && Number.isFinite(n)) return { name, type: 'number', value: n };
+  return { name, type: 'text', value: raw };
+}
+
+/** Adds to `plan.skipped` the rows of `table` RQDA does not show, by status: `soft_deleted_<noun>`, `unmarked_<noun>`, `<noun>_with_unknown_status`. */
+function countNotLive(db: ForeignDb, plan: ImportPlan, table: string, noun: string): void {
+  for (const r of db.all<{ status: number | null; n: number }>(`SELECT status, COUNT(*) AS n FROM ${table} WHERE status IS NOT 1 GROUP BY status`)) {
+    const reason = r.status === 0 ? `soft_deleted_${noun}` : r.status === -1 ? `unmarked_${noun}` : `${noun}_with_unknown_status`;
+    skip(plan, reason, Number(r.n));
+  }
+}
 
 interface RqdaSource {
   id: number;
@@ -42,7 +89,7 @@ interface RqdaSource {
   owner: string | null;
 }
 
-function planRqda(db: ForeignDb, filePath: string): ImportPlan {
+function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): ImportPlan {
   requireSchema(db, filePath, 'an RQDA project', {
     source: ['name', 'id', 'file', 'status'],
     freecode: ['name', 'id', 'status'],
@@ -52,8 +99,8 @@ function planRqda(db: ForeignDb, filePath: string): ImportPlan {
   const tables = db.tables();
   const has = (t: string) => tables.has(t);
   const origin = `RQDA: ${path.basename(filePath)}`;
-  const countDeleted = (table: string, reason: string) => {
-    if (has(table)) skip(plan, reason, Number(db.all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE NOT (${LIVE})`)[0]?.n ?? 0));
+  const countDeleted = (table: string, noun: string) => {
+    if (has(table)) countNotLive(db, plan, table, noun);
   };
 
   // -- file categories -> folders
@@ -70,11 +117,13 @@ function planRqda(db: ForeignDb, filePath: string): ImportPlan {
       if (folderOf.has(t.fid)) skip(plan, 'extra_file_category_memberships');
       else folderOf.set(t.fid, `filecat:${t.catid}`);
     }
-    countDeleted('filecat', 'soft_deleted_file_categories');
+    countDeleted('filecat', 'file_categories');
+    countDeleted('treefile', 'file_category_memberships');
   }
 
   // -- sources
   const texts = new Map<number, string>();
+  const plannedSources = new Map<number, PlannedSource>();
   const sourceNames = new Set<string>();
   for (const s of db.all<RqdaSource>(`SELECT id, name, file, memo, owner FROM source WHERE ${LIVE} ORDER BY id`)) {
     if (texts.has(s.id)) {
@@ -86,9 +135,11 @@ function planRqda(db: ForeignDb, filePath: string): ImportPlan {
     let name = fitName(s.name, MAX_SOURCE_NAME, `Source ${s.id}`);
     if (sourceNames.has(name)) name = fitName(`${name} (${s.id})`, MAX_SOURCE_NAME, `Source ${s.id}`);
     sourceNames.add(name);
-    plan.sources.push({ ref: `fid:${s.id}`, name, text, memo: memoOf(s.memo), origin, folder: folderOf.get(s.id) ?? null, owner: s.owner });
+    const planned: PlannedSource = { ref: `fid:${s.id}`, name, text, memo: rMemo(s.memo), origin, folder: folderOf.get(s.id) ?? null, owner: s.owner };
+    plannedSources.set(s.id, planned);
+    plan.sources.push(planned);
   }
-  countDeleted('source', 'soft_deleted_sources');
+  countDeleted('source', 'sources');
 
   // -- code categories
   const liveCats = new Set<number>();
@@ -96,9 +147,9 @@ function planRqda(db: ForeignDb, filePath: string): ImportPlan {
     for (const c of db.all<{ catid: number; name: string; memo: string | null; owner: string | null }>(`SELECT catid, name, memo, owner FROM codecat WHERE ${LIVE} ORDER BY catid`)) {
       if (liveCats.has(c.catid)) continue;
       liveCats.add(c.catid);
-      plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: null, memo: memoOf(c.memo), owner: c.owner });
+      plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: null, memo: rMemo(c.memo), owner: c.owner });
     }
-    countDeleted('codecat', 'soft_deleted_categories');
+    countDeleted('codecat', 'categories');
   }
   const categoryOf = new Map<number, string>();
   if (has('treecode')) {
@@ -108,69 +159,91 @@ function planRqda(db: ForeignDb, filePath: string): ImportPlan {
         if (categoryOf.get(t.cid) !== `catid:${t.catid}`) skip(plan, 'extra_code_category_memberships');
       } else categoryOf.set(t.cid, `catid:${t.catid}`);
     }
+    countDeleted('treecode', 'code_category_memberships');
   }
   if ((plan.skipped.extra_code_category_memberships ?? 0) > 0) {
     warn(plan, `${plan.skipped.extra_code_category_memberships} code(s) sit in more than one RQDA category; Marginalia keeps each in its first category`);
   }
 
   // -- codes
-  const liveCodes = new Set<number>();
+  const codeNames = new Map<number, string>();
   const hasColor = db.columns('freecode').includes('color');
   for (const c of db.all<{ id: number; name: string; memo: string | null; owner: string | null; color?: string | null }>(
     `SELECT id, name, memo, owner${hasColor ? ', color' : ''} FROM freecode WHERE ${LIVE} ORDER BY id`,
   )) {
-    if (liveCodes.has(c.id)) continue;
-    liveCodes.add(c.id);
-    plan.codes.push({ ref: `cid:${c.id}`, name: fitName(c.name, MAX_CODE_NAME, `Code ${c.id}`), color: normalizeColor(c.color), memo: memoOf(c.memo), category: categoryOf.get(c.id) ?? null, owner: c.owner });
+    if (codeNames.has(c.id)) continue;
+    const name = fitName(c.name, MAX_CODE_NAME, `Code ${c.id}`);
+    codeNames.set(c.id, name);
+    plan.codes.push({ ref: `cid:${c.id}`, name, color: normalizeColor(c.color), memo: rMemo(c.memo), category: categoryOf.get(c.id) ?? null, owner: c.owner });
   }
-  countDeleted('freecode', 'soft_deleted_codes');
+  countDeleted('freecode', 'codes');
 
-  // -- codings
-  let mismatched = 0;
-  const lengths = new Map([...texts].map(([id, t]) => [id, codePointLength(t)]));
+  // -- codings, re-anchored by their seltext
+  const anchoring = new ImportAnchoring(options.reanchor !== false);
   for (const g of db.all<{ cid: number; fid: number; seltext: string | null; selfirst: number; selend: number; owner: string | null; memo: string | null }>(
     `SELECT cid, fid, seltext, selfirst, selend, owner, memo FROM coding WHERE ${LIVE} ORDER BY fid, selfirst, selend, cid`,
   )) {
-    if (!liveCodes.has(g.cid)) {
+    const code = codeNames.get(g.cid);
+    if (code === undefined) {
       skip(plan, 'codings_of_deleted_codes');
       continue;
     }
-    const text = texts.get(g.fid);
-    if (text === undefined) {
+    const source = plannedSources.get(g.fid);
+    if (source === undefined) {
       skip(plan, 'codings_of_deleted_sources');
       continue;
     }
-    const start = Math.round(Number(g.selfirst));
+    // a negative selfirst marks a coding from the start of the file (RQDA stores some whole-file codings so)
+    const start = Math.max(0, Math.round(Number(g.selfirst)));
     const end = Math.round(Number(g.selend));
-    if (!(start >= 0 && end > start && end <= (lengths.get(g.fid) ?? 0))) {
+    const at = anchoring.place(source.ref, source.text, { source: source.name, code }, g.seltext, start, end);
+    if (at.status === 'unplaceable') {
       skip(plan, 'codings_outside_their_source');
       continue;
     }
-    if (g.seltext !== null && sliceCp(text, start, end) !== g.seltext) mismatched++;
-    plan.segments.push({ code: `cid:${g.cid}`, source: `fid:${g.fid}`, start_pos: start, end_pos: end, memo: memoOf(g.memo), importance: 0, owner: g.owner });
+    plan.segments.push({ code: `cid:${g.cid}`, source: source.ref, start_pos: at.start_pos, end_pos: at.end_pos, memo: rMemo(g.memo), importance: 0, owner: g.owner });
   }
-  countDeleted('coding', 'soft_deleted_codings');
-  if (mismatched > 0) warn(plan, `${mismatched} coding(s) store a seltext that differs from the source text at their offsets; the offsets were kept`);
+  countDeleted('coding', 'codings');
+  plan.anchoring = anchoring.report;
+  for (const w of anchoringWarnings(anchoring.report)) warn(plan, w);
+
+  // -- attribute definitions (shared by case and file attributes)
+  const classes = new Map<string, string>();
+  if (has('attributes')) {
+    for (const a of db.all<{ name: string; class: string | null }>(`SELECT name, class FROM attributes WHERE ${LIVE}`)) classes.set(a.name, (a.class ?? '').toLowerCase());
+    countDeleted('attributes', 'attribute_definitions');
+  }
 
   // -- cases, their ranges and attributes
-  if (has('cases')) planCases(db, plan, texts);
+  if (has('cases')) planCases(db, plan, texts, classes);
+
+  // -- file attributes -> document attributes
+  if (has('fileAttr')) {
+    for (const v of db.all<{ variable: string; value: string | null; fileID: number }>(`SELECT variable, value, fileID FROM fileAttr WHERE ${LIVE} ORDER BY fileID, rowid`)) {
+      const source = plannedSources.get(v.fileID);
+      const cls = classes.get(v.variable);
+      if (!source || cls === undefined) {
+        skip(plan, 'file_attributes_of_deleted_rows');
+        continue;
+      }
+      const attribute = rAttribute(fitName(v.variable, MAX_ATTRIBUTE_NAME, 'Attribute'), v.value, cls);
+      if (attribute) (source.attributes ??= []).push(attribute);
+    }
+    countDeleted('fileAttr', 'file_attributes');
+  }
 
   // -- what Marginalia does not hold
   const countLive = (table: string, reason: string) => {
     if (has(table)) skip(plan, reason, Number(db.all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${LIVE}`)[0]?.n ?? 0));
   };
-  countLive('fileAttr', 'file_attributes');
   countLive('annotation', 'annotations');
   countLive('journal', 'journals');
   countLive('imageCoding', 'image_codings');
   countLive('coding2', 'coding2_rows');
-  countDeleted('attributes', 'soft_deleted_attribute_definitions');
-  countDeleted('fileAttr', 'soft_deleted_file_attributes');
-  if ((plan.skipped.file_attributes ?? 0) > 0) warn(plan, `${plan.skipped.file_attributes} file attribute value(s) were not imported: Marginalia keeps attributes on cases only`);
   return plan;
 }
 
-function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>): void {
+function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, classes: Map<string, string>): void {
   const tables = db.tables();
   const byId = new Map<number, PlannedCase>();
   const names = new Set<string>();
@@ -182,11 +255,11 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>):
       continue;
     }
     names.add(name.toLowerCase());
-    const planned: PlannedCase = { name, memo: memoOf(c.memo), sources: [], ranges: [], attributes: [], owner: c.owner };
+    const planned: PlannedCase = { name, memo: rMemo(c.memo), sources: [], ranges: [], attributes: [], owner: c.owner };
     byId.set(c.id, planned);
     plan.cases.push(planned);
   }
-  skip(plan, 'soft_deleted_cases', Number(db.all<{ n: number }>(`SELECT COUNT(*) AS n FROM cases WHERE NOT (${LIVE})`)[0]?.n ?? 0));
+  countNotLive(db, plan, 'cases', 'cases');
   if (tables.has('caselinkage')) {
     for (const l of db.all<{ caseid: number; fid: number; selfirst: number; selend: number }>(`SELECT caseid, fid, selfirst, selend FROM caselinkage WHERE ${LIVE} ORDER BY caseid, fid, selfirst`)) {
       const c = byId.get(l.caseid);
@@ -204,12 +277,9 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>):
         c.ranges.push({ source: `fid:${l.fid}`, start_pos: start, end_pos: end });
       } else skip(plan, 'case_ranges_outside_their_source');
     }
+    countNotLive(db, plan, 'caselinkage', 'case_links');
   }
   if (tables.has('caseAttr')) {
-    const classes = new Map<string, string>();
-    if (tables.has('attributes')) {
-      for (const a of db.all<{ name: string; class: string | null }>(`SELECT name, class FROM attributes WHERE ${LIVE}`)) classes.set(a.name, (a.class ?? '').toLowerCase());
-    }
     for (const v of db.all<{ variable: string; value: string | null; caseID: number }>(`SELECT variable, value, caseID FROM caseAttr WHERE ${LIVE} ORDER BY caseID, rowid`)) {
       const c = byId.get(v.caseID);
       const cls = classes.get(v.variable);
@@ -217,11 +287,9 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>):
         skip(plan, 'case_attributes_of_deleted_rows');
         continue;
       }
-      if (v.value === null || v.value.trim() === '' || v.value === 'NA') continue;
-      const n = Number(v.value.trim());
-      if (cls === 'numeric' && Number.isFinite(n)) c.attributes.push({ name: v.variable, type: 'number', value: n });
-      else c.attributes.push({ name: v.variable, type: 'text', value: v.value });
+      const attribute = rAttribute(v.variable, v.value, cls);
+      if (attribute) c.attributes.push(attribute);
     }
-    skip(plan, 'soft_deleted_case_attributes', Number(db.all<{ n: number }>(`SELECT COUNT(*) AS n FROM caseAttr WHERE NOT (${LIVE})`)[0]?.n ?? 0));
+    countNotLive(db, plan, 'caseAttr', 'case_attributes');
   }
 }

@@ -410,7 +410,7 @@ describe('exchange importers through import_data', function () {
       assert.equal((await fx.ok('read_source_content', { source_id: src.source_id, max_length: 1_000_000 })).content, fulltext);
     });
 
-    it('reads cases (whole sources and ranges) and typed case attributes; file attributes are counted as skipped', async function () {
+    it('reads cases (whole sources and ranges) and typed case attributes; file attributes become document attributes', async function () {
       const corpus = path.join(requireCorpus(this, 'qualcoder'), 'mannheimer_recoded_data.qda');
       const file = path.join(fx.dir, 'with-cases.qda');
       const len = (await query(corpus, 'SELECT length(fulltext) AS n FROM source WHERE id = 2'))[0]!.n as number;
@@ -424,7 +424,8 @@ describe('exchange importers through import_data', function () {
       );
       const r = await fx.ok('import_data', { format: 'qualcoder', source_path: file });
       assert.equal(r.created.cases, 2);
-      assert.equal(r.skipped.file_attributes, 1);
+      assert.equal(r.skipped.file_attributes, undefined, 'file attributes are imported (test/unit/exchange/qualcoder.test.ts checks them)');
+      assert.equal(r.source_attributes_set, 1);
       const cases = await casesInFull(fx);
       const bsr01 = (await query(file, 'SELECT name FROM source WHERE id = 2'))[0]!.name;
       const bsr02 = (await query(file, 'SELECT name, substr(fulltext, 101, 150) AS t FROM source WHERE id = 8'))[0]!;

@@ -5,6 +5,7 @@ import type { Disposable } from '../core/lifecycle';
 import type { EventRecord } from '../domain/events';
 import type { Segment } from '../domain/model';
 import type { CodeWithCounts, SourceWithCounts } from '../domain/ports';
+import { textSegmentNotFound } from '../domain/segmentKinds';
 import type { OpenProject } from '../tools/context';
 import { segmentOut } from '../tools/present';
 import type { EventHub, EventSubscription } from './eventHub';
@@ -353,11 +354,11 @@ export class ContextBuilder implements Disposable {
     return c.cooccurrences;
   }
 
-  /** One text segment with its code's and source's names. Errors: NO_PROJECT, SEGMENT_NOT_FOUND. */
+  /** One text segment with its code's and source's names. Errors: NO_PROJECT, SEGMENT_NOT_FOUND (also for an AV segment's id, naming list_av_segments). */
   segment(segmentId: number) {
     const repo = this.project().repo;
     const s = repo.getSegment(segmentId);
-    if (!s) throw new ToolError('SEGMENT_NOT_FOUND', `No segment with segment_id ${segmentId}`);
+    if (!s) throw textSegmentNotFound(repo, segmentId, 'list_av_segments lists the AV segments of a source');
     const code = repo.getCode(s.code_id);
     return { ...segmentOut(s, code), source_name: repo.getSource(s.source_id)?.name ?? null };
   }

@@ -17,6 +17,7 @@ import type { DomainContext } from './events';
 import type { AvSegment, ProjectRepository, SourceWithCounts } from './ports';
 import type { SpeakerLabelFormat } from './speakers';
 import { requireSource } from './sources';
+import { avSegmentNotFound } from './segmentKinds';
 
 type Ctx = DomainContext<ProjectRepository>;
 
@@ -113,10 +114,13 @@ export function applyAvCode(ctx: Ctx, input: ApplyAvCodeInput): AvSegment {
   return seg;
 }
 
-/** Removes an AV segment. Emits coding.av_segment_uncoded. Errors: AV_SEGMENT_NOT_REMOVED/NOT_FOUND. */
+/**
+ * Removes an AV segment. Emits coding.av_segment_uncoded. Errors: AV_SEGMENT_NOT_REMOVED/NOT_FOUND (also for
+ * a text segment's id, naming delete_segment; nothing is removed).
+ */
 export function removeAvSegment(ctx: Ctx, id: number): AvSegment {
   const seg = ctx.repo.getAvSegment(id);
-  if (!seg) throw new ToolError('AV_SEGMENT_NOT_REMOVED/NOT_FOUND', `No AV segment with segment_id ${id}`);
+  if (!seg) throw avSegmentNotFound(ctx.repo, id);
   ctx.repo.deleteAvSegment(id);
   ctx.events.emit({
     event_type: 'coding.av_segment_uncoded',

@@ -5,6 +5,7 @@ import type { DomainContext } from './events';
 import type { Segment } from './model';
 import type { ProjectRepository } from './ports';
 import { requireSource } from './sources';
+import { textSegmentNotFound, USE_REMOVE_AV_SEGMENT } from './segmentKinds';
 
 type Ctx = DomainContext<ProjectRepository>;
 
@@ -67,10 +68,13 @@ export function applyCode(
   return { segment, created: true };
 }
 
-/** Removes a coded text segment. Emits coding.segment_uncoded. Errors: SEGMENT_NOT_FOUND. */
+/**
+ * Removes a coded text segment. Emits coding.segment_uncoded. Errors: SEGMENT_NOT_FOUND (also for an AV
+ * segment's id, naming remove_av_segment; nothing is removed).
+ */
 export function deleteSegment(ctx: Ctx, id: number): Segment {
   const seg = ctx.repo.getSegment(id);
-  if (!seg) throw new ToolError('SEGMENT_NOT_FOUND', `No coded segment with segment_id ${id}`);
+  if (!seg) throw textSegmentNotFound(ctx.repo, id, USE_REMOVE_AV_SEGMENT);
   ctx.repo.deleteSegment(id);
   ctx.events.emit({
     event_type: 'coding.segment_uncoded',
@@ -81,10 +85,13 @@ export function deleteSegment(ctx: Ctx, id: number): Segment {
   return seg;
 }
 
-/** Sets (or with null clears) a segment's memo. Emits coding.segment_updated. Errors: SEGMENT_NOT_FOUND. */
+/**
+ * Sets (or with null clears) a text segment's memo. Emits coding.segment_updated. Errors: SEGMENT_NOT_FOUND
+ * (also for an AV segment's id, saying that its memo is the one given to apply_av_code).
+ */
 export function updateSegmentMemo(ctx: Ctx, id: number, memo: string | null): { segment: Segment; old_memo: string | null } {
   const seg = ctx.repo.getSegment(id);
-  if (!seg) throw new ToolError('SEGMENT_NOT_FOUND', `No coded segment with segment_id ${id}`);
+  if (!seg) throw textSegmentNotFound(ctx.repo, id, 'segment memos set here are those of text segments; an AV segment keeps the memo given to apply_av_code');
   const next = memo === '' ? null : memo;
   ctx.repo.setSegmentMemo(id, next, ctx.now);
   ctx.events.emit({

@@ -16,6 +16,7 @@ import { ToolError } from '../core/errors';
 import { hasAstral } from '../core/text';
 import type { DomainContext } from './events';
 import type { CodeWithCounts, ProjectRepository, SearchFilter, SearchSegment } from './ports';
+import { textSegmentNotFound } from './segmentKinds';
 
 type Ctx = DomainContext<ProjectRepository>;
 
@@ -839,11 +840,12 @@ export function toPassages(scored: readonly ScoredSegment[], k: number): Similar
 }
 
 /**
- * The segment with id `id` as the similarity searches see it, or SEGMENT_NOT_FOUND.
+ * The segment with id `id` as the similarity searches see it, or SEGMENT_NOT_FOUND (for an AV segment's id,
+ * saying that only text segments are compared).
  */
 export function requireSearchSegment(ctx: Ctx, id: number): SearchSegment {
   const s = ctx.repo.getSegmentsForSearch([id])[0];
-  if (!s) throw new ToolError('SEGMENT_NOT_FOUND', `No text segment with segment_id ${id}`);
+  if (!s) throw textSegmentNotFound(ctx.repo, id, 'similarity searches compare text segments only');
   return s;
 }
 

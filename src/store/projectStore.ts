@@ -359,6 +359,7 @@ export class ProjectStore {
       if (applied.has(m.version)) continue;
       this.db.exec('BEGIN');
       try {
+        for (const [name, fn] of Object.entries(m.functions ?? {})) this.db.create_function(name, fn);
         this.db.exec(m.sql);
         this.db.run('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)', [m.version, new Date().toISOString()]);
         this.db.exec(`PRAGMA user_version = ${Math.max(m.version, Number(this.scalar('PRAGMA user_version') ?? 0))}`);

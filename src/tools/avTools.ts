@@ -90,7 +90,9 @@ export const removeAvSegmentTool = defineTool({
   name: 'remove_av_segment',
   group: 'av',
   title: 'Remove AV Segment',
-  description: 'Remove one coded time range of an audio or video source (the coding, not the media). Returns the removed segment with deleted: true. Errors: AV_SEGMENT_NOT_REMOVED/NOT_FOUND.',
+  description:
+    'Remove one coded time range of an audio or video source (the coding, not the media). Returns the removed segment with deleted: true. ' +
+    'Text and AV segments share one id space: a text segment\'s id is refused (use delete_segment). Errors: AV_SEGMENT_NOT_REMOVED/NOT_FOUND (also for a text segment\'s id).',
   input: args({ segment_id: id('the AV segment') }),
   effect: 'destroy',
   trust: 'apply_code',

@@ -80,7 +80,7 @@ export const deleteSegmentTool = defineTool({
   name: 'delete_segment',
   group: 'core',
   title: 'Delete Segment',
-  description: 'Remove one coded text segment (the coding, not the text). Errors: SEGMENT_NOT_FOUND.',
+  description: 'Remove one coded text segment (the coding, not the text). An AV segment\'s id is refused (use remove_av_segment). Errors: SEGMENT_NOT_FOUND (also for an AV segment\'s id).',
   input: args({ segment_id: id('the coded segment') }),
   effect: 'destroy',
   trust: 'apply_code',

@@ -51,7 +51,7 @@ export const removeCodeTool = defineTool({
   name: 'remove_code',
   group: 'core',
   title: 'Remove Code',
-  description: 'Remove one coding (a coded text segment; the text stays). Returns {removed: true, segment_id, code_id, source_id, start_pos, end_pos}. Errors: SEGMENT_NOT_FOUND.',
+  description: 'Remove one coding (a coded text segment; the text stays). Returns {removed: true, segment_id, code_id, source_id, start_pos, end_pos}. An AV segment\'s id is refused (use remove_av_segment). Errors: SEGMENT_NOT_FOUND (also for an AV segment\'s id).',
   input: args({ segment_id: id('the coded segment') }),
   effect: 'destroy',
   trust: 'apply_code',

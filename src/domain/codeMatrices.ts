@@ -205,3 +205,97 @@ function compareText(a: string, b: string): number {
   const y = b.toLowerCase();
   return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Code by document attribute (issue 13 item 5; document attributes: src/domain/sourceAttributes.ts)
+
+/** The repository reads the code-by-document-attribute matrix needs. */
+export type DocumentMatrixRepository = Pick<ProjectRepository, 'listCodeLabels' | 'listSources' | 'listSourceAttributes' | 'reportCodedRanges'>;
+
+/** A column of a code-by-document-attribute matrix: the sources sharing one value of the attribute, or those without it. */
+export interface DocumentMatrixColumn {
+  /** stable key: `value:<type>:<json>`, or `unset` (sources without the attribute) */
+  key: string;
+  /** the attribute value, or "(not set)" */
+  label: string;
+  /** the sources of the column, by id */
+  source_ids: number[];
+  /** text segments on the column's sources */
+  segment_count: number;
+}
+
+/** A code-by-document-attribute matrix: {@link CodeMatrixResult}'s shape with columns of sources instead of cases. */
+export interface DocumentAttributeMatrixResult {
+  kind: 'code_by_document_attribute';
+  attribute_name: string;
+  /** rows: every code with at least one segment in a column, by name (case-insensitive), then id */
+  codes: MatrixCode[];
+  columns: DocumentMatrixColumn[];
+  /** `matrix[i][j]`: text segments of `codes[i]` on the sources of `columns[j]` */
+  matrix: number[][];
+}
+
+/** The distinct document attribute names of all sources, by name (code unit order). */
+export function documentAttributeNames(repo: Pick<ProjectRepository, 'listSourceAttributes'>): string[] {
+  return [...new Set(repo.listSourceAttributes().map((a) => a.name))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * Code by document attribute, as {@link codeByAttributeMatrix} is for case attributes: a column per distinct
+ * value of the document attribute `name` (exact name; typed: the number 30 and the text "30" are two values;
+ * numbers ascending, booleans false first, text and dates by code unit; mixed types by type name), plus a last
+ * column "(not set)" for the sources without it when there are any. A source has at most one value of an
+ * attribute, so it is in exactly one column, and a cell counts the text segments of the code on the column's
+ * sources. An attribute no source has gives one "(not set)" column of all sources. Writes nothing.
+ */
+export function codeByDocumentAttributeMatrix(repo: DocumentMatrixRepository, name: string): DocumentAttributeMatrixResult {
+  const groups = new Map<string, { type: AttributeType; value: AttributeValue; source_ids: number[] }>();
+  const columnOf = new Map<number, number>();
+  for (const a of repo.listSourceAttributes()) {
+    if (a.name !== name) continue;
+    const key = `value:${a.type}:${JSON.stringify(a.value)}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { type: a.type, value: a.value, source_ids: [] }));
+    g.source_ids.push(a.source_id);
+  }
+  const columns: DocumentMatrixColumn[] = [...groups.entries()]
+    .sort(([, a], [, b]) => compareValues(a, b))
+    .map(([key, g]) => ({ key, label: String(g.value), source_ids: g.source_ids.sort((x, y) => x - y), segment_count: 0 }));
+  columns.forEach((c, j) => c.source_ids.forEach((id) => columnOf.set(id, j)));
+  const unset = repo
+    .listSources()
+    .map((s) => s.source_id)
+    .filter((id) => !columnOf.has(id))
+    .sort((x, y) => x - y);
+  if (unset.length > 0) {
+    unset.forEach((id) => columnOf.set(id, columns.length));
+    columns.push({ key: 'unset', label: UNSET_LABEL, source_ids: unset, segment_count: 0 });
+  }
+  // one pass over every text segment (source_id, code_id columns; no text read)
+  const ranges = repo.reportCodedRanges({});
+  const perCode = new Map<number, number[]>();
+  for (let i = 0; i < ranges.source_id.length; i++) {
+    const j = columnOf.get(ranges.source_id[i] as number);
+    if (j === undefined) continue;
+    const code = ranges.code_id[i] as number;
+    let row = perCode.get(code);
+    if (!row) perCode.set(code, (row = new Array<number>(columns.length).fill(0)));
+    row[j] = (row[j] as number) + 1;
+    (columns[j] as DocumentMatrixColumn).segment_count++;
+  }
+  const codes = repo
+    .listCodeLabels()
+    .filter((c) => perCode.has(c.code_id))
+    .sort((a, b) => compareText(a.name, b.name) || a.code_id - b.code_id)
+    .map((c) => ({ code_id: c.code_id, name: c.name, color: c.color }));
+  return { kind: 'code_by_document_attribute', attribute_name: name, codes, columns, matrix: codes.map((c) => perCode.get(c.code_id) as number[]) };
+}
+
+/** The text segments of `codeId` on the given sources (a cell of {@link codeByDocumentAttributeMatrix}), by source then position. */
+export function sourceCellSegments(repo: Pick<ProjectRepository, 'listSegmentsForCode'>, codeId: number, sourceIds: readonly number[]): Segment[] {
+  const wanted = new Set(sourceIds);
+  return repo
+    .listSegmentsForCode(codeId)
+    .filter((s) => wanted.has(s.source_id))
+    .sort(bySourceAndPosition);
+}

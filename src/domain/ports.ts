@@ -632,6 +632,11 @@ export interface ReportFilter {
   code_ids?: readonly number[];
   case_ids?: readonly number[];
   coder?: string;
+  /**
+   * The document attributes a caller filtered by (`{name: value}`), kept as given for the record; the
+   * repository does not read it: `resolveReportFilter` (src/domain/reports.ts) turns it into `source_ids`.
+   */
+  source_attributes?: Readonly<Record<string, AttributeValue>>;
 }
 
 /**

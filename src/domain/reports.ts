@@ -16,7 +16,7 @@
 import { isToolError, ToolError, type ErrorCode } from '../core/errors';
 import { requireCode } from './codebook';
 import type { DomainContext } from './events';
-import type { CodedRanges, ProjectRepository, ReportFilter, ReportRecord, ReportStatus, ReportType } from './ports';
+import type { AttributeValue, CodedRanges, ProjectRepository, ReportFilter, ReportRecord, ReportStatus, ReportType } from './ports';
 import { requireSource } from './sources';
 
 type Ctx = DomainContext<ProjectRepository>;
@@ -32,11 +32,18 @@ export interface ReportFiltersInput {
   code_ids?: readonly number[];
   case_ids?: readonly number[];
   coder?: string;
+  /** only segments in sources whose document attributes have these values, `{name: value}` (every pair must hold) */
+  source_attributes?: Readonly<Record<string, AttributeValue>>;
 }
 
 /**
  * Checks a report's filters and returns them normalised: ids deduplicated and sorted, empty lists and a
- * blank coder dropped. Errors: SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND (an id that does not exist).
+ * blank coder dropped. `source_attributes` (`{name: value}`, names exact after NFC and trimming) is kept as
+ * given and resolved into `source_ids`: the sources whose document attribute of each name has that value (a
+ * number matches a number attribute of equal value, a boolean a boolean one, a string a text or date attribute
+ * with exactly that text), intersected with the given `source_ids`; no matching source gives `source_ids: []`
+ * (an empty report), so the stored filters record which sources a report covered.
+ * Errors: SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND (an id that does not exist).
  */
 export function resolveReportFilter(ctx: Ctx, input: ReportFiltersInput | undefined): ReportFilter {
   const out: ReportFilter = {};
@@ -58,6 +65,21 @@ export function resolveReportFilter(ctx: Ctx, input: ReportFiltersInput | undefi
   }
   const coder = input?.coder?.trim();
   if (coder) out.coder = coder;
+  const wanted = Object.entries(input?.source_attributes ?? {}).map(([name, value]) => [name.normalize('NFC').trim(), value] as const);
+  if (wanted.length > 0) {
+    out.source_attributes = Object.fromEntries(wanted);
+    const values = new Map<number, Map<string, AttributeValue>>();
+    for (const a of ctx.repo.listSourceAttributes()) {
+      let m = values.get(a.source_id);
+      if (!m) values.set(a.source_id, (m = new Map()));
+      m.set(a.name, a.value);
+    }
+    const within = out.source_ids ? new Set(out.source_ids) : null;
+    out.source_ids = [...values.entries()]
+      .filter(([id, m]) => (!within || within.has(id)) && wanted.every(([name, value]) => m.get(name) === value))
+      .map(([id]) => id)
+      .sort((a, b) => a - b);
+  }
   return out;
 }
 

@@ -6,7 +6,7 @@ import { codePointLength } from '../../core/text';
 import { isIsoDate, MAX_CASE_NAME } from '../../domain/cases';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
 import { MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
-import { checkImportFile, emptyPlan, fitName, skip, warn, type Importer, type ImportOptions, type ImportPlan, type PlannedCase } from './plan';
+import { checkImportFile, emptyPlan, fitName, skip, warn, type Importer, type ImportOptions, type ImportPlan, type PlannedCase, type PlannedSource } from './plan';
 
 /**
  * CSV imports: `csv` (survey data) and `analytics_csv` (pre-aggregated analytics, one row per user).
@@ -32,6 +32,11 @@ import { checkImportFile, emptyPlan, fitName, skip, warn, type Importer, type Im
  * is free text, not a category: each answer becomes a text source `<case> - <column>` (the answer exactly as
  * in the file) in a folder named after the file, linked to its case. Short text columns (gender, interest,
  * a city) stay attributes, however many distinct values they have: distinctness says nothing in small samples.
+ * Where a row's answers are sources, they are documents of that respondent: each such source also gets the
+ * row's other non-empty columns as typed document attributes (src/domain/sourceAttributes.ts; the same
+ * names, types and values as the case's attributes: numbers as number, ISO 8601 dates as date, true/false as
+ * boolean, short text as text), so reports by document attribute (code x document attribute, report filters)
+ * work on the answers without going through the cases.
  *
  * Errors: IMPORT_FAILED (missing or unparseable file, no rows, unknown name_column, repeated or missing names).
  */
@@ -182,6 +187,7 @@ export function planCsv(text: string, filePath: string, format: 'csv' | 'analyti
     const line = i + 2;
     const name = fitName(r[nameIndex] ?? '', MAX_CASE_NAME, '');
     const c: PlannedCase = { name, memo: null, sources: [], ranges: [], attributes: [] };
+    const answers: PlannedSource[] = [];
     columns.forEach((col, j) => {
       const kind = kinds[j];
       const cell = r[j] ?? '';
@@ -191,12 +197,16 @@ export function planCsv(text: string, filePath: string, format: 'csv' | 'analyti
         if (sourceNames.has(sourceName)) sourceName = fitName(`${sourceName} (row ${line})`, MAX_SOURCE_NAME, `Row ${line} - ${col}`);
         sourceNames.add(sourceName);
         const ref = `answer:${line}:${j}`;
-        plan.sources.push({ ref, name: sourceName, text: cell, memo: null, origin: `${path.basename(filePath)}, row ${line}, column ${col}`, folder: folderRef });
+        const answer: PlannedSource = { ref, name: sourceName, text: cell, memo: null, origin: `${path.basename(filePath)}, row ${line}, column ${col}`, folder: folderRef };
+        plan.sources.push(answer);
+        answers.push(answer);
         c.sources.push(ref);
       } else {
         c.attributes.push({ name: col, type: kind.type, value: valueOf(cell, kind.type) });
       }
     });
+    // the row's answers are its sources: they carry the row's typed values as document attributes too
+    if (c.attributes.length > 0) for (const answer of answers) answer.attributes = c.attributes.map((x) => ({ ...x }));
     plan.cases.push(c);
   });
   if (openEnded.length > 0) warn(plan, `Open-ended column(s) imported as text sources: ${openEnded.join(', ')}`);

@@ -91,7 +91,7 @@ async function allSegments(fx: Fixture): Promise<Row[]> {
 /** The whole text of a source, read page by page through read_source_content; checks total_length against the pages. */
 async function readWhole(fx: Fixture, sourceId: number): Promise<{ text: string; total_length: number }> {
   let text = '';
-  let total = -1;
+  let total: number;
   for (let start = 0; ; ) {
     const page = await fx.ok('read_source_content', { source_id: sourceId, start_pos: start, max_length: 7 });
     text += page.content;

@@ -199,7 +199,7 @@ describe('exchange RQDA importer as RQDA shows a project', function () {
       [['live', 'kept', 0, 5, 'alpha']],
     );
     const codes = (await fx.ok('list_codes')).codes as Row[];
-    assert.equal(codes[0].category, null, 'its only live membership is in a deleted category');
+    assert.equal(codes[0]!.category, null, 'its only live membership is in a deleted category');
     const c = await fx.ok('get_case', { case_id: (await fx.ok('list_cases')).cases[0].case_id });
     assert.deepEqual(
       c.segments.map((s: Row) => [s.start_pos, s.end_pos]),

@@ -23,7 +23,7 @@ export function textSegmentNotFound(repo: SegmentLookup, id: number, instead: st
       kind: 'av',
     });
   }
-  return new ToolError('SEGMENT_NOT_FOUND', `No coded segment with segment_id ${id}`);
+  return new ToolError('SEGMENT_NOT_FOUND', `No text segment with segment_id ${id}`);
 }
 
 /**

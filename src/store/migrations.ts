@@ -551,28 +551,28 @@ INSERT INTO m11_av_ids(old_id, new_id)
       coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'segments'), 0),
       coalesce((SELECT max(id) FROM segments), 0));
 
-INSERT OR IGNORE INTO exchange_guids(kind, local_id, guid)
-  SELECT k.kind, CAST(m.old_id AS TEXT), migration11_derived_guid(g.value, k.kind, CAST(m.old_id AS TEXT))
-  FROM m11_av_ids m, (SELECT 'av_coding' AS kind UNION ALL SELECT 'av_selection') k, meta g
-  WHERE g.key = 'project_guid';
-INSERT OR IGNORE INTO exchange_guids(kind, local_id, guid)
-  SELECT 'note', 'av_segment:' || m.old_id, migration11_derived_guid(g.value, 'note', 'av_segment:' || m.old_id)
-  FROM m11_av_ids m JOIN av_segments a ON a.id = m.old_id, meta g
-  WHERE g.key = 'project_guid' AND a.memo IS NOT NULL AND a.memo <> '';
 UPDATE OR REPLACE exchange_guids
   SET local_id = CAST((SELECT new_id FROM m11_av_ids WHERE old_id = CAST(exchange_guids.local_id AS INTEGER)) AS TEXT)
   WHERE kind IN ('av_coding', 'av_selection') AND local_id IN (SELECT CAST(old_id AS TEXT) FROM m11_av_ids);
 UPDATE OR REPLACE exchange_guids
-  SET local_id = 'av_segment:' || (SELECT new_id FROM m11_av_ids WHERE 'av_segment:' || old_id = exchange_guids.local_id)
+  SET local_id = 'av_segment:' || (SELECT new_id FROM m11_av_ids WHERE old_id = CAST(substr(exchange_guids.local_id, 12) AS INTEGER))
   WHERE kind = 'note' AND local_id IN (SELECT 'av_segment:' || old_id FROM m11_av_ids);
+INSERT OR IGNORE INTO exchange_guids(kind, local_id, guid)
+  SELECT k.kind, CAST(m.new_id AS TEXT), migration11_derived_guid(g.value, k.kind, CAST(m.old_id AS TEXT))
+  FROM m11_av_ids m, (SELECT 'av_coding' AS kind UNION ALL SELECT 'av_selection') k, meta g
+  WHERE g.key = 'project_guid';
+INSERT OR IGNORE INTO exchange_guids(kind, local_id, guid)
+  SELECT 'note', 'av_segment:' || m.new_id, migration11_derived_guid(g.value, 'note', 'av_segment:' || m.old_id)
+  FROM m11_av_ids m JOIN av_segments a ON a.id = m.old_id, meta g
+  WHERE g.key = 'project_guid' AND a.memo IS NOT NULL AND a.memo <> '';
 
 UPDATE av_segments SET id = (SELECT new_id FROM m11_av_ids WHERE old_id = av_segments.id)
   WHERE id IN (SELECT old_id FROM m11_av_ids);
 
 UPDATE events SET
-    aggregate_id = CAST((SELECT new_id FROM m11_av_ids WHERE CAST(old_id AS TEXT) = events.aggregate_id) AS TEXT),
+    aggregate_id = CAST((SELECT new_id FROM m11_av_ids WHERE old_id = CAST(events.aggregate_id AS INTEGER)) AS TEXT),
     payload = CASE WHEN (CASE WHEN json_valid(payload) THEN json_extract(payload, '$.segment_id') END) = CAST(aggregate_id AS INTEGER)
-      THEN json_set(payload, '$.segment_id', (SELECT new_id FROM m11_av_ids WHERE CAST(old_id AS TEXT) = events.aggregate_id))
+      THEN json_set(payload, '$.segment_id', (SELECT new_id FROM m11_av_ids WHERE old_id = CAST(events.aggregate_id AS INTEGER)))
       ELSE payload END
   WHERE aggregate_type = 'av_segment' AND aggregate_id IN (SELECT CAST(old_id AS TEXT) FROM m11_av_ids);
 UPDATE events SET payload = json_set(payload,

@@ -371,7 +371,7 @@ describe('one segment id space (migration 11)', function () {
     assert.equal(av.error, 'segment 2 is a text segment, not an AV segment: use delete_segment');
     assert.deepEqual(av.details, { segment_id: 2, kind: 'text' });
     // ids of neither kind keep their plain messages
-    assert.equal((await t.fails('delete_segment', { segment_id: 4 }, 'SEGMENT_NOT_FOUND')).error, 'No coded segment with segment_id 4');
+    assert.equal((await t.fails('delete_segment', { segment_id: 4 }, 'SEGMENT_NOT_FOUND')).error, 'No text segment with segment_id 4');
     assert.equal((await t.fails('remove_av_segment', { segment_id: 4 }, 'AV_SEGMENT_NOT_REMOVED/NOT_FOUND')).error, 'No AV segment with segment_id 4');
     assert.deepEqual(state(), before, 'nothing changed');
 

@@ -21,6 +21,7 @@ import * as path from 'node:path';
 import type { Database } from 'sql.js';
 import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
+import { GuidResolver } from '../../../src/domain/exchangeIds';
 import { payloadToStored } from '../../../src/store/eventRows';
 import { journalPath } from '../../../src/store/projectStore';
 import { ALICE, databaseBeforeMigration, fixedClock, FIXED_MS, storedEvents } from '../domain/projectFixture';
@@ -242,13 +243,28 @@ describe('one segment id space (migration 11)', function () {
       { kind: 'coding', local_id: '2', guid: 'text-coding-guid-kept' },
       { kind: 'note', local_id: 'av_segment:7', guid: v5(PROJECT_GUID, 'note:av_segment:1') },
     ]);
-    // ... and the resolver an export uses hands them out
-    const guids = h.repo.listExchangeGuids('av_selection').map((g) => g.local_id);
-    assert.deepEqual(guids, ['7', '8', '9']);
+    // ... and the resolver a REFI-QDA export uses hands them out for the new ids
+    const resolver = new GuidResolver(h.repo.projectGuid(), h.repo.listExchangeGuids());
+    assert.deepEqual(
+      [resolver.guid('av_selection', 7), resolver.guid('av_coding', 8), resolver.guid('note', 'av_segment:7')],
+      [v5(PROJECT_GUID, 'av_selection:1'), REFI_GUID, v5(PROJECT_GUID, 'note:av_segment:1')],
+    );
 
     // search index of text segments still answers for their ids
     assert.deepEqual(rows(h, "SELECT docid FROM segment_fts WHERE segment_fts MATCH 'about'"), [{ docid: 2 }]);
     assert.deepEqual(rows(h, 'SELECT version FROM schema_migrations WHERE version = 11'), [{ version: 11 }]);
+  });
+
+  it('gives the same result each time it runs on the same file (a crash before its checkpoint runs it again)', async () => {
+    const dir = fresh();
+    const a = path.join(dir, 'a.qda');
+    await writeOverlappingProject(a);
+    const b = path.join(dir, 'b.qda');
+    fs.copyFileSync(a, b);
+    const dump = (h: ProjectHandle) =>
+      ['segments', 'av_segments', 'events', 'exchange_guids', 'approval_requests', 'sqlite_sequence'].map((table) => rows(h, `SELECT * FROM ${table} ORDER BY 1, 2`));
+    const first = dump(await openHandle(a));
+    assert.deepEqual(dump(await openHandle(b)), first);
   });
 
   it('leaves a project whose AV ids are above every text id as it is, and one without AV segments', async () => {

@@ -102,17 +102,23 @@ export const importDataTool = defineTool({
     'source_path must be an absolute path of a readable, non-empty file. ' +
     AGENT_PATH_RULE_SHORT +
     ' A REFI-QDA project\'s references to files outside those folders are treated as missing for agents. name_column (csv and analytics_csv only) names the column that holds each case\'s name. ' +
+    'refi_qda: a source whose text file is missing is left out and listed in missing_sources with the codings that could not be placed, everything else is imported; strict: true refuses the import instead. ' +
     'All or nothing: the whole file is imported in one step, or nothing is. Codes, categories and cases merge with existing ones of the same name (case-insensitive); ' +
     'a source merges with an existing one of the same name only when the texts are identical (any other clash fails the import); identical codings are kept once. ' +
     'Positions are converted from each producer\'s convention to code points (NVivo counts UTF-16 units). ' +
     'Returns {format, file, created: {categories, codes, folders, sources, segments, cases}, reused: {...}, codes_moved, case_sources_linked, case_ranges_added, attributes_set, ' +
-    'skipped (what the file held that was left out, by reason), warnings} plus, for refi_qda, {producer, offset_convention, file_counts, av_segments, renamed, media_dir}. ' +
+    'skipped (what the file held that was left out, by reason), warnings} plus, for refi_qda, {producer, offset_convention, file_counts, av_segments, renamed ({kind, from, to}: names kept apart or cut to fit, e.g. code names over 100 characters), media_dir, ' +
+    'missing_sources ([{source, guid, where, file_missing, selections: [{selection_guid, start_position, end_position, codes}]}]), anchoring ({reanchored, kept_offsets, unplaceable}: codings whose quoted text disagreed with their offsets or that lie outside their text, each with source and code names), anchoring_counts}. ' +
     'Errors: UNKNOWN_FORMAT (a format not listed), IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing, empty, unreadable or malformed file, a name clash; the message says which), ' +
-    'INVALID_ARGUMENTS (name_column with a format other than csv and analytics_csv).',
+    'INVALID_ARGUMENTS (name_column with a format other than csv and analytics_csv, strict with a format other than refi_qda).',
   input: args({
     format: z.string().min(1).max(64).describe(`the import format: ${SPEC_IMPORT_FORMATS.join(', ')}`),
     source_path: z.string().min(1).max(4096).describe('absolute path of the file to import'),
     name_column: z.string().min(1).max(500).optional().describe('csv and analytics_csv only: the column holding the case name'),
+    strict: z
+      .boolean()
+      .optional()
+      .describe('refi_qda only: true refuses the whole import when a source\'s text file is missing (default false: everything else is imported and missing_sources lists them)'),
   }),
   effect: 'bulk',
   trust: 'bulk',
@@ -130,11 +136,19 @@ export const importDataTool = defineTool({
     if (input.name_column !== undefined && !NAME_COLUMN_FORMATS.has(input.format)) {
       throw new ToolError('INVALID_ARGUMENTS', `name_column applies to the csv and analytics_csv formats only, not to ${input.format}`);
     }
+    if (input.strict !== undefined && input.format !== 'refi_qda') {
+      throw new ToolError('INVALID_ARGUMENTS', `strict applies to the refi_qda format only, not to ${input.format}`);
+    }
     const size = checkImportFile(input.source_path);
     if (size === 0) throw new ToolError('IMPORT_FAILED', `${input.source_path} is empty`);
     const reading = readingProgress(pctx, input.format, input.source_path, size);
     reading.start();
-    const plan = await importer.plan(input.source_path, { ...(input.name_column === undefined ? {} : { name_column: input.name_column }), onProgress: reading.onProgress, paths: pctx.paths });
+    const plan = await importer.plan(input.source_path, {
+      ...(input.name_column === undefined ? {} : { name_column: input.name_column }),
+      ...(input.strict === undefined ? {} : { strict: input.strict }),
+      onProgress: reading.onProgress,
+      paths: pctx.paths,
+    });
     reading.end();
     return plan;
   },

@@ -29,9 +29,11 @@ import type { ExchangeGuidKind, ProjectRepository } from '../../domain/ports';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
 import { addSource } from '../../domain/sources';
 import type { ImportCounts, ImportReport } from '../importers/applyPlan';
-import { CODE_PALETTE, fitName, type PlanRef } from '../importers/plan';
+import { CODE_PALETTE, fitName, MAX_WARNINGS, type PlanRef } from '../importers/plan';
+import { codePointLength, sliceCp } from '../../core/text';
+import { anchoringCounts, emptyAnchoringReport, recordAnchoring, type AnchoringCounts, type AnchoringReport } from '../reanchor';
 import type { OffsetConvention } from './offsets';
-import type { RefiFileCounts, RefiImportPlan } from './refiImport';
+import type { RefiFileCounts, RefiImportPlan, RefiMissingSource } from './refiImport';
 
 type Ctx = DomainContext<ProjectRepository>;
 
@@ -44,11 +46,29 @@ export interface RefiImportReport extends ImportReport {
   /** what the file holds, as it counts it */
   file_counts: RefiFileCounts;
   av_segments: { created: number; reused: number };
-  /** names the import changed to keep two items of the file apart */
-  renamed: { kind: 'category' | 'code' | 'source'; from: string; to: string }[];
+  /**
+   * names the import changed, from the file's name to the name given: to keep two items of the file apart, or to
+   * fit Marginalia's rules (a code or category name over {@link MAX_CODE_NAME} code points, a source or case name
+   * over 255, an attribute name over 100, control characters); each cut name also has a warning naming it
+   */
+  renamed: { kind: RenamedKind; from: string; to: string }[];
   /** where embedded media files were extracted, or null */
   media_dir: string | null;
+  /** text sources not imported because their text is missing, with the codings (selections, code names) that could not be placed */
+  missing_sources: RefiMissingSource[];
+  /**
+   * codings whose selection carried a quote (ATLAS.ti's selection `name`, a `Description` that is the coded
+   * text) that disagreed with the offsets: moved to the quote (`reanchored`), kept at the offsets (quote not
+   * found), or left out (`unplaceable`: outside the text, quote not found); each with the source's and code's
+   * names as imported, positions in code points (src/exchange/reanchor.ts)
+   */
+  anchoring: AnchoringReport;
+  /** how many codings each list of `anchoring` holds */
+  anchoring_counts: AnchoringCounts;
 }
+
+/** What kind of item {@link RefiImportReport.renamed} names. */
+export type RenamedKind = 'category' | 'code' | 'source' | 'case' | 'attribute' | 'coder';
 
 const zero = (): ImportCounts => ({ categories: 0, codes: 0, folders: 0, sources: 0, segments: 0, cases: 0 });
 
@@ -161,15 +181,41 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
     av_segments: { created: 0, reused: 0 },
     renamed: [],
     media_dir: plan.refi.media_dir,
+    missing_sources: plan.refi.missing_sources,
+    anchoring: emptyAnchoringReport(),
+    anchoring_counts: { reanchored: 0, kept_offsets: 0, unplaceable: 0 },
   };
   const skipped = (reason: string, n = 1) => {
     if (n > 0) report.skipped[reason] = (report.skipped[reason] ?? 0) + n;
+  };
+  /** Renames already reported, by kind and file name (a name met twice, e.g. a coder, is reported once). */
+  const reportedRenames = new Set<string>();
+  /**
+   * Records that the item of `kind` the file calls `from` is called `to` in the project (nothing when equal up to
+   * surrounding white space), with a warning naming it when the file's name was longer than `max` code points.
+   */
+  const renamed = (kind: RenamedKind, from: string, to: string, max: number) => {
+    if (from.trim() === to) return;
+    const key = `${kind}\u0000${from}\u0000${to}`;
+    if (reportedRenames.has(key)) return;
+    reportedRenames.add(key);
+    report.renamed.push({ kind, from, to });
+    const n = codePointLength(from.trim());
+    if (n > max) {
+      const say = `The ${kind} name '${sliceCp(from.trim(), 0, 60)}...' has ${n} characters, more than the ${max} a ${kind} name may have: it was imported as '${to}' (see renamed)`;
+      if (report.warnings.length < MAX_WARNINGS) report.warnings.push(say);
+      else skipped('more_warnings');
+    }
   };
   const guids = new GuidIndex(ctx, ctx.repo.projectGuid());
   let item = 'the project';
   try {
     // -- users: keep the file's GUID of each coder name
-    for (const u of plan.refi.users) guids.keep('user', fitName(u.name, 100, u.name), u.guid, false);
+    for (const u of plan.refi.users) {
+      const name = fitName(u.name, 100, u.name);
+      renamed('coder', u.name, name, 100);
+      guids.keep('user', name, u.guid, false);
+    }
 
     // -- sources: decide reuse or creation first, so a clash fails before anything is written
     item = 'sources';
@@ -191,7 +237,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
         continue;
       }
       const name = sourceNames.take(wanted, null);
-      if (name !== wanted) report.renamed.push({ kind: 'source', from: wanted, to: name });
+      renamed('source', s.name, name, MAX_SOURCE_NAME);
       finalName.set(s.ref, name);
       const existing = ctx.repo.findSourceByName(name);
       if (!existing) continue;
@@ -232,7 +278,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       } else {
         const wanted = fitName(c.name, MAX_CODE_NAME, 'Unnamed category');
         const name = categoryNames.take(wanted, parentName);
-        if (name !== wanted) report.renamed.push({ kind: 'category', from: wanted, to: name });
+        renamed('category', c.name, name, MAX_CODE_NAME);
         const existing = ctx.repo.findCategoryByKey(nameKey(name));
         if (existing) {
           id = existing.category_id;
@@ -263,10 +309,13 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       let existing = byGuid !== undefined ? ctx.repo.getCode(byGuid) : undefined;
       if (existing) codeNames.take(existing.name, null);
       else {
-        const wanted = fitName(c.name, MAX_CODE_NAME, 'Unnamed code');
+        // the code of a codable Code with children takes the name its category got (kept apart from another
+        // category's name, say), so that the two stay one element of the file when exported
+        const twinCategory = c.twin_of !== undefined && categoryId !== null ? ctx.repo.getCategory(categoryId) : undefined;
+        const wanted = twinCategory ? twinCategory.name : fitName(c.name, MAX_CODE_NAME, 'Unnamed code');
         const hint = c.category === null ? null : (categoryByRef.get(c.category)?.name ?? null);
         const name = codeNames.take(wanted, hint && nameKey(hint) !== nameKey(wanted) ? hint : null);
-        if (name !== wanted) report.renamed.push({ kind: 'code', from: wanted, to: name });
+        renamed('code', c.name, name, MAX_CODE_NAME);
         existing = ctx.repo.findCodeByKey(nameKey(name)) as typeof existing;
         if (!existing) {
           const color = c.color ?? (CODE_PALETTE[colorIndex++ % CODE_PALETTE.length] as string);
@@ -340,10 +389,20 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
 
     // -- text segments
     const textCache = new Map<number, string | null>();
+    const sourceNameOf = (ref: PlanRef): string => {
+      const id = sourceIds.get(ref);
+      return (id !== undefined ? ctx.repo.getSource(id)?.name : undefined) ?? finalName.get(ref) ?? planSourceNames.get(ref) ?? ref;
+    };
+    const codeNameOf = (ref: PlanRef | null, fallback: string): string => {
+      const id = ref === null ? undefined : codeIds.get(ref);
+      return (id !== undefined ? ctx.repo.getCode(id)?.name : undefined) ?? fallback;
+    };
+    const planSourceNames = new Map(all.map((x) => [x.ref, x.name]));
+    const planCodeNames = new Map(plan.codes.map((c) => [c.ref, c.name]));
     for (const g of plan.segments) {
       const codeId = codeIds.get(g.code);
       const sourceId = sourceIds.get(g.source);
-      item = `the coding [${g.start_pos}, ${g.end_pos}) of ${g.source}`;
+      item = `the coding [${g.start_pos}, ${g.end_pos}) of code '${codeNameOf(g.code, planCodeNames.get(g.code) ?? g.code)}' in source '${sourceNameOf(g.source)}'`;
       if (codeId === undefined || sourceId === undefined) {
         skipped('codings_of_unknown_codes_or_sources');
         continue;
@@ -361,7 +420,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
     for (const g of plan.refi.av_segments) {
       const codeId = codeIds.get(g.code);
       const sourceId = sourceIds.get(g.source);
-      item = `the AV coding [${g.start_ms}, ${g.end_ms}) ms of ${g.source}`;
+      item = `the AV coding [${g.start_ms}, ${g.end_ms}) ms of code '${codeNameOf(g.code, planCodeNames.get(g.code) ?? g.code)}' in source '${sourceNameOf(g.source)}'`;
       if (codeId === undefined || sourceId === undefined) {
         skipped('codings_of_unknown_codes_or_sources');
         continue;
@@ -395,6 +454,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       if (caseId !== undefined) report.reused.cases++;
       else {
         const name = fitName(k.name, MAX_CASE_NAME, 'Unnamed case');
+        renamed('case', k.name, name, MAX_CASE_NAME);
         const existing = ctx.repo.findCaseByKey(nameKey(name));
         if (existing) {
           caseId = existing.case_id;
@@ -429,6 +489,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       for (const a of k.attributes) {
         item = `attribute "${a.name}" of case "${k.name}"`;
         const attributeName = fitName(a.name, MAX_ATTRIBUTE_NAME, 'attribute');
+        renamed('attribute', a.name, attributeName, MAX_ATTRIBUTE_NAME);
         let value = a.value;
         let type = a.type;
         try {
@@ -441,6 +502,18 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       }
     }
     for (const v of plan.refi.variables) guids.keep('variable', fitName(v.name, MAX_ATTRIBUTE_NAME, 'attribute'), v.guid, false);
+
+    // -- what re-anchoring by quote did, named as imported
+    for (const a of plan.refi.anchoring) {
+      recordAnchoring(
+        report.anchoring,
+        { status: a.status, start_pos: a.start_pos, end_pos: a.end_pos },
+        { source: sourceNameOf(a.source), code: codeNameOf(a.code, a.code_name) },
+        { start_pos: a.stored_start_pos, end_pos: a.stored_end_pos },
+        a.quote,
+      );
+    }
+    report.anchoring_counts = anchoringCounts(report.anchoring);
   } catch (e) {
     if (isToolError(e) && e.code === 'IMPORT_FAILED') throw e;
     if (isToolError(e)) throw new ToolError('IMPORT_FAILED', `Import failed at ${item}: ${e.message} (${e.code}); nothing was imported`, { cause_code: e.code, item });

@@ -6,9 +6,10 @@
  * Mapping (what Marginalia holds -> what the file says):
  * - coders (the owners of what is exported, and the exporting coder) -> `Users/User` (GUID per coder name).
  * - categories -> `Code isCodable="false"` (the standard's "code folders", section 11), nesting their
- *   sub-categories and codes; codes -> `Code isCodable="true" color`. A category holding a code of its own name
- *   (what importing a codable parent code makes, see refiImport.ts) is written back as ONE codable `Code` with
- *   children, carrying the code's GUID, colour and memo (unless the two memos differ).
+ *   sub-categories and codes; codes -> `Code isCodable="true" color`. A category and its twin code (what
+ *   importing a codable parent code makes, see refiImport.ts: same stored GUID; or a code of the category's own
+ *   name) are written back as ONE codable `Code` with children, carrying the code's GUID, colour and memo
+ *   (see writeCodes).
  * - code and category memos -> the `Code`'s `Description` (its definition, as NVivo and ATLAS.ti use it).
  * - typed case attributes -> `Variables/Variable` (text -> Text, boolean -> Boolean, number -> Integer when every
  *   value is an integer else Float, date -> Date when every value is a calendar date else DateTime, with
@@ -16,7 +17,8 @@
  * - cases -> `Cases/Case` with `Description` (memo), `VariableValue`, `SourceRef` (whole sources) and
  *   `SelectionRef` (case ranges, written as uncoded `PlainTextSelection`s of their sources).
  * - text sources -> `TextSource plainTextPath="internal://<guid>.txt"` with the text, UTF-8 without a
- *   byte-order mark, in `sources/<guid>.txt`; PDF sources -> `PDFSource` (the PDF embedded when its file is
+ *   byte-order mark (one is written when the text itself begins with U+FEFF, see {@link textFileBytes}), in
+ *   `sources/<guid>.txt`; PDF sources -> `PDFSource` (the PDF embedded when its file is
  *   found) with the text as its `Representation`; images -> `PictureSource`; audio and video ->
  *   `AudioSource` / `VideoSource`. Media files are embedded (`internal://`) when found and at most
  *   {@link MAX_EMBEDDED_MEDIA_BYTES}, else referenced by absolute path (`absolute:///...`, section 8.3).
@@ -84,7 +86,7 @@ export interface RefiCounts {
 /** A `project.qde` and the files that go beside it in the `.qdpx`. */
 export interface ProjectQde {
   xml: string;
-  /** text files: zip entry -> text (UTF-8, written without a byte-order mark) */
+  /** text files: zip entry -> text (UTF-8, written by {@link textFileBytes}) */
   texts: { entry: string; text: string }[];
   /** media files to embed: zip entry -> file on disk */
   media: { entry: string; file: string }[];
@@ -231,8 +233,19 @@ class Collector {
   }
 }
 
-/** Writes the `Code` elements of the codebook (shared by project.qde and .qdc). Returns [codes, categories] written. */
-function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categories: number } {
+/**
+ * Writes the `Code` elements of the codebook (shared by project.qde and .qdc). Returns the codes (codable `Code`
+ * elements) and categories (non-codable ones) written, and warnings about what one element could not hold.
+ *
+ * A category and a code are written as ONE codable `Code` with children (the category's sub-categories and other
+ * codes inside it) when they are twins: the code sits in the category and shares its stored GUID (what importing
+ * a codable `Code` with children made, whatever names the import had to give them), or, for pairs made in
+ * Marginalia, has the category's name (case-insensitive) and no conflicting memo. The element takes the code's
+ * GUID, colour and memo and the category's name; a category memo that differs from the code's is appended to the
+ * `Description` (warning), as is a code name that differs from the category's (warning).
+ */
+function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categories: number; warnings: string[] } {
+  const warnings: string[] = [];
   const codesByCategory = new Map<number | null, CodeWithCounts[]>();
   for (const c of s.codes) {
     const list = codesByCategory.get(c.category_id) ?? [];
@@ -267,7 +280,8 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
     if (visited.has(k.category_id)) return;
     visited.add(k.category_id);
     const own = codesByCategory.get(k.category_id) ?? [];
-    const twin = own.find((c) => nameKey(c.name) === nameKey(k.name) && (k.memo === null || k.memo === c.memo));
+    const storedGuid = s.guids.guid('category', k.category_id);
+    const twin = own.find((c) => s.guids.guid('code', c.code_id) === storedGuid) ?? own.find((c) => nameKey(c.name) === nameKey(k.name) && (k.memo === null || k.memo === c.memo));
     const subs = [...(children.get(k.category_id) ?? [])].sort(byName);
     const rest = own.filter((c) => c !== twin).sort(byName);
     if (twin) codes++;
@@ -275,7 +289,14 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
     const attrs = twin
       ? { guid: s.guids.guid('code', twin.code_id), name: k.name, isCodable: true, color: twin.color }
       : { guid: categoryGuid(k), name: k.name, isCodable: false };
-    const memo = twin ? (twin.memo ?? k.memo) : k.memo;
+    let memo = twin ? (twin.memo ?? k.memo) : k.memo;
+    if (twin && twin.memo !== null && k.memo !== null && twin.memo !== k.memo) {
+      memo = `${twin.memo}\n\n${k.memo}`;
+      warnings.push(`The category '${k.name}' and its code '${twin.name}' are one codable Code in REFI-QDA: the category's memo is written after the code's in its Description`);
+    }
+    if (twin && nameKey(twin.name) !== nameKey(k.name)) {
+      warnings.push(`The category '${k.name}' and its code '${twin.name}' are one codable Code in REFI-QDA: it is written with the category's name`);
+    }
     if (!memo && subs.length === 0 && rest.length === 0) {
       w.empty('Code', attrs);
       return;
@@ -291,7 +312,7 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
   for (const k of [...s.categories].sort(byName)) category(k);
   for (const c of [...(codesByCategory.get(null) ?? [])].sort(byName)) code(c);
   for (const [id, list] of codesByCategory) if (id !== null && !known.has(id)) for (const c of [...list].sort(byName)) code(c);
-  return { codes, categories };
+  return { codes, categories, warnings };
 }
 
 /** The text selections of one source: its coded segments (grouped by their REFI selection) and its case ranges. */
@@ -418,6 +439,7 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
     const n = writeCodes(w, s);
     counts.codes = n.codes;
     counts.categories = n.categories;
+    c.warnings.push(...n.warnings);
     w.end().end();
   }
 
@@ -538,6 +560,16 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
 }
 
 /**
+ * The bytes of a source's text file in the `.qdpx`: UTF-8 (REFI-QDA 9.1.2) without a byte-order mark, except
+ * that a text beginning with U+FEFF gets one in front: readers (NVivo's files, Marginalia's importer) take one
+ * leading byte-order mark as the encoding's signature and drop it, so the text's own U+FEFF comes back whole and
+ * every position stays where it was.
+ */
+export function textFileBytes(text: string): Buffer {
+  return Buffer.from(text.charCodeAt(0) === 0xfeff ? `\uFEFF${text}` : text, 'utf8');
+}
+
+/**
  * Writes the project as a `.qdpx` file at `file` (atomically, see `atomically`): a zip holding `project.qde`
  * and a `sources/` folder with the texts and the embedded media (REFI-QDA section 8.1; texts deflated, media
  * stored as they are and streamed from disk, so large media never sit in memory whole).
@@ -551,7 +583,7 @@ export async function exportQdpx(
   const qde = buildProjectQde(snapshot, media);
   const zip = new JSZip();
   zip.file('project.qde', qde.xml, { compression: 'DEFLATE' });
-  for (const t of qde.texts) zip.file(t.entry, Buffer.from(t.text, 'utf8'), { compression: 'DEFLATE' });
+  for (const t of qde.texts) zip.file(t.entry, textFileBytes(t.text), { compression: 'DEFLATE' });
   for (const m of qde.media) zip.file(m.entry, createReadStream(m.file), { compression: 'STORE', binary: true });
   await atomically(file, async (tmp) => {
     await pipeline(zip.generateNodeStream({ type: 'nodebuffer', streamFiles: true, platform: 'UNIX' }), createWriteStream(tmp));
@@ -564,9 +596,9 @@ export function exportQdc(snapshot: ProjectSnapshot): { xml: string; counts: { c
   const w = new XmlWriter();
   w.start('CodeBook', { xmlns: REFI_CODEBOOK_NS, origin: EXPORT_ORIGIN });
   w.start('Codes');
-  const counts = writeCodes(w, snapshot);
+  const { warnings, ...counts } = writeCodes(w, snapshot);
   w.end().end();
-  const warnings = w.replaced > 0 ? [`${w.replaced} character(s) that XML 1.0 cannot carry were written as U+FFFD`] : [];
+  if (w.replaced > 0) warnings.push(`${w.replaced} character(s) that XML 1.0 cannot carry were written as U+FFFD`);
   return { xml: w.toString(), counts, warnings };
 }
 

@@ -47,6 +47,8 @@ import type { SourceType } from '../../domain/model';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
 import type { ImportOptions, ImportPlan, Importer, PlannedAttribute, PlannedCase, PlannedCaseRange, PlannedCategory, PlannedCode, PlannedSegment, PlannedSource } from '../importers/plan';
 import { checkImportFile, emptyPlan, memoOf, normalizeColor, skip, warn } from '../importers/plan';
+import { OffsetMap } from '../../core/offsets';
+import { QuoteAnchorer, type AnchorResult } from '../reanchor';
 import { offsetConventionOf, positionConverter, type OffsetConvention } from './offsets';
 import { REFI_CODEBOOK_NS, REFI_PROJECT_NS } from './refiExport';
 
@@ -64,8 +66,11 @@ interface Stamped {
 
 /** A category of a REFI plan. */
 export type RefiCategory = PlannedCategory & Guided;
-/** A code of a REFI plan. */
-export type RefiCode = PlannedCode & Guided;
+/**
+ * A code of a REFI plan. `twin_of` is set on the code made from a codable `Code` with children: the ref of the
+ * category made from the same element (same GUID, same name), so the pair is written back as one `Code`.
+ */
+export type RefiCode = PlannedCode & Guided & { twin_of?: string };
 /** A source with text (a `TextSource`, or a `PDFSource` with its text `Representation`). */
 export type RefiTextSource = PlannedSource & Guided & Stamped & { type: 'text' | 'pdf'; file_path: string | null; mime: string | null; note_guid: string | null };
 /** A coding of a text selection; `guid` is the coding's GUID, `selection_guid` the selection's. */
@@ -123,6 +128,49 @@ export interface RefiFileCounts {
   notes: number;
 }
 
+/** A coded selection of a source whose text is missing: where the file put it and which codes it carries. */
+export interface RefiUnplacedSelection {
+  /** the selection's GUID; null for a coding of the whole source (or a selection without one) */
+  selection_guid: string | null;
+  /** positions as the file wrote them (its producer's unit, not converted: there is no text to convert them in); null for a whole-source coding */
+  start_position: number | null;
+  end_position: number | null;
+  /** the names of the codes applied (`unknown code <guid>` for a code the codebook does not hold) */
+  codes: string[];
+}
+
+/** A text source that was not imported because its text is missing, with the codings that could not be placed. */
+export interface RefiMissingSource {
+  /** the source's name in the file */
+  source: string;
+  guid: string | null;
+  /** where its text was looked for (the archive entry or file), or why there is none */
+  where: string;
+  /** true when the file names a text file that is not there (what `strict` refuses); false when the source names no text at all */
+  file_missing: boolean;
+  selections: RefiUnplacedSelection[];
+}
+
+/**
+ * A coding whose selection carried a quote that disagreed with its offsets, or that lies outside its text: what
+ * became of it (../reanchor.ts). Positions are code points (converted from the producer's unit); `source` is the
+ * plan's source ref and `code` the code's GUID (null when the coding names none), named in the report by
+ * refiApply.ts.
+ */
+export interface RefiAnchoring {
+  status: 'reanchored' | 'kept_offsets' | 'unplaceable';
+  source: string;
+  code: string | null;
+  /** the code's name in the file (for codes the import does not create) */
+  code_name: string;
+  start_pos: number;
+  end_pos: number;
+  stored_start_pos: number;
+  stored_end_pos: number;
+  /** the selection's quote (its name or Description), null when it carried none */
+  quote: string | null;
+}
+
 /** The plan of a REFI-QDA import: the common plan, with GUIDs and times, plus what only REFI carries. */
 export interface RefiImportPlan extends ImportPlan {
   categories: RefiCategory[];
@@ -148,6 +196,10 @@ export interface RefiImportPlan extends ImportPlan {
     av_segments: RefiAvSegment[];
     /** where embedded media files were extracted, or null */
     media_dir: string | null;
+    /** text sources whose text is missing (not imported), each with the codings that could not be placed */
+    missing_sources: RefiMissingSource[];
+    /** codings moved to their quote, kept at offsets their quote contradicts, or outside their text */
+    anchoring: RefiAnchoring[];
   };
 }
 
@@ -270,11 +322,21 @@ interface Container {
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 
+/**
+ * `bytes` decoded with `encoding`, one leading byte-order mark (the encoding's signature) dropped and every
+ * further U+FEFF kept as text. (`TextDecoder` without `ignoreBOM` drops a leading mark by itself, so dropping
+ * another one after it would remove a character of the text.)
+ */
+function decodeDroppingOneBom(bytes: Uint8Array, encoding: 'utf-8' | 'utf-16le' | 'utf-16be'): string {
+  const s = new TextDecoder(encoding, { ignoreBOM: true }).decode(bytes);
+  return s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
+}
+
 /** Decodes XML bytes: UTF-8 (a byte-order mark dropped), or UTF-16 with its byte-order mark. */
 function decodeXml(bytes: Uint8Array): string {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder('utf-16le').decode(bytes.subarray(2));
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder('utf-16be').decode(bytes.subarray(2));
-  return new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '');
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeDroppingOneBom(bytes, 'utf-16le');
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeDroppingOneBom(bytes, 'utf-16be');
+  return decodeDroppingOneBom(bytes, 'utf-8');
 }
 
 async function openContainer(file: string, plan: ImportPlan): Promise<Container> {
@@ -311,6 +373,13 @@ async function openContainer(file: string, plan: ImportPlan): Promise<Container>
 /** Where a REFI path (`internal://`, `relative://`, `absolute://`, or plain) points: a zip entry or a file. */
 type Located = { kind: 'entry'; entry: JSZip.JSZipObject; name: string } | { kind: 'file'; file: string } | { kind: 'missing'; where: string };
 
+/**
+ * Finds the file a REFI path names. `internal://x`: the archive's `sources/x` (any case), else a file `x` in a
+ * bare .qde's `sources/` folder. A path without a scheme (qc's `sources/x.txt`): the archive entry at that path
+ * from the archive's root or from its `sources/` folder, else a file relative to `basePath` (a bare .qde's folder,
+ * or its `sources/` folder, when there is none). `relative://` against `basePath`, `absolute://` as it is
+ * (REFI-QDA 1.5 section 8.3). Files outside the container's path policy count as missing.
+ */
 async function locate(c: Container, raw: string, basePath: string | null): Promise<Located> {
   const p = raw.trim();
   const exists = async (f: string) => {
@@ -331,6 +400,20 @@ async function locate(c: Container, raw: string, basePath: string | null): Promi
     }
     return { kind: 'missing', where: c.zip ? `sources/${name} in the archive` : `${path.join(c.dir, 'sources', name)}` };
   }
+  const plain = !/^[a-z][a-z0-9+.-]*:\/\//i.test(p);
+  if (plain) {
+    // a path without a scheme (qc writes `plainTextPath="sources/x.txt"`): inside the archive first, relative
+    // to its root or to its sources folder; in a bare .qde's folder, also relative to its sources folder
+    const key = p.replace(/\\/g, '/').replace(/^(\.\/)+/, '').replace(/^\/+/, '').toLowerCase();
+    const entry = c.entries.get(key) ?? c.entries.get(`sources/${key}`);
+    if (entry) return { kind: 'entry', entry, name: p };
+    if (!c.zip && !path.isAbsolute(p) && !(basePath && basePath.trim() !== '')) {
+      for (const folder of ['', 'sources', 'Sources']) {
+        const f = path.resolve(c.dir, folder, p);
+        if (await exists(f)) return allowedFile(c, f, { kind: 'file', file: f });
+      }
+    }
+  }
   let file: string;
   if (/^absolute:\/\//i.test(p)) {
     file = p.replace(/^absolute:\/\//i, '');
@@ -340,7 +423,8 @@ async function locate(c: Container, raw: string, basePath: string | null): Promi
     const base = basePath && basePath.trim() !== '' ? basePath.replace(/^(absolute|relative):\/\//i, '') : c.dir;
     file = path.isAbsolute(rel) ? rel : path.resolve(path.isAbsolute(base) ? base : path.join(c.dir, base), rel);
   }
-  return allowedFile(c, file, (await exists(file)) ? { kind: 'file', file } : { kind: 'missing', where: file });
+  if (await exists(file)) return allowedFile(c, file, { kind: 'file', file });
+  return { kind: 'missing', where: plain && c.zip ? `${p} (neither in the archive nor at ${file})` : file };
 }
 
 /** `found` unless it is a file outside the container's path policy, which is then missing (with the reason). */
@@ -356,10 +440,15 @@ async function readBytes(loc: Located): Promise<Uint8Array | null> {
   return null;
 }
 
-/** A plain-text file's text: UTF-8 (REFI-QDA 9.1.2), its byte-order mark dropped; invalid bytes become U+FFFD. */
-function decodeText(bytes: Uint8Array): string {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder('utf-16le').decode(bytes.subarray(2));
-  return new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '');
+/**
+ * A plain-text file's text: UTF-8 (REFI-QDA 9.1.2) or UTF-16LE with its byte-order mark. Exactly one leading
+ * byte-order mark is the file's encoding signature and is dropped (NVivo writes one and counts its positions
+ * without it); a second one is the text's first character and is kept, so a text that begins with U+FEFF
+ * (as Marginalia's export writes it: signature + text) comes back whole. Invalid bytes become U+FFFD.
+ */
+export function decodeText(bytes: Uint8Array): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeDroppingOneBom(bytes, 'utf-16le');
+  return decodeDroppingOneBom(bytes, 'utf-8');
 }
 
 // ----- values ------------------------------------------------------------------------------------------------
@@ -432,6 +521,73 @@ function joinMemos(parts: (string | null | undefined)[]): string | null {
   return kept.length === 0 ? null : memoOf(kept.join('\n\n'));
 }
 
+// ----- quotes ------------------------------------------------------------------------------------------------
+
+/** A source text prepared for re-anchoring: its code point map and its {@link QuoteAnchorer}. */
+interface TextAnchor {
+  map: OffsetMap;
+  anchorer: QuoteAnchorer;
+}
+
+/** Where a selection that carries a quote was placed, and which of its texts was the quote. */
+export interface QuotedSelection extends AnchorResult {
+  quote: string;
+  from: 'name' | 'description';
+}
+
+/** Every run of white space as one space, ends trimmed (XML attribute values turn line breaks into spaces). */
+function squash(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * True when `quote` can be the text of a selection stored as `storedLength` code points: at least 3 code points,
+ * and its length within a quarter (at least 2 code points) of the stored length. A selection's `name` or
+ * `Description` is often not a quote at all (a name the researcher gave, a memo: ATLAS.ti writes selection memos
+ * in `Description`); a short or differently sized text found somewhere else in the source is no evidence that the
+ * coding belongs there, so such texts never move a selection.
+ */
+export function plausibleQuote(quote: string, storedLength: number): boolean {
+  const n = codePointLength(quote);
+  return n >= 3 && Math.abs(n - storedLength) <= Math.max(2, Math.floor(storedLength / 4));
+}
+
+/**
+ * Checks a REFI text selection stored as `[storedStart, storedEnd)` (code points, converted from the producer's
+ * unit) against the quote it may carry: its `name` (ATLAS.ti, QualCoder and qc write the quoted text there),
+ * then its `Description`. Returns null when neither is a quote (empty, or not {@link plausibleQuote} and not the
+ * text at the offsets); `exact` when one of them is the text at the offsets (compared with white space squashed;
+ * a name also as a prefix of it, as names may be cut); else what ../reanchor.ts (`QuoteAnchorer`) finds for the first
+ * plausible one: `reanchored` (the nearest occurrence, exact then white-space-normalised), `kept_offsets` (not
+ * found, offsets inside the text) or `unplaceable` (not found, offsets outside); a `Description` found nowhere
+ * is taken for the memo it usually is (null). Positions are code points.
+ */
+function anchorSelection(prepare: () => TextAnchor, name: string | null, description: string | null, storedStart: number, storedEnd: number): QuotedSelection | null {
+  const candidates: [QuotedSelection['from'], string][] = [];
+  if (name !== null && name.trim() !== '') candidates.push(['name', name]);
+  if (description !== null && description.trim() !== '') candidates.push(['description', description]);
+  if (candidates.length === 0) return null;
+  const t = prepare();
+  const inside = storedStart >= 0 && storedStart < storedEnd && storedEnd <= t.map.cpLength;
+  if (inside) {
+    const at = t.map.text.slice(t.map.toUtf16(storedStart), t.map.toUtf16(storedEnd));
+    const squashedAt = squash(at);
+    for (const [from, quote] of candidates) {
+      const q = squash(quote);
+      if (at === quote || squashedAt === q || (from === 'name' && q.length >= 3 && squashedAt.startsWith(q))) return { status: 'exact', start_pos: storedStart, end_pos: storedEnd, quote, from };
+    }
+  }
+  let fallback: QuotedSelection | null = null;
+  for (const [from, quote] of candidates) {
+    if (!plausibleQuote(quote, storedEnd - storedStart)) continue;
+    const r = t.anchorer.anchor(quote, storedStart, storedEnd);
+    if (r.status === 'reanchored' || r.status === 'exact') return { ...r, quote, from };
+    // a Description found nowhere in the text is a memo, not a quote: only a name vouches for kept offsets
+    if (from === 'name') fallback ??= { ...r, quote, from };
+  }
+  return fallback;
+}
+
 // ----- the importer ----------------------------------------------------------------------------------------
 
 /** A text selection as read, positions already in code points, for cases that refer to it. */
@@ -493,6 +649,8 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
       media_sources: [],
       av_segments: [],
       media_dir: null,
+      missing_sources: [],
+      anchoring: [],
     },
   };
   const counts = plan.refi.file_counts;
@@ -546,6 +704,8 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
 
     // codebook
     const codeRefs = new Map<string, string>();
+    /** every Code's name by ref, codable or not (for messages) */
+    const codeNames = new Map<string, string>();
     const notCodable = new Set<string>();
     let anon = 0;
     const walk = (code: Node, parentCategory: string | null) => {
@@ -553,6 +713,7 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
       const guid = normalizeGuid(attr(code, 'guid'));
       const ref = guid ?? `anon-code:${++anon}`;
       const name = attr(code, 'name') ?? '';
+      codeNames.set(ref, name);
       const kids = list(code, 'Code');
       const codable = !/^(false|0)$/i.test((attr(code, 'isCodable') ?? 'true').trim());
       const memo = joinMemos([textOf(code, 'Description'), ...notesOf(code)]);
@@ -561,7 +722,7 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         const catRef = `category:${ref}`;
         plan.categories.push({ ref: catRef, name, parent: parentCategory, memo: codable ? null : memo, guid });
         if (codable) {
-          plan.codes.push({ ref, name, color, memo, category: catRef, guid });
+          plan.codes.push({ ref, name, color, memo, category: catRef, guid, twin_of: catRef });
           codeRefs.set(ref, ref);
         } else notCodable.add(ref);
         for (const k of kids) walk(k, catRef);
@@ -617,28 +778,87 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
     const selections = new Map<string, SelectionInfo>();
     const sourceRefs = new Set<string>();
     const sourceCases: { name: string; source: string; attributes: PlannedAttribute[] }[] = [];
+    /** what strict refuses: "the text of "X": where" for each text file named but not found */
     const missing: string[] = [];
     const mediaDir = path.join(path.dirname(file), `${path.basename(file)}.media`);
     const sourcesNode = child(top, 'Sources');
     const sourceName = (node: Node, guid: string | null, fallback: string) => (attr(node, 'name') ?? '').trim() || fallback || `Source ${guid ? guid.slice(0, 8) : ++anon}`;
 
-    /** Reads the text of a TextSource-typed element (inline, or from its plainTextPath). */
-    const readText = async (node: Node, what: string): Promise<string | null> => {
+    /**
+     * Reads the text of a TextSource-typed element (inline, or from its plainTextPath): the text, or where it was
+     * looked for (`file_missing` false when the element names no plain text at all).
+     */
+    const readText = async (node: Node, what: string): Promise<{ text: string } | { where: string; file_missing: boolean }> => {
       const inline = textOf(node, 'PlainTextContent');
-      if (inline !== null) return toWellFormed(inline);
+      if (inline !== null) return { text: toWellFormed(inline) };
       const p = attr(node, 'plainTextPath');
-      if (!p) return null;
+      if (!p) {
+        const rich = attr(node, 'richTextPath');
+        return { where: rich ? `it names only a rich-text file (${rich}), no plain text` : 'it has neither PlainTextContent nor a plainTextPath', file_missing: false };
+      }
       const loc = await locate(c, p, basePath);
       const bytes = await readBytes(loc);
       if (!bytes) {
-        missing.push(`${what}: ${loc.kind === 'missing' ? loc.where : p}`);
-        return null;
+        const where = loc.kind === 'missing' ? loc.where : p;
+        missing.push(`${what}: ${where}`);
+        return { where, file_missing: true };
       }
-      return toWellFormed(decodeText(bytes));
+      return { text: toWellFormed(decodeText(bytes)) };
     };
 
-    /** The plan's segments of a text (its selections and whole-text codings); positions converted. */
-    const readSelections = (node: Node, ref: string, text: string) => {
+    /** The name of the code a `Coding` applies, for messages (`unknown code <guid>` when the codebook lacks it). */
+    const codeNameOf = (coding: Node): string => {
+      const g = normalizeGuid(attr(child(coding, 'CodeRef'), 'targetGUID'));
+      return (g ? codeNames.get(g) : undefined) ?? `unknown code ${g ?? attr(child(coding, 'CodeRef'), 'targetGUID') ?? '(none)'}`;
+    };
+    /** `code 'X'` or `codes 'X', 'Y'` for the codings of a selection (`no code` when it has none). */
+    const codesPhrase = (codings: Node[]): string => {
+      const names = [...new Set(codings.map(codeNameOf))];
+      return names.length === 0 ? 'no code' : `${names.length === 1 ? 'code' : 'codes'} ${names.map((n) => `'${n}'`).join(', ')}`;
+    };
+
+    /** Records a text source whose text is missing, with its codings that cannot be placed (counted as skipped). */
+    const missingSource = (textNode: Node, name: string, guid: string | null, where: string, fileMissing: boolean) => {
+      const unplaced: RefiUnplacedSelection[] = [];
+      for (const sel of list(textNode, 'PlainTextSelection')) {
+        counts.text_selections++;
+        const codings = list(sel, 'Coding');
+        counts.text_codings += codings.length;
+        if (codings.length === 0) continue;
+        const pos = (a: string) => {
+          const n = Number(attr(sel, a));
+          return attr(sel, a) !== null && Number.isInteger(n) ? n : null;
+        };
+        unplaced.push({ selection_guid: normalizeGuid(attr(sel, 'guid')), start_position: pos('startPosition'), end_position: pos('endPosition'), codes: [...new Set(codings.map(codeNameOf))] });
+      }
+      for (const coding of list(textNode, 'Coding')) {
+        counts.text_codings++;
+        unplaced.push({ selection_guid: null, start_position: null, end_position: null, codes: [codeNameOf(coding)] });
+      }
+      const codings = unplaced.reduce((n, u) => n + u.codes.length, 0);
+      skip(plan, 'codings_of_sources_without_text', codings);
+      skip(plan, 'sources_without_text');
+      plan.refi.missing_sources.push({ source: name, guid, where, file_missing: fileMissing, selections: unplaced });
+      const codes = [...new Set(unplaced.flatMap((u) => u.codes))];
+      warn(
+        plan,
+        `The text of source '${name}' was not found (${where}): the source and its ${codings} coding(s)${codes.length > 0 ? ` of ${codes.length === 1 ? 'code' : 'codes'} ${codes.map((n) => `'${n}'`).join(', ')}` : ''} were not imported (listed in missing_sources)`,
+      );
+    };
+
+    /** One re-anchoring helper per source text (its maps built once, when a selection first carries a candidate quote). */
+    const anchorers = new Map<string, TextAnchor>();
+    const anchorerOf = (ref: string, text: string): (() => TextAnchor) => () => {
+      let a = anchorers.get(ref);
+      if (!a) anchorers.set(ref, (a = { map: new OffsetMap(text), anchorer: new QuoteAnchorer(text) }));
+      return a;
+    };
+
+    /**
+     * The plan's segments of a text (its selections and whole-text codings); positions converted, then checked
+     * against the selection's quote when it carries one ({@link anchorSelection}).
+     */
+    const readSelections = (node: Node, ref: string, sourceName: string, text: string) => {
       const conv = positionConverter(text, convention);
       const length = codePointLength(text);
       for (const sel of list(node, 'PlainTextSelection')) {
@@ -648,25 +868,50 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         const rawEnd = Number(attr(sel, 'endPosition'));
         const codings = list(sel, 'Coding');
         counts.text_codings += codings.length;
+        const which = () => `selection ${selGuid ?? attr(sel, 'guid') ?? `[${attr(sel, 'startPosition')}, ${attr(sel, 'endPosition')})`} of ${codesPhrase(codings)} in source '${sourceName}'`;
         if (!Number.isInteger(rawStart) || !Number.isInteger(rawEnd) || rawStart < 0) {
           skip(plan, 'selections_with_invalid_positions');
+          warn(plan, `${which()} has invalid positions (startPosition "${attr(sel, 'startPosition') ?? ''}", endPosition "${attr(sel, 'endPosition') ?? ''}") and was left out`);
           continue;
         }
-        const start = conv(rawStart);
-        const end = conv(rawEnd);
-        if (end === start) {
+        const storedStart = conv(rawStart);
+        const storedEnd = conv(rawEnd);
+        if (storedEnd === storedStart) {
           skip(plan, 'selections_of_zero_length');
           continue;
         }
-        if (end < start || end > length) {
+        const description = textOf(sel, 'Description');
+        const quoted = options.reanchor === false ? null : anchorSelection(anchorerOf(ref, text), attr(sel, 'name'), description, storedStart, storedEnd);
+        const anchored = (status: RefiAnchoring['status']) => {
+          for (const coding of codings) {
+            const g = normalizeGuid(attr(child(coding, 'CodeRef'), 'targetGUID'));
+            plan.refi.anchoring.push({
+              status,
+              source: ref,
+              code: g,
+              code_name: codeNameOf(coding),
+              start_pos: quoted?.start_pos ?? storedStart,
+              end_pos: quoted?.end_pos ?? storedEnd,
+              stored_start_pos: storedStart,
+              stored_end_pos: storedEnd,
+              quote: quoted?.quote ?? null,
+            });
+          }
+        };
+        if (quoted?.status === 'unplaceable' || (!quoted && (storedEnd < storedStart || storedEnd > length))) {
           skip(plan, 'selections_outside_their_text');
-          warn(plan, `A selection [${rawStart}, ${rawEnd}) lies outside its text (${length} characters) and was left out`);
+          warn(plan, `${which()} is outside its text (${length} code points): [${rawStart}, ${rawEnd}) was left out${quoted ? ' (its quote is not in the text either)' : ''}`);
+          anchored('unplaceable');
           continue;
         }
+        if (quoted && quoted.status !== 'exact') anchored(quoted.status);
+        const start = quoted?.start_pos ?? storedStart;
+        const end = quoted?.end_pos ?? storedEnd;
         const selOwner = ownerOf(attr(sel, 'creatingUser'));
         const selTime = refiTime(attr(sel, 'creationDateTime'));
         const selNoteGuids: string[] = [];
-        const selMemo = [textOf(sel, 'Description'), ...notesOf(sel, selNoteGuids)];
+        // a Description that is the coded text (the quote) is not a memo
+        const selMemo = [quoted?.from === 'description' && quoted.status !== 'kept_offsets' ? null : description, ...notesOf(sel, selNoteGuids)];
         if (selGuid) selections.set(selGuid, { source: ref, start, end, owner: selOwner, created_at: selTime, coded: codings.length > 0 });
         for (const coding of codings) {
           const code = codeOf(coding);
@@ -741,8 +986,12 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
     };
 
     const addTextSource = async (node: Node, type: 'text' | 'pdf', textNode: Node, guid: string | null, ref: string, name: string, memo: string | null, media: { file: string | null } | null, noteGuid: string | null) => {
-      const text = await readText(textNode, `the text of "${name}"`);
-      if (text === null) return false;
+      const read = await readText(textNode, `the text of "${name}"`);
+      if (!('text' in read)) {
+        missingSource(textNode, name, guid, read.where, read.file_missing);
+        return false;
+      }
+      const text = read.text;
       plan.sources.push({
         ref,
         name,
@@ -758,7 +1007,7 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         mime: type === 'pdf' ? 'application/pdf' : 'text/plain',
         note_guid: noteGuid,
       });
-      readSelections(textNode, ref, text);
+      readSelections(textNode, ref, name, text);
       return true;
     };
 
@@ -850,10 +1099,11 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         if (added) sourceRefs.add(ref);
       }
     }
-    if (missing.length > 0) {
+    if (missing.length > 0 && options.strict) {
       throw new ToolError(
         'IMPORT_FAILED',
-        `${missing.length} text file(s) the project refers to are missing: ${missing.slice(0, 10).join('; ')}${missing.length > 10 ? '; ...' : ''}. Nothing was imported.`,
+        `${missing.length} text file(s) the project refers to are missing: ${missing.slice(0, 10).join('; ')}${missing.length > 10 ? '; ...' : ''}. Nothing was imported (strict: true; ` +
+          'without it, everything else is imported and the missing sources are listed).',
         { missing },
       );
     }

@@ -558,11 +558,14 @@ describe('exchange/refiQda', function () {
       await makeQdpx(missingText, 'NVivo', 'text', [[0, 1]]);
       const zip = await zipOf(missingText);
       zip.remove('Sources/00000000-0000-4000-8000-000000000004.txt');
-      cases.push([write('missing2.qdpx', await zip.generateAsync({ type: 'nodebuffer' })), /missing/]);
+      const missing2 = write('missing2.qdpx', await zip.generateAsync({ type: 'nodebuffer' }));
       for (const [file, why] of cases) {
         const out = await fx.fails('import_data', { format: 'refi_qda', source_path: file }, 'IMPORT_FAILED');
         assert.match(out.envelope.success ? '' : out.envelope.error, why instanceof RegExp ? why : new RegExp(why), path.basename(file));
       }
+      // a missing text file refuses the import only when asked to be strict (else: refiQdaFixtures.test.ts)
+      const strict = await fx.fails('import_data', { format: 'refi_qda', source_path: missing2, strict: true }, 'IMPORT_FAILED');
+      assert.match(strict.envelope.success ? '' : strict.envelope.error, /missing/);
       await fx.fails('import_data', { format: 'refi_qda', source_path: 'relative/file.qdpx' }, 'IMPORT_FAILED');
       await fx.fails('import_data', { format: 'refi_qda', source_path: path.join(fx.dir, 'nope.qdpx') }, 'IMPORT_FAILED');
       await fx.fails('import_data', { format: 'nvivo', source_path: missingText }, 'UNKNOWN_FORMAT');

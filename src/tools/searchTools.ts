@@ -30,7 +30,6 @@ import {
   searchText,
   toPassages,
 } from '../domain/search';
-import { ToolError } from '../core/errors';
 import type { ToolContext } from './context';
 import { defineTool, type ProjectReader } from './defineTool';
 import { codeOut } from './present';
@@ -266,7 +265,8 @@ export const findSimilarSegmentsTool = defineTool({
     const port = pctx.embeddings;
     if (!port || !pctx.reader) return lexical(null);
     const target = pctx.reader.getSegmentsForSearch([input.segment_id])[0];
-    if (!target) throw new ToolError('SEGMENT_NOT_FOUND', `No text segment with segment_id ${input.segment_id}`);
+    // no such text segment: run answers SEGMENT_NOT_FOUND, saying so when the id is an AV segment's
+    if (!target) return lexical(null);
     try {
       const r = await embedMissing(port, pctx.reader, pctx.reader.listSegmentsForSearch({}), [], target);
       return { embeddings: { model: port.model, query: null, fresh: r.fresh }, fallback_reason: null };

@@ -130,6 +130,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         const current = controller.current();
         return current ? fileAuditStorage(current.path, () => agent.config.audit.log_path).read() : '';
       },
+      rewrite: (transform) => {
+        const current = controller.current();
+        return current ? (fileAuditStorage(current.path, () => agent.config.audit.log_path).rewrite?.(transform) ?? null) : null;
+      },
     },
     logger,
   });

@@ -74,7 +74,12 @@ export const agentContextSchema = z
         enabled: z.boolean().default(true),
         /** relative paths are resolved against the project's folder */
         log_path: z.string().min(1).default('.marginalia/audit.jsonl'),
-        include_payload: z.boolean().default(true),
+        /**
+         * true (the spec's default): each call's arguments, with strings longer than 200 code points recorded as
+         * `{"length": n, "sha256": "..."}` (Marginalia: a participant's transcript is not copied into the log);
+         * `full`: the arguments exactly as sent; false: no arguments
+         */
+        include_payload: z.union([z.boolean(), z.literal('full')]).default(true),
       })
       .prefault({}),
   })

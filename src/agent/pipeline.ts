@@ -312,6 +312,10 @@ export class ToolPipeline {
   private lookupTool(name: string, caller: Caller): AnyTool {
     const tool = this.tools.get(name);
     if (!tool || (tool.audience === 'editor' && caller.client_type !== 'LOCAL_UI')) throw new StageFailure('TOOL_NOT_FOUND', `Unknown tool "${name}". GET /tools lists the ${this.listTools().length} tools.`);
+    // researcher-only tools (erase_source): refused to agents before validation and trust, never queued for approval
+    if (tool.researcherOnly && this.opts.agent && !caller.researcher) {
+      throw new StageFailure('APPROVAL_FORBIDDEN', `${tool.name} is the researcher's alone (the VS Code UI, or a client holding the reviewer token); agents cannot call it or ask for it`, undefined, true);
+    }
     return tool;
   }
 
@@ -662,7 +666,7 @@ export class ToolPipeline {
     let project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
     const prepared = tool.prepare
-      ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint, paths })
+      ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint, paths, erasure: project ? { store: project.erasure ?? null, history: project.historyErasure ?? null, audit: this.opts.agent?.audit ?? null } : null })
       : undefined;
     project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'The project was closed while the call was prepared.');

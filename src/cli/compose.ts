@@ -7,6 +7,7 @@ import { fileAuditStorage, loadTokens, readConfigText } from './credentials';
 import { ProjectStore, type StoreOptions } from '../store/projectStore';
 import { SqlProjectRepository } from '../store/sqlRepository';
 import { StoreDumpAccess } from '../store/dumpAccess';
+import { StoreErasure } from '../store/erasureStore';
 import { Snapshotter } from '../vcs/snapshotter';
 import type { HostPort, OpenProject } from '../tools/context';
 import { EDITOR_TOOLS } from '../tools/editorTools';
@@ -45,6 +46,8 @@ export async function openProjectHandle(path: string, opts: HandleOptions = {}):
     repo,
     vcs: snapshotter,
     snapshotter,
+    erasure: new StoreErasure(store, opts.logger),
+    historyErasure: snapshotter,
     transaction: (fn) => store.transaction(fn),
     get writeGeneration() {
       return store.writeGeneration;

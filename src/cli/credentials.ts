@@ -149,5 +149,28 @@ export function fileAuditStorage(projectPath: string, logPath: () => string): Au
         return '';
       }
     },
+    // erase_source: the whole file rewritten atomically (temporary file, fsync, rename); the next append
+    // sees the new inode and reopens (appendKeptOpen)
+    rewrite: (transform) => {
+      const file = resolve();
+      let text: string;
+      try {
+        text = fs.readFileSync(file, 'utf8');
+      } catch {
+        return file;
+      }
+      const next = transform(text);
+      if (next === text) return file;
+      const tmp = `${file}.tmp-${process.pid}`;
+      const fd = fs.openSync(tmp, 'w', 0o600);
+      try {
+        fs.writeSync(fd, next);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, file);
+      return file;
+    },
   };
 }

@@ -253,6 +253,29 @@ export class ProjectStore {
     this.afterCommit.push(hook);
   }
 
+  /**
+   * Sets SQLite's `secure_delete` on this connection (https://sqlite.org/pragma.html#pragma_secure_delete):
+   * on, deleted content and freed pages are overwritten with zeros. Not journaled (it changes no content);
+   * erase_source turns it on for its transaction only.
+   */
+  setSecureDelete(on: boolean): void {
+    this.db.exec(`PRAGMA secure_delete = ${on ? 'ON' : 'OFF'}`);
+  }
+
+  /**
+   * Rebuilds the database without free pages (`VACUUM`, outside any transaction) and checkpoints, so the file
+   * on disk holds nothing of deleted rows and the journal is empty. Blocks for about as long as copying the
+   * database twice. Throws (a programming error) inside a transaction.
+   */
+  vacuum(): void {
+    if (this.pending) throw new Error('ProjectStore.vacuum called inside a transaction');
+    if (this.closed) return;
+    this.generation++;
+    this.db.exec('VACUUM');
+    this.db.exec(CONNECTION_PRAGMAS);
+    this.checkpoint();
+  }
+
   /** True while a {@link transaction} is running. */
   get inTransaction(): boolean {
     return this.pending !== undefined;

@@ -4,6 +4,7 @@ import type { DomainContext } from '../domain/events';
 import type { Actor } from '../domain/model';
 import type { ProjectRepository } from '../domain/ports';
 import type { VersionControl } from '../domain/versionControl';
+import type { HistoryErasure, ProjectErasure } from '../domain/erasure';
 
 /** The open project as tools see it (the store arrives through this port; tools never import it). */
 export interface OpenProject {
@@ -21,6 +22,10 @@ export interface OpenProject {
   readonly writeGeneration?: number;
   /** the project's version history (`.marginalia/history`), supplied by the composition root; absent in hosts without one */
   readonly vcs?: VersionControl;
+  /** erase_source's work in the store (src/store/erasureStore.ts); absent in hosts without it */
+  readonly erasure?: ProjectErasure;
+  /** erase_source's work in the version history (the Snapshotter); absent in hosts without one */
+  readonly historyErasure?: HistoryErasure;
 }
 
 /** A request to show a range of a source in the editor. Positions in code points. */

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors';
 import type { PathAccess, PathPolicy } from '../core/pathPolicy';
 import type { EmbeddingsPort, ProjectRepository } from '../domain/ports';
+import type { ErasurePorts } from '../domain/erasure';
 import type { ToolContext, ToolProgress } from './context';
 
 export type { ToolProgress } from './context';
@@ -87,6 +88,12 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
    * listed nowhere.
    */
   audience?: 'agents' | 'editor';
+  /**
+   * Only the researcher (the local UI, or a client holding the reviewer token) may call it: the pipeline refuses
+   * every other caller with APPROVAL_FORBIDDEN (HTTP 403) before the trust stage, so an agent's call is never
+   * queued for approval either (erase_source).
+   */
+  researcherOnly?: boolean;
   /** false for tools that work without an open project (guidance tools); default true */
   needsProject?: boolean;
   /** the error code when no project is open (default NO_PROJECT; case tools use CASES_NOT_LISTED/NO_CONTEXT) */
@@ -144,6 +151,8 @@ export interface PrepareContext {
   embeddings?: EmbeddingsPort | null;
   /** where this caller's file paths may lie (restricted for agents; see src/core/pathPolicy.ts); absent: unrestricted */
   paths?: PathPolicy;
+  /** erase_source's ports: the open project's erasure, its history's, the audit log's (null when no project is open) */
+  erasure?: ErasurePorts | null;
 }
 
 /** The repository reads `prepare` may use. */

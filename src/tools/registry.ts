@@ -6,6 +6,7 @@ import { batchApplyCodes, createCodeTool, deleteSegmentTool, getCode, listCodes,
 import { listSegmentsTool } from './segmentQueryTools';
 import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
+import { eraseSourceTool } from './erasureTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
 import { applyCodeTool, deleteSourceTool, importSourceTool, importTextTool, moveCodeTool, removeCodeTool, renameSourceTool, updateMemoTool } from './designTools';
@@ -84,6 +85,7 @@ export const TOOLS: readonly AnyTool[] = [
   suggestSourceMetadataTool,
   addTextSource,
   removeSource,
+  eraseSourceTool,
   importFileSource,
   // the agent-context design's source capabilities
   importSourceTool,

@@ -41,6 +41,20 @@ export function identName(s: string): string {
 }
 
 /**
+ * The environment every git command of the history at `dir` runs with: only what git needs to run (finding
+ * programs, temp files, locale), `GIT_DIR` = `<dir>/.git`, and the user's global and system configuration
+ * switched off (see {@link HistoryRepo}). Also used by the history's erasure (src/vcs/historyErasure.ts).
+ */
+export function gitEnvironment(dir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && PASSED_ENV.test(k)) env[k] = v;
+  env.GIT_DIR = path.join(dir, '.git');
+  env.GIT_CONFIG_GLOBAL = os.devNull;
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  return env;
+}
+
+/**
  * The history repository at `<project dir>/.marginalia/history`: a git repository of its own, driven
  * through simple-git. Never the researcher's workspace repository: every git command runs with `GIT_DIR`
  * set to this directory's `.git` (so git never searches upwards into an enclosing repository, and a
@@ -68,12 +82,7 @@ export class HistoryRepo {
   /** The simple-git clients (created on first use, with the directory): one for commands, one for batch reads. */
   private get git(): { git: SimpleGit; batch: SimpleGit } {
     if (this.clients) return this.clients;
-    // Only what git needs to run (finding programs, temp files, locale): nothing of the caller's git setup.
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && PASSED_ENV.test(k)) env[k] = v;
-    env.GIT_DIR = path.join(this.dir, '.git');
-    env.GIT_CONFIG_GLOBAL = os.devNull;
-    env.GIT_CONFIG_NOSYSTEM = '1';
+    const env = gitEnvironment(this.dir);
     fs.mkdirSync(this.dir, { recursive: true });
     const options = {
       baseDir: this.dir,
@@ -124,6 +133,11 @@ export class HistoryRepo {
   async projectFile(): Promise<string | null> {
     const out = await this.run(['config', '--local', '--default', '', '--get', 'marginalia.project']);
     return out.trim() || null;
+  }
+
+  /** Forgets which dump files were written (after the working tree was changed behind this object's back, e.g. an erasure). */
+  forgetWritten(): void {
+    this.written = undefined;
   }
 
   /** Removes `.git/index.lock` left by a process that died mid-commit (call only while no git command runs). */

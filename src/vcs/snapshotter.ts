@@ -15,6 +15,8 @@ import type {
 } from '../domain/versionControl';
 import { canonicalDump, diffDumps, MANIFEST_PATH, parseDump, planRestore, readProjectTables, type ParsedDump } from './canonicalDump';
 import { COMMITTER, HistoryRepo } from './historyRepo';
+import type { HistoryErasure, HistoryErasureRequest, HistoryErasureResult } from '../domain/erasure';
+import { eraseFromDump, eraseFromHistoryRepo, type DumpErasure } from './historyErasure';
 
 /** The event a successful restore_snapshot stores; its publication triggers the "Restored" commit. */
 export const SNAPSHOT_RESTORED_EVENT: EventType = 'project.snapshot_restored';
@@ -78,7 +80,7 @@ const SUBJECT_MAX = 200;
  * Git never runs inside a store transaction: tools do git work in `prepare` (async) and only
  * {@link applyRestore} runs in `run`.
  */
-export class Snapshotter implements VersionControl {
+export class Snapshotter implements VersionControl, HistoryErasure {
   readonly historyDir: string;
   private readonly repo: HistoryRepo;
   private readonly debounceMs: number;
@@ -94,6 +96,8 @@ export class Snapshotter implements VersionControl {
   private ownerChecked = false;
   private closed = false;
   private readonly plans = new WeakMap<PreparedRestore, RestorePlan>();
+  /** a source being erased: every dump leaves it out until the project no longer holds it (see eraseFromHistory) */
+  private erasing: DumpErasure | undefined;
 
   /**
    * @param projectPath the project's `.qda` file; the history is `<its dir>/.marginalia/history`
@@ -203,7 +207,7 @@ export class Snapshotter implements VersionControl {
         await this.repo.init(projectFile);
         this.ownerChecked = true;
         created = true;
-        const dump = canonicalDump(readProjectTables(this.rows));
+        const dump = this.currentDump();
         this.repo.writeTree(dump);
         await this.repo.commit('Initial snapshot', `Version control initialized for ${projectFile} by session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`, COMMITTER.name, true);
         this.pending = [];
@@ -266,7 +270,7 @@ export class Snapshotter implements VersionControl {
       }
       this.clearTimer();
       const waiting = this.takePending();
-      const before = canonicalDump(readProjectTables(this.rows));
+      const before = this.currentDump();
       this.repo.writeTree(before);
       const shortRef = info?.short_ref ?? sha.slice(0, 7);
       const body = [
@@ -316,7 +320,41 @@ export class Snapshotter implements VersionControl {
     return { changes: out };
   }
 
+  /**
+   * Erasure (erase_source): rewrites every snapshot without the source and prunes (src/vcs/historyErasure.ts),
+   * in the queue, so no snapshot runs meanwhile. From the call on, every dump this history writes leaves the
+   * source out, until a dump finds the project without it (the erasure's transaction committed), so no snapshot
+   * taken between the rewrite and that commit brings the text back. Errors: TOOL_EXECUTION_ERROR.
+   */
+  eraseFromHistory(request: HistoryErasureRequest): Promise<HistoryErasureResult> {
+    this.erasing = { ...request, segmentIdSet: new Set(request.segment_ids) };
+    return this.enqueue(async () => {
+      if (!this.repo.exists()) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, gc_ms: 0 };
+      await this.checkOwner();
+      try {
+        return await eraseFromHistoryRepo(this.historyDir, request);
+      } finally {
+        // the working tree now holds the rewritten HEAD, not what this object last wrote
+        this.repo.forgetWritten();
+      }
+    });
+  }
+
   // ---- internals -----------------------------------------------------------------------------------
+
+  /** The project's canonical dump now, without a source being erased (see {@link eraseFromHistory}). */
+  private currentDump(): Map<string, string> {
+    const tables = readProjectTables(this.rows);
+    const dump = canonicalDump(tables);
+    const erasing = this.erasing;
+    if (!erasing) return dump;
+    const stillThere = tables.find((t) => t.name === 'sources')?.rows.some((r) => r.id === erasing.source_id) ?? false;
+    if (!stillThere) {
+      this.erasing = undefined;
+      return dump;
+    }
+    return eraseFromDump(dump, erasing);
+  }
 
   /** Runs `job` after every job queued before it; the first job of this process clears a stale index lock. */
   private enqueue<T>(job: () => Promise<T>): Promise<T> {
@@ -373,7 +411,7 @@ export class Snapshotter implements VersionControl {
   private async commitCurrent(subject: string, body: string, author: string, allowEmpty: boolean): Promise<string | null> {
     if (!this.repo.exists()) return null;
     await this.checkOwner();
-    this.repo.writeTree(canonicalDump(readProjectTables(this.rows)));
+    this.repo.writeTree(this.currentDump());
     return this.repo.commit(subject, body, author, allowEmpty);
   }
 

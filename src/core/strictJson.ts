@@ -473,3 +473,56 @@ function syntaxErrorAt(text: string): { index: number; why: string } | undefined
     }
   }
 }
+
+/**
+ * One item of {@link readStrictLines}: a line (without its `\n` or `\r\n`), a line that was too long, or a line
+ * that is not valid UTF-8 (`invalid`: the INVALID_JSON error naming the byte offset in the line).
+ */
+export type StrictLineItem = { line: string } | { tooLong: number } | { invalid: ToolError };
+
+/**
+ * Splits a byte stream into UTF-8 lines (`\n`, with a trailing `\r` dropped); the last line needs no
+ * newline. Each line is decoded strictly ({@link decodeStrictText}: a leading BOM skipped); one that is not valid UTF-8 is reported as `{invalid}`, never decoded with U+FFFD. A line longer than `maxBytes` is skipped up to its newline and reported as `{tooLong: bytes}`
+ * so memory stays bounded. Pulls the input as it is consumed (backpressure).
+ */
+export async function* readStrictLines(input: AsyncIterable<Buffer | string>, maxBytes: number): AsyncGenerator<StrictLineItem> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let skipping = 0;
+  const emit = (): StrictLineItem => {
+    let buf = Buffer.concat(parts);
+    parts = [];
+    size = 0;
+    if (buf.length > 0 && buf[buf.length - 1] === 0x0d) buf = buf.subarray(0, buf.length - 1);
+    try {
+      return { line: decodeStrictText(buf, { what: 'The line' }).text };
+    } catch (e) {
+      if (e instanceof ToolError) return { invalid: e };
+      throw e;
+    }
+  };
+  for await (const chunk of input) {
+    let buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    while (buf.length > 0) {
+      const nl = buf.indexOf(0x0a);
+      const piece = nl === -1 ? buf : buf.subarray(0, nl);
+      if (skipping > 0) skipping += piece.length;
+      else if (size + piece.length > maxBytes) {
+        skipping = size + piece.length;
+        parts = [];
+        size = 0;
+      } else {
+        parts.push(piece);
+        size += piece.length;
+      }
+      if (nl === -1) break;
+      if (skipping > 0) {
+        yield { tooLong: skipping };
+        skipping = 0;
+      } else yield emit();
+      buf = buf.subarray(nl + 1);
+    }
+  }
+  if (skipping > 0) yield { tooLong: skipping };
+  else if (size > 0) yield emit();
+}

@@ -1,5 +1,6 @@
 import { fail, ok, type Envelope } from '../../core/envelope';
 import { isToolError, ToolError } from '../../core/errors';
+import { parseStrictJsonText, readStrictLines, type StrictLineItem } from '../../core/strictJson';
 import type { EventRecord } from '../../domain/events';
 import type { AgentContext } from '../../agent/agentContext';
 import type { ApprovalRecord } from '../../domain/ports';
@@ -76,49 +77,15 @@ export interface LineOutput {
   off(event: 'drain', listener: () => void): unknown;
 }
 
-/** One item of {@link readLines}: a line (without its `\n` or `\r\n`), or a line that was too long. */
-export type LineItem = { line: string } | { tooLong: number };
+/** One item of {@link readLines} (see `StrictLineItem` in src/core/strictJson.ts). */
+export type LineItem = StrictLineItem;
 
 /**
- * Splits a byte stream into UTF-8 lines (`\n`, with a trailing `\r` dropped); the last line needs no
- * newline. A line longer than `maxBytes` is skipped up to its newline and reported as `{tooLong: bytes}`
- * so memory stays bounded. Pulls the input as it is consumed (backpressure).
+ * Splits a byte stream into strictly decoded UTF-8 lines: `readStrictLines` of src/core/strictJson.ts (one
+ * implementation for the CLI and the MCP stdio forwarder), at most `maxBytes` per line.
  */
-export async function* readLines(input: AsyncIterable<Buffer | string>, maxBytes = CLI_MAX_LINE_BYTES): AsyncGenerator<LineItem> {
-  let parts: Buffer[] = [];
-  let size = 0;
-  let skipping = 0;
-  const emit = (): LineItem => {
-    let buf = Buffer.concat(parts);
-    parts = [];
-    size = 0;
-    if (buf.length > 0 && buf[buf.length - 1] === 0x0d) buf = buf.subarray(0, buf.length - 1);
-    return { line: buf.toString('utf8') };
-  };
-  for await (const chunk of input) {
-    let buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    while (buf.length > 0) {
-      const nl = buf.indexOf(0x0a);
-      const piece = nl === -1 ? buf : buf.subarray(0, nl);
-      if (skipping > 0) skipping += piece.length;
-      else if (size + piece.length > maxBytes) {
-        skipping = size + piece.length;
-        parts = [];
-        size = 0;
-      } else {
-        parts.push(piece);
-        size += piece.length;
-      }
-      if (nl === -1) break;
-      if (skipping > 0) {
-        yield { tooLong: skipping };
-        skipping = 0;
-      } else yield emit();
-      buf = buf.subarray(nl + 1);
-    }
-  }
-  if (skipping > 0) yield { tooLong: skipping };
-  else if (size > 0) yield emit();
+export function readLines(input: AsyncIterable<Buffer | string>, maxBytes = CLI_MAX_LINE_BYTES): AsyncGenerator<LineItem> {
+  return readStrictLines(input, maxBytes);
 }
 
 /** The members each op accepts besides `id` and `op`. */
@@ -228,12 +195,18 @@ export async function runLineProtocol(input: AsyncIterable<Buffer | string>, bac
         await writeLine(responses, { id: null, ...fail('INVALID_ARGUMENTS', `The command line is ${item.tooLong} bytes; at most ${CLI_MAX_LINE_BYTES} are accepted`) });
         continue;
       }
+      if ('invalid' in item) {
+        await writeLine(responses, { id: null, ...fail(item.invalid.code, item.invalid.message, item.invalid.details) });
+        continue;
+      }
       if (item.line.trim() === '') continue;
       let msg: unknown;
       try {
-        msg = JSON.parse(item.line);
+        // strict: no lone surrogate escape, no duplicated key (src/core/strictJson.ts)
+        msg = parseStrictJsonText(item.line, 'The line');
       } catch (e) {
-        await writeLine(responses, { id: null, ...fail('INVALID_JSON', `The line is not valid JSON: ${(e as Error).message}`) });
+        const err = isToolError(e) ? e : new ToolError('INVALID_JSON', `The line is not valid JSON: ${(e as Error).message}`);
+        await writeLine(responses, { id: null, ...fail(err.code, err.message, err.details) });
         continue;
       }
       if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) {

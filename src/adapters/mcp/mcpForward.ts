@@ -1,8 +1,9 @@
-import * as readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { parseStrictJsonText, readStrictLines } from '../../core/strictJson';
 import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
 import type { McpStdioConnection } from './mcpStdio';
+import { MCP_MAX_BODY_BYTES } from './mcpHttp';
 
 /** Options of {@link forwardMcpStdio}. */
 export interface McpForwardOptions {
@@ -169,15 +170,18 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
     }
   };
 
-  const lines = readline.createInterface({ input, crlfDelay: Infinity });
-  lines.on('line', (line) => {
+  /** A JSON-RPC parse error (-32700) for a line that is not strict JSON; `data.error_code` is INVALID_JSON. */
+  const parseError = (message: string, data?: unknown) => write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, ...(data !== undefined ? { data } : {}) } });
+  const onLine = (line: string) => {
     const text = line.trim();
     if (!text) return;
     let msg: unknown;
     try {
-      msg = JSON.parse(text);
-    } catch {
-      write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: a line is not JSON' } });
+      // strict: no lone surrogate escape, no duplicated key (the bytes were checked as UTF-8 by readLines)
+      msg = parseStrictJsonText(text, 'The line');
+    } catch (e) {
+      const err = e as { message: string; code?: string; details?: object };
+      parseError(err.message, { error_code: err.code ?? 'INVALID_JSON', ...err.details });
       return;
     }
     if (isObject(msg) && msg.method === 'notifications/cancelled' && isObject(msg.params)) {
@@ -185,7 +189,16 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
       if (target) target.abort.abort();
     }
     void forward(msg);
-  });
+  };
+  // lines split and decoded from bytes, strictly (MCP stdio framing: one message per \n-terminated line)
+  const reading = (async () => {
+    for await (const item of readStrictLines(input as AsyncIterable<Buffer | string>, MCP_MAX_BODY_BYTES)) {
+      if (ended) break;
+      if ('tooLong' in item) parseError(`a line of ${item.tooLong} bytes is longer than the ${MCP_MAX_BODY_BYTES} bytes accepted`, { error_code: 'INVALID_ARGUMENTS' });
+      else if ('invalid' in item) parseError(item.invalid.message, { error_code: item.invalid.code, ...(item.invalid.details as object | undefined) });
+      else onLine(item.line);
+    }
+  })();
   const finish = async () => {
     if (ended) return;
     ended = true;
@@ -196,11 +209,16 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
     for (const f of inFlight.values()) f.abort.abort();
     resolveClosed();
   };
-  lines.on('close', () => void finish());
+  reading.then(
+    () => void finish(),
+    (e: unknown) => {
+      logger.warn(`MCP stdio input failed: ${(e as Error).message}`);
+      void finish();
+    },
+  );
   return {
     closed,
     async close() {
-      lines.close();
       for (const f of inFlight.values()) f.abort.abort();
       ended = true;
       resolveClosed();

@@ -1,6 +1,8 @@
 import { createMcpHandler, type McpHttpHandler, type McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type express from 'express';
+import express from 'express';
+import { isToolError } from '../../core/errors';
+import { charsetOf, parseStrictJson } from '../../core/strictJson';
 import type { Disposable } from '../../core/lifecycle';
 import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
@@ -146,11 +148,46 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
     { patterns: ['*'] },
   );
   const node = toNodeHandler(handler, { maxRequestBodySize: MCP_MAX_BODY_BYTES, onerror: (e) => logger.error('MCP request failed', e) });
+  const rawBody = express.raw({ type: () => true, limit: MCP_MAX_BODY_BYTES });
+  /** A JSON-RPC error answer written before the SDK sees the request (id null: the request could not be read). */
+  const rpcError = (res: express.Response, status: number, code: number, message: string, data: Record<string, unknown>) => {
+    res.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data } }));
+  };
   return {
     handler,
     mount(app) {
       app.all(MCP_PATH, (req, res, next) => {
-        node(req, res).catch(next);
+        if (req.method !== 'POST') {
+          node(req, res).catch(next);
+          return;
+        }
+        // The body is read and parsed here, strictly (src/core/strictJson.ts: valid UTF-8 or the declared
+        // charset, no lone surrogate escape, no duplicated key), and handed to the SDK parsed; a body that
+        // fails is a JSON-RPC parse error (-32700, HTTP 400, data.error_code INVALID_JSON with the byte
+        // offset) and reaches no server instance.
+        rawBody(req, res, (err?: unknown) => {
+          if (err) {
+            const e = err as { status?: number; message?: string };
+            const status = e.status ?? 400;
+            rpcError(res, status, status === 413 ? -32000 : -32700, e.message ?? 'The body could not be read', { error_code: status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_ARGUMENTS' });
+            return;
+          }
+          const bytes: unknown = req.body;
+          let parsed: unknown;
+          try {
+            parsed = Buffer.isBuffer(bytes) ? parseStrictJson(bytes, { charset: charsetOf(req.get('content-type')) }) : undefined;
+          } catch (e) {
+            if (!isToolError(e)) return next(e);
+            opts.agent.auditRefusal({ route: `POST ${MCP_PATH}`, error_code: e.code, client_name: req.get('x-marginalia-client'), correlation_id: req.get('x-correlation-id'), decision: 'failed' });
+            rpcError(res, e.code === 'UNSUPPORTED_MEDIA_TYPE' ? 415 : 400, -32700, `Parse error: ${e.message}`, { error_code: e.code, ...(e.details as Record<string, unknown> | undefined) });
+            return;
+          }
+          if (parsed === undefined) {
+            rpcError(res, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message', { error_code: 'INVALID_JSON' });
+            return;
+          }
+          node(req, res, parsed).catch(next);
+        });
       });
     },
     async dispose() {

@@ -1,5 +1,8 @@
 import type { McpServer, Transport } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { Readable, Writable } from 'node:stream';
+import { isToolError } from '../../core/errors';
+import { parseStrictJson } from '../../core/strictJson';
 import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
 import type { AgentContext } from '../../agent/agentContext';
@@ -7,6 +10,77 @@ import type { ContextBuilder } from '../../agent/contextBuilder';
 import type { ClientType } from '../../agent/sessions';
 import { createMcpServerFor } from './mcpServer';
 import { resourcesTouchedBy } from './resourceEvents';
+
+/** Longest stdio line (one JSON-RPC message) accepted, bytes: the HTTP endpoint's body limit. */
+export const MCP_STDIO_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The SDK's stdio transport with strict input: every line (MCP stdio framing: one JSON-RPC message per
+ * `\n`-terminated line, a trailing `\r` dropped) is parsed with `parseStrictJson` (src/core/strictJson.ts)
+ * before the SDK sees it. A line that is not valid UTF-8, holds a lone surrogate escape, names a key twice
+ * or is not JSON is answered with a JSON-RPC parse error (-32700, id null, `data.error_code` INVALID_JSON
+ * and `data.byte_offset` within the line) and dropped, where the SDK alone would decode it with U+FFFD
+ * or skip it without an answer. A line longer than {@link MCP_STDIO_MAX_LINE_BYTES} is dropped with a
+ * parse error too. Blank lines are ignored.
+ */
+export class StrictStdioServerTransport extends StdioServerTransport {
+  private strictParts: Buffer[] = [];
+  private strictSize = 0;
+  private strictSkipping = false;
+
+  constructor(stdin: Readable = process.stdin, stdout: Writable = process.stdout) {
+    super(stdin, stdout, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 });
+    // the SDK registers `_ondata` on stdin when it starts: checked lines go on to its own handler
+    const forward = this._ondata;
+    this._ondata = (chunk: Buffer) => {
+      let buf = chunk;
+      while (buf.length > 0) {
+        const nl = buf.indexOf(0x0a);
+        const piece = nl === -1 ? buf : buf.subarray(0, nl);
+        if (!this.strictSkipping) {
+          if (this.strictSize + piece.length > MCP_STDIO_MAX_LINE_BYTES) {
+            this.strictSkipping = true;
+            this.strictParts = [];
+            this.strictSize = 0;
+            this.refuse(`a line longer than ${MCP_STDIO_MAX_LINE_BYTES} bytes`, { error_code: 'INVALID_ARGUMENTS' });
+          } else {
+            this.strictParts.push(piece);
+            this.strictSize += piece.length;
+          }
+        }
+        if (nl === -1) break;
+        if (this.strictSkipping) this.strictSkipping = false;
+        else {
+          let line = this.strictParts.length === 1 ? (this.strictParts[0] as Buffer) : Buffer.concat(this.strictParts);
+          this.strictParts = [];
+          this.strictSize = 0;
+          if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+          if (this.checked(line)) forward(Buffer.concat([line, NEWLINE]));
+        }
+        buf = buf.subarray(nl + 1);
+      }
+    };
+  }
+
+  /** True when `line` is strict JSON (blank lines: false, silently); else answers a parse error. */
+  private checked(line: Buffer): boolean {
+    if (line.toString('latin1').trim() === '') return false;
+    try {
+      parseStrictJson(line, { what: 'The line' });
+      return true;
+    } catch (e) {
+      if (!isToolError(e)) throw e;
+      this.refuse(e.message, { error_code: e.code, ...(e.details as Record<string, unknown> | undefined) });
+      return false;
+    }
+  }
+
+  private refuse(message: string, data: Record<string, unknown>): void {
+    this.send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, data } } as unknown as Parameters<StdioServerTransport['send']>[0]).catch(() => undefined);
+  }
+}
+
+const NEWLINE = Buffer.from('\n');
 
 /** Options of {@link serveMcpStdio}. */
 export interface McpStdioOptions {
@@ -70,7 +144,7 @@ export function serveMcpStdio(opts: McpStdioOptions): McpStdioConnection {
       entry.server.server.onclose = () => void live.delete(entry);
       return entry.server;
     },
-    { transport: opts.transport, onerror: (e) => logger.warn(`MCP stdio: ${e.message}`) },
+    { transport: opts.transport ?? new StrictStdioServerTransport(), onerror: (e) => logger.warn(`MCP stdio: ${e.message}`) },
   );
   if (!opts.transport) {
     // the client ends the connection by closing our stdin (MCP stdio transport)

@@ -2,6 +2,7 @@ import type * as http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { isToolError, ToolError, type ErrorCode } from '../../core/errors';
+import { parseStrictJson } from '../../core/strictJson';
 import type { Logger } from '../../core/log';
 import type { AgentContext } from '../../agent/agentContext';
 import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
@@ -77,7 +78,9 @@ function errorReply(id: unknown, e: ToolError): Reply {
  */
 export function createWsAdapter(opts: WsOptions): WsAdapter {
   const { agent, pipeline } = opts;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD, perMessageDeflate: false, clientTracking: true });
+  // UTF-8 of text frames is checked by parseStrictJson below (so the client hears INVALID_JSON with the byte
+  // offset before the connection is failed with 1007, RFC 6455 section 8.1), not silently by ws
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD, perMessageDeflate: false, clientTracking: true, skipUTF8Validation: true });
 
   function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message: string): void {
     const body = JSON.stringify({ success: false, error: message, error_code: code });
@@ -240,10 +243,16 @@ export function createWsAdapter(opts: WsOptions): WsAdapter {
 
     ws.on('message', (raw: RawData, isBinary: boolean) => {
       let msg: unknown;
+      const bytes = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
       try {
-        msg = JSON.parse(isBinary ? Buffer.from(raw as Buffer).toString('utf8') : raw.toString());
+        // strict: valid UTF-8, no lone surrogate escape, no duplicated key (src/core/strictJson.ts)
+        msg = parseStrictJson(bytes, { what: 'The message' });
+        if (msg === undefined) throw new ToolError('INVALID_JSON', 'The message is empty: send one JSON object {id, op, ...}');
       } catch (e) {
-        send({ type: 'reply', id: null, ok: false, error: `The message is not valid JSON: ${(e as Error).message}`, error_code: 'INVALID_JSON' } satisfies Reply);
+        const err = isToolError(e) ? e : new ToolError('INVALID_JSON', `The message is not valid JSON: ${(e as Error).message}`);
+        send({ type: 'reply', id: null, ok: false, error: err.message, error_code: err.code, ...(err.details === undefined ? {} : { details: err.details }) } satisfies Reply);
+        // a text frame that is not UTF-8 fails the connection (RFC 6455 section 8.1), after the reply said why
+        if (!isBinary && (err.details as { reason?: string } | undefined)?.reason === 'invalid_utf8') ws.close(1007, 'Invalid UTF-8 in a text frame');
         return;
       }
       if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) {

@@ -891,7 +891,8 @@ export class SqlProjectRepository implements ProjectRepository {
     // them all, so no table row (with its text) is read, and without filters its scan is already in the
     // ORDER BY's order (no sort). The owners, when asked for, come as their index in `owners` (-1: another).
     const f = reportSegmentFilter(filter, owners);
-    const ownerCol = owners ? `, CASE g.owner ${owners.map(() => 'WHEN ? THEN ?').join(' ')} ELSE -1 END` : '';
+    // no owners (a project nobody has coded in yet): a constant, since CASE needs at least one WHEN
+    const ownerCol = owners ? (owners.length > 0 ? `, CASE g.owner ${owners.map(() => 'WHEN ? THEN ?').join(' ')} ELSE -1 END` : ', -1') : '';
     const ownerParams: SqlParam[] = owners ? owners.flatMap((o, i) => [o, i]) : [];
     const cols = this.db.intColumns(`SELECT g.source_id, g.code_id, g.start_pos, g.end_pos${ownerCol} FROM segments g ${f.where} ORDER BY g.source_id, g.start_pos`, [
       ...ownerParams,

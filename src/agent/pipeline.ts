@@ -16,6 +16,7 @@ import type { Actor } from '../domain/model';
 import type { ApprovalRecord, EmbeddingsPort } from '../domain/ports';
 import type { HostPort, OpenProject, ToolContext, ToolProgress } from '../tools/context';
 import type { AnyTool, Effect, ToolGroup, TrustCategory } from '../tools/defineTool';
+import { describeInvalidArguments } from '../tools/argumentErrors';
 import type { AuditDecision, AuditLog } from './auditLog';
 import type { AgentContextConfig, TrustLevel } from './config';
 import type { RateLimiter } from './rateLimits';
@@ -321,11 +322,12 @@ export class ToolPipeline {
 
   /** Stage 3: validate the arguments once against the tool's schema, or INVALID_ARGUMENTS. */
   private validateInput(tool: AnyTool, args: unknown): unknown {
-    const parsed = tool.input.safeParse(args ?? {});
+    const input = args ?? {};
+    const parsed = tool.input.safeParse(input);
     if (parsed.success) return parsed.data;
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code }));
-    const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-    throw new StageFailure('INVALID_ARGUMENTS', `Invalid arguments for ${tool.name}: ${summary}`, { issues });
+    // messages that say what was expected ("code_id must be a positive integer"), src/tools/argumentErrors.ts
+    const { message, issues } = describeInvalidArguments(tool.name, parsed.error.issues, input);
+    throw new StageFailure('INVALID_ARGUMENTS', message, { issues });
   }
 
   /** Stage 4: requests and mutations per minute per session (not for the researcher). Errors: RATE_LIMITED (denied). */

@@ -251,14 +251,16 @@ export function reanchorByQuote(text: string, quote: string | null, start_pos: n
 }
 
 /**
- * Re-anchoring for one import: one {@link QuoteAnchorer} per source (built on first use) and the
- * {@link AnchoringReport} of the codings whose quote disagreed with their offsets. Disabled
+ * Re-anchoring for one import: a {@link QuoteAnchorer} for the source at hand and the {@link AnchoringReport}
+ * of the codings whose quote disagreed with their offsets. Only the last source's anchorer is kept (its maps
+ * can be as large as the text): pass codings grouped by source, as the importers read them (ORDER BY the
+ * source id), and each source's maps are built once; any other order is correct, only slower. Disabled
  * (`enabled: false`, the bench's baseline), quotes are ignored: offsets inside the text are `exact`, others
  * `unplaceable`.
  */
 export class ImportAnchoring {
   readonly report: AnchoringReport = emptyAnchoringReport();
-  private readonly anchorers = new Map<string, QuoteAnchorer>();
+  private current: { source: string; anchorer: QuoteAnchorer } | undefined;
 
   constructor(readonly enabled = true) {}
 
@@ -268,9 +270,8 @@ export class ImportAnchoring {
    * quote `quote` belongs; anything but `exact` is added to {@link report} under its status.
    */
   place(source: string, text: string, names: { source: string; code: string }, quote: string | null, start_pos: number, end_pos: number): AnchorResult {
-    let anchorer = this.anchorers.get(source);
-    if (!anchorer) this.anchorers.set(source, (anchorer = new QuoteAnchorer(text)));
-    const result = anchorer.anchor(this.enabled ? quote : null, start_pos, end_pos);
+    if (this.current?.source !== source) this.current = { source, anchorer: new QuoteAnchorer(text) };
+    const result = this.current.anchorer.anchor(this.enabled ? quote : null, start_pos, end_pos);
     recordAnchoring(this.report, result, names, { start_pos, end_pos }, quote);
     return result;
   }

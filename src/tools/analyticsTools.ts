@@ -1,13 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { z } from 'zod';
 import { ToolError } from '../core/errors';
 import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { planAnalyticsJson } from '../exchange/importers/analytics';
 import { applyImportPlan } from '../exchange/importers/applyPlan';
 import { defineTool } from './defineTool';
 import { readingProgress, writingProgress } from './importProgress';
-import { args } from './schemas';
+import { args, text } from './schemas';
 
 /**
  * import_analytics (HTTP spec, section 4, Exchange): imports a raw analytics-event export (GA4, newline-
@@ -30,7 +29,7 @@ export const importAnalyticsTool = defineTool({
     'Returns {imported: true, source_path, profiles, events, lines, cases_created, cases_updated, attributes_set, skipped, warnings}. ' +
     'Errors: ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND (relative path, no such file, unreadable), ANALYTICS_NOT_IMPORTED/NO_PROFILES (no line with a user_pseudo_id and an event_name), ' +
     'IMPORT_FAILED (a path outside the folders an agent may use, or the cases could not be written; nothing was).',
-  input: args({ source_path: z.string().min(1).max(4096).describe('absolute path of the newline-delimited JSON export (.json, .ndjson, .jsonl)') }),
+  input: args({ source_path: text(4096, 1).describe('absolute path of the newline-delimited JSON export (.json, .ndjson, .jsonl)') }),
   effect: 'bulk',
   trust: 'bulk',
   paths: [{ arg: 'source_path', access: 'read', code: 'IMPORT_FAILED' }],

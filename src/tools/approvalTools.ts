@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ToolError } from '../core/errors';
 import type { ApprovalRecord } from '../domain/ports';
 import { defineTool } from './defineTool';
-import { args } from './schemas';
+import { args, text } from './schemas';
 
 /**
  * Reading the trust layer's approval requests (agent-context spec, section 5 "Approval" and section 3
@@ -82,7 +82,7 @@ export const getApprovalStatusTool = defineTool({
     'Returns {request_id, tool, status: pending|completed|failed|rejected, decision: approved|rejected|null, timed_out, expired, trust_level, description, ' +
     'arguments (as approved, possibly edited by the researcher), created_at, expires_at, decided_at, reason, result (the data the approved call returned), error_code}. ' +
     'Unanswered requests are rejected automatically after 5 minutes (reason "timeout"). Errors: APPROVAL_NOT_FOUND.',
-  input: args({ request_id: z.string().min(1).max(100).describe('the request_id a pending_approval answer gave') }),
+  input: args({ request_id: text(100, 1).describe('the request_id a pending_approval answer gave') }),
   output: approvalStatusOutput,
   effect: 'read',
   trust: 'read',

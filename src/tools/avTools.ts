@@ -15,7 +15,7 @@ import { requireSource } from '../domain/sources';
 import { loadTranscript, type LoadedTranscript } from '../exchange/transcripts';
 import type { PrepareContext } from './defineTool';
 import { defineTool } from './defineTool';
-import { args, id, memo } from './schemas';
+import { args, id, memo, text } from './schemas';
 
 /** An AV time in integer milliseconds; negative values pass the schema so the domain can answer INVALID_TIME_RANGE. */
 function ms(what: string) {
@@ -56,7 +56,7 @@ export const applyAvCodeTool = defineTool({
     source_id: id('the audio or video source'),
     start_ms: ms('start of the range'),
     end_ms: ms('end of the range (exclusive), after start_ms'),
-    transcript: z.string().max(100_000).optional().describe('what is said in the range'),
+    transcript: text(100_000).optional().describe('what is said in the range'),
     memo: memo.optional().describe('memo on the coded range'),
   }),
   effect: 'create',

@@ -8,13 +8,15 @@ import {
   deleteCase,
   getCase,
   listCases,
+  MAX_ATTRIBUTE_NAME,
+  MAX_CASE_NAME,
   setCaseAttribute,
   suggestCaseGroupings,
   type CaseSummary,
 } from '../domain/cases';
 import type { CaseSegment, CaseWithCounts } from '../domain/ports';
 import { defineTool } from './defineTool';
-import { args, id, memo, position } from './schemas';
+import { args, id, memo, nameText, position, requiredAliases, text } from './schemas';
 
 /**
  * Case management: the HTTP spec's four case tools (section 4, "Case management") and the agent-context
@@ -112,7 +114,7 @@ export const suggestCaseGroupingsTool = defineTool({
     'Writes nothing. Returns {min_group_size, case_count, group_count, groupings: [{attribute_name, case_count, groups: [{label, type, value, size, case_ids, cases}], ' +
     'ungrouped_case_ids}], unknown_attributes}. Errors: CASES_NOT_LISTED/NO_CONTEXT, INVALID_ARGUMENTS.',
   input: args({
-    attribute_names: z.array(z.string().min(1).max(1000)).max(1000).optional().describe('only these attributes (exact names); omitted or empty: all attributes'),
+    attribute_names: z.array(text(1000, 1)).max(1000).optional().describe('only these attributes (exact names); omitted or empty: all attributes'),
     min_group_size: z.number().int().min(1).max(1_000_000).optional().describe(`smallest group to report (default ${DEFAULT_MIN_GROUP_SIZE})`),
   }),
   effect: 'read',
@@ -148,7 +150,7 @@ export const createCaseTool = defineTool({
   description:
     'Create a case (a unit of analysis such as a participant or site). Names are unique (case-insensitive), 1-255 characters. ' +
     'Returns {case_id, name, memo, ...}. Errors: DUPLICATE_NAME, INVALID_ARGUMENTS, CASES_NOT_LISTED/NO_CONTEXT.',
-  input: args({ name: z.string().min(1).max(1000).describe('case name, e.g. a participant id'), memo: memo.optional().describe('what the case is') }),
+  input: args({ name: nameText(MAX_CASE_NAME).describe(`case name, e.g. a participant id; 1-${MAX_CASE_NAME} characters`), memo: memo.optional().describe('what the case is') }),
   effect: 'create',
   trust: 'create',
   noProjectCode: NO_PROJECT,
@@ -197,19 +199,20 @@ export const addSegmentToCaseTool = defineTool({
     'Add a range of a text source to a case (for a source that holds several cases, such as a focus group). start_pos and end_pos are required (start/end are accepted as aliases); ' +
     'positions count Unicode code points, end exclusive. Adding the same range again returns it (created: false). ' +
     'Returns {case_segment_id, case_id, source_id, source_name, start_pos, end_pos, text, created}. Errors: CASE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION, CASES_NOT_LISTED/NO_CONTEXT.',
-  input: args({
-    case_id: id('the case'),
-    source_id: id('the text source'),
-    start_pos: position('start of the range').optional(),
-    end_pos: position('end of the range (exclusive)').optional(),
-    start: position('alias of start_pos').optional(),
-    end: position('alias of end_pos').optional(),
-  }).superRefine((a, issue) => {
-    if (a.start_pos === undefined && a.start === undefined) issue.addIssue({ code: 'custom', message: 'start_pos is required', path: ['start_pos'] });
-    if (a.end_pos === undefined && a.end === undefined) issue.addIssue({ code: 'custom', message: 'end_pos is required', path: ['end_pos'] });
-    if (a.start_pos !== undefined && a.start !== undefined && a.start_pos !== a.start) issue.addIssue({ code: 'custom', message: 'start and start_pos disagree', path: ['start'] });
-    if (a.end_pos !== undefined && a.end !== undefined && a.end_pos !== a.end) issue.addIssue({ code: 'custom', message: 'end and end_pos disagree', path: ['end'] });
-  }),
+  input: requiredAliases(
+    args({
+      case_id: id('the case'),
+      source_id: id('the text source'),
+      start_pos: position('start of the range (required, or its alias start)').optional(),
+      end_pos: position('end of the range, exclusive (required, or its alias end)').optional(),
+      start: position('alias of start_pos').optional(),
+      end: position('alias of end_pos').optional(),
+    }),
+    [
+      ['start_pos', 'start'],
+      ['end_pos', 'end'],
+    ],
+  ),
   effect: 'modify',
   trust: 'apply_code',
   noProjectCode: NO_PROJECT,
@@ -230,8 +233,8 @@ export const setCaseAttributeTool = defineTool({
     'Returns {case_id, name, type, value, old_type, old_value, changed, inferred}. Errors: CASE_NOT_FOUND, INVALID_ARGUMENTS (value not of the type), CASES_NOT_LISTED/NO_CONTEXT.',
   input: args({
     case_id: id('the case'),
-    attribute_name: z.string().min(1).max(1000).describe('attribute name, 1-100 characters (exact: "Age" and "age" are different attributes)'),
-    value: z.union([z.string().max(10_000), z.number(), z.boolean()]).describe('the value: a string, a number or a boolean'),
+    attribute_name: nameText(MAX_ATTRIBUTE_NAME).describe(`attribute name, 1-${MAX_ATTRIBUTE_NAME} characters (exact: "Age" and "age" are different attributes)`),
+    value: z.union([text(10_000), z.number(), z.boolean()]).describe('the value: a string, a number or a boolean'),
     type: attributeType.optional().describe('text, number, date or boolean; default: the attribute\'s current type, or inferred from the value'),
   }),
   effect: 'modify',

@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { categoryTree, createCategory, deleteCode, mergeCodes, moveCodeToCategory, renameCode, setCodeColor, updateCodeMemo } from '../domain/codebook';
 import { defineTool } from './defineTool';
 import { codeOut } from './present';
-import { args, color, id, memo } from './schemas';
+import { MAX_CODE_NAME } from '../domain/rules';
+import { args, color, id, memo, nameText } from './schemas';
 
 export const renameCodeTool = defineTool({
   name: 'rename_code',
   group: 'code',
   title: 'Rename Code',
   description: 'Rename a code (unique, case-insensitive, 1-100 characters). Returns {code_id, old_name, new_name}. Errors: CODE_NOT_FOUND, DUPLICATE_NAME, INVALID_ARGUMENTS.',
-  input: args({ code_id: id('the code'), new_name: z.string().min(1).max(1000).describe('the new name') }),
+  input: args({ code_id: id('the code'), new_name: nameText(MAX_CODE_NAME).describe(`the new name, 1-${MAX_CODE_NAME} characters`) }),
   effect: 'modify',
   trust: 'rename',
   run: (ctx, input) => {
@@ -22,8 +23,8 @@ export const updateCodeMemoTool = defineTool({
   name: 'update_code_memo',
   group: 'code',
   title: 'Update Code Memo',
-  description: "Set a code's memo; memo null or omitted clears it. Returns {code_id, old_memo, new_memo}. Errors: CODE_NOT_FOUND.",
-  input: args({ code_id: id('the code'), memo: memo.nullable().optional().describe('the new memo; null or omitted clears it') }),
+  description: "Set a code's memo; memo is required, null clears it. Returns {code_id, old_memo, new_memo}. Errors: CODE_NOT_FOUND, INVALID_ARGUMENTS (memo missing).",
+  input: args({ code_id: id('the code'), memo: memo.nullable().describe('the new memo (required); null clears it') }),
   effect: 'modify',
   trust: 'rename',
   run: (ctx, input) => ({ code_id: input.code_id, ...updateCodeMemo(ctx.domain, input.code_id, input.memo ?? null) }),
@@ -37,7 +38,7 @@ export const createCategoryTool = defineTool({
     'Create a code category, nested under parent_id when given. Names are unique (case-insensitive), 1-100 characters. ' +
     'Returns {category_id, name, parent_id, memo}. Errors: DUPLICATE_NAME, CATEGORY_NOT_FOUND (parent), INVALID_ARGUMENTS.',
   input: args({
-    name: z.string().min(1).max(1000).describe('category name'),
+    name: nameText(MAX_CODE_NAME).describe(`category name, 1-${MAX_CODE_NAME} characters`),
     parent_id: id('parent category (omit for a root category)').nullable().optional(),
     memo: memo.optional().describe('what the category groups'),
   }),

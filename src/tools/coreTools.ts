@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { ToolError } from '../core/errors';
 import { applyCode, deleteSegment, updateSegmentMemo } from '../domain/coding';
 import { createCode, requireCode } from '../domain/codebook';
+import { MAX_CODE_NAME } from '../domain/rules';
 import { requireSource } from '../domain/sources';
 import { defineTool } from './defineTool';
 import { codeLookup, codeOut, segmentOut } from './present';
-import { args, color, id, memo, position } from './schemas';
+import { args, color, id, memo, nameText, position, requiredAliases } from './schemas';
 
 /** Largest batch_apply_codes request. */
 export const MAX_BATCH_OPERATIONS = 1000;
@@ -45,10 +46,10 @@ export const createCodeTool = defineTool({
   group: 'core',
   title: 'Create Code',
   description:
-    'Create a code in the codebook. Names are unique (case-insensitive), 1-100 characters. ' +
+    `Create a code in the codebook. Names are unique (case-insensitive), 1-${MAX_CODE_NAME} characters, not blank, without control characters. ` +
     'Returns the new code with its code_id. Errors: DUPLICATE_NAME, CATEGORY_NOT_FOUND, INVALID_ARGUMENTS.',
   input: args({
-    name: z.string().min(1).max(1000).describe('the code name, 1-100 characters after trimming, unique in the codebook'),
+    name: nameText(MAX_CODE_NAME).describe(`the code name, 1-${MAX_CODE_NAME} characters, unique in the codebook (case-insensitive)`),
     color,
     memo: memo.optional().describe('what the code means and when to apply it'),
     category_id: id('category to put the code in').nullable().optional(),
@@ -95,25 +96,22 @@ export const deleteSegmentTool = defineTool({
  * positions in code points (end exclusive), `start_pos`/`end_pos` accepted as aliases (QualCoder-v2's
  * naming); an alias that disagrees with its long name is refused. Shared by batch_apply_codes and apply_code.
  */
-export const codingOperation = args({
-  code_id: id('the code to apply'),
-  source_id: id('the text source'),
-  start_position: position('start of the range').optional(),
-  end_position: position('end of the range (exclusive)').optional(),
-  start_pos: position('alias of start_position').optional(),
-  end_pos: position('alias of end_position').optional(),
-  memo: memo.optional().describe('memo on the coded segment'),
-  importance: z.number().int().min(0).max(2).optional().describe('0 to 2, 2 most important; default 0'),
-}).superRefine((op, issue) => {
-  if (op.start_position === undefined && op.start_pos === undefined) issue.addIssue({ code: 'custom', message: 'start_position is required', path: ['start_position'] });
-  if (op.end_position === undefined && op.end_pos === undefined) issue.addIssue({ code: 'custom', message: 'end_position is required', path: ['end_position'] });
-  if (op.start_position !== undefined && op.start_pos !== undefined && op.start_position !== op.start_pos) {
-    issue.addIssue({ code: 'custom', message: 'start_position and its alias start_pos differ', path: ['start_pos'] });
-  }
-  if (op.end_position !== undefined && op.end_pos !== undefined && op.end_position !== op.end_pos) {
-    issue.addIssue({ code: 'custom', message: 'end_position and its alias end_pos differ', path: ['end_pos'] });
-  }
-});
+export const codingOperation = requiredAliases(
+  args({
+    code_id: id('the code to apply'),
+    source_id: id('the text source'),
+    start_position: position('start of the range (required, or its alias start_pos)').optional(),
+    end_position: position('end of the range, exclusive (required, or its alias end_pos)').optional(),
+    start_pos: position('alias of start_position').optional(),
+    end_pos: position('alias of end_position').optional(),
+    memo: memo.optional().describe('memo on the coded segment'),
+    importance: z.number().int().min(0).max(2).optional().describe('0 to 2, 2 most important; default 0'),
+  }),
+  [
+    ['start_position', 'start_pos'],
+    ['end_position', 'end_pos'],
+  ],
+);
 
 export const batchApplyCodes = defineTool({
   name: 'batch_apply_codes',
@@ -149,8 +147,8 @@ export const updateSegmentMemoTool = defineTool({
   name: 'update_segment_memo',
   group: 'core',
   title: 'Update Segment Memo',
-  description: 'Set the memo of one coded segment; memo null or omitted clears it. Returns {segment_id, old_memo, new_memo}. Errors: SEGMENT_NOT_FOUND.',
-  input: args({ segment_id: id('the coded segment'), memo: memo.nullable().optional().describe('the new memo; null or omitted clears it') }),
+  description: 'Set the memo of one coded segment; memo is required, null clears it. Returns {segment_id, old_memo, new_memo}. Errors: SEGMENT_NOT_FOUND, INVALID_ARGUMENTS (memo missing).',
+  input: args({ segment_id: id('the coded segment'), memo: memo.nullable().describe('the new memo (required); null clears it') }),
   effect: 'modify',
   trust: 'apply_code',
   run: (ctx, input) => {

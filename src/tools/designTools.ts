@@ -11,16 +11,16 @@
  * suggest or auto) and not in `rename` (Suggest, the level of rename_code and rename_folder); delete_source
  * Require (delete); update_memo Auto (category memo: auto, overridable to notify or suggest).
  */
-import { z } from 'zod';
 import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { applyCode, deleteSegment } from '../domain/coding';
 import { moveCodeToCategory } from '../domain/codebook';
 import { addSource, deleteSource, renameSource, updateSourceMemo } from '../domain/sources';
+import { MAX_SOURCE_NAME } from '../domain/rules';
 import { defineTool } from './defineTool';
 import { codingOperation } from './coreTools';
 import { sourceOut } from './present';
 import { importFileSource } from './sourceTools';
-import { args, id, memo } from './schemas';
+import { args, id, memo, nameText, text } from './schemas';
 
 export const applyCodeTool = defineTool({
   name: 'apply_code',
@@ -85,8 +85,8 @@ export const importSourceTool = defineTool({
     AGENT_PATH_RULE_SHORT +
     ' Returns the source with its source_id. Errors: SOURCE_IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing file, unsupported type, unreadable), SOURCE_DUPLICATE_NAME.',
   input: args({
-    file_path: z.string().min(1).max(4096).describe('absolute path of the file'),
-    name: z.string().min(1).max(1000).optional().describe('source name (default: the file name)'),
+    file_path: text(4096, 1).describe('absolute path of the file'),
+    name: nameText(MAX_SOURCE_NAME).optional().describe(`source name, 1-${MAX_SOURCE_NAME} characters (default: the file name)`),
   }),
   effect: 'create',
   trust: 'create',
@@ -107,8 +107,8 @@ export const importTextTool = defineTool({
     'Add a text source from a string (stored exactly; positions count its code points). Names are unique in the project, 1-255 characters. ' +
     'Returns the source with its source_id and length. Errors: SOURCE_DUPLICATE_NAME, INVALID_ARGUMENTS.',
   input: args({
-    content: z.string().max(50_000_000).describe('the full text'),
-    name: z.string().min(1).max(1000).describe('source name, 1-255 characters, unique in the project'),
+    content: text(50_000_000).describe('the full text'),
+    name: nameText(MAX_SOURCE_NAME).describe(`source name, 1-${MAX_SOURCE_NAME} characters, unique in the project`),
   }),
   effect: 'create',
   trust: 'create',
@@ -122,7 +122,7 @@ export const renameSourceTool = defineTool({
   description:
     'Rename a source (1-255 characters, unique in the project); its text, file link and codings stay. Returns {source_id, old_name, new_name}. ' +
     'Errors: SOURCE_NOT_FOUND, SOURCE_DUPLICATE_NAME, INVALID_ARGUMENTS.',
-  input: args({ source_id: id('the source'), new_name: z.string().min(1).max(1000).describe('the new name') }),
+  input: args({ source_id: id('the source'), new_name: nameText(MAX_SOURCE_NAME).describe(`the new name, 1-${MAX_SOURCE_NAME} characters`) }),
   effect: 'modify',
   trust: 'apply_code',
   run: (ctx, input) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TOOLS } from './registry';
+import { requiredAliasPairs } from './schemas';
 
 interface JsonSchema {
   type?: string | string[];
@@ -14,6 +15,19 @@ interface JsonSchema {
   maximum?: number;
   minItems?: number;
   maxItems?: number;
+  minLength?: number;
+  maxLength?: number;
+  not?: unknown;
+}
+
+/**
+ * Whether parameter `name` is required: "yes" when the schema's `required` lists it, "one of a, b" when an
+ * alias requirement (src/tools/schemas.ts `aliasRequirement`: a parameter and its alias) names it, else "no".
+ */
+function requiredCell(schema: JsonSchema, name: string): string {
+  if (schema.required?.includes(name)) return 'yes';
+  const names = requiredAliasPairs(schema).find((pair) => pair.includes(name));
+  return names ? `one of ${names.map((n) => `\`${n}\``).join(', ')}` : 'no';
 }
 
 function typeOf(s: JsonSchema): string {
@@ -21,6 +35,8 @@ function typeOf(s: JsonSchema): string {
   if (s.anyOf) return [...new Set(s.anyOf.map(typeOf))].join(' \\| ');
   if (s.type === 'array') return `${s.items ? typeOf(s.items) : 'any'}[]`;
   if (Array.isArray(s.type)) return s.type.join(' \\| ');
+  // the length limits the server enforces (code points), so the reference says them too
+  if (s.type === 'string' && (s.minLength !== undefined || s.maxLength !== undefined)) return `string (${s.minLength ?? 0}-${s.maxLength ?? '∞'} characters)`;
   return s.type ?? 'any';
 }
 
@@ -56,7 +72,7 @@ export function renderToolDocs(): string {
       lines.push('| parameter | type | required | description |', '|---|---|---|---|');
       for (const [name, p] of props) {
         const item = p.type === 'array' && p.items?.properties ? ` (items: ${Object.keys(p.items.properties).join(', ')})` : '';
-        lines.push(`| \`${name}\` | ${typeOf(p)} | ${schema.required?.includes(name) ? 'yes' : 'no'} | ${(describe(p) ?? '').replace(/\|/g, '\\|')}${item} |`);
+        lines.push(`| \`${name}\` | ${typeOf(p)} | ${requiredCell(schema, name)} | ${(describe(p) ?? '').replace(/\|/g, '\\|')}${item} |`);
       }
       lines.push('');
     }

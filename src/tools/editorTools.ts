@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { applySourceEdits, reconcileSourceText } from '../domain/sourceEdits';
 import { undoAction } from '../domain/undo';
 import { defineTool } from './defineTool';
-import { args, id, position } from './schemas';
+import { args, id, position, text } from './schemas';
 
 /**
  * Tools of the editor's own bookkeeping (audience `editor`): they run through the one pipeline (journal,
@@ -18,7 +18,7 @@ export const applySourceEditsTool = defineTool({
   input: args({
     source_id: id('the source'),
     edits: z
-      .array(args({ start_pos: position('start of the replaced range'), end_pos: position('end of the replaced range'), text: z.string().max(50_000_000) }))
+      .array(args({ start_pos: position('start of the replaced range'), end_pos: position('end of the replaced range'), text: text(50_000_000) }))
       .min(1)
       .max(10_000),
     expected_length: z.number().int().min(0).optional().describe("the editor's text length in code points after the edits (a drift check)"),
@@ -36,7 +36,7 @@ export const reconcileSourceTextTool = defineTool({
   description:
     "Replace a source's stored text with its file's current text and re-anchor its segments by their quoted text; segments that cannot be " +
     'found are kept aside as orphans and returned. Returns {kept, relocated, orphaned}. Errors: SOURCE_NOT_FOUND.',
-  input: args({ source_id: id('the source'), text: z.string().max(50_000_000).describe('the new full text') }),
+  input: args({ source_id: id('the source'), text: text(50_000_000).describe('the new full text') }),
   effect: 'modify',
   trust: 'apply_code',
   audience: 'editor',
@@ -50,7 +50,7 @@ export const undoAgentActionTool = defineTool({
   description:
     "Undo an agent's action by the correlation id of its events: a created code is deleted, an applied code's segment removed. " +
     'Merges and deletions cannot be undone. Returns {undone: [{kind, id}]}. Errors: NOT_UNDOABLE.',
-  input: args({ correlation_id: z.string().min(1).max(200).describe("the action's correlation id (its request id when it was approved)") }),
+  input: args({ correlation_id: text(200, 1).describe("the action's correlation id (its request id when it was approved)") }),
   effect: 'destroy',
   trust: 'delete',
   audience: 'editor',

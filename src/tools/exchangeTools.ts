@@ -11,7 +11,7 @@ import { readProjectSnapshot } from '../exchange/projectSnapshot';
 import { applyRefiPlan } from '../exchange/refiQda/refiApply';
 import { isRefiPlan } from '../exchange/refiQda/refiImport';
 import { defineTool } from './defineTool';
-import { args } from './schemas';
+import { args, text } from './schemas';
 
 /**
  * Exchange (HTTP spec, section 4, "Exchange"; issue 6): suggest_export_format, export_data, import_data.
@@ -40,7 +40,7 @@ export const suggestExportFormatTool = defineTool({
     '(qdc to move it into another tool); reading or printing -> html; statistics, R, Python, spreadsheets -> segments_csv. Writes nothing. ' +
     'Returns {use_case, recommended, extension, reasons, matched, alternatives: [{format, extension, reason, matched}], formats: [{format, extensions, description}], notes (what this project would give)}. ' +
     'Then call export_data with the recommended format.',
-  input: args({ use_case: z.string().min(1).max(2000).describe('what the export is for, in a few words') }),
+  input: args({ use_case: text(2000, 1).describe('what the export is for, in a few words') }),
   effect: 'read',
   trust: 'read',
   run: (ctx, input) => {
@@ -68,8 +68,8 @@ export const exportDataTool = defineTool({
     'Returns {format, output_path, bytes, counts (what the file holds), warnings (what the format could not carry)}. ' +
     'Errors: UNKNOWN_FORMAT (a format not listed), EXPORT_FAILED (bad output path or one outside the folders an agent may use, an empty codebook ("no codes") for codebook and qdc, no sources for html, no coded segments for segments_csv, a write failure; the message says which).',
   input: args({
-    format: z.string().min(1).max(64).describe(`the export format: ${exportFormats.join(', ')}`),
-    output_path: z.string().min(1).max(4096).describe('absolute path of the file to write, with the format\'s extension'),
+    format: text(64, 1).describe(`the export format: ${exportFormats.join(', ')}`),
+    output_path: text(4096, 1).describe('absolute path of the file to write, with the format\'s extension'),
     include_memos: z.boolean().optional().describe('codebook format only: include code and category memos (default true)'),
   }),
   effect: 'read',
@@ -109,12 +109,12 @@ export const importDataTool = defineTool({
     'Returns {format, file, created: {categories, codes, folders, sources, segments, cases}, reused: {...}, codes_moved, case_sources_linked, case_ranges_added, attributes_set, ' +
     'skipped (what the file held that was left out, by reason), warnings} plus, for rqda and qualcoder, {anchoring, anchoring_counts} (as for refi_qda: codings whose stored quote (seltext) disagreed with their offsets), and, for refi_qda, {producer, offset_convention, file_counts, av_segments, renamed ({kind, from, to}: names kept apart or cut to fit, e.g. code names over 100 characters), media_dir, ' +
     'missing_sources ([{source, guid, where, file_missing, selections: [{selection_guid, start_position, end_position, codes}]}]), anchoring ({reanchored, kept_offsets, unplaceable}: codings whose quoted text disagreed with their offsets or that lie outside their text, each with source and code names), anchoring_counts}. ' +
-    'Errors: UNKNOWN_FORMAT (a format not listed), IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing, empty, unreadable or malformed file, a name clash; the message says which), ' +
+    'Errors: UNKNOWN_FORMAT (a format not listed), IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing, empty, unreadable or malformed file, a name clash; the message says which),; for analytics_json the codes of import_analytics: ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND (relative path, missing or unreadable file), ANALYTICS_NOT_IMPORTED/NO_PROFILES), ' +
     'INVALID_ARGUMENTS (name_column with a format other than csv and analytics_csv, strict with a format other than refi_qda).',
   input: args({
-    format: z.string().min(1).max(64).describe(`the import format: ${SPEC_IMPORT_FORMATS.join(', ')}`),
-    source_path: z.string().min(1).max(4096).describe('absolute path of the file to import'),
-    name_column: z.string().min(1).max(500).optional().describe('csv and analytics_csv only: the column holding the case name'),
+    format: text(64, 1).describe(`the import format: ${SPEC_IMPORT_FORMATS.join(', ')}`),
+    source_path: text(4096, 1).describe('absolute path of the file to import'),
+    name_column: text(500, 1).optional().describe('csv and analytics_csv only: the column holding the case name'),
     strict: z
       .boolean()
       .optional()
@@ -139,8 +139,11 @@ export const importDataTool = defineTool({
     if (input.strict !== undefined && input.format !== 'refi_qda') {
       throw new ToolError('INVALID_ARGUMENTS', `strict applies to the refi_qda format only, not to ${input.format}`);
     }
-    const size = checkImportFile(input.source_path);
-    if (size === 0) throw new ToolError('IMPORT_FAILED', `${input.source_path} is empty`);
+    // analytics_json delegates to import_analytics, so a relative, missing or unreadable file is its
+    // ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND and an empty one its ANALYTICS_NOT_IMPORTED/NO_PROFILES (HTTP spec, Exchange)
+    const analytics = input.format === 'analytics_json';
+    const size = checkImportFile(input.source_path, analytics ? 'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND' : 'IMPORT_FAILED');
+    if (size === 0 && !analytics) throw new ToolError('IMPORT_FAILED', `${input.source_path} is empty`);
     const reading = readingProgress(pctx, input.format, input.source_path, size);
     reading.start();
     const plan = await importer.plan(input.source_path, {

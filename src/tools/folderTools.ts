@@ -3,7 +3,7 @@ import type { Folder } from '../domain/model';
 import { createFolder, deleteFolder, moveSourceToFolder, renameFolder } from '../domain/sources';
 import { defineTool } from './defineTool';
 import { folderOut } from './present';
-import { args, id } from './schemas';
+import { args, folderName, id } from './schemas';
 
 /** A folder in the hierarchy, with its path from the root and its children. */
 interface FolderNode {
@@ -64,7 +64,7 @@ export const createFolderTool = defineTool({
   description:
     'Create a source folder, at the root or inside parent_id. Names are 1-255 characters, contain no slash, and are unique within their parent. ' +
     'Returns {folder_id, name, parent_id}. Errors: FOLDER_NOT_CREATED (bad or duplicate name, unknown parent).',
-  input: args({ name: z.string().max(1000).describe('folder name: 1-255 characters, no slash'), parent_id: id('parent folder (omit for the root)').nullable().optional() }),
+  input: args({ name: folderName().describe('folder name: 1-255 characters, no slash'), parent_id: id('parent folder (omit for the root)').nullable().optional() }),
   effect: 'create',
   trust: 'create',
   run: (ctx, input) => folderOut(createFolder(ctx.domain, input.name, input.parent_id ?? null)),
@@ -75,7 +75,7 @@ export const renameFolderTool = defineTool({
   group: 'folder',
   title: 'Rename Folder',
   description: 'Rename a folder (1-255 characters, no slash, unique within its parent). Returns {folder_id, name, old_name}. Errors: FOLDER_NOT_FOUND, FOLDER_RENAME_FAILED.',
-  input: args({ folder_id: id('the folder'), new_name: z.string().max(1000).describe('the new name') }),
+  input: args({ folder_id: id('the folder'), new_name: folderName().describe('the new name: 1-255 characters, no slash') }),
   effect: 'modify',
   trust: 'rename',
   run: (ctx, input) => {

@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import { defineTool } from './defineTool';
-import { args } from './schemas';
+import { args, text } from './schemas';
 
 export const getProjectContext = defineTool({
   name: 'get_project_context',
@@ -48,7 +47,7 @@ export const openProject = defineTool({
   description:
     'Does not open anything: returns guidance telling the researcher how to open a project (VS Code command "Marginalia: Open Project", ' +
     'or `marginalia serve --project PATH`). Works with or without an open project.',
-  input: args({ path: z.string().min(1).max(4096).describe('path of the .qda project the agent wants opened') }),
+  input: args({ path: text(4096, 1).describe('path of the .qda project the agent wants opened') }),
   effect: 'read',
   trust: 'guidance',
   needsProject: false,

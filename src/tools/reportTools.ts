@@ -25,14 +25,14 @@ import {
 } from '../domain/reports';
 import { REPORT_FORMATS, renderReport, type ReportFormat } from '../exchange/reportFormats';
 import { defineTool } from './defineTool';
-import { args, id } from './schemas';
+import { args, id, text } from './schemas';
 
 /** The `filters` parameter of the report tools. */
 const filters = args({
   source_ids: z.array(id('a source')).max(100_000).optional().describe('only segments in these sources'),
   code_ids: z.array(id('a code')).max(100_000).optional().describe('only these codes'),
   case_ids: z.array(id('a case')).max(10_000).optional().describe("only segments belonging to these cases (their linked sources, or overlapping one of their ranges)"),
-  coder: z.string().min(1).max(255).optional().describe('only segments coded by this coder (the segment owner)'),
+  coder: text(255, 1).optional().describe('only segments coded by this coder (the segment owner)'),
 })
   .optional()
   .describe('narrows the report; every given field narrows further; omitted: the whole project');
@@ -87,7 +87,7 @@ export const generateCoderComparisonTool = defineTool({
     'result: {coders, method, sources: [{source_id, name, characters}], total_characters, codes: [{code_id, name, both, only_a, only_b, neither, coded_a, coded_b, characters, po, pe, kappa, percent_agreement}], overall}. ' +
     `${JOB} Errors: INVALID_ARGUMENTS (not two different coders, a coder with no segments, filters.coder given), SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND.`,
   input: args({
-    coder_ids: z.array(z.string().min(1).max(255)).length(2).describe('the two coders to compare: segment owners, e.g. ["alice", "bob"]'),
+    coder_ids: z.array(text(255, 1)).length(2).describe('the two coders to compare: segment owners, e.g. ["alice", "bob"]'),
     filters,
   }),
   effect: 'create',
@@ -176,8 +176,8 @@ export const exportReportTool = defineTool({
   input: args({
     report_id: id('the report'),
     // a string, not an enum: an unknown format is the spec's UNKNOWN_FORMAT (section 7), not INVALID_ARGUMENTS
-    format: z.string().min(1).max(64).describe('csv, json or html'),
-    output_path: z.string().min(1).max(4096).optional().describe('absolute path of the file to write (default: under .marginalia/reports/ beside the project)'),
+    format: text(64, 1).describe('csv, json or html'),
+    output_path: text(4096, 1).optional().describe('absolute path of the file to write (default: under .marginalia/reports/ beside the project)'),
     overwrite: z.boolean().optional().describe('replace output_path when it exists (default false)'),
   }),
   effect: 'create',

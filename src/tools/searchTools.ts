@@ -33,7 +33,7 @@ import {
 import type { ToolContext } from './context';
 import { defineTool, type ProjectReader } from './defineTool';
 import { codeOut } from './present';
-import { args, id } from './schemas';
+import { args, id, text } from './schemas';
 
 /** Default and largest page of search_text. */
 export const DEFAULT_SEARCH_LIMIT = 50;
@@ -74,7 +74,7 @@ export const searchTextTool = defineTool({
     '(read_source_content with the same positions returns `text`); the snippet marks the match «like this». ' +
     'Errors: INVALID_ARGUMENTS (query syntax), SOURCE_NOT_FOUND, FOLDER_NOT_FOUND (filters).',
   input: args({
-    query: z.string().min(1).max(1000).describe('the search query, e.g. "water rota", garden*, (trust OR faith) NOT church'),
+    query: text(1000, 1).describe('the search query, e.g. "water rota", garden*, (trust OR faith) NOT church'),
     filters: textFilters.optional(),
     limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional().describe(`largest number of matches returned (default ${DEFAULT_SEARCH_LIMIT}, at most ${MAX_SEARCH_LIMIT})`),
     offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('matches to skip, for the next page (default 0)'),
@@ -98,7 +98,7 @@ export const searchCodesTool = defineTool({
     'Returns {query, count, total, codes: [{code_id, name, color, memo, category, segment_count, ..., score, matched_in: ["name"|"memo"]}]}. ' +
     'Errors: INVALID_ARGUMENTS (no word with letters or digits).',
   input: args({
-    query: z.string().min(1).max(500).describe('words to look for; each matches as a word prefix'),
+    query: text(500, 1).describe('words to look for; each matches as a word prefix'),
     limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional().describe(`largest number of codes returned (default 20, at most ${MAX_SEARCH_LIMIT})`),
   }),
   effect: 'read',
@@ -205,7 +205,7 @@ export const searchSemanticTool = defineTool({
     `index (embeddings only): {segments, embedded, not_embedded}} (at most ${MAX_EMBED_PER_CALL} new segment texts are embedded per call; call again to embed the rest). ` +
     'Errors: SOURCE_NOT_FOUND, FOLDER_NOT_FOUND, CODE_NOT_FOUND (filters).',
   input: args({
-    query: z.string().min(1).max(10_000).describe('what to look for, in natural language'),
+    query: text(10_000, 1).describe('what to look for, in natural language'),
     k: z.number().int().min(1).max(MAX_K).optional().describe(`number of passages returned (default ${DEFAULT_K}, at most ${MAX_K})`),
     filters: segmentFilters.optional(),
   }),

@@ -4,11 +4,12 @@ import { ToolError } from '../core/errors';
 import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { sliceCp } from '../core/text';
 import { SOURCE_TYPES } from '../domain/model';
+import { MAX_SOURCE_NAME } from '../domain/rules';
 import { addSource, checkSourceName, deleteSource, requireSource, suggestSourceMetadata } from '../domain/sources';
 import { extractFile, SUPPORTED_EXTENSIONS, type ExtractedFile } from '../exchange/textExtraction';
 import { defineTool } from './defineTool';
 import { sourceOut } from './present';
-import { args, id, memo, position } from './schemas';
+import { args, id, memo, nameText, position, text } from './schemas';
 
 /** Default and largest page of read_source_content, in code points (HTTP spec section 8). */
 export const DEFAULT_MAX_LENGTH = 50_000;
@@ -104,9 +105,9 @@ export const suggestSourceMetadataTool = defineTool({
     'Returns {hint_id, source_id, source_name, suggested, status: "recorded"}. Errors: SOURCE_NOT_FOUND.',
   input: args({
     source_id: id('the source'),
-    language: z.string().min(1).max(64).optional().describe('language of the text, e.g. "en" or "English"'),
-    topics: z.array(z.string().min(1).max(200)).max(50).optional().describe('topics the source covers'),
-    organization_suggestion: z.string().min(1).max(2000).optional().describe('where to file it, e.g. a folder or case'),
+    language: text(64, 1).optional().describe('language of the text, e.g. "en" or "English"'),
+    topics: z.array(text(200, 1)).max(50).optional().describe('topics the source covers'),
+    organization_suggestion: text(2000, 1).optional().describe('where to file it, e.g. a folder or case'),
   }),
   effect: 'create',
   trust: 'create',
@@ -125,10 +126,10 @@ export const addTextSource = defineTool({
     'Add a text source from a string (stored exactly; later positions count its code points). Names are unique in the project. ' +
     'Returns the source with its source_id and length. Errors: SOURCE_DUPLICATE_NAME, INVALID_ARGUMENTS.',
   input: args({
-    name: z.string().min(1).max(1000).describe('source name, 1-255 characters, unique in the project'),
-    content: z.string().max(50_000_000).describe('the full text'),
+    name: nameText(MAX_SOURCE_NAME).describe(`source name, 1-${MAX_SOURCE_NAME} characters, unique in the project`),
+    content: text(50_000_000).describe('the full text'),
     memo: memo.optional().describe('memo about the source'),
-    origin: z.string().max(2000).optional().describe('where the text came from'),
+    origin: text(2000).optional().describe('where the text came from'),
   }),
   effect: 'create',
   trust: 'create',
@@ -174,10 +175,10 @@ export const importFileSource = defineTool({
     AGENT_PATH_RULE_SHORT +
     ' Returns the source (or the dry-run preview). Errors: SOURCE_IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing file, unsupported type, unreadable), SOURCE_DUPLICATE_NAME.',
   input: args({
-    file_path: z.string().min(1).max(4096).describe('absolute path of the file'),
-    name: z.string().min(1).max(1000).optional().describe('source name (default: the file name)'),
+    file_path: text(4096, 1).describe('absolute path of the file'),
+    name: nameText(MAX_SOURCE_NAME).optional().describe(`source name, 1-${MAX_SOURCE_NAME} characters (default: the file name)`),
     memo: memo.optional().describe('memo about the source'),
-    origin: z.string().max(2000).optional().describe('where the file came from'),
+    origin: text(2000).optional().describe('where the file came from'),
     dry_run: z.boolean().optional().describe('true: check and preview only, write nothing (default false)'),
   }),
   effect: 'create',

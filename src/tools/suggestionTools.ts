@@ -35,8 +35,9 @@ import {
 import { requireSource } from '../domain/sources';
 import { MAX_UNIT_LENGTH } from '../domain/textUnits';
 import type { ProjectRepository, SuggestionBatchRecord, SuggestionRecord } from '../domain/ports';
+import { MAX_CODE_NAME } from '../domain/rules';
 import { defineTool } from './defineTool';
-import { args, color, id, memo, position } from './schemas';
+import { args, color, id, memo, nameText, position, text } from './schemas';
 
 /**
  * AI code suggestions, AI text coding and batch operations (HTTP spec, section 4): 19 tools that record
@@ -50,7 +51,7 @@ const STATES =
   'Approving again returns the stored result with already: true and writes nothing. ';
 
 const confidence = z.number().min(0).max(100).describe(`how sure the suggester is, 0 to 100 (default ${DEFAULT_CONFIDENCE})`);
-const rationale = z.string().max(100_000);
+const rationale = text(100_000);
 const pageOffset = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('skip this many ranges (paging; default 0)');
 const pageLimit = z.number().int().min(1).max(5000).optional().describe('return at most this many ranges (default 200)');
 const DEFAULT_PAGE = 200;
@@ -236,14 +237,14 @@ export const suggestNewCodeTool = defineTool({
     'Returns {status: "pending_approval", requires_approval: true, suggestion_id, name, color, rationale, confidence, created, suggestion}. ' +
     'Errors: DUPLICATE_NAME (a code with that name exists), CATEGORY_NOT_FOUND, INVALID_ARGUMENTS.',
   input: args({
-    name: z.string().min(1).max(1000).describe('the proposed code name, 1-100 characters after trimming'),
+    name: nameText(MAX_CODE_NAME).describe(`the proposed code name, 1-${MAX_CODE_NAME} characters`),
     rationale: rationale.describe('why the codebook needs this code'),
     color: color.optional(),
     memo: memo.optional().describe("the proposed code's memo: what it means and when to apply it"),
     description: memo.optional().describe('alias of memo (QualCoder-v2)'),
     category_id: id('category to put the code in when approved').nullable().optional(),
     confidence: confidence.optional(),
-    sample_contexts: z.array(z.string().max(10_000)).max(100).optional().describe('example passages the code would apply to'),
+    sample_contexts: z.array(text(10_000)).max(100).optional().describe('example passages the code would apply to'),
   }),
   effect: 'create',
   trust: 'approval',
@@ -502,8 +503,8 @@ export const rejectCodingSuggestionTool = defineTool({
     'Errors: SUGGESTION_NOT_FOUND, SUGGESTION_ALREADY_DECIDED (it was approved, applied or failed).',
   input: args({
     suggestion_id: id('the suggestion'),
-    reason: z.string().max(10_000).optional().describe('why it is rejected'),
-    feedback: z.string().max(100_000).optional().describe('what the suggester should do differently'),
+    reason: text(10_000).optional().describe('why it is rejected'),
+    feedback: text(100_000).optional().describe('what the suggester should do differently'),
   }),
   effect: 'modify',
   trust: 'approval',
@@ -684,7 +685,7 @@ export const respondToCodeSuggestion = defineTool({
     suggestion_batch_id: id('the batch'),
     response: z.enum(['accept', 'reject']).describe('accept or reject'),
     selected_code_ids: z.array(id('a code')).max(1000).optional().describe('accept only the items suggesting these codes'),
-    reason: z.string().max(10_000).optional().describe('why (stored on rejected items and on the batch)'),
+    reason: text(10_000).optional().describe('why (stored on rejected items and on the batch)'),
   }),
   effect: 'bulk',
   trust: 'bulk',
@@ -727,7 +728,7 @@ export const findSimilarContentTool = defineTool({
     `Returns {search_text, method: "bm25", terms, units_searched, match_count, matches: [{source_id, source_name, start_pos, end_pos, text, unit, speaker, score, matched_terms, coded_with: [{code_id, name}]}]} (at most limit, default ${DEFAULT_SIMILAR_LIMIT}). ` +
     'Errors: CODE_NOT_FOUND, SOURCE_NOT_FOUND.',
   input: args({
-    search_text: z.string().min(1).max(100_000).describe('a passage or a few words to find more of'),
+    search_text: text(100_000, 1).describe('a passage or a few words to find more of'),
     code_id: id('leave out passages already coded with this code').optional(),
     source_id: id('search only this source').optional(),
     limit: z.number().int().min(1).max(1000).optional().describe(`at most this many matches (default ${DEFAULT_SIMILAR_LIMIT})`),

@@ -49,7 +49,8 @@ const SPEC_TOOLS: Readonly<Record<string, { required: string[]; optional: string
   move_source_to_folder: { required: ['source_id'], optional: ['folder_id'] },
   // code management
   rename_code: { required: ['code_id', 'new_name'], optional: [] },
-  update_code_memo: { required: ['code_id'], optional: ['memo'] },
+  // memo is required since issue #15 (the spec's table lists it as optional; null clears)
+  update_code_memo: { required: ['code_id', 'memo'], optional: [] },
   create_category: { required: ['name'], optional: ['parent_id', 'memo'] },
   move_code_to_category: { required: ['code_id'], optional: ['category_id'] },
   merge_codes: { required: ['source_code_id', 'target_code_id'], optional: [] },

@@ -71,14 +71,15 @@ describe('domain/codebook through the pipeline', () => {
   });
 
   describe('update_code_memo and move_code_to_category', () => {
-    it('sets, then clears a memo with null and with omission', async () => {
+    it('sets, then clears a memo with null; a call without memo is refused and keeps the memo', async () => {
       const id = await code('Hope');
       assert.deepEqual(await fx.ok('update_code_memo', { code_id: id, memo: 'first' }), { code_id: id, old_memo: null, new_memo: 'first' });
       assert.deepEqual(await fx.ok('update_code_memo', { code_id: id, memo: null }), { code_id: id, old_memo: 'first', new_memo: null });
       assert.equal((await fx.ok('get_code', { code_id: id })).memo, null);
       await fx.ok('update_code_memo', { code_id: id, memo: 'second' });
-      await fx.ok('update_code_memo', { code_id: id });
-      assert.equal((await fx.ok('get_code', { code_id: id })).memo, null);
+      const out = await fx.fails('update_code_memo', { code_id: id }, 'INVALID_ARGUMENTS');
+      assert.match(out.envelope.success ? '' : out.envelope.error, /memo is required/);
+      assert.equal((await fx.ok('get_code', { code_id: id })).memo, 'second');
       await fx.fails('update_code_memo', { code_id: 999, memo: 'x' }, 'CODE_NOT_FOUND');
     });
 

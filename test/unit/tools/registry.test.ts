@@ -48,7 +48,9 @@ const SPEC: Record<string, SpecTool> = {
   move_source_to_folder: { group: 'folder', required: ['source_id'], optional: ['folder_id'] },
   // Code management
   rename_code: { group: 'code', required: ['code_id', 'new_name'], optional: [] },
-  update_code_memo: { group: 'code', required: ['code_id'], optional: ['memo'] },
+  // the spec's table lists memo as optional ("null clears"); issue #15 makes it required, so that a call
+  // without memo is an error and not a silent erasure (null still clears)
+  update_code_memo: { group: 'code', required: ['code_id', 'memo'], optional: [] },
   create_category: { group: 'code', required: ['name'], optional: ['parent_id', 'memo'] },
   move_code_to_category: { group: 'code', required: ['code_id'], optional: ['category_id'] },
   merge_codes: { group: 'code', required: ['source_code_id', 'target_code_id'], optional: [] },
@@ -100,7 +102,7 @@ const SPEC: Record<string, SpecTool> = {
  * registry is a conscious change to this list (the spec's 28 stay exactly as they are).
  */
 const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
-  update_segment_memo: { group: 'core', required: ['segment_id'], optional: ['memo'] },
+  update_segment_memo: { group: 'core', required: ['segment_id', 'memo'], optional: [] },
   // backs GET /state/segments and qda://segments?code_id=X|source_id=X|case_id=X (agent-context spec, sections 2 and 4)
   list_segments: { group: 'core', required: [], optional: ['code_id', 'source_id', 'case_id', 'limit', 'offset'] },
   set_code_color: { group: 'code', required: ['code_id', 'color'], optional: [] },

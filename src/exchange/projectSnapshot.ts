@@ -9,6 +9,7 @@ import type {
   CategoryWithCount,
   CodeWithCounts,
   ProjectRepository,
+  SourceAttribute,
   SourceWithCounts,
 } from '../domain/ports';
 
@@ -32,6 +33,7 @@ export type SnapshotReader = Pick<
   | 'listCaseSources'
   | 'listCaseSegments'
   | 'listCaseAttributes'
+  | 'listSourceAttributes'
   | 'listOrphans'
   | 'projectGuid'
   | 'listExchangeGuids'
@@ -62,6 +64,8 @@ export interface ProjectSnapshot {
   case_sources: CaseSourceLink[];
   case_segments: CaseSegment[];
   attributes: CaseAttribute[];
+  /** document attributes (typed values of sources), by source_id then name */
+  source_attributes: SourceAttribute[];
   /** segments set aside because their text could not be found again after an outside edit (never exported) */
   orphan_count: number;
   /** the GUIDs of the project's items (stored from imports, else derived) */
@@ -101,6 +105,7 @@ export function readProjectSnapshot(reader: SnapshotReader, meta: { name: string
     case_sources: caseSources,
     case_segments: caseSegments,
     attributes: reader.listCaseAttributes(),
+    source_attributes: reader.listSourceAttributes(),
     orphan_count: reader.listOrphans().length,
     guids: new GuidResolver(reader.projectGuid(), reader.listExchangeGuids()),
   };

@@ -13,6 +13,12 @@
  *   (or a number) in brackets, and the report says so;
  * - an identical coding (same code, source and range) is kept once; an AV coding overlapping another of the same
  *   code on the same source is left out (Marginalia's rule 5) and counted.
+ * - a source's `VariableValue`s become its document attributes (setSourceAttributes: one event per source; a value
+ *   that does not fit its type is written as text), on a created or a reused source alike;
+ * - names are fitted to Marginalia's rules (a code or category name cut to 100 code points, a source or case name to
+ *   255, ...); every name that changed is listed in the report's `renamed`, with a warning for each cut one;
+ * - text sources whose text file is missing were left out by the reader (refiImport.ts) and are listed in the
+ *   report's `missing_sources`; the re-anchoring of quoted selections is reported in `anchoring`, named as imported.
  * What is created keeps the file's coders as owners and the file's creation times (sources, segments, AV
  * segments, case ranges); the session is always the importing one. The file's GUIDs are stored for what the
  * import created, and for what it reused when that had no stored GUID yet, so a later export names them as the
@@ -27,9 +33,10 @@ import type { DomainContext } from '../../domain/events';
 import { deriveGuid } from '../../domain/exchangeIds';
 import type { ExchangeGuidKind, ProjectRepository } from '../../domain/ports';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
+import { setSourceAttributes } from '../../domain/sourceAttributes';
 import { addSource } from '../../domain/sources';
 import type { ImportCounts, ImportReport } from '../importers/applyPlan';
-import { CODE_PALETTE, fitName, MAX_WARNINGS, type PlanRef } from '../importers/plan';
+import { CODE_PALETTE, fitName, MAX_WARNINGS, type PlannedAttribute, type PlanRef } from '../importers/plan';
 import { codePointLength, sliceCp } from '../../core/text';
 import { anchoringCounts, emptyAnchoringReport, recordAnchoring, type AnchoringCounts, type AnchoringReport } from '../reanchor';
 import type { OffsetConvention } from './offsets';
@@ -338,7 +345,22 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       codeIds.set(c.ref, id);
     }
 
-    // -- sources
+    // -- sources, each with its document attributes
+    /** Writes the document attributes of source `sourceId` in one step (one event), typed as planned (text when the value does not fit its type). */
+    const sourceAttributes = (sourceId: number, name: string, attributes: readonly PlannedAttribute[] | undefined) => {
+      if (!attributes || attributes.length === 0) return;
+      item = `the document attributes of source "${name}"`;
+      const values = attributes.map((a) => {
+        const attributeName = fitName(a.name, MAX_ATTRIBUTE_NAME, 'attribute');
+        renamed('attribute', a.name, attributeName, MAX_ATTRIBUTE_NAME);
+        try {
+          return { attribute_name: attributeName, type: a.type, value: coerceAttributeValue(a.value, a.type) };
+        } catch {
+          return { attribute_name: attributeName, type: 'text' as const, value: String(a.value) };
+        }
+      });
+      report.source_attributes_set += setSourceAttributes(ctx, sourceId, values).changed;
+    };
     for (const s of plan.sources) {
       item = `source "${s.name}"`;
       const reused = sourceIds.get(s.ref);
@@ -346,6 +368,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
         report.reused.sources++;
         guids.keep('source', reused, s.guid, false);
         guids.keep('note', `source:${reused}`, s.note_guid, false);
+        sourceAttributes(reused, s.name, s.attributes);
         continue;
       }
       const src = addSource(stamped(ctx, s.owner, s.created_at), {
@@ -361,6 +384,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       report.created.sources++;
       guids.keep('source', src.source_id, s.guid, true);
       guids.keep('note', `source:${src.source_id}`, s.note_guid, true);
+      sourceAttributes(src.source_id, s.name, s.attributes);
     }
     for (const s of plan.refi.media_sources) {
       item = `source "${s.name}"`;
@@ -369,6 +393,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
         report.reused.sources++;
         guids.keep('source', reused, s.guid, false);
         guids.keep('note', `source:${reused}`, s.note_guid, false);
+        sourceAttributes(reused, s.name, s.attributes);
         continue;
       }
       const src = addSource(stamped(ctx, s.owner, s.created_at), {
@@ -385,6 +410,7 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
       report.created.sources++;
       guids.keep('source', src.source_id, s.guid, true);
       guids.keep('note', `source:${src.source_id}`, s.note_guid, true);
+      sourceAttributes(src.source_id, s.name, s.attributes);
     }
 
     // -- text segments

@@ -11,9 +11,10 @@
  *   name) are written back as ONE codable `Code` with children, carrying the code's GUID, colour and memo
  *   (see writeCodes).
  * - code and category memos -> the `Code`'s `Description` (its definition, as NVivo and ATLAS.ti use it).
- * - typed case attributes -> `Variables/Variable` (text -> Text, boolean -> Boolean, number -> Integer when every
+ * - typed case and document (source) attributes -> `Variables/Variable`, one per name (text -> Text, boolean -> Boolean, number -> Integer when every
  *   value is an integer else Float, date -> Date when every value is a calendar date else DateTime, with
  *   `HH:MM` times completed to `HH:MM:00`); an attribute name used with several types becomes a Text variable.
+ * - document attributes -> `VariableValue`s of their source element (`TextSource`, `PDFSource`, ...).
  * - cases -> `Cases/Case` with `Description` (memo), `VariableValue`, `SourceRef` (whole sources) and
  *   `SelectionRef` (case ranges, written as uncoded `PlainTextSelection`s of their sources).
  * - text sources -> `TextSource plainTextPath="internal://<guid>.txt"` with the text, UTF-8 without a
@@ -443,9 +444,10 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
     w.end().end();
   }
 
-  // variables: one per attribute name
+  // variables: one per attribute name, case and document attributes alike (a REFI Variable may have values on
+  // cases and on sources)
   const byName = new Map<string, { type: AttributeType; value: AttributeValue }[]>();
-  for (const a of s.attributes) {
+  for (const a of [...s.attributes, ...s.source_attributes]) {
     const list = byName.get(a.name) ?? [];
     list.push({ type: a.type, value: a.value });
     byName.set(a.name, list);
@@ -490,6 +492,7 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
   const segBySource = groupBy(s.segments, (g) => g.source_id);
   const avBySource = groupBy(s.av_segments, (g) => g.source_id);
   const rangesBySource = groupBy(s.case_segments, (r) => r.source_id);
+  const attributesBySource = groupBy(s.source_attributes, (a) => a.source_id);
   let importance = 0;
   if (s.sources.length > 0) w.start('Sources');
   for (const src of s.sources) {
@@ -499,8 +502,15 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
     importance += segs.filter((g) => g.importance > 0).length;
     const ranges = rangesBySource.get(src.source_id) ?? [];
     const common = { guid, name: src.name, creatingUser: c.user(src.owner), creationDateTime: dateTime(src.created_at) };
+    // the source's memo, then its document attributes: the last children of every source element in the schema
     const memoRef = () => {
       if (src.memo) w.empty('NoteRef', { targetGUID: c.note(`source:${src.source_id}`, `Memo: ${src.name}`, src.owner, src.created_at, src.memo) });
+      for (const a of attributesBySource.get(src.source_id) ?? []) {
+        const v = variables.get(a.name);
+        if (!v) continue;
+        const [element, literal] = variableValue(v.type, a.value);
+        w.start('VariableValue').empty('VariableRef', { targetGUID: v.guid }).text(element, literal).end();
+      }
     };
     const place = media.get(src.source_id);
     if (place && place.mode !== 'internal') c.warnings.push(place.reason);

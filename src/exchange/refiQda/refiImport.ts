@@ -28,7 +28,8 @@
  *   where they are, when found.
  * - Cases: `Description` -> memo, `SourceRef` -> whole sources, `SelectionRef` to a text selection -> a case
  *   range, `VariableValue` -> typed attributes (Text -> text, Boolean -> boolean, Integer and Float -> number,
- *   Date and DateTime -> date). Variable values of a source go to a case named after the source, holding it.
+ *   Date and DateTime -> date). The `VariableValue`s of a source (`TextSource`, `PDFSource`, ...) become its
+ *   document attributes, typed the same way (src/domain/sourceAttributes.ts).
  * - Left out, counted in the plan's `skipped` (REFI-QDA section 7 asks importers to say what they drop):
  *   picture and PDF region selections, transcripts and their selections, selections of zero length or outside
  *   their text, codings of unknown or non-codable codes, case `CodeRef`s, sets, links, graphs, notes attached
@@ -94,6 +95,8 @@ export interface RefiMediaSource extends Guided, Stamped {
   owner: string | null;
   /** the GUID of the note its memo came from */
   note_guid: string | null;
+  /** its document attributes (the source's `VariableValue`s), typed */
+  attributes: PlannedAttribute[];
 }
 
 /** A coding of an audio or video selection: `[start_ms, end_ms)` in milliseconds. */
@@ -777,7 +780,6 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
     const basePath = attr(top, 'basePath');
     const selections = new Map<string, SelectionInfo>();
     const sourceRefs = new Set<string>();
-    const sourceCases: { name: string; source: string; attributes: PlannedAttribute[] }[] = [];
     /** what strict refuses: "the text of "X": where" for each text file named but not found */
     const missing: string[] = [];
     const mediaDir = path.join(path.dirname(file), `${path.basename(file)}.media`);
@@ -985,10 +987,22 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
       }
     };
 
-    const addTextSource = async (node: Node, type: 'text' | 'pdf', textNode: Node, guid: string | null, ref: string, name: string, memo: string | null, media: { file: string | null } | null, noteGuid: string | null) => {
+    const addTextSource = async (
+      node: Node,
+      type: 'text' | 'pdf',
+      textNode: Node,
+      guid: string | null,
+      ref: string,
+      name: string,
+      memo: string | null,
+      media: { file: string | null } | null,
+      noteGuid: string | null,
+      attributes: PlannedAttribute[],
+    ) => {
       const read = await readText(textNode, `the text of "${name}"`);
       if (!('text' in read)) {
         missingSource(textNode, name, guid, read.where, read.file_missing);
+        skip(plan, 'variable_values_of_sources_without_text', attributes.length);
         return false;
       }
       const text = read.text;
@@ -1006,12 +1020,23 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         file_path: media?.file ?? null,
         mime: type === 'pdf' ? 'application/pdf' : 'text/plain',
         note_guid: noteGuid,
+        attributes,
       });
       readSelections(textNode, ref, name, text);
       return true;
     };
 
-    const mediaSource = (node: Node, type: RefiMediaSource['type'], guid: string | null, ref: string, name: string, memo: string | null, f: { file: string | null; size: number | null; ext: string }, noteGuid: string | null) => {
+    const mediaSource = (
+      node: Node,
+      type: RefiMediaSource['type'],
+      guid: string | null,
+      ref: string,
+      name: string,
+      memo: string | null,
+      f: { file: string | null; size: number | null; ext: string },
+      noteGuid: string | null,
+      attributes: PlannedAttribute[],
+    ) => {
       plan.refi.media_sources.push({
         ref,
         name,
@@ -1025,6 +1050,7 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         guid,
         created_at: refiTime(attr(node, 'creationDateTime')),
         note_guid: noteGuid,
+        attributes,
       });
     };
 
@@ -1039,21 +1065,20 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         const memo = joinMemos([textOf(node, 'Description'), ...notesOf(node, sourceNotes)]);
         const noteGuid = sourceNotes[0] ?? null;
         const vars = attributesOf(node, `the source "${name}"`);
-        if (vars.length > 0) sourceCases.push({ name, source: ref, attributes: vars });
         let added = true;
         if (element === 'TextSource') {
-          added = await addTextSource(node, 'text', node, guid, ref, name, memo, null, noteGuid);
+          added = await addTextSource(node, 'text', node, guid, ref, name, memo, null, noteGuid, vars);
         } else if (element === 'PDFSource') {
           const f = await mediaFile(node, guid, name);
           const rep = child(node, 'Representation');
           skip(plan, 'pdf_region_selections', list(node, 'PDFSelection').length);
-          if (rep && (textOf(rep, 'PlainTextContent') !== null || attr(rep, 'plainTextPath'))) added = await addTextSource(node, 'pdf', rep, guid, ref, name, memo, f, noteGuid);
-          else mediaSource(node, 'pdf', guid, ref, name, memo, f, noteGuid);
+          if (rep && (textOf(rep, 'PlainTextContent') !== null || attr(rep, 'plainTextPath'))) added = await addTextSource(node, 'pdf', rep, guid, ref, name, memo, f, noteGuid, vars);
+          else mediaSource(node, 'pdf', guid, ref, name, memo, f, noteGuid, vars);
           for (const coding of list(node, 'Coding')) if (codeOf(coding) !== null) skip(plan, 'codings_of_whole_media_sources');
         } else {
           const type = element === 'PictureSource' ? 'image' : element === 'AudioSource' ? 'audio' : 'video';
           const f = await mediaFile(node, guid, name);
-          mediaSource(node, type, guid, ref, name, memo, f, noteGuid);
+          mediaSource(node, type, guid, ref, name, memo, f, noteGuid, vars);
           if (type === 'image') skip(plan, 'picture_region_selections', list(node, 'PictureSelection').length);
           for (const t of list(node, 'Transcript')) {
             skip(plan, 'transcripts');
@@ -1109,7 +1134,6 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
     }
 
     // cases
-    const casesByName = new Map<string, RefiCase>();
     for (const k of list(child(top, 'Cases'), 'Case')) {
       counts.cases++;
       const guid = normalizeGuid(attr(k, 'guid'));
@@ -1131,22 +1155,6 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
         kase.ranges.push({ source: sel.source, start_pos: sel.start, end_pos: sel.end, owner: sel.owner, created_at: sel.created_at, selection_guid: g });
       }
       plan.refi.cases.push(kase);
-      casesByName.set(name.normalize('NFC').toLowerCase(), kase);
-    }
-    for (const sc of sourceCases) {
-      if (!sourceRefs.has(sc.source)) continue;
-      const key = sc.name.normalize('NFC').toLowerCase();
-      let kase = casesByName.get(key);
-      if (!kase) {
-        kase = { name: sc.name, memo: null, sources: [], ranges: [], attributes: [], guid: null };
-        plan.refi.cases.push(kase);
-        casesByName.set(key, kase);
-      }
-      if (!kase.sources.includes(sc.source)) kase.sources.push(sc.source);
-      kase.attributes.push(...sc.attributes);
-    }
-    if (sourceCases.length > 0) {
-      warn(plan, `${sourceCases.length} source(s) carry variables; Marginalia keeps attributes on cases, so each became a case named after its source, holding it`);
     }
     plan.cases = plan.refi.cases.map((k) => ({ name: k.name, memo: k.memo, sources: k.sources, ranges: k.ranges.map((r) => ({ source: r.source, start_pos: r.start_pos, end_pos: r.end_pos })), attributes: k.attributes }));
 

@@ -573,7 +573,7 @@ describe('exchange/refiQda', function () {
       assert.deepEqual(await snapshot(fx), before);
     });
 
-    it('keeps same-named codes apart, turns source variables into a case, and reads memos from descriptions and notes', async () => {
+    it('keeps same-named codes apart, reads source variables as document attributes, and reads memos from descriptions and notes', async () => {
       const g = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
       const qde =
         `<?xml version="1.0" encoding="utf-8"?><Project xmlns="urn:QDA-XML:project:1.0" name="t" origin="ATLAS.ti 26">` +
@@ -611,11 +611,13 @@ describe('exchange/refiQda', function () {
       assert.equal(r.skipped.case_code_refs, 1);
       assert.equal(r.skipped.notes_attached_to_nothing, 1);
       const attrs = fx.handle.store.all<{ kase: string; name: string; type: string }>('SELECT k.name AS kase, a.name, a.type FROM case_attributes a JOIN cases k ON k.id = a.case_id ORDER BY a.name');
-      assert.deepEqual(attrs, [
-        { kase: 'School A', name: 'urban', type: 'boolean' },
-        { kase: 'Notes A', name: 'year', type: 'number' },
-      ]);
-      assert.ok(fx.handle.store.get("SELECT 1 AS x FROM case_sources m JOIN cases k ON k.id = m.case_id WHERE k.name = 'Notes A'"), 'the source variables\' case holds the source');
+      assert.deepEqual(attrs, [{ kase: 'School A', name: 'urban', type: 'boolean' }]);
+      assert.deepEqual(
+        fx.handle.store.all('SELECT s.name AS source, a.name, a.type, a.value_number FROM source_attributes a JOIN sources s ON s.id = a.source_id'),
+        [{ source: 'Notes A', name: 'year', type: 'number', value_number: 2021 }],
+        "a source's variable is its document attribute",
+      );
+      assert.equal(fx.handle.store.get<{ n: number }>('SELECT count(*) AS n FROM cases')?.n, 1, 'no case is made for the source');
       assert.equal(fx.handle.store.get<{ text: string }>("SELECT g.text FROM case_segments g JOIN cases k ON k.id = g.case_id WHERE k.name = 'School A'")?.text, 'hello');
     });
 

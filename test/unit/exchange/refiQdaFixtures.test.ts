@@ -4,7 +4,7 @@
  * refuses); a codable parent code with children whose names the import must keep apart (export -> re-import:
  * same number of `Code` elements, same GUIDs); names over 100 characters; a selection outside its text; ATLAS.ti-
  * style selections whose offsets drifted from the quote in their `name` (or `Description`); source
- * `VariableValue`s of every type; texts beginning with one and two U+FEFF. Every export is validated against the
+ * `VariableValue`s of every type (document attributes, imported and exported typed); texts beginning with one and two U+FEFF. Every export is validated against the
  * official Project.xsd with xmllint.
  *
  * Expected values come from the fixture's own text (indexOf, spread into code points), never from the importer.
@@ -392,6 +392,109 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
           [cpRange(TEXT, 'gamma')[0], 'gamma delta'],
         ],
       );
+    });
+  });
+
+  describe('document attributes (VariableValues of sources)', () => {
+    /** The document attributes of a project, by source name, typed as stored. */
+    const documentAttributes = (f: Fixture) =>
+      f.handle.store.all(
+        'SELECT s.name AS source, a.name, a.type, a.value_text, a.value_number, a.value_date, a.value_boolean FROM source_attributes a JOIN sources s ON s.id = a.source_id ORDER BY s.name, a.name',
+      );
+    const value = (variable: number, element: string, literal: string) => `<VariableValue><VariableRef targetGUID="${g(variable)}"/><${element}>${literal}</${element}></VariableValue>`;
+
+    it('imports every type as a typed document attribute and exports them back, typed, with their Variables', async function () {
+      requireXmllint(this);
+      const xml = qde(
+        `<Variables><Variable guid="${g(60)}" name="interviewer" typeOfVariable="Text"/><Variable guid="${g(61)}" name="consented" typeOfVariable="Boolean"/>` +
+          `<Variable guid="${g(62)}" name="age" typeOfVariable="Integer"/><Variable guid="${g(63)}" name="hours" typeOfVariable="Float"/>` +
+          `<Variable guid="${g(64)}" name="recorded on" typeOfVariable="Date"/><Variable guid="${g(65)}" name="recorded at" typeOfVariable="DateTime"/></Variables>` +
+          `<Cases><Case guid="${g(50)}" name="P01">${value(62, 'IntegerValue', '44')}<SourceRef targetGUID="${g(10)}"/></Case></Cases>` +
+          `<Sources><TextSource guid="${g(10)}" name="Interview 1"><PlainTextContent>first</PlainTextContent>` +
+          value(60, 'TextValue', 'Ana Müller &amp; Bo') +
+          value(61, 'BooleanValue', 'true') +
+          value(62, 'IntegerValue', '44') +
+          value(63, 'FloatValue', '2.5') +
+          value(64, 'DateValue', '2024-05-01') +
+          value(65, 'DateTimeValue', '2024-05-01T10:30:00Z') +
+          `</TextSource><TextSource guid="${g(20)}" name="Interview 2"><PlainTextContent>second</PlainTextContent>` +
+          value(61, 'BooleanValue', '0') +
+          value(62, 'IntegerValue', '61') +
+          value(63, 'FloatValue', '0.75') +
+          `</TextSource></Sources>`,
+        'MAXQDA 24',
+      );
+      const file = path.join(fx.dir, 'vars.qde');
+      fs.writeFileSync(file, xml);
+      const r = await fx.ok('import_data', { format: 'refi_qda', source_path: file });
+      assert.equal(r.source_attributes_set, 9);
+      assert.equal(r.attributes_set, 1);
+      const row = (source: string, name: string, type: string, v: Partial<Record<'value_text' | 'value_number' | 'value_date' | 'value_boolean', unknown>>) => ({
+        source,
+        name,
+        type,
+        value_text: null,
+        value_number: null,
+        value_date: null,
+        value_boolean: null,
+        ...v,
+      });
+      const expected = [
+        row('Interview 1', 'age', 'number', { value_number: 44 }),
+        row('Interview 1', 'consented', 'boolean', { value_boolean: 1 }),
+        row('Interview 1', 'hours', 'number', { value_number: 2.5 }),
+        row('Interview 1', 'interviewer', 'text', { value_text: 'Ana Müller & Bo' }),
+        row('Interview 1', 'recorded at', 'date', { value_date: '2024-05-01T10:30:00Z' }),
+        row('Interview 1', 'recorded on', 'date', { value_date: '2024-05-01' }),
+        row('Interview 2', 'age', 'number', { value_number: 61 }),
+        row('Interview 2', 'consented', 'boolean', { value_boolean: 0 }),
+        row('Interview 2', 'hours', 'number', { value_number: 0.75 }),
+      ];
+      assert.deepEqual(documentAttributes(fx), expected);
+      assert.deepEqual(fx.handle.store.all('SELECT name FROM cases'), [{ name: 'P01' }], 'no case is made for a source');
+
+      const out = await exportValid(fx);
+      const variables = [...out.xml.matchAll(/<Variable guid="([^"]+)" name="([^"]+)" typeOfVariable="([^"]+)"\/>/g)].map((m) => [m[1], m[2], m[3]]);
+      assert.deepEqual(
+        variables.sort((a, b) => (a[1] as string).localeCompare(b[1] as string)),
+        [
+          [g(62), 'age', 'Integer'],
+          [g(61), 'consented', 'Boolean'],
+          [g(63), 'hours', 'Float'],
+          [g(60), 'interviewer', 'Text'],
+          [g(65), 'recorded at', 'DateTime'],
+          [g(64), 'recorded on', 'Date'],
+        ],
+        'one Variable per name, typed, with the GUID the file gave it',
+      );
+      // the element's content with the writer's indentation between tags removed
+      const interview1 = (/<TextSource\b[^>]*name="Interview 1"[^>]*>([\s\S]*?)<\/TextSource>/.exec(out.xml)?.[1] ?? '').replace(/>\s+</g, '><');
+      for (const literal of [
+        `${value(60, 'TextValue', 'Ana Müller &amp; Bo')}`,
+        `${value(61, 'BooleanValue', 'true')}`,
+        `${value(62, 'IntegerValue', '44')}`,
+        `${value(63, 'FloatValue', '2.5')}`,
+        `${value(64, 'DateValue', '2024-05-01')}`,
+        `${value(65, 'DateTimeValue', '2024-05-01T10:30:00Z')}`,
+      ]) {
+        assert.ok(interview1.includes(literal), `Interview 1 carries ${literal}`);
+      }
+
+      other = await openFixture();
+      const again = await other.ok('import_data', { format: 'refi_qda', source_path: out.file });
+      assert.equal(again.source_attributes_set, 9);
+      assert.deepEqual(documentAttributes(other), expected, 'the same attributes, typed, after export and import');
+    });
+
+    it('drops the values of a source whose text is missing, and counts them', async () => {
+      const xml = qde(
+        `<Variables><Variable guid="${g(62)}" name="age" typeOfVariable="Integer"/></Variables>` +
+          `<Sources><TextSource guid="${g(10)}" name="Gone" plainTextPath="internal://gone.txt">${value(62, 'IntegerValue', '44')}</TextSource></Sources>`,
+      );
+      const file = await writeQdpx(path.join(fx.dir, 'gone.qdpx'), xml);
+      const r = await fx.ok('import_data', { format: 'refi_qda', source_path: file });
+      assert.equal(r.skipped.variable_values_of_sources_without_text, 1);
+      assert.deepEqual(documentAttributes(fx), []);
     });
   });
 

@@ -17,7 +17,8 @@ const TABS: { view: ReportsViewId; label: string }[] = [
   { view: 'cooccurrence', label: 'Co-occurrence' },
   { view: 'agreement', label: 'Coder agreement' },
   { view: 'case', label: 'Code × case' },
-  { view: 'attribute', label: 'Code × attribute' },
+  { view: 'attribute', label: 'Code × case attribute' },
+  { view: 'document_attribute', label: 'Code × document attribute' },
 ];
 /** Views whose report export_report can write. */
 const EXPORTABLE = new Set<ReportsViewId>(['frequency', 'cooccurrence', 'agreement']);
@@ -297,26 +298,46 @@ function drawCase(m: Extract<ToReportsWebview, { type: 'case' }>): void {
   drawHeatMap('case', m.heat, caseTarget(m.heat));
 }
 
+/** The attribute picker of the two code × attribute views. */
+function attributePicker(view: 'attribute' | 'document_attribute', attributes: string[], current: string | null): void {
+  const label = el('label', 'Attribute ');
+  const select = el('select');
+  select.id = 'attribute';
+  for (const a of attributes) {
+    const o = el('option', a);
+    o.value = a;
+    o.selected = a === current;
+    select.append(o);
+  }
+  select.addEventListener('change', () => ask({ view, attribute: select.value }));
+  label.append(select);
+  controls.append(label);
+}
+
 function drawAttribute(m: Extract<ToReportsWebview, { type: 'attribute' }>): void {
   if (m.attributes.length === 0) {
     summary.textContent = 'No case has an attribute yet: set_case_attribute gives cases typed attributes (age, group, site).';
     return rendered('attribute', 0);
   }
-  const label = el('label', 'Attribute ');
-  const select = el('select');
-  select.id = 'attribute';
-  for (const a of m.attributes) {
-    const o = el('option', a);
-    o.value = a;
-    o.selected = a === m.attribute;
-    select.append(o);
-  }
-  select.addEventListener('change', () => ask({ view: 'attribute', attribute: select.value }));
-  label.append(select);
-  controls.append(label);
+  attributePicker('attribute', m.attributes, m.attribute);
   summary.textContent = m.heat.rows.length === 0 ? 'No coded segment belongs to a case yet.' : `Coded segments of each code in the cases with each value.${shownOf(m.heat)} Click a cell for its segments.`;
   if (m.heat.rows.length === 0) return rendered('attribute', 0);
   drawHeatMap('attribute', m.heat, caseTarget(m.heat));
+}
+
+function drawDocumentAttribute(m: Extract<ToReportsWebview, { type: 'document_attribute' }>): void {
+  if (m.attributes.length === 0) {
+    summary.textContent = 'No source has a document attribute yet: set_source_attribute gives sources typed attributes (site, wave, interview date).';
+    return rendered('document_attribute', 0);
+  }
+  attributePicker('document_attribute', m.attributes, m.attribute);
+  summary.textContent = m.heat.rows.length === 0 ? 'No coded segments yet.' : `Coded segments of each code in the sources with each value.${shownOf(m.heat)} Click a cell for its segments.`;
+  if (m.heat.rows.length === 0) return rendered('document_attribute', 0);
+  drawHeatMap('document_attribute', m.heat, (i, j) => {
+    const r = m.heat.rows[i];
+    const c = m.heat.columns[j];
+    return r && c?.source_ids ? { kind: 'sources', code_id: r.code_id, source_ids: c.source_ids, column: `${m.attribute ?? ''} = ${c.label}` } : undefined;
+  });
 }
 
 // ------------------------------------------------------------------------------------------ agreement
@@ -420,6 +441,8 @@ window.addEventListener('message', (e: MessageEvent<ToReportsWebview>) => {
       return drawCase(m);
     case 'attribute':
       return drawAttribute(m);
+    case 'document_attribute':
+      return drawDocumentAttribute(m);
   }
 });
 

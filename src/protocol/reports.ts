@@ -7,7 +7,7 @@
  */
 
 /** The views of the Reports panel. */
-export type ReportsViewId = 'frequency' | 'cooccurrence' | 'agreement' | 'case' | 'attribute';
+export type ReportsViewId = 'frequency' | 'cooccurrence' | 'agreement' | 'case' | 'attribute' | 'document_attribute';
 
 /** What the webview asks to see. `coders` and `attribute` pick the agreement pair and the attribute (default: the first). */
 export type ReportRequest =
@@ -15,7 +15,8 @@ export type ReportRequest =
   | { view: 'cooccurrence' }
   | { view: 'agreement'; coders?: [string, string] }
   | { view: 'case' }
-  | { view: 'attribute'; attribute?: string };
+  | { view: 'attribute'; attribute?: string }
+  | { view: 'document_attribute'; attribute?: string };
 
 /** A code on an axis: its id, name and colour (`#RRGGBB`). */
 export interface AxisCode {
@@ -27,7 +28,8 @@ export interface AxisCode {
 /** A matrix for a heat map: rows are codes, `matrix[i][j]` the count of row i in column j. */
 export interface HeatMap {
   rows: AxisCode[];
-  columns: { key: string; label: string; case_ids?: number[]; code_id?: number }[];
+  /** `case_ids`: a column of cases (code x case, code x case attribute); `source_ids`: of sources (code x document attribute) */
+  columns: { key: string; label: string; case_ids?: number[]; source_ids?: number[]; code_id?: number }[];
   matrix: number[][];
   /** rows and columns before the view kept the largest (undefined: all shown) */
   total_rows?: number;
@@ -64,6 +66,7 @@ export type ToReportsWebview =
     }
   | { type: 'case'; project: string; heat: HeatMap }
   | { type: 'attribute'; project: string; attributes: string[]; attribute: string | null; heat: HeatMap }
+  | { type: 'document_attribute'; project: string; attributes: string[]; attribute: string | null; heat: HeatMap }
   | { type: 'noProject' }
   | { type: 'show'; view: ReportsViewId };
 
@@ -72,7 +75,8 @@ export type DrillTarget =
   | { kind: 'code'; code_id: number }
   | { kind: 'pair'; code_a: number; code_b: number }
   | { kind: 'coders'; code_id: number; coders: string[] }
-  | { kind: 'cases'; code_id: number; case_ids: number[]; column: string };
+  | { kind: 'cases'; code_id: number; case_ids: number[]; column: string }
+  | { kind: 'sources'; code_id: number; source_ids: number[]; column: string };
 
 /** The export formats (export_report). */
 export type ExportFormat = 'csv' | 'json' | 'html';

@@ -6,6 +6,7 @@ import { batchApplyCodes, createCodeTool, deleteSegmentTool, getCode, listCodes,
 import { listSegmentsTool } from './segmentQueryTools';
 import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
+import { setSourceAttributeTool } from './sourceAttributeTools';
 import { eraseSourceTool } from './erasureTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
@@ -87,6 +88,8 @@ export const TOOLS: readonly AnyTool[] = [
   removeSource,
   eraseSourceTool,
   importFileSource,
+  // document attributes (src/tools/sourceAttributeTools.ts)
+  setSourceAttributeTool,
   // the agent-context design's source capabilities
   importSourceTool,
   importTextTool,

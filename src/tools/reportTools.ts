@@ -33,6 +33,13 @@ const filters = args({
   code_ids: z.array(id('a code')).max(100_000).optional().describe('only these codes'),
   case_ids: z.array(id('a case')).max(10_000).optional().describe("only segments belonging to these cases (their linked sources, or overlapping one of their ranges)"),
   coder: text(255, 1).optional().describe('only segments coded by this coder (the segment owner)'),
+  source_attributes: z
+    .record(text(100, 1), z.union([text(10_000), z.number(), z.boolean()]))
+    .optional()
+    .describe(
+      'only segments in sources whose document attributes have these values, e.g. {"Site": "Lagos", "Wave": 2} (every pair must hold; typed: 2 does not match the text "2"; ' +
+        'dates as their ISO 8601 text). The stored filters list the matching sources in source_ids.',
+    ),
 })
   .optional()
   .describe('narrows the report; every given field narrows further; omitted: the whole project');

@@ -4,12 +4,26 @@ import { ToolError } from '../core/errors';
 import { AGENT_PATH_RULE_SHORT } from '../core/pathPolicy';
 import { sliceCp } from '../core/text';
 import { SOURCE_TYPES } from '../domain/model';
+import type { AttributeType, AttributeValue, SourceAttribute } from '../domain/ports';
 import { MAX_SOURCE_NAME } from '../domain/rules';
 import { addSource, checkSourceName, deleteSource, requireSource, suggestSourceMetadata } from '../domain/sources';
 import { extractFile, SUPPORTED_EXTENSIONS, type ExtractedFile } from '../exchange/textExtraction';
 import { defineTool } from './defineTool';
 import { sourceOut } from './present';
 import { args, id, memo, nameText, position, text } from './schemas';
+
+/** The document attributes of sources as tools return them: `attributes` {name: value} and `attribute_types` {name: type}, by source_id. */
+function sourceAttributesById(rows: readonly SourceAttribute[]): Map<number, { attributes: Record<string, AttributeValue>; attribute_types: Record<string, AttributeType> }> {
+  const out = new Map<number, { attributes: Record<string, AttributeValue>; attribute_types: Record<string, AttributeType> }>();
+  for (const a of rows) {
+    let o = out.get(a.source_id);
+    if (!o) out.set(a.source_id, (o = { attributes: {}, attribute_types: {} }));
+    o.attributes[a.name] = a.value;
+    o.attribute_types[a.name] = a.type;
+  }
+  return out;
+}
+const NO_ATTRIBUTES = Object.freeze({ attributes: Object.freeze({}), attribute_types: Object.freeze({}) });
 
 /** Default and largest page of read_source_content, in code points (HTTP spec section 8). */
 export const DEFAULT_MAX_LENGTH = 50_000;
@@ -21,12 +35,14 @@ export const listSources = defineTool({
   title: 'List Sources',
   description:
     'List the sources of the project (no text), optionally only one type. Each has source_id, name, type, memo, origin, folder_id, ' +
-    'length (code points), segment_count and coded. Returns {count, sources}.',
+    'length (code points), segment_count, coded, attributes (the document attributes as {name: value}: strings for text and ISO 8601 dates, numbers, booleans) ' +
+    'and attribute_types ({name: "text"|"number"|"date"|"boolean"}). Returns {count, sources}.',
   input: args({ source_type: z.enum(SOURCE_TYPES).optional().describe('only sources of this type') }),
   effect: 'read',
   trust: 'read',
   run: (ctx, input) => {
-    const sources = ctx.domain.repo.listSources(input.source_type).map(sourceOut);
+    const attributes = sourceAttributesById(ctx.domain.repo.listSourceAttributes());
+    const sources = ctx.domain.repo.listSources(input.source_type).map((s) => ({ ...sourceOut(s), ...(attributes.get(s.source_id) ?? NO_ATTRIBUTES) }));
     return { count: sources.length, sources };
   },
 });
@@ -37,7 +53,8 @@ export const readSourceContent = defineTool({
   title: 'Read Source Content',
   description:
     `Read a source's text, one page at a time. Positions count Unicode code points; end_pos is exclusive. A page holds at most max_length (default ${DEFAULT_MAX_LENGTH}) code points. ` +
-    'Returns {source_id, source_name, content, start_pos, end_pos, total_length, has_more}; while has_more is true, call again with start_pos = the returned end_pos. ' +
+    'Returns {source_id, source_name, source_type, content, start_pos, end_pos, total_length, has_more, attributes, attribute_types} (attributes: the document attributes as {name: value}, ' +
+    'attribute_types: {name: type}); while has_more is true, call again with start_pos = the returned end_pos. ' +
     'Errors: SOURCE_NOT_FOUND, INVALID_POSITION (start_pos past the end, or end_pos before start_pos).',
   input: args({
     source_id: id('the source'),
@@ -65,6 +82,7 @@ export const readSourceContent = defineTool({
       end_pos: end,
       total_length: total,
       has_more: end < stop,
+      ...(sourceAttributesById(ctx.domain.repo.listSourceAttributes(source.source_id)).get(source.source_id) ?? NO_ATTRIBUTES),
     };
   },
 });

@@ -286,6 +286,16 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         ],
         ['case', { type: 'case', project: HOSTILE[3], heat: heat(HOSTILE.slice(6, 10)) }],
         ['attribute', { type: 'attribute', project: HOSTILE[4], attributes: HOSTILE.slice(0, 4), attribute: HOSTILE[0], heat: heat(HOSTILE.slice(10, 14)) }],
+        [
+          'document_attribute',
+          {
+            type: 'document_attribute',
+            project: HOSTILE[5],
+            attributes: HOSTILE.slice(4, 8),
+            attribute: HOSTILE[4],
+            heat: { ...heat(HOSTILE.slice(8, 12)), columns: HOSTILE.slice(8, 12).map((l, j) => ({ key: `k${j}`, label: l, source_ids: [j + 1] })) },
+          },
+        ],
       ];
       for (const [view, data] of messages) {
         await page.evaluate('window.__posted.length = 0');

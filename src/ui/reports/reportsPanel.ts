@@ -3,7 +3,20 @@ import * as vscode from 'vscode';
 import type { EventRecord } from '../../domain/events';
 import type { Segment } from '../../domain/model';
 import type { ProjectRepository } from '../../domain/ports';
-import { attributeNames, bySourceAndPosition, caseCellSegments, codeByAttributeMatrix, codeByCaseMatrix, codedBySegments, cooccurringSegments, type CodeMatrixResult } from '../../domain/codeMatrices';
+import {
+  attributeNames,
+  bySourceAndPosition,
+  caseCellSegments,
+  codeByAttributeMatrix,
+  codeByCaseMatrix,
+  codeByDocumentAttributeMatrix,
+  codedBySegments,
+  cooccurringSegments,
+  documentAttributeNames,
+  sourceCellSegments,
+  type CodeMatrixResult,
+  type DocumentAttributeMatrixResult,
+} from '../../domain/codeMatrices';
 import { coderComparisonReport, cooccurrenceReport, frequencyReport } from '../../domain/reports';
 import type { AgreementRow, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../../protocol/reports';
 import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceReportTool, generateFrequencyReportTool } from '../../tools/reportTools';
@@ -39,7 +52,7 @@ export interface DrillItem {
   segment_id?: number;
 }
 
-const VIEWS: readonly unknown[] = ['frequency', 'cooccurrence', 'agreement', 'case', 'attribute'] satisfies ReportsViewId[];
+const VIEWS: readonly unknown[] = ['frequency', 'cooccurrence', 'agreement', 'case', 'attribute', 'document_attribute'] satisfies ReportsViewId[];
 
 /** Whether `v` names a view of the Reports panel (command arguments and webview messages are checked). */
 export function isReportsView(v: unknown): v is ReportsViewId {
@@ -96,7 +109,12 @@ export class ReportsPanel implements vscode.Disposable {
     if (view) this.request = { view } as ReportRequest;
     if (this.panel) {
       this.panel.reveal(undefined, false);
-      if (view) void this.panel.webview.postMessage({ type: 'show', view } satisfies ToReportsWebview);
+      if (view) {
+        // a hidden panel's page is reloaded by reveal (retainContextWhenHidden is off) and misses this message:
+        // the view is also kept until the page asks for it, or shown when the reloaded page says it is ready
+        this.pendingView = view;
+        void this.panel.webview.postMessage({ type: 'show', view } satisfies ToReportsWebview);
+      }
       return;
     }
     const root = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
@@ -154,6 +172,7 @@ export class ReportsPanel implements vscode.Disposable {
         return;
       case 'request':
         if (!isReportsView(m.request?.view)) return;
+        if (m.request.view === this.pendingView) this.pendingView = undefined;
         this.request = m.request;
         return this.send();
       case 'drill':
@@ -235,6 +254,12 @@ export class ReportsPanel implements vscode.Disposable {
         const heat = attribute === null ? { rows: [], columns: [], matrix: [] } : capHeat(codeByAttributeMatrix(repo, attribute));
         return { type: 'attribute', project: name, attributes, attribute, heat };
       }
+      case 'document_attribute': {
+        const attributes = documentAttributeNames(repo);
+        const attribute = request.attribute && attributes.includes(request.attribute) ? request.attribute : (attributes[0] ?? null);
+        const heat = attribute === null ? { rows: [], columns: [], matrix: [] } : capHeat(codeByDocumentAttributeMatrix(repo, attribute));
+        return { type: 'document_attribute', project: name, attributes, attribute, heat };
+      }
     }
   }
 
@@ -262,6 +287,11 @@ export class ReportsPanel implements vscode.Disposable {
         };
       case 'cases':
         return { title: `Segments of "${codeName(target.code_id)}" in ${target.column}`, items: caseCellSegments(repo, target.code_id, target.case_ids.map(Number)).map((s) => ofSegment(s, s.owner)) };
+      case 'sources':
+        return {
+          title: `Segments of "${codeName(target.code_id)}" in sources with ${target.column}`,
+          items: sourceCellSegments(repo, target.code_id, target.source_ids.map(Number)).map((s) => ofSegment(s, s.owner)),
+        };
       case 'pair': {
         const same = target.code_a === target.code_b;
         const title = same ? `Overlapping segments of "${codeName(target.code_a)}"` : `"${codeName(target.code_a)}" overlapping "${codeName(target.code_b)}"`;
@@ -405,8 +435,8 @@ function agreement(repo: ProjectRepository, project: string, asked: [string, str
   }
 }
 
-/** A code matrix as a heat map, keeping the most used rows and columns (in their order) when there are many. */
-export function capHeat(m: CodeMatrixResult, maxRows = HEAT_MAX_ROWS, maxColumns = HEAT_MAX_COLUMNS): HeatMap {
+/** A code matrix (of cases, or of sources for document attributes) as a heat map, keeping the most used rows and columns (in their order) when there are many. */
+export function capHeat(m: CodeMatrixResult | DocumentAttributeMatrixResult, maxRows = HEAT_MAX_ROWS, maxColumns = HEAT_MAX_COLUMNS): HeatMap {
   const rowSums = m.matrix.map((r) => r.reduce((a, b) => a + b, 0));
   const colSums = m.columns.map((_c, j) => m.matrix.reduce((a, r) => a + (r[j] ?? 0), 0));
   const keep = (sums: number[], max: number) => {
@@ -423,8 +453,8 @@ export function capHeat(m: CodeMatrixResult, maxRows = HEAT_MAX_ROWS, maxColumns
   const heat: HeatMap = {
     rows: rows.map((i) => m.codes[i] as CodeMatrixResult['codes'][number]),
     columns: cols.map((j) => {
-      const c = m.columns[j] as CodeMatrixResult['columns'][number];
-      return { key: c.key, label: c.label, case_ids: c.case_ids };
+      const c = m.columns[j] as CodeMatrixResult['columns'][number] | DocumentAttributeMatrixResult['columns'][number];
+      return 'source_ids' in c ? { key: c.key, label: c.label, source_ids: c.source_ids } : { key: c.key, label: c.label, case_ids: c.case_ids };
     }),
     matrix: rows.map((i) => cols.map((j) => m.matrix[i]?.[j] ?? 0)),
   };

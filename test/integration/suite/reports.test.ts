@@ -160,6 +160,37 @@ describe('Reports and codebook health in VS Code', function () {
     assert.equal(JSON.parse(fs.readFileSync(json!, 'utf8')).report_type, 'cooccurrence');
   });
 
+  it('draws the code-by-document-attribute heat map and lists the segments behind one of its cells', async () => {
+    await call('set_source_attribute', { source_id: ids.s1, attribute_name: 'Region', value: 'North' });
+    await call('set_source_attribute', { source_id: ids.s2, attribute_name: 'Region', value: 'South' });
+    const drawn = api.reports.whenRendered('document_attribute');
+    api.reports.open('document_attribute');
+    const r = await drawn;
+    assert.equal(r.items, 6, 'three codes x two values of "Region"');
+    assert.ok(r.painted > 100);
+    const data = api.reports.compute({ view: 'document_attribute', attribute: 'Region' });
+    assert.equal(data.type, 'document_attribute');
+    if (data.type === 'document_attribute') {
+      assert.deepEqual(data.attributes, ['Region']);
+      assert.deepEqual(data.heat.columns.map((c) => [c.label, c.source_ids]), [
+        ['North', [ids.s1]],
+        ['South', [ids.s2]],
+      ]);
+      // s1: Meeting x2, meeting place x1; s2 (bob and the researcher): Meeting, meeting place, Food
+      assert.deepEqual(data.heat.rows.map((c) => c.name), ['Food', 'Meeting <b>places</b>', 'meeting place']);
+      assert.deepEqual(data.heat.matrix, [
+        [0, 1],
+        [2, 1],
+        [1, 1],
+      ]);
+    }
+    const behind = api.reports.segmentsBehind({ kind: 'sources', code_id: ids.meeting, source_ids: [ids.s1], column: 'Region = North' });
+    assert.deepEqual(behind.items.map((i) => [i.source_name, i.start_pos, i.end_pos]), [
+      ['Garden talk', 0, 34],
+      ['Garden talk', 15, 60],
+    ]);
+  });
+
   it('lists codebook problems in the Problems panel: project-level on the project file, overlaps on the source', async () => {
     const projectUri = vscode.Uri.file(projectFile);
     const onProject = await until('codebook diagnostics on the project file', () => {

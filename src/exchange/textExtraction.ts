@@ -3,8 +3,10 @@
  * plain text (for documents) or nothing (for media, which are registered by path).
  *
  * Formats and where their rules come from:
- * - `.txt`, `.md`: strict UTF-8 (WHATWG Encoding Standard, "utf-8 decode" with `fatal`), BOM removed, every
- *   other character kept as is (CRLF stays CRLF), because later segment offsets count the text's code points.
+ * - `.txt`, `.md`: strict UTF-8 (WHATWG Encoding Standard, "utf-8 decode" with `fatal`), else the encoding a
+ *   byte-order mark names or `chardet` detects, decoded exactly with `iconv-lite` (see textEncoding.ts); the
+ *   BOM removed, every other character kept as is (CRLF stays CRLF), because later segment offsets count the
+ *   text's code points.
  * - `.docx`: Office Open XML (ECMA-376), text by `mammoth`'s `extractRawText`.
  * - `.odt`: OpenDocument 1.3 (OASIS), `content.xml` read with `jszip` + `fast-xml-parser`, see {@link odtText}.
  * - `.rtf`: Rich Text Format 1.9.1 (Microsoft, 2008), our own extractor, see {@link rtfText}.
@@ -21,6 +23,7 @@ import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import { XMLParser } from 'fast-xml-parser';
 import { ToolError } from '../core/errors';
+import { decodeTextFile } from './textEncoding';
 
 /** Kind of a source: `text` (plain or word-processor documents), `pdf`, or a media kind. */
 export type SourceType = 'text' | 'audio' | 'video' | 'image' | 'pdf';
@@ -35,13 +38,19 @@ export interface ExtractedFile {
   text: string | null;
   /** file size in bytes */
   sizeBytes: number;
+  /**
+   * `.txt`/`.md` only: the encoding the text was decoded from (`UTF-8`, `UTF-16LE`, a detected `windows-1252`
+   * ...), whether the file began with a byte-order mark (removed from `text`), and chardet's confidence
+   * (0-100) when the encoding was detected rather than known.
+   */
+  encoding?: { name: string; bom: boolean; confidence?: number };
 }
 
 /** How one extension is handled: its source kind, MIME type and, for documents, how its text is read. */
 interface FormatEntry {
   type: SourceType;
   mime: string;
-  extract: ((bytes: Uint8Array) => Promise<string>) | null;
+  extract: ((bytes: Uint8Array) => Promise<string | PlainText>) | null;
 }
 
 /**
@@ -51,8 +60,8 @@ interface FormatEntry {
  * `audio/wav`, `video/x-matroska`, `video/x-msvideo` and `image/bmp` are the de-facto names.
  */
 const FORMATS: Readonly<Record<string, FormatEntry>> = {
-  '.txt': { type: 'text', mime: 'text/plain', extract: async (b) => utf8Text(b) },
-  '.md': { type: 'text', mime: 'text/markdown', extract: async (b) => utf8Text(b) },
+  '.txt': { type: 'text', mime: 'text/plain', extract: async (b) => plainText(b) },
+  '.md': { type: 'text', mime: 'text/markdown', extract: async (b) => plainText(b) },
   '.docx': {
     type: 'text',
     mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
@@ -94,8 +103,9 @@ export const SUPPORTED_EXTENSIONS: readonly string[] = Object.freeze(Object.keys
 /**
  * Reads the file at `absPath` and extracts what a source needs.
  *
- * - `.txt`/`.md`: the exact characters of the file decoded as UTF-8 (a leading BOM removed, nothing else
- *   changed: line ends, spaces and Unicode normalization are kept).
+ * - `.txt`/`.md`: the exact characters of the file decoded as UTF-8, or in the encoding its BOM names or
+ *   chardet detects (`encoding` says which; textEncoding.ts), a leading BOM removed, nothing else changed:
+ *   line ends, spaces and Unicode normalization are kept.
  * - `.docx`: mammoth's raw text (each paragraph followed by `"\n\n"`).
  * - `.odt`: paragraphs (`text:p`, `text:h`) joined with `"\n"`.
  * - `.rtf`: the document text, paragraphs (`\par`) ended by `"\n"`.
@@ -107,7 +117,8 @@ export const SUPPORTED_EXTENSIONS: readonly string[] = Object.freeze(Object.keys
  * @param absPath absolute path of the file.
  * @throws ToolError `SOURCE_IMPORT_FAILED` when the path is relative, the file does not exist or cannot be
  *   read, it is a directory (or not a regular file), its extension is not in {@link SUPPORTED_EXTENSIONS},
- *   a `.txt`/`.md` is not valid UTF-8 (the message gives the byte offset), or a document fails to parse.
+ *   a `.txt`/`.md` is neither UTF-8 nor in an encoding detected confidently and decoded exactly (the
+ *   message gives the byte offset and the likely encoding), or a document fails to parse.
  */
 export async function extractFile(absPath: string): Promise<ExtractedFile> {
   if (typeof absPath !== 'string' || absPath.length === 0) {
@@ -151,8 +162,11 @@ export async function extractFile(absPath: string): Promise<ExtractedFile> {
     throw new ToolError('SOURCE_IMPORT_FAILED', `Cannot read "${absPath}": ${errorText(e)}`);
   }
   let text: string;
+  let encoding: ExtractedFile['encoding'];
   try {
-    text = await format.extract(bytes);
+    const out = await format.extract(bytes);
+    if (typeof out === 'string') text = out;
+    else ({ text, encoding } = out);
   } catch (e) {
     if (e instanceof ToolError) {
       throw new ToolError(e.code, `Cannot import "${path.basename(absPath)}": ${e.message}`, e.details);
@@ -162,7 +176,7 @@ export async function extractFile(absPath: string): Promise<ExtractedFile> {
       `Cannot import "${path.basename(absPath)}": not a readable ${ext.slice(1).toUpperCase()} file (${errorText(e)}).`,
     );
   }
-  return { type: format.type, mime: format.mime, text, sizeBytes: bytes.byteLength };
+  return { type: format.type, mime: format.mime, text, sizeBytes: bytes.byteLength, ...(encoding ? { encoding } : {}) };
 }
 
 /** The message of an unknown thrown value. */
@@ -173,58 +187,20 @@ function errorText(e: unknown): string {
 // ---------------------------------------------------------------------------------------------------------
 // Plain text
 
-/**
- * Strict UTF-8 decode (WHATWG Encoding Standard, `fatal: true`); a leading BOM is removed.
- * @throws ToolError `SOURCE_IMPORT_FAILED` naming the byte offset of the first invalid sequence.
- */
-function utf8Text(bytes: Uint8Array): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    const at = firstInvalidUtf8(bytes);
-    throw new ToolError(
-      'SOURCE_IMPORT_FAILED',
-      `the file is not valid UTF-8 (first invalid byte at offset ${at}). Save it as UTF-8 and import again.`,
-    );
-  }
+/** The text of a plain-text file and the encoding it was decoded from. */
+interface PlainText {
+  text: string;
+  encoding: NonNullable<ExtractedFile['encoding']>;
 }
 
 /**
- * Byte offset of the first byte that starts an ill-formed UTF-8 sequence (Unicode 15, table 3-7, "well-formed
- * UTF-8 byte sequences"), or `bytes.length` when none is found.
+ * A `.txt`/`.md` file's text: UTF-8, or the encoding its BOM names or chardet detects (textEncoding.ts
+ * `decodeTextFile`); a leading BOM removed.
+ * @throws ToolError `SOURCE_IMPORT_FAILED` naming the first byte that is not UTF-8 and the likely encoding.
  */
-function firstInvalidUtf8(bytes: Uint8Array): number {
-  let i = 0;
-  const n = bytes.length;
-  while (i < n) {
-    const b = bytes[i]!;
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    let len: number;
-    let lo = 0x80;
-    let hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) len = 2;
-    else if (b >= 0xe0 && b <= 0xef) {
-      len = 3;
-      if (b === 0xe0) lo = 0xa0;
-      if (b === 0xed) hi = 0x9f;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      len = 4;
-      if (b === 0xf0) lo = 0x90;
-      if (b === 0xf4) hi = 0x8f;
-    } else return i;
-    if (i + len > n) return i;
-    const b1 = bytes[i + 1]!;
-    if (b1 < lo || b1 > hi) return i;
-    for (let k = 2; k < len; k++) {
-      const bk = bytes[i + k]!;
-      if (bk < 0x80 || bk > 0xbf) return i;
-    }
-    i += len;
-  }
-  return n;
+function plainText(bytes: Uint8Array): PlainText {
+  const d = decodeTextFile(bytes);
+  return { text: d.text, encoding: { name: d.encoding, bom: d.bom, ...(d.confidence !== undefined ? { confidence: d.confidence } : {}) } };
 }
 
 // ---------------------------------------------------------------------------------------------------------

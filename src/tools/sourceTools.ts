@@ -191,7 +191,8 @@ export const importFileSource = defineTool({
     `Import a file as a source. Text is extracted from ${['.txt', '.md', '.docx', '.pdf', '.odt', '.rtf'].join(' ')} (text kept exactly, line ends included); ` +
     'audio, video and image files are registered without text. With dry_run true nothing is written and the result says what would be imported. ' +
     AGENT_PATH_RULE_SHORT +
-    ' Returns the source (or the dry-run preview). Errors: SOURCE_IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing file, unsupported type, unreadable), SOURCE_DUPLICATE_NAME.',
+    ' A .txt or .md file that is not UTF-8 is decoded from the encoding its byte-order mark names or that is detected (the result\'s `encoding` says which, with the detection\'s confidence), or refused naming the likely encoding.' +
+    ' Returns the source (or the dry-run preview). Errors: SOURCE_IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing file, unsupported type, unreadable, text in an encoding that cannot be decoded exactly), SOURCE_DUPLICATE_NAME.',
   input: args({
     file_path: text(4096, 1).describe('absolute path of the file'),
     name: nameText(MAX_SOURCE_NAME).optional().describe(`source name, 1-${MAX_SOURCE_NAME} characters (default: the file name)`),
@@ -219,6 +220,7 @@ export const importFileSource = defineTool({
           size_bytes: file.sizeBytes,
           length: file.text === null ? 0 : [...file.text].length,
           preview: file.text === null ? null : sliceCp(file.text, 0, 500),
+          ...(file.encoding ? { encoding: file.encoding } : {}),
         },
         supported_extensions: SUPPORTED_EXTENSIONS,
       };
@@ -241,6 +243,6 @@ export const importFileSource = defineTool({
         payload: { source_id: source.source_id, mime: file.mime, length: source.length },
       });
     }
-    return { dry_run: false as const, ...sourceOut(source) };
+    return { dry_run: false as const, ...sourceOut(source), ...(file.encoding ? { encoding: file.encoding } : {}) };
   },
 });

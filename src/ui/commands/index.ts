@@ -5,7 +5,9 @@ import type { Segment } from '../../domain/model';
 import { batchApplyCodes, createCodeTool, deleteSegmentTool, updateSegmentMemoTool } from '../../tools/coreTools';
 import { createCategoryTool, deleteCodeTool, mergeCodesTool, renameCodeTool, setCodeColorTool, updateCodeMemoTool } from '../../tools/codeTools';
 import { createFolderTool, deleteFolderTool, renameFolderTool } from '../../tools/folderTools';
+import { renameCategoryTool } from '../../tools/categoryTools';
 import { importFileSource, removeSource } from '../../tools/sourceTools';
+import { eraseSourceTool } from '../../tools/erasureTools';
 import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import type { CodedSegmentsTreeProvider } from '../trees/codedSegmentsTreeProvider';
@@ -187,6 +189,12 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       return wb.call(createCategoryTool, { name, parent_id: node?.kind === 'category' ? node.category.category_id : undefined });
     },
     'marginalia.codes.rename': async (node?: CodesNode) => {
+      if (node?.kind === 'category') {
+        const k = node.category;
+        const name = await vscode.window.showInputBox({ title: `Rename category "${k.name}"`, value: k.name, validateInput: (v) => (v.trim() ? undefined : 'Enter a name') });
+        if (!name || name === k.name) return undefined;
+        return wb.call(renameCategoryTool, { category_id: k.category_id, new_name: name });
+      }
       const c = codeOf(node);
       if (!c) return undefined;
       const name = await vscode.window.showInputBox({ title: `Rename "${c.code.name}"`, value: c.code.name });
@@ -283,6 +291,33 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       const ok = await vscode.window.showWarningMessage(`${preview.message.replace(/ Call again.*$/, '')} This cannot be undone.`, { modal: true }, 'Remove');
       if (ok !== 'Remove') return undefined;
       return wb.call(removeSource, { source_id: node.source.source_id, confirm: true });
+    },
+    'marginalia.sources.erase': async (node?: SourcesNode) => {
+      if (node?.kind !== 'source') return undefined;
+      const s = node.source;
+      const ok = await vscode.window.showWarningMessage(
+        `Erase "${s.name}" for good? This cannot be undone.`,
+        {
+          modal: true,
+          detail:
+            'For a participant who withdrew consent: the source, its segments and every trace of its text are removed from the project, ' +
+            'the event log (redacted), the audit log and every snapshot of the version history. Exports and other copies under the project ' +
+            'folder are listed, not deleted. Memos you wrote are kept.',
+        },
+        'Erase Permanently',
+      );
+      if (ok !== 'Erase Permanently') return undefined;
+      const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Erasing "${s.name}"` }, () =>
+        wb.call(eraseSourceTool, { source_id: s.source_id, confirm: true }),
+      );
+      if (!report) return undefined;
+      const copies = report.copies_found.map((c) => c.relative);
+      const summary =
+        `Erased "${report.source_name}": ${report.database.segments + report.database.av_segments} segments, ${report.database.events_redacted} events redacted, ` +
+        `${report.audit_log?.lines_rewritten ?? 0} audit lines rewritten, ${report.history?.snapshots_rewritten ?? 0} snapshots rewritten.`;
+      if (copies.length > 0) void vscode.window.showWarningMessage(`${summary} These files still hold its text (not deleted): ${copies.join(', ')}`, { modal: true });
+      else void vscode.window.showInformationMessage(summary);
+      return report;
     },
     'marginalia.sources.refresh': () => d.sourcesTree.refresh(),
     'marginalia.segments.reveal': async (segmentId: number) => {

@@ -44,8 +44,14 @@ const BOMS: { bytes: number[]; encoding: string; iconv: string }[] = [
   { bytes: [0xfe, 0xff], encoding: 'UTF-16BE', iconv: 'utf-16be' },
 ];
 
-/** C0 controls other than tab, line feed, vertical tab, form feed and carriage return, and C1 controls. */
-const CONTROL = /[\u0000-\u0008\u000E-\u001F\u0080-\u009F]/;
+/** True when `text` holds a C0 control other than tab, line feed, vertical tab, form feed and carriage return, or a C1 control. */
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x09 || (c > 0x0d && c < 0x20) || (c >= 0x80 && c <= 0x9f)) return true;
+  }
+  return false;
+}
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** `bytes` decoded with iconv-lite when the decoding is exact (encodes back to the same bytes), else undefined. */
@@ -92,7 +98,7 @@ export function decodeTextFile(bytes: Uint8Array, fileName = 'the file'): Decode
     // WHATWG: the iso-8859-1 label decodes as windows-1252 (its C1 bytes 0x80-0x9F are printable there)
     const name = c.name === 'ISO-8859-1' && buf.some((b) => b >= 0x80 && b <= 0x9f) ? 'windows-1252' : c.name;
     const text = exactDecode(buf, name);
-    if (text === undefined || CONTROL.test(text)) continue;
+    if (text === undefined || hasControl(text)) continue;
     return { text, encoding: name, bom: false, confidence: c.confidence };
   }
   const where = invalid ? ` (byte offset ${invalid.offset}: ${invalid.problem})` : '';

@@ -1091,6 +1091,10 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
             const codings = list(sel, 'Coding');
             if (!Number.isSafeInteger(begin) || !Number.isSafeInteger(end) || begin < 0 || end <= begin) {
               skip(plan, 'av_selections_with_invalid_times', Math.max(1, codings.length));
+              warn(
+                plan,
+                `${type} selection ${normalizeGuid(attr(sel, 'guid')) ?? attr(sel, 'guid') ?? ''} of ${codesPhrase(codings)} in source '${name}' has invalid times (begin "${attr(sel, 'begin') ?? ''}", end "${attr(sel, 'end') ?? ''}" ms) and was left out`,
+              );
               continue;
             }
             const selOwner = ownerOf(attr(sel, 'creatingUser'));

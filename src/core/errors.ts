@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   'MERGE_SAME_CODE',
   'CODE_HAS_SEGMENTS', // Marginalia: delete_code without delete_segments on a code that has segments
   'CATEGORY_CYCLE', // Marginalia: a category cannot become its own ancestor
+  'CATEGORY_NOT_EMPTY', // Marginalia: delete_category on a category holding codes or sub-categories without move_codes_to (like FOLDER_NOT_EMPTY)
   'INVALID_POSITION', // Marginalia: text offsets outside the source or end before start
   'INVALID_ARGUMENTS', // Marginalia: arguments do not match the tool's input schema
   'CASE_NOT_FOUND',

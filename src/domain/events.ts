@@ -21,6 +21,10 @@ export type EventType =
   | 'coding.segment_updated'
   | 'coding.category_created'
   | 'coding.category_deleted'
+  // category rename and memo (src/domain/categories.ts; Marginalia's names): {category_id, old_name, new_name} and
+  // {category_id, field: 'memo', old_value, new_value}, like coding.code_renamed and coding.code_updated
+  | 'coding.category_renamed'
+  | 'coding.category_updated'
   | 'coding.code_moved'
   // AV coding (Marginalia's names; payloads: segment_id, code_id, source_id, start_ms, end_ms, and transcript when coded)
   | 'coding.av_segment_coded'

@@ -75,6 +75,10 @@ export interface ProjectRepository {
   getCategory(id: number): Category | undefined;
   findCategoryByKey(key: string): Category | undefined;
   insertCategory(name: string, key: string, parentId: number | null, memo: string | null, stamp: Stamp): number;
+  /** Changes a category's name (with its `name_key`), memo or parent; `key` is null unless the name changes. */
+  updateCategory(id: number, fields: Partial<Pick<Category, 'name' | 'memo' | 'parent_id'>>, key: string | null): void;
+  /** Deletes a category row; the caller has moved its codes and sub-categories first (foreign keys). */
+  deleteCategory(id: number): void;
   // segments
   listSegmentsForSource(sourceId: number): Segment[];
   /**

@@ -176,6 +176,24 @@ export class SqlProjectRepository implements ProjectRepository {
     ]).lastId;
   }
 
+  updateCategory(id: number, fields: Partial<Pick<Category, 'name' | 'memo' | 'parent_id'>>, key: string | null): void {
+    const sets: string[] = [];
+    const params: (string | number | null)[] = [];
+    for (const [k, v] of Object.entries(fields)) {
+      sets.push(`${k} = ?`);
+      params.push(v as string | number | null);
+    }
+    if (key !== null) {
+      sets.push('name_key = ?');
+      params.push(key);
+    }
+    if (sets.length === 0) return;
+    this.db.run(`UPDATE categories SET ${sets.join(', ')} WHERE id = ?`, [...params, id]);
+  }
+  deleteCategory(id: number): void {
+    this.db.run('DELETE FROM categories WHERE id = ?', [id]);
+  }
+
   listSegmentsForSource(sourceId: number): Segment[] {
     return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? ORDER BY start_pos, end_pos, id`, [sourceId]);
   }

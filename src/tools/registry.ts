@@ -8,6 +8,7 @@ import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
 import { setSourceAttributeTool } from './sourceAttributeTools';
 import { eraseSourceTool } from './erasureTools';
+import { deleteCategoryTool, renameCategoryTool, updateCategoryMemoTool } from './categoryTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
 import { applyCodeTool, deleteSourceTool, importSourceTool, importTextTool, moveCodeTool, removeCodeTool, renameSourceTool, updateMemoTool } from './designTools';
@@ -107,6 +108,10 @@ export const TOOLS: readonly AnyTool[] = [
   setCodeColorTool,
   updateCodeMemoTool,
   createCategoryTool,
+  // category management (src/tools/categoryTools.ts)
+  renameCategoryTool,
+  updateCategoryMemoTool,
+  deleteCategoryTool,
   moveCodeToCategoryTool,
   moveCodeTool,
   mergeCodesTool,

@@ -29,6 +29,9 @@ describe('trust layer', () => {
       batch_apply_codes: 'require', // bulk
       delete_segment: 'notify', // removing a coding is the apply-code category
       rename_code: 'suggest',
+      rename_category: 'suggest', // rename
+      update_category_memo: 'suggest', // a codebook change, like update_code_memo (rename)
+      delete_category: 'require', // delete, although no code is deleted
       move_code_to_category: 'notify', // the capability table: move_code Notify
       delete_code: 'require',
       remove_source: 'require',

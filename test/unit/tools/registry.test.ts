@@ -106,6 +106,10 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   // backs GET /state/segments and qda://segments?code_id=X|source_id=X|case_id=X (agent-context spec, sections 2 and 4)
   list_segments: { group: 'core', required: [], optional: ['code_id', 'source_id', 'case_id', 'limit', 'offset'] },
   set_code_color: { group: 'code', required: ['code_id', 'color'], optional: [] },
+  // category management beyond create_category (issue 13, item 4)
+  rename_category: { group: 'code', required: ['category_id', 'new_name'], optional: [] },
+  update_category_memo: { group: 'code', required: ['category_id', 'memo'], optional: [] },
+  delete_category: { group: 'code', required: ['category_id'], optional: ['move_codes_to'] },
   // case management: the HTTP spec's case table (section 4) ...
   list_cases: { group: 'case', required: [], optional: [] },
   get_case: { group: 'case', required: ['case_id'], optional: [] },
@@ -135,6 +139,8 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   rename_source: { group: 'source', required: ['source_id', 'new_name'], optional: [] },
   delete_source: { group: 'source', required: ['source_id'], optional: [] },
   update_memo: { group: 'source', required: ['source_id', 'memo'], optional: [] },
+  // erasure when a participant withdraws consent (issue 15, item 9); researcher only
+  erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
   // ... and its reports (src/tools/reportTools.ts), with get_report / list_reports behind qda://reports
   generate_frequency_report: { group: 'analysis', required: [], optional: ['filters'] },
   generate_cooccurrence_report: { group: 'analysis', required: [], optional: ['filters'] },

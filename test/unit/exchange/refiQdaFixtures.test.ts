@@ -289,14 +289,15 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
   });
 
   describe('warnings name their source and code', () => {
-    it('a selection outside its text', async () => {
+    it('a selection outside its text, with invalid positions or invalid times', async () => {
       const file = path.join(fx.dir, 'outside.qde');
       fs.writeFileSync(
         file,
         qde(
           `<CodeBook><Codes><Code guid="${g(1)}" name="Weather" isCodable="true"/><Code guid="${g(2)}" name="Mood" isCodable="true"/></Codes></CodeBook>` +
             `<Sources><TextSource guid="${g(10)}" name="Diary 3"><PlainTextContent>rainy day 🌧 again</PlainTextContent>` +
-            `${selection(g(11), [6, 40], [g(1), g(2)])}${selection(g(12), [0, 5], [g(1)])}${selection(g(13), [3, 'x' as unknown as number], [g(2)])}</TextSource></Sources>`,
+            `${selection(g(11), [6, 40], [g(1), g(2)])}${selection(g(12), [0, 5], [g(1)])}${selection(g(13), [3, 'x' as unknown as number], [g(2)])}</TextSource>` +
+            `<AudioSource guid="${g(20)}" name="Walk"><AudioSelection guid="${g(21)}" begin="5000" end="4000"><Coding guid="${g(22)}"><CodeRef targetGUID="${g(2)}"/></Coding></AudioSelection></AudioSource></Sources>`,
         ),
       );
       const r = await fx.ok('import_data', { format: 'refi_qda', source_path: file });
@@ -306,6 +307,7 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
         r.warnings.join('\n'),
       );
       assert.ok(r.warnings.some((w: string) => w.startsWith(`selection ${g(13)} of code 'Mood' in source 'Diary 3' has invalid positions`)), r.warnings.join('\n'));
+      assert.ok(r.warnings.some((w: string) => w.startsWith(`audio selection ${g(21)} of code 'Mood' in source 'Walk' has invalid times`)), r.warnings.join('\n'));
       assert.deepEqual(
         r.anchoring.unplaceable.map((e: any) => [e.source, e.code, e.stored_start_pos, e.stored_end_pos]),
         [

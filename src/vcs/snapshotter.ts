@@ -465,10 +465,11 @@ function plural(noun: string, n: number): string {
   return `${noun}s`;
 }
 
-/** The label of one event: the item's name ("Old → New" for a rename), else "<kind> <id>". */
+/** The label of one event: the item's name ("Old → New" for a rename; "source: attribute" for a document attribute), else "<kind> <id>". */
 function eventLabel(e: EventRecord): string {
   const p = e.payload;
   if (typeof p.old_name === 'string' && typeof p.new_name === 'string') return `${p.old_name} → ${p.new_name}`;
+  if (typeof p.source_name === 'string' && typeof p.attribute_name === 'string') return `${p.source_name}: ${p.attribute_name}`;
   if (typeof p.name === 'string') return p.name;
   return `${e.aggregate_type} ${e.aggregate_id}`;
 }

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { StoreDumpAccess } from '../../../src/store/dumpAccess';
 import { canonicalDump, diffDumps, readProjectTables } from '../../../src/vcs/canonicalDump';
+import { summarizeEvents } from '../../../src/vcs/snapshotter';
 import { FIXED_ISO, openFixture, type Fixture } from '../domain/projectFixture';
 
 describe('vcs: document attributes in the canonical dump and the history', function () {
@@ -45,6 +46,12 @@ describe('vcs: document attributes in the canonical dump and the history', funct
     await fx.ok('set_source_attribute', { source_id: b, attribute_name: 'Site', value: null });
     await fx.ok('set_source_attribute', { source_id: b, attribute_name: 'Age', value: 50 });
     assert.deepEqual(diffDumps(before, dump()).tables.source_attributes, { added: 1, removed: 1, changed: 1 });
+  });
+
+  it('names a document attribute change in a snapshot title as "source: attribute"', async () => {
+    const a = (await fx.ok('add_text_source', { name: 'Interview A', content: 'alpha' })).source_id;
+    const out = await fx.call('set_source_attribute', { source_id: a, attribute_name: 'Wave', value: 2 });
+    assert.equal(summarizeEvents(out.events), 'Interview A: Wave');
   });
 
   it('restore_snapshot brings back a removed source with its typed attributes', async () => {

@@ -7,6 +7,11 @@ import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip, 
 import { MatrixController, MatrixElement } from 'chartjs-chart-matrix';
 import type { AgreementRow, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../src/protocol/reports';
 
+/** "1 overlap", "2 overlaps": a count with its noun (the webview imports no src code but protocol types; src/core/plural.ts is the same rule). */
+function countOf(n: number, singular: string): string {
+  return `${n} ${n === 1 ? singular : `${singular}s`}`;
+}
+
 declare function acquireVsCodeApi(): { postMessage(m: FromReportsWebview): void; getState(): unknown; setState(s: unknown): void };
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, MatrixController, MatrixElement);
@@ -128,7 +133,7 @@ function axisColors() {
 
 function drawFrequency(m: Extract<ToReportsWebview, { type: 'frequency' }>): void {
   const used = m.codes.filter((c) => c.segment_count > 0);
-  summary.textContent = `${m.segments} coded segments in ${m.sources} sources; ${used.length} codes used${m.unused > 0 ? `, ${m.unused} unused (not shown)` : ''}. Click a bar for its segments.`;
+  summary.textContent = `${countOf(m.segments, 'coded segment')} in ${countOf(m.sources, 'source')}; ${countOf(used.length, 'code')} used${m.unused > 0 ? `, ${m.unused} unused (not shown)` : ''}. Click a bar for its segments.`;
   if (used.length === 0) {
     summary.textContent = 'Nothing is coded yet.';
     return rendered('frequency', 0);
@@ -146,7 +151,7 @@ function drawFrequency(m: Extract<ToReportsWebview, { type: 'frequency' }>): voi
         indexAxis: 'y',
         scales: { x: { ...axes, beginAtZero: true, ticks: { ...axes.ticks, precision: 0 } }, y: { ...axes, grid: { display: false }, ticks: { ...axes.ticks, autoSkip: false } } },
         plugins: {
-          tooltip: { callbacks: { label: (ctx) => ` ${ctx.parsed.x} segments in ${used[ctx.dataIndex]?.source_count ?? 0} sources` } },
+          tooltip: { callbacks: { label: (ctx) => ` ${countOf(ctx.parsed.x, 'segment')} in ${countOf(used[ctx.dataIndex]?.source_count ?? 0, 'source')}` } },
         },
         onClick: (_e: ChartEvent, els: ActiveElement[]) => {
           const c = els[0] ? used[els[0].index] : undefined;
@@ -271,7 +276,7 @@ function drawCooccurrence(m: Extract<ToReportsWebview, { type: 'cooccurrence' }>
   summary.textContent =
     m.heat.rows.length === 0
       ? 'No coded segments yet.'
-      : `${m.total_overlaps} overlaps of two different codes, ${m.same_code_overlaps} of the same code (diagonal).${shownOf(m.heat)} Click a cell for its segments.`;
+      : `${countOf(m.total_overlaps, 'overlap')} of two different codes, ${m.same_code_overlaps} of the same code (diagonal).${shownOf(m.heat)} Click a cell for its segments.`;
   drawHeatMap('cooccurrence', m.heat, (i, j) => {
     const a = m.heat.rows[i];
     const b = m.heat.columns[j];
@@ -377,7 +382,7 @@ function drawAgreement(m: Extract<ToReportsWebview, { type: 'agreement' }>): voi
     return rendered('agreement', 0);
   }
   const [a, b] = m.pair;
-  summary.textContent = `Agreement of ${a} and ${b}, character by character, over ${m.total_characters} characters of ${m.source_count} sources both coded. Click a row for both coders' segments of the code.`;
+  summary.textContent = `Agreement of ${a} and ${b}, character by character, over ${countOf(m.total_characters, 'character')} of ${countOf(m.source_count, 'source')} both coded. Click a row for both coders' segments of the code.`;
   summary.title = m.method;
   const head = el('tr');
   for (const h of ['Code', '% agreement', "Cohen's κ", 'both', `only ${a}`, `only ${b}`]) head.append(el('th', h));

@@ -6,12 +6,15 @@
  * - `near_duplicate_names`: two codes whose names (and memos) say nearly the same thing, as
  *   detect_duplicate_codes finds them ({@link detectDuplicateCodes}: token-level Dice similarity, memo-aware).
  * - `code_used_once`: a code applied exactly once (text and AV segments together): a candidate for merging.
+ *   Only once the project holds `usedOnceAfter` coded passages (default {@link DEFAULT_USED_ONCE_AFTER}): during
+ *   open coding most codes are new and used once, and saying so is noise (issue 13, item 11).
  * - `same_code_overlap`: two text segments of the same code by the same coder that overlap on one source,
  *   counted twice by the frequency report. Overlaps of one code by two different coders are what the coder
  *   comparison measures and are not problems.
  *
  * A pure function of the codes and the coded ranges; positions are code points, ranges half-open.
  */
+import { countOf } from '../core/plural';
 import type { CodeWithCounts, CodedRanges, ProjectRepository } from './ports';
 import { DEFAULT_DUPLICATE_THRESHOLD, detectDuplicateCodes } from './suggestions';
 
@@ -50,10 +53,28 @@ export interface CodebookHealthOptions {
   duplicateThreshold?: number;
   /** most same-code overlaps listed (default 1000); the rest are counted only */
   maxOverlaps?: number;
+  /**
+   * `code_used_once` problems only when the project holds at least this many coded passages (text and AV
+   * segments of all codes, each counted once); default {@link DEFAULT_USED_ONCE_AFTER}, 0 always. The VS Code
+   * setting `marginalia.codebookHealth.usedOnceAfter`.
+   */
+  usedOnceAfter?: number;
+}
+
+/** Coded passages a project holds before codebook health names codes used only once (issue 13, item 11). */
+export const DEFAULT_USED_ONCE_AFTER = 50;
+
+/**
+ * The summary line of a truncated overlap list: "1001 same-code overlaps in all; the first 1000 are listed."
+ * (counts with their plurals: "1 same-code overlap", "the first 1 is listed").
+ */
+export function overlapsTruncatedMessage(total: number, listed: number): string {
+  return `${countOf(total, 'same-code overlap')} in all; the first ${listed} ${listed === 1 ? 'is' : 'are'} listed.`;
 }
 
 /**
- * The codebook's problems: for each code in `codes` (in their order) no memo, then used once; then the
+ * The codebook's problems: for each code in `codes` (in their order) no memo, then used once (when the
+ * codes hold at least `usedOnceAfter` coded passages in all); then the
  * near-duplicate pairs (best first); then the same-code overlaps in `ranges` (which must be ordered by
  * source_id, then start_pos, as `reportCodedRanges` returns them, and name their owners: without owners
  * (owner -1) every segment counts as one unknown coder's), by source and position. An overlap is
@@ -69,12 +90,15 @@ export function codebookHealth(codes: readonly CodeWithCounts[], ranges: CodedRa
     problems.push(p);
   };
   const names = new Map<number, string>();
+  let passages = 0;
+  for (const c of codes) passages += c.segment_count + c.av_segment_count;
+  const usedOnce = passages >= (options.usedOnceAfter ?? DEFAULT_USED_ONCE_AFTER);
   for (const c of codes) {
     names.set(c.code_id, c.name);
     if (!c.memo || c.memo.trim() === '') {
       add({ kind: 'code_without_memo', severity: 'information', message: `Code "${c.name}" has no memo: describe what it means and when to apply it.`, code_ids: [c.code_id] });
     }
-    if (c.segment_count + c.av_segment_count === 1) {
+    if (usedOnce && c.segment_count + c.av_segment_count === 1) {
       add({ kind: 'code_used_once', severity: 'information', message: `Code "${c.name}" is used only once: merge it into a broader code, or code more passages with it.`, code_ids: [c.code_id] });
     }
   }

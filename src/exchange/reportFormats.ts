@@ -9,6 +9,7 @@
  * - HTML: one self-contained page, no scripts (a Content-Security-Policy meta forbids them), every text
  *   escaped (`& < > " '`), so a code named `<script>` shows as text.
  */
+import { countOf } from '../core/plural';
 import type { CoderComparisonResult, CooccurrenceResult, FrequencyResult, ReportView } from '../domain/reports';
 
 /** The export formats and their file extensions. */
@@ -45,7 +46,7 @@ function tablesOf(result: FrequencyResult | CooccurrenceResult | CoderComparison
     case 'cooccurrence':
       return [
         {
-          title: `Code co-occurrence: overlapping segments of two codes on the same source (${result.total_overlaps} pairs of different codes, ${result.same_code_overlaps} of the same code)`,
+          title: `Code co-occurrence: overlapping segments of two codes on the same source (${countOf(result.total_overlaps, 'pair')} of different codes, ${result.same_code_overlaps} of the same code)`,
           header: ['code', ...result.codes.map((c) => c.name)],
           rows: result.codes.map((c, i) => [c.name, ...(result.matrix[i] ?? [])]),
         },

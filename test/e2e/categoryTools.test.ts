@@ -23,8 +23,8 @@ describe('category tools over HTTP (real CLI)', function () {
   let server: ServerProcess | undefined;
   let base = '';
   const t = toolClient(() => base);
-  const cat: Record<string, number> = {};
-  const code: Record<string, number> = {};
+  const cat: Record<string, any> = {};
+  const code: Record<string, any> = {};
 
   /** What a failing call must leave unchanged: categories and codes. */
   const codebook = async () => ({ categories: await t.ok('list_categories'), codes: await t.ok('list_codes') });
@@ -141,7 +141,7 @@ describe('category tools over HTTP (real CLI)', function () {
       category_id: cat.feelings,
       name: 'Emotions',
       moved_to: cat.places,
-      code_ids: [code.fear, code.worry].sort((a, b) => a - b),
+      code_ids: [code.fear, code.worry].sort((a: number, b: number) => a - b),
       codes_moved: 2,
       sub_category_ids: [cat.anger],
       sub_categories_moved: 1,
@@ -170,7 +170,7 @@ describe('category tools over HTTP (real CLI)', function () {
       parent_id: null,
       memo: null,
       moved_to: cat.places,
-      code_ids: [code.fear, code.worry].sort((a, b) => a - b),
+      code_ids: [code.fear, code.worry].sort((a: number, b: number) => a - b),
       sub_category_ids: [cat.anger],
     });
     assert.equal(new Set(events.map((e) => e.metadata.correlation_id)).size, 1, 'one call, one correlation id');

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
-import { projectCodebookHealth, type CodebookProblem } from '../../domain/codebookHealth';
+import { overlapsTruncatedMessage, projectCodebookHealth, type CodebookProblem } from '../../domain/codebookHealth';
 import type { EventRecord } from '../../domain/events';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import { toVsRange } from '../documents/sourceDocuments';
@@ -65,7 +65,7 @@ export class CodebookDiagnostics implements vscode.Disposable {
       this.updated.fire(0);
       return 0;
     }
-    const health = projectCodebookHealth(project.repo);
+    const health = projectCodebookHealth(project.repo, { usedOnceAfter: settings.codebookHealthUsedOnceAfter() });
     const projectUri = vscode.Uri.file(project.path);
     const byUri = new Map<string, { uri: vscode.Uri; list: vscode.Diagnostic[] }>();
     const put = (uri: vscode.Uri, d: vscode.Diagnostic) => {
@@ -97,7 +97,7 @@ export class CodebookDiagnostics implements vscode.Disposable {
     if (health.overlaps_truncated) {
       const d = new vscode.Diagnostic(
         new vscode.Range(0, 0, 0, 0),
-        `${health.counts.same_code_overlap} same-code overlaps in all; the first ${health.problems.filter((p) => p.kind === 'same_code_overlap').length} are listed.`,
+        overlapsTruncatedMessage(health.counts.same_code_overlap, health.problems.filter((p) => p.kind === 'same_code_overlap').length),
         vscode.DiagnosticSeverity.Information,
       );
       d.source = CODEBOOK_DIAGNOSTICS;

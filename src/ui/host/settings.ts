@@ -18,6 +18,8 @@ export const settings = {
   provideMcpServer: (): boolean => vscode.workspace.getConfiguration('marginalia').get<boolean>('mcp.provideServerDefinition', false),
   /** Whether codebook health problems are listed in the Problems panel. */
   codebookHealthEnabled: (): boolean => vscode.workspace.getConfiguration('marginalia').get<boolean>('codebookHealth.enabled', true),
+  /** Coded passages the project holds before codebook health names codes used only once (0: always). */
+  codebookHealthUsedOnceAfter: (): number => Math.max(0, Math.floor(vscode.workspace.getConfiguration('marginalia').get<number>('codebookHealth.usedOnceAfter', 50))),
 };
 
 /**

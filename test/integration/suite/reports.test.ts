@@ -199,7 +199,8 @@ describe('Reports and codebook health in VS Code', function () {
     });
     const kinds = onProject.map((d) => `${String(d.code)}: ${d.message}`);
     assert.ok(kinds.some((k) => k.startsWith('code_without_memo') && k.includes('"meeting place"')), kinds.join('\n'));
-    assert.ok(kinds.some((k) => k.startsWith('code_used_once') && k.includes('"Food"')), kinds.join('\n'));
+    // 6 coded passages, fewer than marginalia.codebookHealth.usedOnceAfter (default 50): "used only once" stays quiet
+    assert.ok(!kinds.some((k) => k.startsWith('code_used_once')), kinds.join('\n'));
     assert.ok(kinds.some((k) => k.startsWith('near_duplicate_names') && k.includes('"Meeting <b>places</b>"') && k.includes('"meeting place"')), kinds.join('\n'));
     const source = api.workbench.repo()!.getSource(ids.s1)!;
     const overlaps = codebookDiagnostics(api.documents.uriFor(source));
@@ -210,6 +211,24 @@ describe('Reports and codebook health in VS Code', function () {
     // fixing a problem clears it (debounced refresh)
     await call('update_code_memo', { code_id: ids.meetingPlace, memo: 'a place to meet' });
     await until('the memo problem to go', () => !codebookDiagnostics(projectUri).some((d) => d.code === 'code_without_memo') || undefined);
+  });
+
+  it('names codes used only once after marginalia.codebookHealth.usedOnceAfter coded passages (6 here)', async () => {
+    const projectUri = vscode.Uri.file(projectFile);
+    const config = vscode.workspace.getConfiguration('marginalia');
+    const usedOnce = () => codebookDiagnostics(projectUri).filter((d) => d.code === 'code_used_once');
+    try {
+      await config.update('codebookHealth.usedOnceAfter', 6, vscode.ConfigurationTarget.Global);
+      const listed = await until('"Food" used only once', () => (usedOnce().length > 0 ? usedOnce() : undefined));
+      assert.deepEqual(
+        listed.map((d) => d.message.match(/"([^"]+)"/)?.[1]),
+        ['Food'],
+      );
+      await config.update('codebookHealth.usedOnceAfter', 7, vscode.ConfigurationTarget.Global);
+      await until('the used-once problem to go at 7', () => usedOnce().length === 0 || undefined);
+    } finally {
+      await config.update('codebookHealth.usedOnceAfter', undefined, vscode.ConfigurationTarget.Global);
+    }
   });
 
   it('clears the list when marginalia.codebookHealth.enabled is off', async () => {

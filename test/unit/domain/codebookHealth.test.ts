@@ -3,7 +3,7 @@
  * out as the repository orders them), and once on a real project built through the pipeline.
  */
 import assert from 'node:assert/strict';
-import { codebookHealth, projectCodebookHealth } from '../../../src/domain/codebookHealth';
+import { codebookHealth, overlapsTruncatedMessage, projectCodebookHealth } from '../../../src/domain/codebookHealth';
 import type { CodeWithCounts, CodedRanges } from '../../../src/domain/ports';
 import { ALICE, openFixture } from './projectFixture';
 
@@ -39,8 +39,8 @@ describe('codebook health (src/domain/codebookHealth.ts)', () => {
     assert.match(h.problems[0]!.message, /"A" has no memo/);
   });
 
-  it('finds codes used exactly once, text and AV segments together', () => {
-    const h = codebookHealth([code(1, 'Once', 'm', 1), code(2, 'Never', 'm', 0), code(3, 'Av once', 'm', 0, 1), code(4, 'Twice', 'm', 1, 1)], NONE);
+  it('finds codes used exactly once, text and AV segments together (usedOnceAfter 0: always)', () => {
+    const h = codebookHealth([code(1, 'Once', 'm', 1), code(2, 'Never', 'm', 0), code(3, 'Av once', 'm', 0, 1), code(4, 'Twice', 'm', 1, 1)], NONE, { usedOnceAfter: 0 });
     assert.deepEqual(
       h.problems.map((p) => [p.kind, p.code_ids]),
       [
@@ -48,6 +48,28 @@ describe('codebook health (src/domain/codebookHealth.ts)', () => {
         ['code_used_once', [3]],
       ],
     );
+  });
+
+  it('names codes used once only after usedOnceAfter coded passages in the project (default 50), counting text and AV segments once each', () => {
+    // 1 + 0 + 1 + 2 = 4 passages in these codes
+    const few = [code(1, 'Once', 'm', 1), code(2, 'Never', 'm', 0), code(3, 'Av once', 'm', 0, 1), code(4, 'Twice', 'm', 1, 1)];
+    const usedOnce = (h: ReturnType<typeof codebookHealth>) => h.problems.filter((p) => p.kind === 'code_used_once').map((p) => p.code_ids[0]);
+    assert.deepEqual(usedOnce(codebookHealth(few, NONE)), [], 'default: quiet below 50 passages');
+    assert.equal(codebookHealth(few, NONE).counts.code_used_once, 0);
+    assert.deepEqual(usedOnce(codebookHealth(few, NONE, { usedOnceAfter: 5 })), []);
+    assert.deepEqual(usedOnce(codebookHealth(few, NONE, { usedOnceAfter: 4 })), [1, 3], 'exactly at the threshold');
+    // 49 passages: still quiet by default; 50: named
+    const at49 = [...few, code(5, 'Busy', 'm', 45)];
+    assert.deepEqual(usedOnce(codebookHealth(at49, NONE)), []);
+    const at50 = [...few, code(5, 'Busy', 'm', 44, 2)];
+    assert.deepEqual(usedOnce(codebookHealth(at50, NONE)), [1, 3]);
+    assert.match(codebookHealth(at50, NONE).problems.find((p) => p.kind === 'code_used_once')!.message, /"Once" is used only once/);
+  });
+
+  it('says the truncated overlap count with plurals', () => {
+    assert.equal(overlapsTruncatedMessage(2, 1), '2 same-code overlaps in all; the first 1 is listed.');
+    assert.equal(overlapsTruncatedMessage(1001, 1000), '1001 same-code overlaps in all; the first 1000 are listed.');
+    assert.equal(overlapsTruncatedMessage(1, 0), '1 same-code overlap in all; the first 0 are listed.');
   });
 
   it('finds near-duplicate names as detect_duplicate_codes does (stemmed tokens), older code first', () => {
@@ -115,7 +137,7 @@ describe('codebook health (src/domain/codebookHealth.ts)', () => {
       // bob's segment of "Meeting places" overlaps alice's: two coders, not a problem
       await fx.ok('apply_code', { code_id: a, source_id: s, start_pos: 2, end_pos: 8 }, { ...ALICE, user: 'bob' });
       const repo = fx.handle.repo;
-      const h = projectCodebookHealth(repo);
+      const h = projectCodebookHealth(repo, { usedOnceAfter: 4 }); // 4 passages: at the threshold
       assert.deepEqual(
         h.problems.map((p) => [p.kind, p.code_ids]),
         [
@@ -127,6 +149,7 @@ describe('codebook health (src/domain/codebookHealth.ts)', () => {
       );
       const o = h.problems[3]!;
       assert.deepEqual([o.source_id, o.start_pos, o.end_pos, o.coder], [s, 4, 10, 'alice']);
+      assert.ok(!projectCodebookHealth(repo).problems.some((p) => p.kind === 'code_used_once'), 'by default (50) 4 passages are too few');
     } finally {
       await fx.close();
     }

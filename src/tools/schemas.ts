@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { codePointLength } from '../core/text';
-import { MAX_FOLDER_NAME } from '../domain/rules';
+import { COLOR_PATTERN, MAX_FOLDER_NAME } from '../domain/rules';
 
 /**
  * Shared zod pieces for tool inputs. Every limit a tool's JSON Schema advertises (`GET /tools`, MCP
@@ -35,8 +35,8 @@ export function position(what: string) {
     .describe(`${what}, in Unicode code points from the start of the source text`);
 }
 
-/** A hex colour `#RRGGBB`. */
-export const color = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour #RRGGBB, e.g. #4E79A7').describe('hex colour #RRGGBB, e.g. #4E79A7');
+/** A hex colour `#RRGGBB` (the domain's COLOR_PATTERN, which it checks again). */
+export const color = z.string().regex(COLOR_PATTERN, 'must be a hex colour #RRGGBB, e.g. #4E79A7').describe('hex colour #RRGGBB, e.g. #4E79A7');
 
 /** An object schema that rejects unknown keys, so a misspelt parameter is an error and not ignored. */
 export const args = z.strictObject;

@@ -44,6 +44,7 @@ const CROSS_FIELD_RULES: readonly RegExp[] = [
   /are not suggested by a pending item/, // respond_to_code_suggestion: the batch's own codes
   /is not a number|is not an ISO 8601 date|is not a boolean/, // set_case_attribute, set_source_attribute: value not of the type given
   /No text segment was coded by/, // generate_coder_comparison: a coder without codings
+  /move_codes_to names the category being deleted/, // delete_category: the target is the category itself
 ];
 
 const TEXT = 'The water rota was a shared job. Garden neighbours fixed the shed together; conflict over compost faded.\nSecond paragraph: café and naïve 🌱 tomatoes.';

@@ -92,7 +92,7 @@ export function isUtf8Charset(charset: string | undefined): boolean {
 export interface Utf8Problem {
   /** byte offset of the first byte of the ill-formed sequence */
   offset: number;
-  /** e.g. "overlong encoding", "truncated sequence" */
+  /** e.g. "overlong encoding", "an incomplete sequence at the end" */
   problem: string;
 }
 
@@ -111,7 +111,7 @@ export function firstInvalidUtf8(bytes: Uint8Array): Utf8Problem | undefined {
     }
     if (b >= 0x80 && b <= 0xbf) return { offset: i, problem: `continuation byte 0x${hex(b)} without a lead byte` };
     if (b === 0xc0 || b === 0xc1) return { offset: i, problem: `overlong encoding (lead byte 0x${hex(b)})` };
-    if (b >= 0xf5) return { offset: i, problem: b >= 0xf8 ? `byte 0x${hex(b)} is never UTF-8 (5- and 6-byte forms do not exist)` : `lead byte 0x${hex(b)} would encode a code point above U+10FFFF` };
+    if (b >= 0xf5) return { offset: i, problem: b >= 0xf8 ? `byte 0x${hex(b)} never occurs in UTF-8` : `lead byte 0x${hex(b)} would encode a code point above U+10FFFF` };
     const len = b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
     // the allowed range of the second byte (table 3-7)
     let lo = 0x80;
@@ -121,7 +121,7 @@ export function firstInvalidUtf8(bytes: Uint8Array): Utf8Problem | undefined {
     else if (b === 0xf0) lo = 0x90;
     else if (b === 0xf4) hi = 0x8f;
     for (let k = 1; k < len; k++) {
-      if (i + k >= n) return { offset: i, problem: 'truncated sequence at the end' };
+      if (i + k >= n) return { offset: i, problem: 'an incomplete sequence at the end' };
       const c = bytes[i + k] as number;
       const min = k === 1 ? lo : 0x80;
       const max = k === 1 ? hi : 0xbf;
@@ -131,7 +131,7 @@ export function firstInvalidUtf8(bytes: Uint8Array): Utf8Problem | undefined {
           if (b === 0xed) return { offset: i, problem: 'a surrogate code point encoded in UTF-8 (CESU-8)' };
           return { offset: i, problem: 'a code point above U+10FFFF' };
         }
-        return { offset: i, problem: 'truncated sequence' };
+        return { offset: i, problem: `an incomplete sequence (lead byte 0x${hex(b)} without its ${len - 1} continuation bytes)` };
       }
     }
     i += len;
@@ -307,8 +307,10 @@ function scanJson(text: string): ScanFinding | undefined {
   const stack: Frame[] = [];
   let top: Frame | undefined;
   let expectKey = false;
+  // the next backslash and quote at or after the scan position, each found once (indexOf per escape would be quadratic)
   let nextBackslash = text.indexOf('\\');
   if (nextBackslash < 0) nextBackslash = Infinity;
+  let nextQuote = -1;
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -322,9 +324,12 @@ function scanJson(text: string): ScanFinding | undefined {
           nextBackslash = text.indexOf('\\', j);
           if (nextBackslash < 0) nextBackslash = Infinity;
         }
-        const quote = text.indexOf('"', j);
-        if (quote < nextBackslash) {
-          j = quote;
+        if (nextQuote < j) {
+          nextQuote = text.indexOf('"', j);
+          if (nextQuote < 0) nextQuote = Infinity;
+        }
+        if (nextQuote < nextBackslash) {
+          j = nextQuote;
           break;
         }
         // an escape before the closing quote

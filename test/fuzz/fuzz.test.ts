@@ -31,7 +31,9 @@
  * it and printed), FUZZ_GROUPS (comma-separated groups to run), FUZZ_COLLECT=1 (go on after a failing input
  * and list every distinct problem at the end of the group), FUZZ_LANES (servers running groups side by side,
  * default 2), FUZZ_EPOCH, FUZZ_DUMP_EVERY, FUZZ_VERBOSE=1 (a line per input) or 2 (with error messages),
- * FUZZ_KEEP=1 (keep the folder).
+ * FUZZ_KEEP=1 (keep the folder), FUZZ_MUTATIONS (comma-separated mutation kinds drawn alone, without valid
+ * inputs: `FUZZ_MUTATIONS=bytes` runs the byte-level bodies of issue 15: invalid UTF-8, overlong forms,
+ * CESU-8, BOMs, NUL, lone surrogates and duplicated keys, each refused with 400 INVALID_JSON).
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -44,7 +46,7 @@ import type { AnyTool } from '../../src/tools/defineTool';
 import { TOOLS } from '../../src/tools/registry';
 import { REPO_ROOT, tmpDir } from '../helpers/serverProcess';
 import { FuzzServer, TOKENS, type RawResponse } from './harness';
-import { buildRequest, mutationArb, type BuiltRequest, type Mutation } from './mutations';
+import { buildRequest, MUTATION_KINDS, mutationArb, type BuiltRequest, type Mutation, type MutationKind } from './mutations';
 import { resolveRefs, schemaArb, type JsonSchema } from './schemaArbitrary';
 import type { DumpDigest, FixtureFiles, Pools } from './serverWorker';
 
@@ -57,6 +59,9 @@ const DUMP_EVERY = Number(process.env.FUZZ_DUMP_EVERY ?? 250);
 const VERBOSE = process.env.FUZZ_VERBOSE === '1' || process.env.FUZZ_VERBOSE === '2';
 const VERBOSE_ERRORS = process.env.FUZZ_VERBOSE === '2';
 const LANES = Math.max(1, Number(process.env.FUZZ_LANES ?? 2));
+const ONLY_MUTATIONS = process.env.FUZZ_MUTATIONS?.split(',')
+  .map((k) => k.trim())
+  .filter((k): k is MutationKind => (MUTATION_KINDS as readonly string[]).includes(k));
 /** Groups whose valid calls are slow (git), started first and sent fewer valid inputs (see VALID_WEIGHT_BY_GROUP). */
 const SLOW_GROUPS = ['version_control'];
 /**
@@ -374,7 +379,7 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
   };
 
   const argArbs = new Map(tools.map((t) => [t.name, schemaArb(schemas.get(t.name) as JsonSchema, { tool: t.name, group })]));
-  const mutation = mutationArb(VALID_WEIGHT_BY_GROUP[group]);
+  const mutation = mutationArb(VALID_WEIGHT_BY_GROUP[group], ONLY_MUTATIONS);
   const who = fc.nat(99);
   const inputArb: fc.Arbitrary<FuzzInput> = fc.oneof(...tools.map((t) => fc.record({ tool: fc.constant(t.name), args: argArbs.get(t.name) as fc.Arbitrary<unknown>, mutation, who })));
 

@@ -2,7 +2,12 @@
  * Turning a valid generated argument object into an invalid (or hostile) request: wrong types, missing
  * and unknown properties, out-of-range and edge numbers, negative and out-of-range offsets, unknown ids,
  * unicode edge cases, huge strings and arrays, deeply nested JSON, malformed bodies and JSON text, wrong
- * content types and encodings, unknown tool names, foreign hosts and bad tokens.
+ * content types and encodings, unknown tool names, foreign hosts and bad tokens; and byte-level bodies
+ * (issue 15): invalid UTF-8, overlong forms, surrogates in CESU-8, truncated sequences, byte-order marks,
+ * NUL bytes, lone surrogates (raw bytes and escapes) and duplicated keys, each of which must be refused
+ * with 400 INVALID_JSON. An input whose arguments hold a lone surrogate anywhere (the `unicode` and
+ * `huge_string` mutations, and the generator's unicode edge cases) is refused the same way: JSON.stringify
+ * writes it as a `\udXXX` escape.
  *
  * A mutation is data (`kind` plus three numbers fast-check draws) applied after the ids are resolved, so a
  * run is reproducible from its seed. Some mutations decide the answer by themselves (a bad token is 401
@@ -37,6 +42,7 @@ export const MUTATION_KINDS = [
   'tool_name',
   'headers',
   'auth',
+  'bytes',
 ] as const;
 export type MutationKind = (typeof MUTATION_KINDS)[number];
 
@@ -63,6 +69,7 @@ export const MUTATION_WEIGHTS: Record<MutationKind, number> = {
   tool_name: 10,
   headers: 10,
   auth: 10,
+  bytes: 40,
 };
 export const VALID_WEIGHT = 380;
 
@@ -74,13 +81,60 @@ export interface Mutation {
   c: number;
 }
 
-/** A mutation, or null for a valid input (drawn with weight `validWeight` against {@link MUTATION_WEIGHTS}). */
-export function mutationArb(validWeight = VALID_WEIGHT): fc.Arbitrary<Mutation | null> {
+/**
+ * A mutation, or null for a valid input (drawn with weight `validWeight` against {@link MUTATION_WEIGHTS}).
+ * `only`: draw these kinds alone, and no valid inputs (FUZZ_MUTATIONS=bytes runs the byte-level group).
+ */
+export function mutationArb(validWeight = VALID_WEIGHT, only?: readonly MutationKind[]): fc.Arbitrary<Mutation | null> {
   const draws = fc.tuple(fc.nat(), fc.nat(), fc.nat());
-  return fc.oneof(
-    { arbitrary: fc.constant(null), weight: validWeight },
-    ...MUTATION_KINDS.map((kind) => ({ arbitrary: draws.map(([a, b, c]) => ({ kind, a, b, c }) as Mutation), weight: MUTATION_WEIGHTS[kind] })),
-  );
+  const kinds = only && only.length > 0 ? MUTATION_KINDS.filter((k) => only.includes(k)) : MUTATION_KINDS;
+  const mutated = kinds.map((kind) => ({ arbitrary: draws.map(([a, b, c]) => ({ kind, a, b, c }) as Mutation), weight: MUTATION_WEIGHTS[kind] }));
+  if (only && only.length > 0) return fc.oneof(...mutated);
+  return fc.oneof({ arbitrary: fc.constant(null), weight: validWeight }, ...mutated);
+}
+
+/**
+ * Byte sequences that are not well-formed UTF-8 (Unicode 15, table 3-7) or not allowed raw in a JSON
+ * string, put inside a string value of the body by the `bytes` mutation.
+ */
+export const BAD_STRING_BYTES: readonly { what: string; bytes: number[] }[] = [
+  { what: 'byte FF', bytes: [0xff] },
+  { what: 'byte FE', bytes: [0xfe] },
+  { what: 'stray continuation 80', bytes: [0x80] },
+  { what: 'stray continuation BF', bytes: [0x41, 0xbf] },
+  { what: 'overlong C0 AF', bytes: [0xc0, 0xaf] },
+  { what: 'overlong C1 BF', bytes: [0xc1, 0xbf] },
+  { what: 'overlong E0 80 AF', bytes: [0xe0, 0x80, 0xaf] },
+  { what: 'overlong E0 9F BF', bytes: [0xe0, 0x9f, 0xbf] },
+  { what: 'overlong F0 80 80 AF', bytes: [0xf0, 0x80, 0x80, 0xaf] },
+  { what: 'CESU-8 high surrogate ED A0 80', bytes: [0xed, 0xa0, 0x80] },
+  { what: 'CESU-8 low surrogate ED BF BF', bytes: [0xed, 0xbf, 0xbf] },
+  { what: 'CESU-8 surrogate pair', bytes: [0xed, 0xa0, 0xbd, 0xed, 0xb8, 0x80] },
+  { what: 'truncated C3', bytes: [0xc3] },
+  { what: 'truncated E2 82', bytes: [0xe2, 0x82] },
+  { what: 'truncated F0 9F 98', bytes: [0xf0, 0x9f, 0x98] },
+  { what: 'above U+10FFFF F4 90 80 80', bytes: [0xf4, 0x90, 0x80, 0x80] },
+  { what: 'lead F5', bytes: [0xf5, 0x80, 0x80, 0x80] },
+  { what: '5-byte form', bytes: [0xf8, 0x88, 0x80, 0x80, 0x80] },
+  { what: '6-byte form', bytes: [0xfc, 0x84, 0x80, 0x80, 0x80, 0x80] },
+  { what: 'cp1252 e-acute E9', bytes: [0x43, 0x61, 0x66, 0xe9] },
+  { what: 'cp1252 quotes 93 94', bytes: [0x93, 0x71, 0x94] },
+  { what: 'raw NUL', bytes: [0x00] },
+  { what: 'escaped lone high surrogate', bytes: [...Buffer.from('\\ud800')] },
+  { what: 'escaped lone high surrogate DBFF', bytes: [...Buffer.from('x\\uDBFFy')] },
+  { what: 'escaped lone low surrogate', bytes: [...Buffer.from('\\udc00')] },
+  { what: 'escaped reversed pair', bytes: [...Buffer.from('\\udc00\\ud800')] },
+  { what: 'escaped two highs', bytes: [...Buffer.from('\\ud83d\\ud83d')] },
+  { what: 'escaped pair then a low', bytes: [...Buffer.from('\\ud83d\\ude00\\udfff')] },
+];
+
+const BYTES_TOKEN = '__fuzz_bytes_9c1e__';
+
+/** `text` (UTF-8) with the first `"<token>"`'s token replaced by `bytes`. */
+function spliceBytes(text: string, token: string, bytes: Buffer): Buffer {
+  const buf = Buffer.from(text, 'utf8');
+  const at = buf.indexOf(token);
+  return Buffer.concat([buf.subarray(0, at), bytes, buf.subarray(at + Buffer.byteLength(token))]);
 }
 
 /** A piece of JSON text put into the body as is (deep nesting, number literals JSON.stringify cannot write). */
@@ -332,6 +386,7 @@ export function buildRequest(input: BuildInput): BuiltRequest {
   };
   let body: RawBody | undefined;
   let argsValue: unknown = args;
+  let parsedArgs: BuiltRequest['parsedArgs'];
   /** the server may not decode the body as the JSON sent (another charset or encoding): no schema verdict */
   let opaque = false;
 
@@ -484,12 +539,13 @@ export function buildRequest(input: BuildInput): BuiltRequest {
           { text: JSON.stringify({ Arguments: args }), expect: true },
           { text: JSON.stringify([{ arguments: args }]), expect: true },
           { text: '{}' },
-          { text: `{"arguments":${JSON.stringify(args)},"arguments":{}}` },
+          { text: `{"arguments":${JSON.stringify(args)},"arguments":{}}`, expect: true },
           { text: '' },
         ];
         const v = pick(variants, m.a);
         body = v.text;
-        if (v.expect) expect = { status: 400, code: 'INVALID_ARGUMENTS' };
+        // a duplicated key is INVALID_JSON (issue 15, item 8), not last-one-wins
+        if (v.expect) expect = v.text.includes('},"arguments":') ? { status: 400, code: 'INVALID_JSON' } : { status: 400, code: 'INVALID_ARGUMENTS' };
         note = `body_shape ${v.text.slice(0, 40) || '<empty>'}`;
         break;
       }
@@ -507,8 +563,8 @@ export function buildRequest(input: BuildInput): BuiltRequest {
           { text: '{"arguments":{"name":"\\x41"}}', invalid: true, what: 'bad escape' },
           { text: '{"arguments":{"name":"\\u12"}}', invalid: true, what: 'short unicode escape' },
           { text: `\uFEFF${text}`, invalid: false, what: 'byte-order mark' },
-          { text: Buffer.concat([Buffer.from('{"arguments":{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}}')]), invalid: false, what: 'invalid UTF-8' },
-          { text: '{"arguments":{"name":"\\ud800\\udc00\\udc00"}}', invalid: false, what: 'escaped lone surrogate' },
+          { text: Buffer.concat([Buffer.from('{"arguments":{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}}')]), invalid: true, what: 'invalid UTF-8' },
+          { text: '{"arguments":{"name":"\\ud800\\udc00\\udc00"}}', invalid: true, what: 'escaped lone surrogate' },
           { text: `  \n\t${text}\n  `, invalid: false, what: 'whitespace around' },
           { text: '{', invalid: true, what: 'one brace' },
         ];
@@ -620,11 +676,62 @@ export function buildRequest(input: BuildInput): BuiltRequest {
         note = `auth ${v.value === null ? '<none>' : v.value.slice(0, 12)}`;
         break;
       }
+      case 'bytes': {
+        // byte-level bodies (issue 15): every one but a single leading BOM is 400 INVALID_JSON
+        const invalidJson = { status: 400, code: 'INVALID_JSON' };
+        const firstKey = Object.keys(args)[0];
+        const whole: { what: string; body: () => Buffer | string; valid?: boolean }[] = [
+          { what: 'one leading UTF-8 BOM (allowed)', body: () => `\uFEFF${serialize({ arguments: args }, false)}`, valid: true },
+          { what: 'two leading UTF-8 BOMs', body: () => `\uFEFF\uFEFF${serialize({ arguments: args }, false)}` },
+          { what: 'a BOM after whitespace', body: () => ` \uFEFF${serialize({ arguments: args }, false)}` },
+          { what: 'UTF-16LE with its BOM, no charset', body: () => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(serialize({ arguments: args }, false), 'utf16le')]) },
+          { what: 'UTF-32LE BOM', body: () => Buffer.concat([Buffer.from([0xff, 0xfe, 0x00, 0x00]), Buffer.from(serialize({ arguments: args }, false))]) },
+          { what: 'NUL after the body', body: () => Buffer.concat([Buffer.from(serialize({ arguments: args }, false)), Buffer.from([0x00])]) },
+          { what: 'NUL before the body', body: () => Buffer.concat([Buffer.from([0x00]), Buffer.from(serialize({ arguments: args }, false))]) },
+          { what: 'duplicated "arguments"', body: () => `{"arguments":${serialize(args, false)},"arguments":${serialize(args, false)}}` },
+          { what: 'duplicated "arguments" spelled with an escape', body: () => `{"arguments":${serialize(args, false)},"\\u0061rguments":{}}` },
+          {
+            what: `duplicated argument ${firstKey ?? 'a'}`,
+            body: () => (firstKey === undefined ? '{"arguments":{"a":1,"a":1}}' : `{"arguments":${serialize(args, false).slice(0, -1)},${JSON.stringify(firstKey)}:${serialize(args[firstKey], false) ?? 'null'}}}`),
+          },
+          { what: 'duplicated key nested deep', body: () => `{"arguments":${serialize({ ...args, zz_nested: { q: [{ r: 1 }] } }, false).replace('{"r":1}', '{"r":1,"s":2,"r":3}')}}` },
+        ];
+        if (m.a % 3 === 0) {
+          const v = pick(whole, m.b);
+          body = v.body();
+          if (v.valid) {
+            const view = parsedView(argsValue);
+            if (view && view.value !== null && typeof view.value === 'object') parsedArgs = { value: jsonRoundTrip(view.value, 0) };
+          } else expect = invalidJson;
+          note = `bytes ${v.what}`;
+        } else {
+          // a defect inside a string value: a string argument when there is one, else an extra property
+          const s = choose((x) => isString(x), m.a);
+          const bad = pick(BAD_STRING_BYTES, m.b);
+          const target = s ? s.path : ['zz_bytes'];
+          const cur = getAt(args, target);
+          const keep = typeof cur === 'string' ? cur.slice(0, 40) : '';
+          setAt(args, target, `${keep}${BYTES_TOKEN}`);
+          body = spliceBytes(serialize({ arguments: args }, false), BYTES_TOKEN, Buffer.from(bad.bytes));
+          expect = invalidJson;
+          note = `bytes ${bad.what} in ${target.join('.')}`;
+        }
+        // now and then through express (a gzip body is not the fast path's)
+        if (m.c % 4 === 0 && Buffer.isBuffer(body)) {
+          headers['content-encoding'] = 'gzip';
+          body = gzipSync(body);
+          note += ' (gzip, express)';
+        } else if (m.c % 4 === 0) {
+          headers['content-encoding'] = 'gzip';
+          body = gzipSync(Buffer.from(body as string, 'utf8'));
+          note += ' (gzip, express)';
+        }
+        break;
+      }
     }
   }
 
   fencePaths(args, input.fenceRoot);
-  let parsedArgs: BuiltRequest['parsedArgs'];
   if (body === undefined) {
     const envelope = { arguments: argsValue };
     body = serialize(envelope, hasRaw);
@@ -632,7 +739,41 @@ export function buildRequest(input: BuildInput): BuiltRequest {
     // what the server's JSON.parse sees (undefined properties dropped, -0 kept as 0 by JSON)
     if (!opaque && view && view.value !== null && typeof view.value === 'object' && !Array.isArray(view.value)) parsedArgs = { value: jsonRoundTrip(view.value, body.length) };
   }
+  if (typeof body === 'string' && hasLoneSurrogateEscape(body)) {
+    // JSON.stringify writes a lone surrogate as a \udXXX escape, which the server refuses (issue 15) before
+    // any schema check. Guards that answer before the body is read (token, Host, Origin, content type) keep
+    // their verdict; an unknown tool name may be answered either way (the fast path reads the body first).
+    parsedArgs = undefined;
+    if (m?.kind === 'tool_name') expect = undefined;
+    else if (!opaque && !(expect && BEFORE_BODY_CODES.has(expect.code))) expect = { status: 400, code: 'INVALID_JSON' };
+    note += ' (a lone surrogate escape: INVALID_JSON)';
+  }
   return { path: urlPath, headers, body, parsedArgs, expect, timeoutMs, note };
+}
+
+/** Codes the HTTP guards answer before the body is read. */
+const BEFORE_BODY_CODES: ReadonlySet<string> = new Set(['UNAUTHORIZED', 'FORBIDDEN_HOST', 'UNSUPPORTED_MEDIA_TYPE']);
+
+/**
+ * True when JSON text holds a `\uXXXX` escape of a lone surrogate (a high one not followed by an escaped low
+ * one, or a low one alone). Escaped backslashes are skipped, so `\\ud800` (a backslash, then "ud800") is not one.
+ */
+export function hasLoneSurrogateEscape(text: string): boolean {
+  const hexAt = (i: number) => (/^[0-9a-fA-F]{4}$/.test(text.slice(i, i + 4)) ? parseInt(text.slice(i, i + 4), 16) : -1);
+  for (let i = text.indexOf('\\'); i >= 0 && i < text.length; ) {
+    if (text[i + 1] !== 'u') {
+      i = text.indexOf('\\', i + 2);
+      continue;
+    }
+    const c = hexAt(i + 2);
+    if (c >= 0xdc00 && c <= 0xdfff) return true;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text[i + 6] === '\\' && text[i + 7] === 'u' ? hexAt(i + 8) : -1;
+      if (d < 0xdc00 || d > 0xdfff) return true;
+      i = text.indexOf('\\', i + 12);
+    } else i = text.indexOf('\\', i + 6);
+  }
+  return false;
 }
 
 /** A deep copy of plain data that keeps own `__proto__` properties as properties. */

@@ -465,7 +465,8 @@ function fastToolCall(req: http.IncomingMessage, res: http.ServerResponse, opts:
     // strict: valid UTF-8 (a leading BOM skipped), no lone surrogate escape, no duplicated key (as strictJsonBody)
     let body: unknown;
     try {
-      body = parseStrictJson(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)) ?? {};
+      body = parseStrictJson(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+      if (body === undefined) body = {}; // an empty body (a JSON null stays null: refused by answerToolCall)
     } catch (e) {
       if (!isToolError(e)) throw e;
       auditRefused(opts.agent, req, e.code, 'failed');

@@ -139,8 +139,8 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   rename_source: { group: 'source', required: ['source_id', 'new_name'], optional: [] },
   delete_source: { group: 'source', required: ['source_id'], optional: [] },
   update_memo: { group: 'source', required: ['source_id', 'memo'], optional: [] },
-  // erasure when a participant withdraws consent (issue 15, item 9); researcher only
-  erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
+  // document attributes (issue 13 item 5; src/tools/sourceAttributeTools.ts)
+  set_source_attribute: { group: 'source', required: ['source_id', 'attribute_name', 'value'], optional: ['type'] },
   // erasure when a participant withdraws consent (issue 15, item 9); researcher only
   erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
   // ... and its reports (src/tools/reportTools.ts), with get_report / list_reports behind qda://reports

@@ -245,6 +245,36 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
     });
   });
 
+  describe('a codable parent edited after import', () => {
+    it('still exports as one Code with its GUID: a category memo is added to the Description, a code name that differs is said', async function () {
+      requireXmllint(this);
+      const file = path.join(fx.dir, 'p.qde');
+      fs.writeFileSync(
+        file,
+        qde(
+          `<CodeBook><Codes><Code guid="${g(1)}" name="Parents" isCodable="true"><Description>code memo</Description><Code guid="${g(2)}" name="Kid" isCodable="true"/></Code></Codes></CodeBook>`,
+        ),
+      );
+      await fx.ok('import_data', { format: 'refi_qda', source_path: file });
+      const category = fx.handle.store.get<{ id: number }>("SELECT id FROM categories WHERE name = 'Parents'")!;
+      const code = fx.handle.store.get<{ id: number }>("SELECT id FROM codes WHERE name = 'Parents'")!;
+      await fx.ok('update_category_memo', { category_id: category.id, memo: 'folder memo' });
+      await fx.ok('rename_code', { code_id: code.id, new_name: 'Parents (as a code)' });
+      const out = await exportValid(fx);
+      const codes = codeElements(out.xml);
+      assert.deepEqual(
+        codes.map((c) => [c.guid, c.name, c.codable, c.parent]),
+        [
+          [g(1), 'Parents', true, null],
+          [g(2), 'Kid', true, g(1)],
+        ],
+      );
+      assert.match(out.xml, /<Description>code memo\n\nfolder memo<\/Description>/);
+      assert.ok(out.result.warnings.some((w: string) => /category 'Parents' and its code 'Parents \(as a code\)'.*memo/.test(w)), out.result.warnings.join('\n'));
+      assert.ok(out.result.warnings.some((w: string) => /written with the category's name/.test(w)), out.result.warnings.join('\n'));
+    });
+  });
+
   describe('names over 100 characters', () => {
     it('are cut to the codebook\'s 100 code points with a warning naming them and an entry in renamed', async function () {
       requireXmllint(this);

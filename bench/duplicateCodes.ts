@@ -149,7 +149,9 @@ async function run(): Promise<SectionResult> {
       const a = sets[i]!;
       const b = sets[j]!;
       const name = dice(a.name, b.name);
-      const sim = a.memo && b.memo ? 0.6 * name + 0.4 * dice(a.memo, b.memo) : name;
+      let sim = a.memo && b.memo ? 0.6 * name + 0.4 * dice(a.memo, b.memo) : name;
+      // memos of at least 6 distinct terms each count on their own too (MEMO_ALONE_MIN_TERMS)
+      if (a.memo && b.memo && a.memo.length >= 6 && b.memo.length >= 6) sim = Math.max(sim, dice(a.memo, b.memo));
       if (sim + 1e-12 >= 0.8) naive++;
     }
   }

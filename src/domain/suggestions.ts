@@ -1111,7 +1111,9 @@ export interface DuplicateCandidate {
 /**
  * Pairs of codes whose names (and memos, when both have one) share most of their stemmed tokens:
  * similarity = Dice coefficient of the name token sets, or 0.6 x name + 0.4 x memo Dice when both codes
- * have a memo (QualCoder-v2's weighting), at least `threshold` (0 < threshold <= 1, default 0.8); best
+ * have a memo (QualCoder-v2's weighting), or the memo Dice alone when higher and both memos have at least
+ * MEMO_ALONE_MIN_TERMS (6) distinct terms (near-identical memos under different names; textRanking.ts
+ * similarPairs), at least `threshold` (0 < threshold <= 1, default 0.8); best
  * first (ties in codebook order), at most `limit`; in each pair `code_a` is the older code (smaller code_id). Stop words are left out of names unless a name has nothing else. Uses the
  * prefix-filtered similarity join of textRanking.ts: thousands of codes take milliseconds.
  */
@@ -1145,10 +1147,11 @@ export function detectDuplicateCodes(codes: readonly CodeWithCounts[], threshold
     const b = codes[ib]!;
     const shared = [...items[ia]!.nameWords].filter(([t]) => items[ib]!.nameWords.has(t)).map(([, w]) => w);
     const pct = (x: number) => `${Math.round(100 * x)}%`;
+    const names = `The names share ${shared.map((w) => `"${w}"`).join(', ') || 'no words'} (name similarity ${pct(p.name)}`;
     const rationale =
-      `The names share ${shared.map((w) => `"${w}"`).join(', ') || 'no words'} (name similarity ${pct(p.name)}` +
-      (p.memo === null ? ')' : `; memo similarity ${pct(p.memo)}, weighted 60/40 to ${pct(p.similarity)})`) +
-      '.';
+      p.basis === 'memo'
+        ? `The memos are ${pct(p.memo ?? 0)} alike, which counts on its own for memos this long. ${names}).`
+        : `${names}${p.memo === null ? ')' : `; memo similarity ${pct(p.memo)}, weighted 60/40 to ${pct(p.similarity)})`}.`;
     return { code_a: a, code_b: b, similarity: round(p.similarity), name_similarity: round(p.name), memo_similarity: p.memo === null ? null : round(p.memo), shared_terms: shared, rationale };
   });
 }

@@ -241,6 +241,33 @@ export function dice(a: Int32Array, b: Int32Array): number {
   return (2 * intersectionSize(a, b)) / (a.length + b.length);
 }
 
+/**
+ * {@link dice} of two ascending token sets when it is at least `min`, else -1, found out early: the merge
+ * stops as soon as the tokens left cannot supply the overlap `min` needs (the positional filter of PPJoin,
+ * applied while verifying).
+ */
+export function diceAtLeast(a: Int32Array, b: Int32Array, min: number): number {
+  const la = a.length;
+  const lb = b.length;
+  if (la === 0 || lb === 0) return min <= 0 ? 0 : -1;
+  const need = Math.ceil((min * (la + lb)) / 2 - 1e-9);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < la && j < lb) {
+    if (n + Math.min(la - i, lb - j) < need) return -1;
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x === y) {
+      n++;
+      i++;
+      j++;
+    } else if (x < y) i++;
+    else j++;
+  }
+  return n < need ? -1 : (2 * n) / (la + lb);
+}
+
 /** One item of {@link similarPairs}: its name's token set and, when it has one, its memo's. */
 export interface SimilarityItem {
   name: Int32Array;
@@ -255,6 +282,11 @@ export interface SimilarPair {
   name: number;
   /** null unless both items have a memo */
   memo: number | null;
+  /**
+   * what `similarity` is: `name` (Dice of the names; not both have a memo), `name_and_memo` (0.6 x name +
+   * 0.4 x memo), or `memo` (the memos' Dice alone, higher than the weighted score; both memos long enough)
+   */
+  basis: 'name' | 'name_and_memo' | 'memo';
 }
 
 /** Weights of name and memo similarity when both items have a memo (QualCoder-v2's 60 / 40). */
@@ -262,9 +294,41 @@ export const NAME_WEIGHT = 0.6;
 export const MEMO_WEIGHT = 0.4;
 
 /**
+ * Distinct terms (stemmed, stop words dropped) each memo needs for the memos' similarity to count on its own
+ * (issue 13, item 11): two differently named codes with near-identical memos of a sentence or more describe
+ * the same thing; two short memos ("TODO", "see memo") prove nothing.
+ */
+export const MEMO_ALONE_MIN_TERMS = 6;
+
+/**
+ * The similarity of two items as {@link similarPairs} scores them, or null when it cannot reach `threshold`
+ * (checked on the name alone before the memos are compared).
+ */
+function scorePair(x: SimilarityItem, y: SimilarityItem, threshold: number): Omit<SimilarPair, 'a' | 'b'> | null {
+  const name = dice(x.name, y.name);
+  const bothMemos = x.memo !== null && y.memo !== null && x.memo.length > 0 && y.memo.length > 0;
+  const longMemos = bothMemos && x.memo!.length >= MEMO_ALONE_MIN_TERMS && y.memo!.length >= MEMO_ALONE_MIN_TERMS;
+  if (Math.max(bothMemos ? NAME_WEIGHT * name + MEMO_WEIGHT : name, longMemos ? 1 : 0) + 1e-12 < threshold) return null; // cannot reach it
+  let memo: number | null = null;
+  if (bothMemos) {
+    // the least memo similarity that reaches the threshold, weighted or (long memos) alone
+    const weightedNeed = (threshold - NAME_WEIGHT * name) / MEMO_WEIGHT;
+    const need = (longMemos ? Math.min(weightedNeed, threshold) : weightedNeed) - 1e-9;
+    memo = need <= 0 ? dice(x.memo!, y.memo!) : diceAtLeast(x.memo!, y.memo!, need);
+    if (memo < 0) return null;
+  }
+  const weighted = memo === null ? name : NAME_WEIGHT * name + MEMO_WEIGHT * memo;
+  if (longMemos && memo! > weighted) return { similarity: memo!, name, memo, basis: 'memo' };
+  return { similarity: weighted, name, memo, basis: memo === null ? 'name' : 'name_and_memo' };
+}
+
+/**
  * Every pair of items whose similarity reaches `threshold` (0 < threshold <= 1), best first. The
  * similarity is the Dice coefficient of the name token sets, or, when both items have a memo,
- * 0.6 x name Dice + 0.4 x memo Dice (the weighting QualCoder-v2 uses for its token-set ratio).
+ * 0.6 x name Dice + 0.4 x memo Dice (the weighting QualCoder-v2 uses for its token-set ratio); when both
+ * memos have at least {@link MEMO_ALONE_MIN_TERMS} terms, the memo Dice alone if that is higher, so
+ * near-identical memos flag a pair whatever the names (with the weighting alone, memos 91% alike under
+ * unrelated names scored 0.36).
  *
  * Exact and fast: candidate pairs come from a set-similarity join (PPJoin: C. Xiao, W. Wang, X. Lin and
  * J. X. Yu, "Efficient Similarity Joins for Near Duplicate Detection", WWW 2008): tokens are ordered
@@ -272,8 +336,9 @@ export const MEMO_WEIGHT = 0.4;
  * Kaushik, ICDE 2006), partners too small to reach the threshold are skipped (size filter), and a
  * partner whose remaining tokens cannot supply the overlap needed is dropped (positional filter). Only
  * the surviving candidates are verified (`stats.candidates` counts them, when given). A pair reaching the
- * threshold has name Dice of at least (threshold - 0.4) / 0.6; when that bound is 0 or below, memos are
- * joined as well.
+ * threshold through the names has name Dice of at least (threshold - 0.4) / 0.6; when that bound is 0 or
+ * below, memos are joined as well. Pairs reaching it through the memos alone come from a join of the long
+ * memos at Dice >= threshold.
  */
 export function similarPairs(items: readonly SimilarityItem[], threshold: number, stats?: { candidates: number }): SimilarPair[] {
   if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
@@ -288,14 +353,8 @@ export function similarPairs(items: readonly SimilarityItem[], threshold: number
     if (seen.has(key)) return;
     seen.add(key);
     if (stats) stats.candidates++;
-    const x = items[lo]!;
-    const y = items[hi]!;
-    const name = dice(x.name, y.name);
-    const bothMemos = x.memo !== null && y.memo !== null && x.memo.length > 0 && y.memo.length > 0;
-    if ((bothMemos ? NAME_WEIGHT * name + MEMO_WEIGHT : name) + 1e-12 < threshold) return; // cannot reach it
-    const memo = bothMemos ? dice(x.memo!, y.memo!) : null;
-    const similarity = memo === null ? name : NAME_WEIGHT * name + MEMO_WEIGHT * memo;
-    if (similarity + 1e-12 >= threshold) out.push({ a: lo, b: hi, similarity, name, memo });
+    const s = scorePair(items[lo]!, items[hi]!, threshold);
+    if (s && s.similarity + 1e-12 >= threshold) out.push({ a: lo, b: hi, ...s });
   };
   diceJoin(
     items.map((it) => it.name),
@@ -303,6 +362,11 @@ export function similarPairs(items: readonly SimilarityItem[], threshold: number
     verify,
   );
   if (nameMin <= 0) diceJoin(items.map((it) => it.memo), threshold / MEMO_WEIGHT, verify);
+  diceJoin(
+    items.map((it) => (it.memo && it.memo.length >= MEMO_ALONE_MIN_TERMS ? it.memo : null)),
+    threshold,
+    verify,
+  );
   return out.sort((p, q) => q.similarity - p.similarity || p.a - q.a || p.b - q.b);
 }
 

@@ -309,7 +309,8 @@ export const detectDuplicateCodesTool = defineTool({
   description:
     'Find pairs of codes that look like duplicates, token-level and memo-aware: names are split into words, stop words dropped and words Porter-stemmed ' +
     '("Water dispute" = "Disputes over water"); similarity is the Dice coefficient of the two names\' word sets, or, when both codes have a memo, ' +
-    `0.6 x name + 0.4 x memo similarity. Pairs at or above threshold (0 to 1, default ${DEFAULT_DUPLICATE_THRESHOLD}) are returned best first. Writes nothing; ` +
+    '0.6 x name + 0.4 x memo similarity, or the memo similarity alone when that is higher and both memos have at least 6 distinct words besides stop words ' +
+    `(near-identical memos under different names). Pairs at or above threshold (0 to 1, default ${DEFAULT_DUPLICATE_THRESHOLD}) are returned best first. Writes nothing; ` +
     'follow up with suggest_merge_codes. Returns {codes_analyzed, threshold, method, candidate_count, candidates: [{code_a_id, code_a_name, code_b_id, code_b_name, ' +
     'similarity (0-1), similarity_percent, name_similarity, memo_similarity, shared_terms, rationale, code_a_segments, code_b_segments, suggested_merge: {source_code_id, target_code_id}}], elapsed_ms}.',
   input: args({

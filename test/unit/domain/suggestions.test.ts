@@ -12,7 +12,7 @@ import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } f
 import { silentLogger } from '../../../src/core/log';
 import { checkApprover } from '../../../src/domain/suggestions';
 import type { SuggestionRecord } from '../../../src/domain/ports';
-import { Bm25Index, dice, similarPairs, tokenize, type SimilarityItem } from '../../../src/domain/textRanking';
+import { Bm25Index, dice, diceAtLeast, similarPairs, tokenize, type SimilarityItem } from '../../../src/domain/textRanking';
 import { splitUnits } from '../../../src/domain/textUnits';
 import { ALICE, FIXED_ISO, fixedClock, openFixture, snapshot, storedEvents, type Fixture } from './projectFixture';
 
@@ -610,6 +610,32 @@ describe('domain/suggestions through the pipeline', () => {
       assert.equal(loose.candidate_count, 3);
       await fx.fails('detect_duplicate_codes', { threshold: 0 }, 'INVALID_ARGUMENTS');
     });
+
+    it('detect_duplicate_codes flags near-identical memos under different names on their own, but not short memos (issue 13 item 11)', async () => {
+      const make = async (name: string, memo: string) => (await fx.ok('create_code', { name, color: BLUE, memo })).code_id;
+      // memo terms (stemmed, stop words out), 11 each: garden describ water tank run dry leak hose valv drought + letter / rule;
+      // 10 shared: Dice 2 x 10 / 22 = 0.909. Names share nothing: the 60/40 weighting alone gives 0.4 x 0.909 = 0.364
+      const shortage = await make('Water shortage', 'Gardeners describe the water tank running dry, leaking hoses, valves and drought letters.');
+      const troubles = await make('Irrigation troubles', 'Gardeners describe the water tank running dry, leaking hoses, valves and drought rules.');
+      // short memos: unrelated ones, and identical ones of two terms ({confid, garden}), under unrelated names
+      await make('Safety', 'Feeling safe at the market');
+      await make('Costs', 'Prices went up');
+      await make('Trust', 'Confidence in other gardeners');
+      await make('Reliance', 'Confidence in other gardeners');
+      const r = await fx.ok('detect_duplicate_codes');
+      assert.deepEqual(
+        r.candidates.map((c: any) => [c.code_a_id, c.code_b_id, c.similarity, c.name_similarity, c.memo_similarity]),
+        [[shortage, troubles, 0.909, 0, 0.909]],
+      );
+      assert.match(r.candidates[0].rationale, /^The memos are 91% alike/);
+      assert.deepEqual(r.candidates[0].shared_terms, []);
+      // at a threshold above 0.909 the pair is gone; the short identical memos score 0.4 x 1 = 0.4 at most
+      assert.equal((await fx.ok('detect_duplicate_codes', { threshold: 0.92 })).candidate_count, 0);
+      const low = await fx.ok('detect_duplicate_codes', { threshold: 0.4 });
+      const trust = low.candidates.find((c: any) => c.code_a_name === 'Trust');
+      assert.deepEqual([trust.code_b_name, trust.similarity, trust.memo_similarity], ['Reliance', 0.4, 1]);
+      assert.ok(!low.candidates.some((c: any) => [c.code_a_name, c.code_b_name].includes('Costs')), JSON.stringify(low.candidates));
+    });
   });
 
   it('checkApprover: only the researcher may approve, and never a suggestion of its own session (APPROVAL_FORBIDDEN)', async () => {
@@ -673,11 +699,24 @@ describe('domain/textRanking', () => {
     assert.ok(Math.abs(index.selfScore(['apple', 'pear'], 0) - (0.160443 + 0.60997)) < 1e-5);
   });
 
+  it('diceAtLeast answers the Dice coefficient when it reaches the minimum, else -1', () => {
+    const a = Int32Array.from([1, 2, 3, 4]);
+    const b = Int32Array.from([2, 3, 4, 5]);
+    // |A n B| = 3: Dice 2 x 3 / 8 = 0.75
+    assert.equal(diceAtLeast(a, b, 0.75), 0.75);
+    assert.equal(diceAtLeast(a, b, 0.5), 0.75);
+    assert.equal(diceAtLeast(a, b, 0.76), -1);
+    assert.equal(diceAtLeast(a, Int32Array.from([7, 8, 9]), 0.1), -1);
+    assert.equal(diceAtLeast(a, Int32Array.from([7, 8, 9]), 0), 0);
+    assert.equal(diceAtLeast(new Int32Array(0), b, 0.1), -1);
+    assert.equal(diceAtLeast(a, a, 1), 1);
+  });
+
   it('the similarity join finds exactly the pairs an all-pairs comparison finds', () => {
     let seed = 7;
     const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
     const set = (n: number, v: number) => Int32Array.from(new Set(Array.from({ length: n }, () => Math.floor(rand() * v)))).sort();
-    const items: SimilarityItem[] = Array.from({ length: 300 }, () => ({ name: set(1 + Math.floor(rand() * 4), 12), memo: rand() < 0.6 ? set(2 + Math.floor(rand() * 6), 20) : null }));
+    const items: SimilarityItem[] = Array.from({ length: 300 }, () => ({ name: set(1 + Math.floor(rand() * 4), 12), memo: rand() < 0.6 ? set(2 + Math.floor(rand() * 9), 20) : null }));
     for (const threshold of [1, 0.8, 0.6, 0.4, 0.25]) {
       const expected: string[] = [];
       for (let i = 0; i < items.length; i++) {
@@ -685,12 +724,15 @@ describe('domain/textRanking', () => {
           const x = items[i]!;
           const y = items[j]!;
           const name = dice(x.name, y.name);
-          const sim = x.memo && y.memo ? 0.6 * name + 0.4 * dice(x.memo, y.memo) : name;
+          let sim = x.memo && y.memo ? 0.6 * name + 0.4 * dice(x.memo, y.memo) : name;
+          // memos of at least 6 distinct terms each also count on their own
+          if (x.memo && y.memo && x.memo.length >= 6 && y.memo.length >= 6) sim = Math.max(sim, dice(x.memo, y.memo));
           if (sim + 1e-12 >= threshold) expected.push(`${i}-${j}`);
         }
       }
       const got = similarPairs(items, threshold).map((p) => `${p.a}-${p.b}`);
       assert.deepEqual([...got].sort(), expected.sort(), `threshold ${threshold}`);
+      if (threshold === 0.8) assert.ok(similarPairs(items, threshold).some((p) => p.basis === 'memo'), 'some pairs reach 0.8 through their memos alone');
     }
   });
 });

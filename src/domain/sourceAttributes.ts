@@ -1,4 +1,3 @@
-import { ToolError } from '../core/errors';
 import { coerceAttributeValue, MAX_ATTRIBUTE_NAME } from './cases';
 import { stampOf } from './codebook';
 import type { DomainContext } from './events';
@@ -170,26 +169,9 @@ export function listSourceAttributesTyped(ctx: Ctx, sourceId: number): SourceAtt
   return ctx.repo.listSourceAttributes(sourceId);
 }
 
-/** Every source's document attributes as `{name: value}`, by source_id (sources without attributes are absent). */
-export function allSourceAttributes(ctx: { repo: ProjectRepository }): Map<number, Record<string, AttributeValue>> {
-  const out = new Map<number, Record<string, AttributeValue>>();
-  for (const a of ctx.repo.listSourceAttributes()) {
-    let o = out.get(a.source_id);
-    if (!o) out.set(a.source_id, (o = {}));
-    o[a.name] = a.value;
-  }
-  return out;
-}
-
 /** Typed rows as `{name: value}`, in the rows' order. */
 function attributeRecord(rows: readonly SourceAttribute[]): Record<string, AttributeValue> {
   const o: Record<string, AttributeValue> = {};
   for (const a of rows) o[a.name] = a.value;
   return o;
-}
-
-/** Raises INVALID_ARGUMENTS unless `type` is one of the four attribute types (for callers holding untyped input). */
-export function requireAttributeType(type: string): AttributeType {
-  if (type === 'text' || type === 'number' || type === 'date' || type === 'boolean') return type;
-  throw new ToolError('INVALID_ARGUMENTS', `type must be one of text, number, date, boolean (got ${JSON.stringify(type)})`);
 }

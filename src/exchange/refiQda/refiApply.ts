@@ -415,13 +415,27 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
 
     // -- text segments
     const textCache = new Map<number, string | null>();
+    // the names of sources and codes as imported, for messages; looked up once per item (a lookup is a query)
+    const sourceNameCache = new Map<PlanRef, string>();
     const sourceNameOf = (ref: PlanRef): string => {
-      const id = sourceIds.get(ref);
-      return (id !== undefined ? ctx.repo.getSource(id)?.name : undefined) ?? finalName.get(ref) ?? planSourceNames.get(ref) ?? ref;
+      let name = sourceNameCache.get(ref);
+      if (name === undefined) {
+        const id = sourceIds.get(ref);
+        name = (id !== undefined ? ctx.repo.getSource(id)?.name : undefined) ?? finalName.get(ref) ?? planSourceNames.get(ref) ?? ref;
+        sourceNameCache.set(ref, name);
+      }
+      return name;
     };
+    const codeNameCache = new Map<PlanRef, string>();
     const codeNameOf = (ref: PlanRef | null, fallback: string): string => {
-      const id = ref === null ? undefined : codeIds.get(ref);
-      return (id !== undefined ? ctx.repo.getCode(id)?.name : undefined) ?? fallback;
+      if (ref === null) return fallback;
+      let name = codeNameCache.get(ref);
+      if (name === undefined) {
+        const id = codeIds.get(ref);
+        name = (id !== undefined ? ctx.repo.getCode(id)?.name : undefined) ?? fallback;
+        codeNameCache.set(ref, name);
+      }
+      return name;
     };
     const planSourceNames = new Map(all.map((x) => [x.ref, x.name]));
     const planCodeNames = new Map(plan.codes.map((c) => [c.ref, c.name]));

@@ -7,10 +7,15 @@
  *
  * Each hostile body is a `create_code` whose name carries the defect; each must be refused with the
  * surface's INVALID_JSON answer, and afterwards no code exists but the ones the positive controls created
- * (the same requests with a valid name, which prove each channel would have written).
+ * (the same requests with a valid name, which prove each channel would have written). Last, the built CLI
+ * (`npm run build` first) is spawned as `marginalia cli` and `marginalia mcp` and fed the same bytes on its
+ * real stdin.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
@@ -18,7 +23,9 @@ import { LocalCliBackend, runLineProtocol, type LineOutput } from '../../src/ada
 import { forwardMcpStdio } from '../../src/adapters/mcp/mcpForward';
 import { serveMcpStdio, StrictStdioServerTransport } from '../../src/adapters/mcp/mcpStdio';
 import { ContextBuilder } from '../../src/agent/contextBuilder';
-import { AS_RESEARCHER, clientCert, grpcClient, grpcUnary, startStack, TOKENS, type GrpcClient, type Stack } from './stack';
+import { openProjectHandle } from '../../src/cli/compose';
+import { REPO_ROOT } from '../helpers/serverProcess';
+import { AS_RESEARCHER, clientCert, grpcClient, grpcUnary, startStack, tmp, TOKENS, type GrpcClient, type Stack } from './stack';
 
 /** The bytes of a name that are not allowed in, and the byte offset each defect has in `{"arguments":{"name":"x<defect>"}}`. */
 const DEFECTS: { what: string; bytes: Buffer; reason: string }[] = [
@@ -328,6 +335,68 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
       assert.equal(responses[DEFECTS.length + 1].success, true, JSON.stringify(responses[DEFECTS.length + 1]));
       created.push('utf8-probe-cli-ok');
       await assertNothingWritten();
+    });
+  });
+
+  describe('the built CLI on its real stdin (`npm run build` first)', () => {
+    const BIN = path.join(REPO_ROOT, 'bin', 'marginalia.js');
+    let dir: string;
+    let project: string;
+    before(async () => {
+      dir = tmp('marginalia-utf8-cli-');
+      project = path.join(dir, 'cli.qda');
+      const handle = await openProjectHandle(project, { create: true, checkpointIdleMs: 0 });
+      await handle.close();
+    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    /**
+     * Runs `marginalia <args>` with `input` on stdin, then EOF (at once, or once a stdout line satisfies
+     * `endWhen`); resolves with its stdout lines (parsed) and exit code.
+     */
+    const run = (args: string[], input: Buffer, endWhen?: (line: any) => boolean) =>
+      new Promise<{ lines: any[]; code: number | null; stderr: string }>((resolve, reject) => {
+        const env: NodeJS.ProcessEnv = {};
+        for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MARGINALIA_')) env[k] = v;
+        const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, MARGINALIA_HOME: path.join(dir, 'home') }, stdio: ['pipe', 'pipe', 'pipe'] });
+        const out: Buffer[] = [];
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out.push(d);
+          if (endWhen && Buffer.concat(out).toString('utf8').split('\n').slice(0, -1).some((l) => endWhen(JSON.parse(l)))) child.stdin.end();
+        });
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('error', reject);
+        child.on('exit', (code) => {
+          const text = Buffer.concat(out).toString('utf8').trim();
+          resolve({ lines: text ? text.split('\n').map((l) => JSON.parse(l)) : [], code, stderr });
+        });
+        if (endWhen) child.stdin.write(input);
+        else child.stdin.end(input);
+      });
+
+    it('marginalia cli: each bad line is an INVALID_JSON line, nothing is written, exit code 0', async () => {
+      const bad = DEFECTS.map((d) => Buffer.concat([Buffer.from('{"id":1,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'), d.bytes, Buffer.from('"}}\n')]));
+      const input = Buffer.concat([...bad, Buffer.from('{"id":2,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-a","name":"utf8-probe-b"}}\n'), Buffer.from('{"id":3,"op":"call","tool":"list_codes","arguments":{}}\n')]);
+      const r = await run(['cli', '--project', project], input);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.lines.length, DEFECTS.length + 2, JSON.stringify(r.lines));
+      for (const [i, d] of DEFECTS.entries()) assert.deepEqual([r.lines[i].success, r.lines[i].error_code, r.lines[i].details.reason], [false, 'INVALID_JSON', d.reason], d.what);
+      assert.equal(r.lines[DEFECTS.length].details.key, 'name');
+      const listed = r.lines[DEFECTS.length + 1];
+      assert.equal(listed.id, 3);
+      assert.deepEqual(listed.data.codes, []);
+    });
+
+    it('marginalia mcp: each bad line is a -32700 parse error with INVALID_JSON; initialize still works', async () => {
+      const bad = DEFECTS.map((d) => Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'), d.bytes, Buffer.from('"}}}\n')]));
+      const init = `${JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'utf8-mcp', version: '1' } } })}\n`;
+      const r = await run(['mcp', '--project', project], Buffer.concat([...bad, Buffer.from(init)]), (m) => m.id === 9);
+      const errors = r.lines.filter((m) => m.id === null);
+      assert.equal(errors.length, DEFECTS.length, JSON.stringify(r.lines));
+      for (const m of errors) assert.deepEqual([m.error.code, m.error.data.error_code], [-32700, 'INVALID_JSON']);
+      const answer = r.lines.find((m) => m.id === 9);
+      assert.ok(answer?.result, `${JSON.stringify(r.lines)} ${r.stderr}`);
     });
   });
 });

@@ -22,6 +22,7 @@
  * 10. Decorations for a 5,000-segment transcript (bench/decorations.ts).
  * 11. REFI-QDA import of the NVivo 12 sample (bench/refiImport.ts).
  * 12. Re-anchoring by quote: the QualCoder corpus import with and without it (bench/reanchor.ts).
+ * 13. erase_source on a ~100 MB project with 50 snapshots (bench/erasure.ts; its prepared folder is cached).
  * Section 2 runs create_code at ~1, ~10 and ~100 MB, and at ~500 MB with BENCH_FULL=1 (generated once in
  * about 2 minutes, then cached; about 1.7 GB peak RSS while checkpointing).
  * Results with date, machine and load are recorded by hand in bench/RESULTS.md.
@@ -118,6 +119,7 @@ const SECTIONS: [file: string, what: string, sized: boolean][] = [
   ['decorations.ts', 'decorations for a 5,000-segment transcript', false],
   ['refiImport.ts', 'REFI-QDA import of the NVivo sample', false],
   ['reanchor.ts', 're-anchoring by quote: QualCoder corpus import with and without it', false],
+  ['erasure.ts', 'erase_source on a 100 MB project with 50 snapshots', false],
   ['search.ts', 'search_text', true],
   ['duplicateCodes.ts', 'detect_duplicate_codes (5,000 codes at every size)', false],
   ['analytics.ts', 'import_analytics', true],

@@ -269,9 +269,9 @@ export interface HistoryErasureResult {
   snapshots_rewritten: number;
   /** dump files (blobs) rewritten */
   files_rewritten: number;
-  /** milliseconds spent, and of them in `git gc` */
+  /** milliseconds spent, and of them in pruning (reflog expiry, repack, prune) */
   duration_ms: number;
-  gc_ms: number;
+  prune_ms: number;
 }
 
 /** The version history's part of an erasure (implemented by src/vcs/historyErasure.ts through the Snapshotter). */

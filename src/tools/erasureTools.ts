@@ -66,7 +66,7 @@ export const eraseSourceOutput = z.object({
     .nullable()
     .describe('null when the audit log is not reachable from this host (no agent layer)'),
   history: z
-    .object({ initialized: z.boolean(), snapshots: z.number(), snapshots_rewritten: z.number(), files_rewritten: z.number(), duration_ms: z.number() })
+    .object({ initialized: z.boolean(), snapshots: z.number(), snapshots_rewritten: z.number(), files_rewritten: z.number(), duration_ms: z.number(), prune_ms: z.number() })
     .nullable()
     .describe('null when the host keeps no history'),
   copies_found: z
@@ -135,7 +135,7 @@ export const eraseSourceTool = defineTool({
       source_type: prepared.texts.type,
       database: { ...rows, file_rewritten: true },
       audit_log: prepared.audit ? { path: prepared.audit.path, lines: prepared.audit.lines, lines_rewritten: prepared.audit.lines_rewritten } : null,
-      history: h ? { initialized: h.initialized, snapshots: h.snapshots, snapshots_rewritten: h.snapshots_rewritten, files_rewritten: h.files_rewritten, duration_ms: Math.round(h.duration_ms) } : null,
+      history: h ? { initialized: h.initialized, snapshots: h.snapshots, snapshots_rewritten: h.snapshots_rewritten, files_rewritten: h.files_rewritten, duration_ms: Math.round(h.duration_ms), prune_ms: Math.round(h.prune_ms) } : null,
       copies_found: prepared.copies.map((c) => ({ path: c.path, relative: c.relative, bytes: c.bytes, ...(c.entries ? { entries: c.entries } : {}) })),
       not_erased: NOT_ERASED,
     };

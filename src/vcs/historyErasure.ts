@@ -5,8 +5,8 @@
  * keyed by it (`"source_id": <id>` in any table, its own row of `tables/sources.jsonl`, the provenance of its
  * segments) are dropped, and its text is redacted wherever else a table holds it (a code suggestion's sample
  * contexts, a report's result). Commit messages, authors and dates are kept; commits before the source
- * existed keep their ids (same tree, same parents). Then the reflogs are expired and `git gc --prune=now`
- * drops every object that is no longer reachable, so no git object holds the text.
+ * existed keep their ids (same tree, same parents). Then the reflogs are expired and every object that is no
+ * longer reachable is dropped ({@link pruneHistory}), so no git object holds the text.
  *
  * The rewrite streams git's own export format: `git fast-export --no-data` (commits with their file changes,
  * blobs by id) is edited line by line, the dump files that change are read with one `git cat-file --batch`
@@ -301,10 +301,10 @@ function readBlobs(dir: string, ids: readonly string[], each: (index: number, co
  */
 export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureRequest): Promise<HistoryErasureResult> {
   const started = performance.now();
-  if (!fs.existsSync(path.join(dir, '.git'))) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, gc_ms: 0 };
+  if (!fs.existsSync(path.join(dir, '.git'))) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, prune_ms: 0 };
   const e: DumpErasure = { ...request, segmentIdSet: new Set(request.segment_ids) };
   const before = (await git(dir, ['rev-list', '--all'])).toString('latin1').split('\n').filter(Boolean);
-  if (before.length === 0) return { initialized: true, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: performance.now() - started, gc_ms: 0 };
+  if (before.length === 0) return { initialized: true, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: performance.now() - started, prune_ms: 0 };
   const exp = await git(dir, ['fast-export', '--all', '--no-data', '--signed-tags=strip', '--tag-of-filtered-object=rewrite', '--reencode=no']);
   const changes = fileChanges(exp);
   // the table blobs to read, once per (blob, table), in order of first appearance (consecutive versions of a
@@ -358,9 +358,23 @@ export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureR
   const rewritten = after.filter((sha) => !old.has(sha)).length;
   // index and working tree to the new HEAD (the erased text file leaves the working tree with the index)
   await git(dir, ['read-tree', '-u', '--reset', 'HEAD']);
-  const gcStarted = performance.now();
-  await git(dir, ['reflog', 'expire', '--expire=now', '--expire-unreachable=now', '--all']);
-  await git(dir, ['gc', '--prune=now', '--quiet']);
+  const pruneStarted = performance.now();
+  await pruneHistory(dir);
   const now = performance.now();
-  return { initialized: true, snapshots: after.length, snapshots_rewritten: rewritten, files_rewritten: filesRewritten, duration_ms: now - started, gc_ms: now - gcStarted };
+  return { initialized: true, snapshots: after.length, snapshots_rewritten: rewritten, files_rewritten: filesRewritten, duration_ms: now - started, prune_ms: now - pruneStarted };
+}
+
+/**
+ * Drops every object no ref reaches: the reflogs expired (they still name the old commits), every reachable
+ * object written into one new pack (`git repack -a -d`: the old packs go, with the unreachable objects they
+ * held), and the unreachable loose objects deleted (`git prune --expire=now`). This is what `git gc --prune=now`
+ * does for unreachable objects, without its delta search over every object not yet stored as a delta
+ * (`--window=0`): existing deltas are reused (the rewritten table files come from fast-import as deltas of
+ * each other), the rest is stored whole, zlib-compressed. On the bench's 100 MB project with 50 mostly loose
+ * snapshots the full `git gc` took several times longer (bench/erasure.ts). Errors: TOOL_EXECUTION_ERROR.
+ */
+export async function pruneHistory(dir: string): Promise<void> {
+  await git(dir, ['reflog', 'expire', '--expire=now', '--expire-unreachable=now', '--all']);
+  await git(dir, ['repack', '-a', '-d', '-q', '--window=0']);
+  await git(dir, ['prune', '--expire=now']);
 }

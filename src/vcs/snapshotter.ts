@@ -329,7 +329,7 @@ export class Snapshotter implements VersionControl, HistoryErasure {
   eraseFromHistory(request: HistoryErasureRequest): Promise<HistoryErasureResult> {
     this.erasing = { ...request, segmentIdSet: new Set(request.segment_ids) };
     return this.enqueue(async () => {
-      if (!this.repo.exists()) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, gc_ms: 0 };
+      if (!this.repo.exists()) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, prune_ms: 0 };
       await this.checkOwner();
       try {
         return await eraseFromHistoryRepo(this.historyDir, request);

@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import initSqlJs from 'sql.js';
-import { AS_AGENT, callTool, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { AS_AGENT, callTool, request, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 
 /** The withdrawn participant's marker: lower case ASCII, so the search index would store it as this very token. */
 const MARKER = 'zqvwithdrawnmarker7731';
@@ -133,6 +133,12 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     await mutate('apply_code', { code_id: code, source_id: p08, ...span(OTHER, `near the ${KEPT} fence`) });
     // an agent codes the transcript too (trust notify): its call and its event name the source
     await mutate('apply_code', { code_id: code, source_id: p07, ...span(TEXT, 'the permission took months and months') }, { agent: true });
+    // an agent asks to add the transcript again (trust suggest): the held request stores the text; the researcher rejects it
+    const held = await callTool(base, 'add_text_source', { name: 'P07 again', content: TEXT }, AS_AGENT);
+    assert.equal(held.status, 202, JSON.stringify(held.body));
+    const requestId = (held.body.data as { request_id: string }).request_id;
+    const rejected = await request(base, 'POST', `/approvals/${requestId}/reject`, { reason: 'duplicate' });
+    assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
     // a memo quoting the transcript: the researcher's own note, not erased (said in the report)
     await mutate('create_code', { name: 'Nicknames', color: '#E15759', memo: 'P07 calls themself by a nickname' });
 
@@ -187,6 +193,7 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     assert.equal(report.database.segments, 3);
     assert.ok(report.database.events_redacted >= 3, `events redacted: ${report.database.events_redacted}`);
     assert.equal(report.database.file_rewritten, true);
+    assert.equal(report.database.approvals_redacted, 1, 'the held add_text_source request');
     assert.ok(report.audit_log.lines_rewritten >= 1, JSON.stringify(report.audit_log));
     assert.equal(report.history.initialized, true);
     assert.ok(report.history.snapshots >= 9, JSON.stringify(report.history));

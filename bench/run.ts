@@ -23,6 +23,8 @@
  * 11. REFI-QDA import of the NVivo 12 sample (bench/refiImport.ts).
  * 12. Re-anchoring by quote: the QualCoder corpus import with and without it (bench/reanchor.ts).
  * 13. erase_source on a ~100 MB project with 50 snapshots (bench/erasure.ts; its prepared folder is cached).
+ * 14. Strict JSON bodies (bench/strictJson.ts): parseStrictJson against toString + JSON.parse of the same bytes
+ *     (a small call, 1 and 10 MB texts, 1M escapes, 100,000 objects); goal (issue 15) at most 3x.
  * Section 2 runs create_code at ~1, ~10 and ~100 MB, and at ~500 MB with BENCH_FULL=1 (generated once in
  * about 2 minutes, then cached; about 1.7 GB peak RSS while checkpointing).
  * Results with date, machine and load are recorded by hand in bench/RESULTS.md.
@@ -120,6 +122,7 @@ const SECTIONS: [file: string, what: string, sized: boolean][] = [
   ['refiImport.ts', 'REFI-QDA import of the NVivo sample', false],
   ['reanchor.ts', 're-anchoring by quote: QualCoder corpus import with and without it', false],
   ['erasure.ts', 'erase_source on a 100 MB project with 50 snapshots', false],
+  ['strictJson.ts', 'strict JSON bodies: parseStrictJson vs toString + JSON.parse', false],
   ['search.ts', 'search_text', true],
   ['duplicateCodes.ts', 'detect_duplicate_codes (5,000 codes at every size)', false],
   ['analytics.ts', 'import_analytics', true],

@@ -278,12 +278,8 @@ interface ScanFinding {
   key?: string;
 }
 
-/** An open object's keys so far (the first kept alone; a Set from the second on), or an open array. */
-interface Frame {
-  object: boolean;
-  first?: string;
-  keys?: Set<string>;
-}
+/** Keys of one object compared by a linear search up to this many, then through a Set. */
+const LINEAR_KEYS = 16;
 
 function isHighEscape(text: string, at: number): boolean {
   // at: index of "\" of a "\uXXXX" escape
@@ -304,8 +300,12 @@ function isLowEscape(text: string, at: number): boolean {
  * little; the stack is explicit, so depth costs no recursion.
  */
 function scanJson(text: string): ScanFinding | undefined {
-  const stack: Frame[] = [];
-  let top: Frame | undefined;
+  // per open container (index = depth): whether it is an object, and its keys so far (lists reused across
+  // objects at the same depth, a Set once an object has more than LINEAR_KEYS keys): no allocation per object
+  const isObject: boolean[] = [];
+  const keyLists: string[][] = [];
+  const keySets: (Set<string> | undefined)[] = [];
+  let depth = -1;
   let expectKey = false;
   // the next backslash and quote at or after the scan position, each found once (indexOf per escape would be quadratic)
   let nextBackslash = text.indexOf('\\');
@@ -343,13 +343,17 @@ function scanJson(text: string): ScanFinding | undefined {
           else j = b + 6;
         } else j = b + 2;
       }
-      if (expectKey && top) {
+      if (expectKey) {
         const key = escaped ? (JSON.parse(text.slice(start, j + 1)) as string) : text.slice(start + 1, j);
-        if (top.first === undefined) top.first = key;
-        else {
-          if (!top.keys) top.keys = new Set([top.first]);
-          if (top.keys.has(key)) return { kind: 'duplicate_key', index: start, key };
-          top.keys.add(key);
+        const set = keySets[depth];
+        if (set) {
+          if (set.has(key)) return { kind: 'duplicate_key', index: start, key };
+          set.add(key);
+        } else {
+          const list = keyLists[depth] as string[];
+          for (let k = 0; k < list.length; k++) if (list[k] === key) return { kind: 'duplicate_key', index: start, key };
+          list.push(key);
+          if (list.length > LINEAR_KEYS) keySets[depth] = new Set(list);
         }
         expectKey = false;
       }
@@ -357,18 +361,22 @@ function scanJson(text: string): ScanFinding | undefined {
       continue;
     }
     if (c === 0x7b /* { */) {
-      if (top) stack.push(top);
-      top = { object: true };
+      depth++;
+      isObject[depth] = true;
+      const list = keyLists[depth];
+      if (list) list.length = 0;
+      else keyLists[depth] = [];
+      keySets[depth] = undefined;
       expectKey = true;
     } else if (c === 0x5b /* [ */) {
-      if (top) stack.push(top);
-      top = { object: false };
+      depth++;
+      isObject[depth] = false;
       expectKey = false;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      top = stack.pop();
+      depth--;
       expectKey = false;
     } else if (c === 0x2c /* , */) {
-      expectKey = top?.object === true;
+      expectKey = isObject[depth] === true;
     }
     i++;
   }

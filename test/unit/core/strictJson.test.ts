@@ -111,6 +111,15 @@ describe('core/strictJson', () => {
       });
     }
 
+    it('a repeat among many keys (past the linear search, in the Set) and after a closed sibling object', () => {
+      const keys = Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`).join(',');
+      const text = `{"a":{${keys},"k3":0}}`;
+      const e = refusal(() => parseStrictJson(Buffer.from(text)));
+      assert.deepEqual([e.details.key, e.details.byte_offset], ['k3', text.lastIndexOf('"k3"')]);
+      const siblings = `[{${keys}},{${keys}},{"x":{"k1":1},"k1":2}]`;
+      assert.equal((parseStrictJson(Buffer.from(siblings)) as unknown[]).length, 3);
+    });
+
     it('the same key in sibling objects, and keys equal to values, are fine', () => {
       assert.deepEqual(parseStrictJson(Buffer.from('{"a":{"a":"a"},"b":[{"a":1},{"a":2}],"c":"a"}')), { a: { a: 'a' }, b: [{ a: 1 }, { a: 2 }], c: 'a' });
     });

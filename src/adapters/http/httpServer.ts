@@ -11,7 +11,7 @@ import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
 import type { ClientType } from '../../agent/sessions';
 import { CLIENT_TYPES } from '../../agent/sessions';
 import { isToolError } from '../../core/errors';
-import { charsetOf, isUtf8Charset, parseStrictJson } from '../../core/strictJson';
+import { charsetOf, parseStrictJson } from '../../core/strictJson';
 
 /** Default port of the HTTP tool server (spec: localhost, port 8765). */
 export const DEFAULT_PORT = 8765;
@@ -442,7 +442,6 @@ function fastToolCall(req: http.IncomingMessage, res: http.ServerResponse, opts:
     const [k, v] = p.split('=');
     if (k?.trim().toLowerCase() !== 'charset' || !/^"?utf-8"?$/i.test(v?.trim() ?? '')) return false;
   }
-  if (params.length > 0 && !isUtf8Charset(charsetOf(type))) return false;
   const lengthHeader = req.headers['content-length'];
   const length = lengthHeader === undefined ? NaN : Number(lengthHeader);
   if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY_BYTES || req.headers['transfer-encoding'] !== undefined) return false;

@@ -171,8 +171,9 @@ async function writeLine(out: LineOutput, value: unknown): Promise<void> {
  * The CLI adapter's line protocol (agent-context spec, section 4: "stdin commands, stdout responses,
  * stderr events"): reads one JSON command per line from `input`, runs them one after another against
  * `backend`, and writes one response per line to `responses`: the spec envelope plus the command's `id`
- * (`{"id":1,"success":true,"data":...}`; `id` is null when the command had none). A line that is not JSON
- * gets an INVALID_JSON envelope, one that is not an object or names an unknown op an INVALID_ARGUMENTS
+ * (`{"id":1,"success":true,"data":...}`; `id` is null when the command had none). A line that is not strict
+ * JSON (not UTF-8, a lone surrogate escape, a duplicated key, a syntax error: src/core/strictJson.ts) gets an
+ * INVALID_JSON envelope with the byte offset in `details`, one that is not an object or names an unknown op an INVALID_ARGUMENTS
  * envelope; processing continues. Blank lines are ignored. Events of subscriptions are written to
  * `events` as `{"type":"event","subscription_id":...,"event":{...}}` lines (overflow notices as
  * `{"type":"overflow",...}`, a subscription that ended by itself as `{"type":"subscription_ended",...}`);

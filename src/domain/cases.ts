@@ -61,17 +61,35 @@ export function createCase(ctx: Ctx, input: { name: string; memo?: string | null
 
 /**
  * Deletes a case with its member sources, member ranges and attributes (the sources themselves and their
- * codings stay). Emits case.deleted {case_id, name, source_count, segment_count, attribute_count}.
+ * codings stay). Emits case.deleted {case_id, name, source_count, segment_count, attribute_count, memo, owner,
+ * session_id, sources: [{source_id, owner, session_id}], segments: [{source_id, start, end, owner, session_id}],
+ * attributes: [{name, type, value}]} (all after attribute_count: what re-creating the case needs, for undo in
+ * src/domain/undoRedo.ts; positions in code points).
  * Errors: CASE_NOT_FOUND.
  */
 export function deleteCase(ctx: Ctx, id: number): CaseWithCounts {
   const c = requireCase(ctx, id);
+  const sources = ctx.repo.listCaseSources(id).map((l) => ({ source_id: l.source_id, owner: l.owner, session_id: l.session_id }));
+  const segments = ctx.repo.listCaseSegments(id).map((g) => ({ source_id: g.source_id, start: g.start_pos, end: g.end_pos, owner: g.owner, session_id: g.session_id }));
+  const attributes = ctx.repo.listCaseAttributes(id).map((a) => ({ name: a.name, type: a.type, value: a.value }));
   ctx.repo.deleteCase(id);
   ctx.events.emit({
     event_type: 'case.deleted',
     aggregate_type: 'case',
     aggregate_id: String(id),
-    payload: { case_id: id, name: c.name, source_count: c.source_count, segment_count: c.segment_count, attribute_count: c.attribute_count },
+    payload: {
+      case_id: id,
+      name: c.name,
+      source_count: c.source_count,
+      segment_count: c.segment_count,
+      attribute_count: c.attribute_count,
+      memo: c.memo,
+      owner: c.owner,
+      session_id: c.session_id,
+      sources,
+      segments,
+      attributes,
+    },
   });
   return c;
 }

@@ -72,7 +72,7 @@ export interface CategoryDeleted {
  *
  * Emits one coding.code_moved {code_id, old_category_id, new_category_id} per moved code (as
  * move_code_to_category does), then coding.category_deleted {category_id, name, parent_id, memo, moved_to,
- * code_ids, sub_category_ids}.
+ * code_ids, sub_category_ids, owner}.
  *
  * Errors (nothing is changed): CATEGORY_NOT_FOUND (the category, or `moveTo`), CATEGORY_NOT_EMPTY (codes or
  * sub-categories and no `moveTo`; the message and `details` give both counts), INVALID_ARGUMENTS (`moveTo` is
@@ -128,7 +128,8 @@ export function deleteCategory(ctx: Ctx, id: number, moveTo: number | null | und
     event_type: 'coding.category_deleted',
     aggregate_type: 'category',
     aggregate_id: String(id),
-    payload: { category_id: id, name: category.name, parent_id: category.parent_id, memo: category.memo, moved_to: movedTo ?? null, code_ids: codeIds, sub_category_ids: subIds },
+    // owner: who made it, kept when undo makes it again (src/domain/undoRedo.ts)
+    payload: { category_id: id, name: category.name, parent_id: category.parent_id, memo: category.memo, moved_to: movedTo ?? null, code_ids: codeIds, sub_category_ids: subIds, owner: category.owner },
   });
   return { category, moved_to: movedTo, code_ids: codeIds, sub_category_ids: subIds };
 }

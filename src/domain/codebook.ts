@@ -145,7 +145,7 @@ export function mergeCodes(
 
 /**
  * Deletes a code. A code that has segments is deleted only with `deleteSegments` (its segments go with
- * it). Emits coding.code_deleted. Errors: CODE_NOT_FOUND, CODE_HAS_SEGMENTS.
+ * it). Emits coding.code_deleted {code_id, name, segment_count, color, memo, category_id, owner, session_id}. Errors: CODE_NOT_FOUND, CODE_HAS_SEGMENTS.
  */
 export function deleteCode(ctx: Ctx, id: number, deleteSegments: boolean): { code: CodeWithCounts; segments_removed: number } {
   const code = requireCode(ctx, id);
@@ -163,7 +163,8 @@ export function deleteCode(ctx: Ctx, id: number, deleteSegments: boolean): { cod
     event_type: 'coding.code_deleted',
     aggregate_type: 'code',
     aggregate_id: String(id),
-    payload: { code_id: id, name: code.name, segment_count: removed },
+    // color, memo, category_id, owner, session_id: what re-creating the code needs (undo, src/domain/undoRedo.ts)
+    payload: { code_id: id, name: code.name, segment_count: removed, color: code.color, memo: code.memo, category_id: code.category_id, owner: code.owner, session_id: code.session_id },
   });
   return { code, segments_removed: removed };
 }

@@ -69,8 +69,10 @@ export function applyCode(
 }
 
 /**
- * Removes a coded text segment. Emits coding.segment_uncoded. Errors: SEGMENT_NOT_FOUND (also for an AV
- * segment's id, naming remove_av_segment; nothing is removed).
+ * Removes a coded text segment. Emits coding.segment_uncoded {segment_id, code_id, source_id, start, end, text,
+ * memo, importance, owner, session_id}: everything needed to put the coding back (undo, src/domain/undoRedo.ts; events
+ * stored before carry only the first three). Errors: SEGMENT_NOT_FOUND (also for an AV segment's id, naming
+ * remove_av_segment; nothing is removed).
  */
 export function deleteSegment(ctx: Ctx, id: number): Segment {
   const seg = ctx.repo.getSegment(id);
@@ -80,7 +82,18 @@ export function deleteSegment(ctx: Ctx, id: number): Segment {
     event_type: 'coding.segment_uncoded',
     aggregate_type: 'segment',
     aggregate_id: String(id),
-    payload: { segment_id: id, code_id: seg.code_id, source_id: seg.source_id },
+    payload: {
+      segment_id: id,
+      code_id: seg.code_id,
+      source_id: seg.source_id,
+      start: seg.start_pos,
+      end: seg.end_pos,
+      text: seg.text,
+      memo: seg.memo,
+      importance: seg.importance,
+      owner: seg.owner,
+      session_id: seg.session_id,
+    },
   });
   return seg;
 }

@@ -51,6 +51,9 @@ export type EventType =
   | 'case.created'
   | 'case.deleted'
   | 'case.member_added'
+  // a member source or range taken out of a case (undo of case.member_added, src/domain/undoRedo.ts): the payload of the
+  // case.member_added it reverses, and who had linked it {case_id, source_id, segment_range, case_segment_id?, text?, owner, session_id}
+  | 'case.member_removed'
   | 'case.attribute_set'
   // several attributes of one case set in one step (imports; src/domain/cases.ts setCaseAttributes): {case_id, attributes: [{name, type, value, old_type, old_value}]}
   | 'case.attributes_set'

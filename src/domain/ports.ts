@@ -153,6 +153,11 @@ export interface ProjectRepository {
   listEventsSince(afterSeq: number, limit: number): EventRecord[];
   /** Stored events with one correlation id (the events of one call), in order. */
   listEventsByCorrelation(correlationId: string): EventRecord[];
+  /**
+   * Stored events raised by one caller (`caused_by.client_type` and `caused_by.user`, exact), in sequence
+   * order: the history undo and redo derive a caller's stacks from (src/domain/undoRedo.ts).
+   */
+  listEventsByCaller(clientType: string, user: string): EventRecord[];
   /** The highest stored sequence number (0 when none). */
   lastEventSeq(): number;
   /**
@@ -176,6 +181,8 @@ export interface ProjectRepository {
   listCaseSources(caseId: number): CaseSourceLink[];
   /** Links a whole source to a case; false when it was linked already (nothing written). */
   insertCaseSource(caseId: number, sourceId: number, stamp: Stamp): boolean;
+  /** Unlinks a whole source from a case; false when it was not linked (nothing written). */
+  deleteCaseSource(caseId: number, sourceId: number): boolean;
   /** The source ranges held by a case, by source then position. */
   listCaseSegments(caseId: number): CaseSegment[];
   /** The ranges of one source held by any case, by position. */
@@ -189,6 +196,8 @@ export interface ProjectRepository {
   listCaseAttributes(caseId?: number): CaseAttribute[];
   /** Inserts or replaces attribute `name` of a case with a value of `type` (the value must already be of that type). */
   setCaseAttribute(caseId: number, name: string, type: AttributeType, value: AttributeValue, now: string): void;
+  /** Deletes attribute `name` of a case; false when the case had none of that name (nothing written). */
+  deleteCaseAttribute(caseId: number, name: string): boolean;
   /**
    * The codings that belong to a case, each once: text and AV segments of its linked sources, and text
    * segments overlapping one of its ranges (same source, `start_pos < range.end_pos` and `end_pos > range.start_pos`).

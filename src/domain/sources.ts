@@ -141,7 +141,7 @@ export function renameFolder(ctx: Ctx, id: number, newName: string): { folder: F
   return { folder: requireFolder(ctx, id), old_name: folder.name };
 }
 
-/** Deletes an empty folder. Emits source.folder_deleted. Errors: FOLDER_NOT_FOUND, FOLDER_NOT_EMPTY. */
+/** Deletes an empty folder. Emits source.folder_deleted {folder_id, name, parent_id, owner}. Errors: FOLDER_NOT_FOUND, FOLDER_NOT_EMPTY. */
 export function deleteFolder(ctx: Ctx, id: number): Folder {
   const folder = requireFolder(ctx, id);
   const inside = ctx.repo.folderContents(id);
@@ -149,7 +149,8 @@ export function deleteFolder(ctx: Ctx, id: number): Folder {
     throw new ToolError('FOLDER_NOT_EMPTY', `The folder "${folder.name}" holds ${inside.sources} source(s) and ${inside.folders} folder(s)`, inside);
   }
   ctx.repo.deleteFolder(id);
-  ctx.events.emit({ event_type: 'source.folder_deleted', aggregate_type: 'folder', aggregate_id: String(id), payload: { folder_id: id, name: folder.name } });
+  // parent_id: where undo makes it again (src/domain/undoRedo.ts)
+  ctx.events.emit({ event_type: 'source.folder_deleted', aggregate_type: 'folder', aggregate_id: String(id), payload: { folder_id: id, name: folder.name, parent_id: folder.parent_id, owner: folder.owner } });
   return folder;
 }
 

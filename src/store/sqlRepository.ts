@@ -436,6 +436,9 @@ export class SqlProjectRepository implements ProjectRepository {
       .all<StoredEventRow>('SELECT * FROM events WHERE correlation_id = coalesce(unhex(?), ?) ORDER BY seq', uuidParams(correlationId))
       .map((r) => this.eventFromRow(r));
   }
+  listEventsByCaller(clientType: string, user: string): EventRecord[] {
+    return this.db.all<StoredEventRow>('SELECT * FROM events WHERE client_type = ? AND user = ? ORDER BY seq', [clientType, user]).map((r) => this.eventFromRow(r));
+  }
   lastEventSeq(): number {
     return Number(this.db.get<{ n: number | null }>('SELECT max(seq) AS n FROM events')?.n ?? 0);
   }
@@ -534,6 +537,12 @@ export class SqlProjectRepository implements ProjectRepository {
     this.db.run('INSERT INTO case_sources(case_id, source_id, owner, session_id, created_at) VALUES (?,?,?,?,?)', [caseId, sourceId, st.owner, st.session_id, st.now]);
     return true;
   }
+  deleteCaseSource(caseId: number, sourceId: number): boolean {
+    // read first, so unlinking an absent link journals no statement
+    if (!this.db.get('SELECT 1 AS x FROM case_sources WHERE case_id = ? AND source_id = ?', [caseId, sourceId])) return false;
+    this.db.run('DELETE FROM case_sources WHERE case_id = ? AND source_id = ?', [caseId, sourceId]);
+    return true;
+  }
   listCaseSegments(caseId: number): CaseSegment[] {
     return this.db.all<CaseSegment>(`SELECT ${CASE_SEGMENT_COLS} WHERE g.case_id = ? ORDER BY s.name COLLATE NOCASE, g.source_id, g.start_pos, g.end_pos, g.id`, [caseId]);
   }
@@ -563,6 +572,11 @@ export class SqlProjectRepository implements ProjectRepository {
       st.session_id,
       st.now,
     ]).lastId;
+  }
+  deleteCaseAttribute(caseId: number, name: string): boolean {
+    if (!this.db.get('SELECT 1 AS x FROM case_attributes WHERE case_id = ? AND name = ?', [caseId, name])) return false;
+    this.db.run('DELETE FROM case_attributes WHERE case_id = ? AND name = ?', [caseId, name]);
+    return true;
   }
   listCaseAttributes(caseId?: number): CaseAttribute[] {
     const rows =

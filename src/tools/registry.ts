@@ -8,6 +8,7 @@ import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
 import { setSourceAttributeTool } from './sourceAttributeTools';
 import { eraseSourceTool } from './erasureTools';
+import { redoTool, undoTool } from './undoTools';
 import { deleteCategoryTool, renameCategoryTool, updateCategoryMemoTool } from './categoryTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
@@ -76,6 +77,9 @@ export const TOOLS: readonly AnyTool[] = [
   // the agent-context design's coding capabilities (src/tools/designTools.ts)
   applyCodeTool,
   removeCodeTool,
+  // undo and redo of the researcher's own actions (src/tools/undoTools.ts; researcher only)
+  undoTool,
+  redoTool,
   // project lifecycle
   getProjectContext,
   openProject,

@@ -115,7 +115,25 @@ describe('domain/cases through the pipeline', () => {
       assert.deepEqual(out.envelope.data, { deleted: true, case_id: c.case_id, name: 'P01', source_count: 1, segment_count: 1, attribute_count: 1 });
       assert.deepEqual(
         out.events.map((e) => [e.event_type, e.payload]),
-        [['case.deleted', { case_id: c.case_id, name: 'P01', source_count: 1, segment_count: 1, attribute_count: 1 }]],
+        [
+          [
+            'case.deleted',
+            {
+              case_id: c.case_id,
+              name: 'P01',
+              source_count: 1,
+              segment_count: 1,
+              attribute_count: 1,
+              // what undo needs to make the case again
+              memo: null,
+              owner: 'alice',
+              session_id: 'sess-alice',
+              sources: [{ source_id: s.source_id, owner: 'alice', session_id: 'sess-alice' }],
+              segments: [{ source_id: s.source_id, start: 6, end: 11, owner: 'alice', session_id: 'sess-alice' }],
+              attributes: [{ name: 'age', type: 'number', value: 34 }],
+            },
+          ],
+        ],
       );
       await fx.fails('get_case', { case_id: c.case_id }, 'CASE_NOT_FOUND');
       assert.equal((await fx.ok('list_cases')).count, 0);

@@ -96,7 +96,7 @@ describe('categories: rename, memo, delete (src/domain/categories.ts)', () => {
       assert.ok(!(await categories()).some((c: any) => c[0] === 'Rage'));
       assert.deepEqual(
         newEvents(seq).map((e) => [e.event_type, e.payload]),
-        [['coding.category_deleted', { category_id: rage, name: 'Rage', parent_id: anger, memo: null, moved_to: null, code_ids: [], sub_category_ids: [] }]],
+        [['coding.category_deleted', { category_id: rage, name: 'Rage', parent_id: anger, memo: null, moved_to: null, code_ids: [], sub_category_ids: [], owner: 'alice' }]],
       );
     });
 
@@ -131,7 +131,7 @@ describe('categories: rename, memo, delete (src/domain/categories.ts)', () => {
         [
           ['coding.code_moved', { code_id: fear, old_category_id: feelings, new_category_id: places }],
           ['coding.code_moved', { code_id: worry, old_category_id: feelings, new_category_id: places }],
-          ['coding.category_deleted', { category_id: feelings, name: 'Feelings', parent_id: null, memo: null, moved_to: places, code_ids: [fear, worry], sub_category_ids: [anger, joyCat] }],
+          ['coding.category_deleted', { category_id: feelings, name: 'Feelings', parent_id: null, memo: null, moved_to: places, code_ids: [fear, worry], sub_category_ids: [anger, joyCat], owner: 'alice' }],
         ],
       );
     });

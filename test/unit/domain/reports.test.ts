@@ -98,7 +98,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       const seg = await fx.ok('apply_code', { code_id: c, source_id: s, start_position: 6, end_position: 11 });
       const out = await fx.call('remove_code', { segment_id: seg.segment_id });
       assert.deepEqual(out.envelope, { success: true, data: { removed: true, segment_id: seg.segment_id, code_id: c, source_id: s, start_pos: 6, end_pos: 11 } });
-      assert.deepEqual(out.events.map((e) => [e.event_type, e.payload]), [['coding.segment_uncoded', { segment_id: seg.segment_id, code_id: c, source_id: s }]]);
+      assert.deepEqual(out.events.map((e) => [e.event_type, e.payload]), [
+        // everything needed to put the coding back (undo)
+        ['coding.segment_uncoded', { segment_id: seg.segment_id, code_id: c, source_id: s, start: 6, end: 11, text: 'world', memo: null, importance: 0, owner: 'alice', session_id: 'sess-alice' }],
+      ]);
       assert.equal((await fx.ok('list_segments_for_source', { source_id: s })).count, 0);
       await fx.fails('remove_code', { segment_id: seg.segment_id }, 'SEGMENT_NOT_FOUND');
     });

@@ -96,7 +96,8 @@ describe('store: the event log (migration 9)', () => {
       ['coding.code_created', 1],
       ['coding.segment_coded', 0],
       ['source.updated', 2],
-      ['coding.segment_uncoded', 3],
+      // shape 3 ({segment_id, code_id, source_id}) is how it was stored before undo; since then it carries the removed coding (shape 5)
+      ['coding.segment_uncoded', 5],
     ] as const) {
       const e = byType(type);
       const stored = JSON.parse(raw.get(e.seq)!);

@@ -143,6 +143,9 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   set_source_attribute: { group: 'source', required: ['source_id', 'attribute_name', 'value'], optional: ['type'] },
   // erasure when a participant withdraws consent (issue 15, item 9); researcher only
   erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
+  // undo and redo of the researcher's own actions (issue 13 item 1; src/tools/undoTools.ts); researcher only
+  undo: { group: 'core', required: [], optional: [] },
+  redo: { group: 'core', required: [], optional: [] },
   // ... and its reports (src/tools/reportTools.ts), with get_report / list_reports behind qda://reports
   generate_frequency_report: { group: 'analysis', required: [], optional: ['filters'] },
   generate_cooccurrence_report: { group: 'analysis', required: [], optional: ['filters'] },

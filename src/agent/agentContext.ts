@@ -86,7 +86,9 @@ export class AgentContext implements Disposable {
     const config = () => this.cfg;
     this.trust = new TrustPolicy(config, opts.tools);
     this.sessions = new SessionManager(config, this.clock, () => opts.project()?.path ?? '', {
-      connected: (s) => this.sessionEvent(s, 'session.connected', { session_id: s.session_id, client_type: s.client_type, client_name: s.client_name }),
+      // role: the token's role (researcher, agent, null), so the event log tells whose actions a session's are (undo: src/domain/undoRedo.ts)
+      connected: (s) =>
+        this.sessionEvent(s, 'session.connected', { session_id: s.session_id, client_type: s.client_type, client_name: s.client_name, role: (s.context.preferences.role as string | undefined) ?? null }),
       disconnected: (s, reason) => {
         this.layer.limiter.forget(s.session_id);
         for (const [k, v] of this.implicit) if (v === s.session_id) this.implicit.delete(k);

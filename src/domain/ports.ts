@@ -154,8 +154,9 @@ export interface ProjectRepository {
   /** Stored events with one correlation id (the events of one call), in order. */
   listEventsByCorrelation(correlationId: string): EventRecord[];
   /**
-   * Stored events raised by one caller (`caused_by.client_type` and `caused_by.user`, exact), in sequence
-   * order: the history undo and redo derive a caller's stacks from (src/domain/undoRedo.ts).
+   * Stored events raised by one caller (`caused_by.client_type` and `caused_by.user`, exact) and every
+   * `session.connected` event of that client type (they tell whose sessions were the researcher's), in
+   * sequence order: the history undo and redo derive a caller's stacks from (src/domain/undoRedo.ts).
    */
   listEventsByCaller(clientType: string, user: string): EventRecord[];
   /** The highest stored sequence number (0 when none). */

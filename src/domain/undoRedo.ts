@@ -5,8 +5,12 @@
  * call raises with the call's correlation id). A caller is identified as the event log records it:
  * `caused_by.client_type` and `caused_by.user` (the researcher in VS Code is LOCAL_UI with the coder name;
  * a client holding the reviewer token is its client type with its user, X-Marginalia-User or its client
- * name). Agents' calls, also those the researcher approved, are recorded as the agent's and are never on
- * the researcher's stacks.
+ * name), and only the researcher's sessions count: LOCAL_UI ones, and sessions whose stored session.connected
+ * event names the token role `researcher` (src/agent/agentContext.ts). A session known to be an agent's (role
+ * `agent` or null, or connected before roles were recorded) never counts, even under the same user name; a
+ * session with no session.connected in the log ran without the agent layer, where every caller is the
+ * researcher (unit tests, the sample seeder). Agents' calls, also those the researcher approved, are
+ * recorded as the agent's and are never on the researcher's stacks.
  *
  * Undo applies the INVERSE change of an action through the domain services, in the caller's transaction,
  * recorded as the caller: the services raise their ordinary events, each with `undo_of: <correlation id of
@@ -33,12 +37,14 @@
  * creating, renaming and deleting a category (made again with its name, parent and memo, new id; its codes
  * and sub-categories go back into it); creating and deleting cases (made again with memo, members and
  * attributes, new id), adding sources and ranges to a case, setting or removing case attributes; renaming
- * a source and moving it to another folder; setting or removing a document attribute; creating and
- * renaming a folder. Everything else is NOT undoable: merging codes and deleting a code with its codings
- * (the agent-context spec: "merging codes and deleting a code cannot be undone"), imports, deleting sources
- * or folders, AV codings, restoring snapshots, and events stored before their payloads carried what the
- * inverse needs (segment_uncoded without positions, code_deleted without colour, case.deleted without
- * members).
+ * a source and moving it to another folder; setting or removing a document attribute; creating, renaming
+ * and deleting a folder. What undo makes again keeps the coder who made it (`owner`) and gets a new id; a
+ * document attribute put back is stamped with the caller (its event does not record the previous setter).
+ *
+ * Everything else is NOT undoable: merging codes and deleting a code with its codings (the agent-context
+ * spec: "merging codes and deleting a code cannot be undone"), imports, deleting sources, AV codings, restoring snapshots, and events stored before their payloads
+ * carried what the inverse needs (segment_uncoded without positions, code_deleted without colour,
+ * category_deleted without its contents, case.deleted without members, folder_deleted without parent).
  *
  * A not-undoable action on top of the stack is a barrier: undo REFUSES with NOT_UNDOABLE naming the action
  * and why; it does not skip past it to an older action (the safer default: what lies below may depend on
@@ -138,7 +144,13 @@ function lastIndex<T>(xs: readonly T[], f: (x: T) => boolean): number {
 export function callerStacks(repo: ProjectRepository, owner: StackOwner): CallerStacks {
   const actions: HistoryAction[] = [];
   const byId = new Map<string, HistoryAction>();
-  for (const e of repo.listEventsByCaller(owner.client_type, owner.user)) {
+  const history = repo.listEventsByCaller(owner.client_type, owner.user);
+  // whose sessions were the researcher's: session.connected says the token's role (null: no token; absent: recorded before roles were)
+  const roles = new Map<string, unknown>();
+  for (const e of history) if (e.event_type === 'session.connected') roles.set(e.caused_by.session_id, e.payload.role);
+  const researchers = (session: string) => owner.client_type === 'LOCAL_UI' || !roles.has(session) || roles.get(session) === 'researcher';
+  for (const e of history) {
+    if (e.caused_by.user !== owner.user || e.event_type === 'session.connected' || !researchers(e.caused_by.session_id)) continue;
     const id = e.metadata.correlation_id;
     let a = byId.get(id);
     if (!a) {

@@ -437,7 +437,9 @@ export class SqlProjectRepository implements ProjectRepository {
       .map((r) => this.eventFromRow(r));
   }
   listEventsByCaller(clientType: string, user: string): EventRecord[] {
-    return this.db.all<StoredEventRow>('SELECT * FROM events WHERE client_type = ? AND user = ? ORDER BY seq', [clientType, user]).map((r) => this.eventFromRow(r));
+    return this.db
+      .all<StoredEventRow>("SELECT * FROM events WHERE client_type = ? AND (user = ? OR event_type = 'session.connected') ORDER BY seq", [clientType, user])
+      .map((r) => this.eventFromRow(r));
   }
   lastEventSeq(): number {
     return Number(this.db.get<{ n: number | null }>('SELECT max(seq) AS n FROM events')?.n ?? 0);

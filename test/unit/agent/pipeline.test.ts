@@ -183,7 +183,7 @@ describe('agent/pipeline', () => {
       find_similar_content: { search_text: 'water' },
       suggest_batch_coding: { code_id: 1, segments: [{ source_id: 1, start_pos: 0, end_pos: 1 }], rationale: 'r' },
       // Marginalia's extras beyond the spec
-      update_segment_memo: { segment_id: 1 },
+      update_segment_memo: { segment_id: 1, memo: 'm' },
       set_code_color: { code_id: 1, color: RED },
       // case management (these fail with CASES_NOT_LISTED/NO_CONTEXT instead, HTTP spec section 1)
       list_cases: {},

@@ -8,10 +8,12 @@
  * `erase_source` call as the researcher through the in-process pipeline (history rewrite and prune, audit
  * rewrite, the search for copies under the folder, the database transaction, VACUUM and checkpoint).
  *
- * Floors, measured in the same run on the same data: pruning a copy of the history as the snapshots left it
- * (reflog expiry, `git repack -a -d --window=0`, `git prune --expire=now`: what dropping unreachable objects
- * costs without any rewrite; a full `git gc --prune=now` took 54 s here on a loaded VM, the erasure's own
- * pruning avoids its delta search) plus one checkpoint of the project (writing the database file once).
+ * Floors, measured in the same run on the same data: reading every object of the history once, decompressed
+ * (`git cat-file --batch-all-objects --batch`: the least any search of the history for the text costs), plus
+ * one checkpoint of the project (writing the database file once). For comparison (not run each time): a full
+ * `git gc --prune=now` of the history as the snapshots leave it took 54 s on the loaded 2-core VM, and
+ * `git repack -a -d --window=0` of it 32 s; the erasure prunes its rewritten history in about 3 s, since the
+ * rewritten files arrive from fast-import as deltas and the old loose objects are only deleted.
  * Cross-check: after the erasure no git object and no file under the project folder holds a 48-character
  * piece of the erased text that no other source holds.
  *
@@ -28,7 +30,6 @@ import * as path from 'node:path';
 import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from '../src/cli/compose';
 import type { Caller } from '../src/agent/pipeline';
 import { silentLogger } from '../src/core/log';
-import { pruneHistory } from '../src/vcs/historyErasure';
 import { copyProject, ensureProject, mulberry32, specForSize } from './lib/generate';
 import { QUICK, machineLine, sectionMain, type SectionResult } from './lib/section';
 import { mb, ms, table } from './lib/stats';
@@ -166,11 +167,8 @@ async function run(): Promise<SectionResult> {
     const historyDir = path.join(projectDir, '.marginalia', 'history');
     const historyBytes = dirBytes(historyDir);
     const auditBytes = fs.statSync(path.join(projectDir, '.marginalia', 'audit.jsonl')).size;
-    // floor 1: the same pruning of a copy of the history as it is (reflog expiry, repack, prune)
-    const pruneCopy = path.join(root, 'history-copy');
-    fs.cpSync(historyDir, pruneCopy, { recursive: true });
-    const pruneMs = await timed(() => pruneHistory(pruneCopy));
-    fs.rmSync(pruneCopy, { recursive: true, force: true });
+    // floor 1: reading every object of the history once, decompressed (what any search of the history costs)
+    const readAllMs = await timed(() => gitObjectsHold(path.join(historyDir, '.git'), Buffer.from('\u0000never\u0000')));
     const handle = await openProjectHandle(file, { checkpointIdleMs: 0, snapshotDebounceMs: 3_600_000, logger: silentLogger });
     let report: Record<string, any> = {};
     let eraseMs = 0;
@@ -196,7 +194,7 @@ async function run(): Promise<SectionResult> {
     if (holding.length > 0) crossCheck = `${crossCheck ? `${crossCheck}; ` : ''}files still hold the erased text: ${holding.map((h) => path.relative(projectDir, h)).join(', ')}`;
     const h = report.history ?? {};
     const d = report.database ?? {};
-    const floor = pruneMs + checkpointMs;
+    const floor = readAllMs + checkpointMs;
     return {
       title: '13. erase_source on a ~100 MB project with 50 snapshots (in-process pipeline, real git)',
       body: [
@@ -210,7 +208,7 @@ async function run(): Promise<SectionResult> {
         table(
           ['', 'ms'],
           [
-            ['prune a copy of the history as it was: reflog expire, repack -a -d --window=0, prune (FLOOR part 1)', ms(pruneMs)],
+            ['git cat-file --batch-all-objects --batch: every object of the history read once (FLOOR part 1)', ms(readAllMs)],
             ['checkpoint of the project, the database written once (FLOOR part 2)', ms(checkpointMs)],
             ['erase_source, whole call', ms(eraseMs)],
             ['  of it: history rewrite and prune', ms(Number(h.duration_ms ?? 0))],
@@ -225,7 +223,7 @@ async function run(): Promise<SectionResult> {
           unit: 'ms',
           goal: GOAL_MS,
           goalSource: 'issue 15',
-          floor: { label: 'pruning the history + one checkpoint', value: floor },
+          floor: { label: 'reading every git object once + one checkpoint', value: floor },
           atGoalSize: !QUICK,
         },
       ],

@@ -11,13 +11,13 @@ import { args, id } from './schemas';
  * and every trace of its text that Marginalia keeps. The work is split by the pipeline's stages:
  * - `prepare` (asynchronous, before anything in the database changes): reads the source's texts, rewrites the
  *   version history without them (src/vcs/historyErasure.ts; snapshots taken meanwhile leave the source out
- *   too), rewrites the audit log lines that hold them (src/agent/auditLog.ts), and looks for copies under the
- *   project's folder (src/exchange/erasureScan.ts).
+ *   too) and, while git works, rewrites the audit log lines that hold them (src/agent/auditLog.ts) and looks
+ *   for copies under the project's folder (src/exchange/erasureScan.ts).
  * - `run` (one transaction): deletes the source and every row keyed by it and redacts its text in event
  *   payloads, approval requests and reports (src/store/erasureStore.ts), then, once the transaction is
  *   durable, VACUUM and a checkpoint rewrite the project file and empty the journal.
- * History first: git is the step most likely to fail, and when it fails nothing else has changed and the
- * call can be repeated.
+ * The history and the audit log before the database: git is the step most likely to fail, and when it fails
+ * the source is still there (at most its audit lines are already redacted) and the call can be repeated.
  */
 
 /** What `prepare` hands to `run`. */
@@ -103,16 +103,17 @@ export const eraseSourceTool = defineTool({
     const texts = ports.store.sourceTexts(input.source_id);
     if (!texts) throw new ToolError('SOURCE_NOT_FOUND', `No source with source_id ${input.source_id}. list_sources shows the sources.`);
     const redactor = new TextRedactor(input.source_id, texts.texts);
-    ctx.progress?.({ message: 'Rewriting the version history', done: 0, total: 3, unit: 'items' });
-    const history = ports.history ? await ports.history.eraseFromHistory({ source_id: input.source_id, segment_ids: [...texts.segment_ids, ...texts.av_segment_ids], redactor }) : null;
-    ctx.progress?.({ message: 'Rewriting the audit log', done: 1, total: 3, unit: 'items' });
+    ctx.progress?.({ message: 'Rewriting the version history and the audit log', done: 0, total: 2, unit: 'items' });
+    // git works in child processes while the audit log and the folder are searched here
+    const historyJob = ports.history ? ports.history.eraseFromHistory({ source_id: input.source_id, segment_ids: [...texts.segment_ids, ...texts.av_segment_ids], redactor }) : Promise.resolve(null);
+    historyJob.catch(() => undefined); // awaited below; not unhandled meanwhile
     const audit = ports.audit ? await ports.audit.redactAudit(redactor) : null;
-    ctx.progress?.({ message: 'Looking for copies under the project folder', done: 2, total: 3, unit: 'items' });
     const project = path.resolve(ctx.projectPath);
     const dir = path.dirname(project);
     const own = new Set([project, `${project}-journal`, `${project}.lock`, path.join(dir, '.marginalia', 'history'), ...(audit?.path ? [path.resolve(audit.path)] : [])]);
     const copies = await findCopiesOfText(dir, redactor, (abs) => own.has(abs) || abs.startsWith(`${project}.tmp-`));
-    ctx.progress?.({ message: 'Erasing from the project', done: 3, total: 3, unit: 'items' });
+    const history = await historyJob;
+    ctx.progress?.({ message: 'Erasing from the project', done: 1, total: 2, unit: 'items' });
     return { texts, redactor, history, audit, copies };
   },
   run: (ctx, input, prepared) => {

@@ -113,6 +113,49 @@ export function eraseFromTableFile(table: string, content: string, e: DumpErasur
   return changed ? out.join('\n') : null;
 }
 
+/**
+ * The fast path of {@link eraseFromTableFile} for a table whose rows are keyed by source (KEYED_TABLES, not
+ * `segment_provenance`), on the file's bytes: the lines holding `"source_id":<id>,` or `"source_id":<id>}` (for
+ * `sources`: starting with `{"id":<id>,` or `{"id":<id>}`) cut out with `Buffer#indexOf`, nothing decoded.
+ * Returns null when no line matches. Same result as the string path, byte for byte.
+ */
+export function dropKeyedRows(table: string, content: Buffer, sourceId: number): Buffer | null {
+  const patterns = table === 'sources' ? [`\n{"id":${sourceId},`, `\n{"id":${sourceId}}`] : [`"source_id":${sourceId},`, `"source_id":${sourceId}}`];
+  const ranges: [number, number][] = [];
+  for (const p of patterns) {
+    const needle = Buffer.from(p, 'utf8');
+    // the first line has no newline before it: match it as if it had one
+    if (table === 'sources' && content.subarray(0, needle.length - 1).equals(needle.subarray(1))) ranges.push(lineAround(content, 0));
+    for (let at = content.indexOf(needle); at >= 0; at = content.indexOf(needle, at + 1)) ranges.push(lineAround(content, table === 'sources' ? at + 1 : at));
+  }
+  if (ranges.length === 0) return null;
+  ranges.sort((a, b) => a[0] - b[0]);
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const [start, end] of ranges) {
+    if (start < from) continue; // the same line matched twice
+    parts.push(content.subarray(from, start));
+    from = end;
+  }
+  parts.push(content.subarray(from));
+  return Buffer.concat(parts);
+}
+
+/** The line of `content` holding byte `at`: [its start, the byte after its newline). */
+function lineAround(content: Buffer, at: number): [number, number] {
+  // (lastIndexOf with a negative offset would count from the end)
+  const start = at === 0 ? 0 : content.lastIndexOf(0x0a, at - 1) + 1;
+  const nl = content.indexOf(0x0a, at);
+  return [start, nl < 0 ? content.length : nl + 1];
+}
+
+/** The new bytes of table file `content` without the erased source, or null when unchanged (see {@link eraseFromTableFile}). */
+export function eraseFromTableBytes(table: string, content: Buffer, e: DumpErasure): Buffer | null {
+  if (KEYED_TABLES.has(table) && table !== 'segment_provenance' && table !== 'meta' && table !== 'exchange_guids') return dropKeyedRows(table, content, e.source_id);
+  const next = eraseFromTableFile(table, content.toString('utf8'), e);
+  return next === null ? null : Buffer.from(next, 'utf8');
+}
+
 /** True when `line` has the column `"source_id":<id>` (followed by `,` or `}`; a string value never holds an unescaped quote). */
 function hasKey(line: string, keyed: string): boolean {
   let at = line.indexOf(keyed);
@@ -211,9 +254,13 @@ function maxMark(exp: Buffer): number {
   return max;
 }
 
+/** How many blobs read by {@link readBlobs} may wait for their turn (git reads ahead while the last one is written). */
+const READ_AHEAD = 2;
+
 /**
- * Reads blobs with one `git cat-file --batch`, handing each to `each` in the order asked, one at a time: git's
- * output is paused while `each` works, so at most one blob and one read buffer are held.
+ * Reads blobs with one `git cat-file --batch`, handing each to `each` in the order asked, one at a time. git
+ * reads ahead by up to {@link READ_AHEAD} blobs while `each` works (its output is paused beyond that), so
+ * inflating the next blob overlaps with writing the last one.
  */
 function readBlobs(dir: string, ids: readonly string[], each: (index: number, content: Buffer) => Promise<void>): Promise<void> {
   if (ids.length === 0) return Promise.resolve();
@@ -224,8 +271,10 @@ function readBlobs(dir: string, ids: readonly string[], each: (index: number, co
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     let need = 0;
+    let parsed = 0;
     let index = 0;
-    let busy = false;
+    const queue: Buffer[] = [];
+    let consuming = false;
     let exited: number | null | undefined;
     let err = '';
     let done = false;
@@ -237,36 +286,52 @@ function readBlobs(dir: string, ids: readonly string[], each: (index: number, co
         reject(e);
       } else resolve();
     };
-    const pump = async () => {
-      if (busy || done) return;
-      busy = true;
+    /** Moves every complete blob of `buf` to the queue. */
+    const parse = () => {
+      for (;;) {
+        const nl = buf.indexOf(0x0a);
+        if (nl < 0) return;
+        const header = buf.toString('latin1', 0, nl);
+        const m = /^[0-9a-f]+ blob (\d+)$/.exec(header);
+        if (!m) throw new ToolError('TOOL_EXECUTION_ERROR', `git cat-file answered "${header.slice(0, 200)}" for ${ids[parsed]}`);
+        const size = Number(m[1]);
+        if (buf.length < nl + 1 + size + 1) {
+          need = nl + 1 + size + 1;
+          return;
+        }
+        need = 0;
+        queue.push(Buffer.from(buf.subarray(nl + 1, nl + 1 + size)));
+        parsed++;
+        buf = buf.subarray(nl + 1 + size + 1);
+      }
+    };
+    const consume = async () => {
+      if (consuming || done) return;
+      consuming = true;
       try {
-        for (;;) {
-          const nl = buf.indexOf(0x0a);
-          if (nl < 0) break;
-          const header = buf.toString('latin1', 0, nl);
-          const m = /^[0-9a-f]+ blob (\d+)$/.exec(header);
-          if (!m) throw new ToolError('TOOL_EXECUTION_ERROR', `git cat-file answered "${header.slice(0, 200)}" for ${ids[index]}`);
-          const size = Number(m[1]);
-          if (buf.length < nl + 1 + size + 1) {
-            need = nl + 1 + size + 1;
-            break;
-          }
-          need = 0;
-          const content = Buffer.from(buf.subarray(nl + 1, nl + 1 + size));
-          buf = buf.subarray(nl + 1 + size + 1);
-          child.stdout.pause();
+        while (queue.length > 0) {
+          const content = queue.shift() as Buffer;
+          if (queue.length < READ_AHEAD) child.stdout.resume();
           await each(index++, content);
-          child.stdout.resume();
         }
       } catch (e) {
         finish(e);
         return;
       } finally {
-        busy = false;
+        consuming = false;
       }
       if (index === ids.length) finish();
       else if (exited !== undefined) finish(new ToolError('TOOL_EXECUTION_ERROR', `git cat-file returned ${index} of ${ids.length} blobs (exit ${exited}): ${err.trim().slice(0, 300)}`));
+    };
+    const take = () => {
+      try {
+        parse();
+      } catch (e) {
+        finish(e);
+        return;
+      }
+      if (queue.length >= READ_AHEAD) child.stdout.pause();
+      void consume();
     };
     child.stdout.on('data', (d: Buffer) => {
       pending.push(d);
@@ -275,7 +340,7 @@ function readBlobs(dir: string, ids: readonly string[], each: (index: number, co
       buf = Buffer.concat([buf, ...pending]);
       pending = [];
       pendingBytes = 0;
-      void pump();
+      take();
     });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', (e) => finish(new ToolError('TOOL_EXECUTION_ERROR', `git cat-file could not run: ${e.message}`)));
@@ -283,7 +348,7 @@ function readBlobs(dir: string, ids: readonly string[], each: (index: number, co
       exited = code;
       if (pending.length > 0) buf = Buffer.concat([buf, ...pending]);
       pending = [];
-      void pump();
+      take();
     });
     child.stdin.on('error', () => undefined);
     void (async () => {
@@ -329,9 +394,8 @@ export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureR
       wanted.map((w) => w.ref),
       async (i, content) => {
         const w = wanted[i]!;
-        const next = eraseFromTableFile(w.table, content.toString('utf8'), e);
-        if (next === null) return;
-        const bytes = Buffer.from(next, 'utf8');
+        const bytes = eraseFromTableBytes(w.table, content, e);
+        if (bytes === null) return;
         const mark = `:${nextMark++}`;
         marks.set(`${w.ref}\t${w.table}`, mark);
         filesRewritten++;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ERASED, MIN_NEEDLE_CODE_POINTS, TextRedactor } from '../../../src/domain/erasure';
 import { payloadToStored } from '../../../src/store/eventRows';
 import { redactPayload } from '../../../src/store/erasureStore';
-import { eraseFromDump, eraseFromTableFile } from '../../../src/vcs/historyErasure';
+import { eraseFromDump, eraseFromTableBytes, eraseFromTableFile } from '../../../src/vcs/historyErasure';
 
 const TEXT = 'My neighbours call me Zed since the flood; we rebuilt the shed together.';
 const SEGMENT = 'we rebuilt the shed together';
@@ -105,6 +105,12 @@ describe('vcs/historyErasure dump transform', () => {
     const out = eraseFromTableFile('segments', `${lines.join('\n')}\n`, e);
     assert.equal(out, `${lines[0]}\n${lines[3]}\n`);
     assert.equal(eraseFromTableFile('segments', `${lines[0]}\n`, e), null);
+    // the byte path the history rewrite takes for keyed tables gives the same bytes
+    assert.equal(eraseFromTableBytes('segments', Buffer.from(`${lines.join('\n')}\n`), e)?.toString('utf8'), out);
+    assert.equal(eraseFromTableBytes('segments', Buffer.from(`${lines[0]}\n`), e), null);
+    const sources = '{"id":7,"name":"P07"}\n{"id":70,"name":"P70"}\n{"id":8,"name":"P08"}\n{"id":7}\n';
+    assert.equal(eraseFromTableBytes('sources', Buffer.from(sources), e)?.toString('utf8'), '{"id":70,"name":"P70"}\n{"id":8,"name":"P08"}\n');
+    assert.equal(eraseFromTableFile('sources', sources, e), '{"id":70,"name":"P70"}\n{"id":8,"name":"P08"}\n');
   });
 
   it('drops the source row, its text file and its segments\' provenance; redacts quotes in other tables', () => {

@@ -25,6 +25,8 @@
  * 13. erase_source on a ~100 MB project with 50 snapshots (bench/erasure.ts; its prepared folder is cached).
  * 14. Strict JSON bodies (bench/strictJson.ts): parseStrictJson against toString + JSON.parse of the same bytes
  *     (a small call, 1 and 10 MB texts, 1M escapes, 100,000 objects); goal (issue 15) at most 3x.
+ * 15. Undo and redo (bench/undo.ts) with 100,000 history events and again past 10,000 text edits, against one
+ *     durable one-row write through the pipeline; goal (issue 13 item 1) under 100 ms.
  * Section 2 runs create_code at ~1, ~10 and ~100 MB, and at ~500 MB with BENCH_FULL=1 (generated once in
  * about 2 minutes, then cached; about 1.7 GB peak RSS while checkpointing).
  * Results with date, machine and load are recorded by hand in bench/RESULTS.md.
@@ -125,6 +127,7 @@ const SECTIONS: [file: string, what: string, sized: boolean][] = [
   ['strictJson.ts', 'strict JSON bodies: parseStrictJson vs toString + JSON.parse', false],
   ['search.ts', 'search_text', true],
   ['duplicateCodes.ts', 'detect_duplicate_codes (5,000 codes at every size)', false],
+  ['undo.ts', 'undo and redo with 100,000 history events (and past 10,000 text edits)', false],
   ['analytics.ts', 'import_analytics', true],
 ];
 

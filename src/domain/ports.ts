@@ -154,11 +154,14 @@ export interface ProjectRepository {
   /** Stored events with one correlation id (the events of one call), in order. */
   listEventsByCorrelation(correlationId: string): EventRecord[];
   /**
-   * Stored events raised by one caller (`caused_by.client_type` and `caused_by.user`, exact) and every
-   * `session.connected` event of that client type (they tell whose sessions were the researcher's), in
-   * sequence order: the history undo and redo derive a caller's stacks from (src/domain/undoRedo.ts).
+   * Stored events raised by one caller (`caused_by.client_type` and `caused_by.user`, exact) with a sequence
+   * number below `beforeSeq`, NEWEST FIRST, at most `limit`, leaving out the editor's text edits (events
+   * source.text_edited and source.text_reconciled, and coding.segment_uncoded with reason "text deleted",
+   * which a text edit raises): the history undo and redo walk back through (src/domain/undoRedo.ts).
    */
-  listEventsByCaller(clientType: string, user: string): EventRecord[];
+  listUndoHistoryBefore(clientType: string, user: string, beforeSeq: number, limit: number): EventRecord[];
+  /** The newest `session.connected` event of session `sessionId` with a sequence number below `beforeSeq`, if any. */
+  findSessionConnected(sessionId: string, beforeSeq: number): EventRecord | undefined;
   /** The highest stored sequence number (0 when none). */
   lastEventSeq(): number;
   /**

@@ -16,7 +16,7 @@
  * recorded as the caller: the services raise their ordinary events, each with `undo_of: <correlation id of
  * the undone action>` added to its payload. Redo applies the inverse of that undo, its events marked
  * `redo_of: <correlation id of the action redone>`. Because the marks are in the stored events, both stacks
- * are derived from the log alone ({@link callerStacks}) and survive a restart.
+ * are derived from the log alone ({@link callerTops}) and survive a restart.
  *
  * Stacks, replaying the caller's actions in order:
  * - an ordinary action is pushed on the undo stack and clears the redo stack ("a new action clears redo");
@@ -85,12 +85,6 @@ export interface RedoEntry {
   undo: HistoryAction;
 }
 
-/** A caller's stacks, the top (the next to undo or redo) LAST. */
-export interface CallerStacks {
-  undo: HistoryAction[];
-  redo: RedoEntry[];
-}
-
 /** One change an undo or redo made: one event it raised, in words. */
 export interface UndoChange {
   event_type: EventType;
@@ -120,8 +114,6 @@ function isBookkeeping(type: string): boolean {
   return /^(approval|session|suggestion|analysis)\./.test(type) || type === 'source.metadata_suggested';
 }
 
-const TEXT_EDITS = new Set<string>(['source.text_edited', 'source.text_reconciled']);
-
 /** The undo or redo mark of an action: `undo_of` / `redo_of` in its events' payloads. */
 function markOf(action: HistoryAction): { kind: 'undo' | 'redo'; of: string } | null {
   for (const e of action.events) {
@@ -131,52 +123,100 @@ function markOf(action: HistoryAction): { kind: 'undo' | 'redo'; of: string } | 
   return null;
 }
 
-/** The index of the last item of `xs` that `f` accepts, or -1. */
-function lastIndex<T>(xs: readonly T[], f: (x: T) => boolean): number {
-  for (let i = xs.length - 1; i >= 0; i--) if (f(xs[i] as T)) return i;
-  return -1;
+/** Events read per query while walking back through a caller's history. */
+const PAGE = 256;
+
+/**
+ * Per open project, whether a session was the researcher's. A session's session.connected event precedes
+ * all of its events and is never changed, so an answer (also "no such event") holds for good.
+ */
+const SESSION_ROLES = new WeakMap<ProjectRepository, Map<string, boolean>>();
+
+/**
+ * The caller's actions, NEWEST FIRST, each with its events in sequence order: the events of `owner`'s
+ * researcher sessions (see the module comment), grouped by correlation id (one call's events are stored
+ * together, in one transaction). Reads the log backwards in pages, only as far as the consumer iterates.
+ */
+function* actionsBackward(repo: ProjectRepository, owner: StackOwner): Generator<HistoryAction> {
+  // whose sessions were the researcher's: session.connected names the token's role (null: no token; no role key:
+  // recorded before roles were; no event at all: a call without the agent layer, where everyone is the researcher)
+  let isResearchers = SESSION_ROLES.get(repo);
+  if (!isResearchers) SESSION_ROLES.set(repo, (isResearchers = new Map()));
+  const known = isResearchers;
+  const researchers = (e: EventRecord): boolean => {
+    if (owner.client_type === 'LOCAL_UI') return true;
+    const session = e.caused_by.session_id;
+    let yes = known.get(session);
+    if (yes === undefined) {
+      const connected = repo.findSessionConnected(session, e.metadata.sequence_number);
+      yes = !connected || connected.payload.role === 'researcher';
+      known.set(session, yes);
+    }
+    return yes;
+  };
+  let before = Number.MAX_SAFE_INTEGER;
+  let current: HistoryAction | null = null;
+  for (;;) {
+    const page = repo.listUndoHistoryBefore(owner.client_type, owner.user, before, PAGE);
+    for (const e of page) {
+      if (!researchers(e)) continue;
+      if (current && current.correlation_id !== e.metadata.correlation_id) {
+        yield current;
+        current = null;
+      }
+      current ??= { correlation_id: e.metadata.correlation_id, events: [] };
+      current.events.unshift(e);
+    }
+    if (page.length < PAGE) break;
+    before = (page[page.length - 1] as EventRecord).metadata.sequence_number;
+  }
+  if (current) yield current;
+}
+
+/** The next action to undo and the next to redo of a caller (null: none). */
+export interface CallerTops {
+  undo: HistoryAction | null;
+  redo: RedoEntry | null;
 }
 
 /**
- * The undo and redo stacks of `owner`, derived from the event log (see the module comment for the rules).
- * Reads every event the owner raised once (`listEventsByCaller`, one query).
+ * The tops of `owner`'s undo and redo stacks, derived from the event log by the rules of the module
+ * comment, replayed backwards from the newest action: an action later undone (some undo names it) is off
+ * the undo stack; the undo top is the newest ordinary or redo action not undone; the redo top is the newest
+ * undo whose action was not redone since, unless an ordinary action came after it (that cleared redo).
+ * Walks back only until both are known (usually the last few actions; an empty stack reads the caller's
+ * whole history once).
  */
-export function callerStacks(repo: ProjectRepository, owner: StackOwner): CallerStacks {
-  const actions: HistoryAction[] = [];
-  const byId = new Map<string, HistoryAction>();
-  const history = repo.listEventsByCaller(owner.client_type, owner.user);
-  // whose sessions were the researcher's: session.connected says the token's role (null: no token; absent: recorded before roles were)
-  const roles = new Map<string, unknown>();
-  for (const e of history) if (e.event_type === 'session.connected') roles.set(e.caused_by.session_id, e.payload.role);
-  const researchers = (session: string) => owner.client_type === 'LOCAL_UI' || !roles.has(session) || roles.get(session) === 'researcher';
-  for (const e of history) {
-    if (e.caused_by.user !== owner.user || e.event_type === 'session.connected' || !researchers(e.caused_by.session_id)) continue;
-    const id = e.metadata.correlation_id;
-    let a = byId.get(id);
-    if (!a) {
-      a = { correlation_id: id, events: [] };
-      byId.set(id, a);
-      actions.push(a);
-    }
-    a.events.push(e);
-  }
-  const undo: HistoryAction[] = [];
-  let redo: RedoEntry[] = [];
-  for (const a of actions) {
+export function callerTops(repo: ProjectRepository, owner: StackOwner): CallerTops {
+  const undone = new Set<string>();
+  const redone = new Set<string>();
+  let undo: HistoryAction | null = null;
+  let redo: RedoEntry | null = null;
+  // the redo top's undo, while its action (older) is still being looked for
+  let pending: { of: string; undo: HistoryAction } | null = null;
+  let redoKnown = false;
+  for (const a of actionsBackward(repo, owner)) {
+    // (the store leaves the editor's text edits out: listUndoHistoryBefore)
     a.events = a.events.filter((e) => !isBookkeeping(e.event_type));
-    if (a.events.length === 0 || a.events.some((e) => TEXT_EDITS.has(e.event_type))) continue;
+    if (a.events.length === 0) continue;
     const mark = markOf(a);
     if (mark?.kind === 'undo') {
-      const i = lastIndex(undo, (x) => x.correlation_id === mark.of);
-      if (i >= 0) redo.push({ action: undo.splice(i, 1)[0] as HistoryAction, undo: a });
-    } else if (mark?.kind === 'redo') {
-      const i = lastIndex(redo, (x) => x.action.correlation_id === mark.of);
-      if (i >= 0) redo.splice(i, 1);
-      undo.push(a);
+      if (!redoKnown && !redone.has(mark.of)) {
+        pending = { of: mark.of, undo: a };
+        redoKnown = true;
+      }
+      undone.add(mark.of);
     } else {
-      undo.push(a);
-      redo = [];
+      if (mark?.kind === 'redo') redone.add(mark.of);
+      // an ordinary action cleared whatever was undone before it
+      else redoKnown = true;
+      if (pending && pending.of === a.correlation_id) {
+        redo = { action: a, undo: pending.undo };
+        pending = null;
+      }
+      if (!undo && !undone.has(a.correlation_id)) undo = a;
     }
+    if (undo && redoKnown && !pending) break;
   }
   return { undo, redo };
 }
@@ -192,8 +232,7 @@ export function callerStacks(repo: ProjectRepository, owner: StackOwner): Caller
  * comment); nothing is written on any error.
  */
 export function undoLast(ctx: Ctx): UndoOutcome {
-  const stacks = callerStacks(ctx.repo, ctx.actor);
-  const top = stacks.undo.at(-1);
+  const top = callerTops(ctx.repo, ctx.actor).undo;
   if (!top) throw new ToolError('NOTHING_TO_UNDO', `Nothing to undo: ${ctx.actor.user} has no action of their own left to undo in this project`);
   const names = new Names(ctx.repo, top.events);
   const description = describeAction(top.events, names);
@@ -211,8 +250,7 @@ export function undoLast(ctx: Ctx): UndoOutcome {
  * deleted, or the name it gives is now taken). Nothing is written on any error.
  */
 export function redoLast(ctx: Ctx): UndoOutcome {
-  const stacks = callerStacks(ctx.repo, ctx.actor);
-  const top = stacks.redo.at(-1);
+  const top = callerTops(ctx.repo, ctx.actor).redo;
   if (!top) throw new ToolError('NOTHING_TO_REDO', `Nothing to redo: ${ctx.actor.user} has undone nothing since their last action`);
   const names = new Names(ctx.repo, [...top.action.events, ...top.undo.events]);
   const description = describeAction(top.action.events, names);

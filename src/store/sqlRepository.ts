@@ -436,10 +436,22 @@ export class SqlProjectRepository implements ProjectRepository {
       .all<StoredEventRow>('SELECT * FROM events WHERE correlation_id = coalesce(unhex(?), ?) ORDER BY seq', uuidParams(correlationId))
       .map((r) => this.eventFromRow(r));
   }
-  listEventsByCaller(clientType: string, user: string): EventRecord[] {
+  listUndoHistoryBefore(clientType: string, user: string, beforeSeq: number, limit: number): EventRecord[] {
+    // backwards along the primary key: the scan stops after `limit` matches; text edits are left out unread
+    // (a payload stored as an array of a shape has no reason: json_extract gives NULL)
     return this.db
-      .all<StoredEventRow>("SELECT * FROM events WHERE client_type = ? AND (user = ? OR event_type = 'session.connected') ORDER BY seq", [clientType, user])
+      .all<StoredEventRow>(
+        `SELECT * FROM events WHERE seq < ? AND client_type = ? AND user = ?
+           AND event_type NOT IN ('source.text_edited', 'source.text_reconciled')
+           AND NOT (event_type = 'coding.segment_uncoded' AND substr(payload, 1, 1) = '{' AND json_extract(payload, '$.reason') IS 'text deleted')
+         ORDER BY seq DESC LIMIT ?`,
+        [beforeSeq, clientType, user, limit],
+      )
       .map((r) => this.eventFromRow(r));
+  }
+  findSessionConnected(sessionId: string, beforeSeq: number): EventRecord | undefined {
+    const r = this.db.get<StoredEventRow>("SELECT * FROM events WHERE seq < ? AND event_type = 'session.connected' AND aggregate_id = ? ORDER BY seq DESC LIMIT 1", [beforeSeq, sessionId]);
+    return r ? this.eventFromRow(r) : undefined;
   }
   lastEventSeq(): number {
     return Number(this.db.get<{ n: number | null }>('SELECT max(seq) AS n FROM events')?.n ?? 0);

@@ -305,6 +305,27 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     assert.match((out.envelope as any).error, /the text of interview-04 at \[8, 16\) has changed since/);
   });
 
+  it("the editor's text edits are not on the stacks: undo reaches past them (and past the codings they deleted) to the last coding", async () => {
+    const UI: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'vscode', user: 'maria', researcher: true };
+    const other = await fx.ok('apply_code', { code_id: trust, source_id: src2, start_position: 0, end_position: 6 }, SETUP);
+    await fx.ok('apply_code', { code_id: food, source_id: src, start_position: 8, end_position: 16 }, UI);
+    // the researcher deletes "Nobody" in the editor: the text edit takes setup's coding with it (segment_uncoded, reason "text deleted")
+    await fx.ok('apply_source_edits', { source_id: src2, edits: [{ start_pos: 0, end_pos: 7, text: '' }] }, UI);
+    const edit = storedEvents(fx.handle).filter((e) => e.user === 'maria').slice(-2);
+    assert.deepEqual(
+      edit.map((e) => [e.event_type, e.payload.reason ?? null]),
+      [
+        ['coding.segment_uncoded', 'text deleted'],
+        ['source.text_edited', null],
+      ],
+    );
+    assert.equal(edit[0]!.payload.segment_id, other.segment_id);
+    const undone = (await fx.ok('undo', {}, UI)).undone;
+    assert.equal(undone.description, "coded 'Food security' in interview-04");
+    assert.deepEqual(rows(fx, 'segments'), [], "maria's coding is undone; setup's went with the deleted text and stays gone");
+    await fx.fails('undo', {}, 'NOTHING_TO_UNDO', UI);
+  });
+
   it('events stored before a payload kept the previous state are not undoable (recorded_before)', async () => {
     const seg = await fx.ok('apply_code', { code_id: food, source_id: src, start_position: 0, end_position: 2 }, SETUP);
     fx.handle.store.transaction(() =>

@@ -124,8 +124,11 @@ export class TrustPolicy {
     return { level, category: tool.trust, source, locked: lock !== undefined };
   }
 
-  /** Every tool's decision (for `get_trust_levels` and the settings view). */
+  /**
+   * Every tool's decision (for `get_trust_levels` and the settings view). Researcher-only tools (erase_source)
+   * are left out: no trust level lets an agent call them.
+   */
   table(): (TrustDecision & { tool: string })[] {
-    return this.tools.filter((t) => (t.audience ?? 'agents') === 'agents').map((t) => ({ tool: t.name, ...this.decide(t) }));
+    return this.tools.filter((t) => (t.audience ?? 'agents') === 'agents' && !t.researcherOnly).map((t) => ({ tool: t.name, ...this.decide(t) }));
   }
 }

@@ -259,6 +259,43 @@ export function redoLast(ctx: Ctx): UndoOutcome {
   return { correlation_id: top.action.correlation_id, tool: toolOf(top.action.events), description, changes };
 }
 
+/** What the next undo or redo of a caller would do, without doing it (for a UI: a menu label, a key binding's choice). */
+export interface UndoPreview {
+  correlation_id: string;
+  /** as {@link UndoOutcome.tool} */
+  tool: string;
+  /** the action in words, as {@link UndoOutcome.description} */
+  description: string;
+  /**
+   * the sequence number of the action's last event: a UI compares it with its own latest text edit's
+   * (source.text_edited) to decide whether Ctrl+Z undoes this action or the editor's typing
+   */
+  sequence_number: number;
+  /** null when it can be tried; else why it cannot (a later change by someone else is only found when tried) */
+  not_undoable: { reason: 'unsupported' | 'recorded_before'; message: string } | null;
+}
+
+/**
+ * The caller's next undo (`kind` "undo") or redo, as {@link undoLast} / {@link redoLast} would take it, or
+ * null when there is none. Reads only; never throws for an action that cannot be undone (see `not_undoable`).
+ */
+export function previewNext(repo: ProjectRepository, owner: StackOwner, kind: 'undo' | 'redo'): UndoPreview | null {
+  const tops = callerTops(repo, owner);
+  const action = kind === 'undo' ? tops.undo : tops.redo?.action;
+  if (!action) return null;
+  const inverted = kind === 'undo' ? action.events : (tops.redo as RedoEntry).undo.events;
+  const names = new Names(repo, kind === 'undo' ? action.events : [...action.events, ...inverted]);
+  const description = describeAction(action.events, names);
+  const blocking = inverted.map(notInvertible).find((x) => x !== null) ?? null;
+  return {
+    correlation_id: action.correlation_id,
+    tool: toolOf(action.events),
+    description,
+    sequence_number: (action.events[action.events.length - 1] as EventRecord).metadata.sequence_number,
+    not_undoable: blocking ? { reason: blocking.reason, message: `Cannot ${kind} "${description}": ${blocking.why}.` } : null,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // what can be inverted
 

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { Caller } from '../../../src/agent/pipeline';
 import { createPipeline, headlessHost, openProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
+import { previewNext } from '../../../src/domain/undoRedo';
 import { ALICE, fixedClock, openFixture, storedEvents, type Fixture } from './projectFixture';
 
 const BOB: Caller = { session_id: 'sess-bob', client_type: 'REST_CLIENT', client_name: 'unit-test', user: 'bob' };
@@ -343,6 +344,30 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     const out = await fx.fails('undo', {}, 'NOT_UNDOABLE');
     assert.equal((out.envelope as any).details.reason, 'recorded_before');
     assert.match((out.envelope as any).error, /recorded before Marginalia kept/);
+  });
+
+  it('previewNext says what the next undo or redo would do, without doing it (for the UI)', async () => {
+    const owner = { client_type: ALICE.client_type, user: ALICE.user };
+    assert.equal(previewNext(fx.handle.repo, owner, 'undo'), null);
+    await fx.ok('apply_code', { code_id: food, source_id: src, start_position: 0, end_position: 2 });
+    const coded = storedEvents(fx.handle).at(-1)!;
+    const before = state(fx);
+    assert.deepEqual(previewNext(fx.handle.repo, owner, 'undo'), {
+      correlation_id: coded.correlation_id,
+      tool: 'apply_code',
+      description: "coded 'Food security' in interview-04",
+      sequence_number: coded.seq,
+      not_undoable: null,
+    });
+    assert.equal(previewNext(fx.handle.repo, owner, 'redo'), null);
+    assert.deepEqual(state(fx), before, 'a preview writes nothing');
+    await fx.ok('undo');
+    assert.equal(previewNext(fx.handle.repo, owner, 'redo')!.correlation_id, coded.correlation_id);
+    await fx.ok('merge_codes', { source_code_id: trust, target_code_id: food });
+    const merge = previewNext(fx.handle.repo, owner, 'undo')!;
+    assert.equal(merge.tool, 'merge_codes');
+    assert.deepEqual(merge.not_undoable, { reason: 'unsupported', message: "Cannot undo \"merged the code 'Trust' into 'Food security'\": merging codes cannot be undone." });
+    assert.equal(previewNext(fx.handle.repo, owner, 'redo'), null, 'the merge cleared redo');
   });
 
   it('the stacks survive a restart (derived from the event log)', async () => {

@@ -5,6 +5,9 @@ import { silentLogger } from '../core/log';
 import { PAYLOAD_SHAPES, payloadFromStored, payloadToStored } from './eventRows';
 import type { ProjectStore } from './projectStore';
 
+/** The `meta` key set by an erasure's transaction and cleared once the database file is rewritten. */
+const PENDING_KEY = 'erasure_pending';
+
 /** Exchange GUID kinds keyed by a text or AV segment id (migration 8). */
 const SEGMENT_GUID_KINDS = ['selection', 'coding', 'av_selection', 'av_coding'];
 
@@ -30,6 +33,10 @@ function idList(ids: readonly number[]): string {
 export class StoreErasure implements ProjectErasure {
   private compactPending = false;
 
+  /**
+   * Hooks the rewrite after an erasure's commit into `store`; when the project was closed (or the process
+   * died) between an erasure's commit and that rewrite (meta `erasure_pending` is set), rewrites it now.
+   */
   constructor(
     private readonly store: ProjectStore,
     private readonly logger: Logger = silentLogger,
@@ -37,12 +44,22 @@ export class StoreErasure implements ProjectErasure {
     store.onDidCommit(() => {
       if (!this.compactPending) return;
       this.compactPending = false;
-      try {
-        this.store.vacuum();
-      } catch (e) {
-        this.logger.error('the database rewrite after erase_source failed; the next checkpoint writes the erased database', e);
-      }
+      this.compactNow();
     });
+    if (store.get(`SELECT 1 AS x FROM meta WHERE key = '${PENDING_KEY}'`)) {
+      this.logger.info('an erasure was not followed by its database rewrite: rewriting now');
+      this.compactNow();
+    }
+  }
+
+  /** VACUUM and checkpoint, then clears the pending mark (a journaled write: the next checkpoint stores it). */
+  private compactNow(): void {
+    try {
+      this.store.vacuum();
+      this.store.transaction(() => this.store.run(`DELETE FROM meta WHERE key = '${PENDING_KEY}'`));
+    } catch (e) {
+      this.logger.error('the database rewrite after erase_source failed; it is tried again when the project is next opened', e);
+    }
   }
 
   /** The texts of source `sourceId` (content, segment texts, transcripts, orphan, case segment and suggestion texts) and its segment ids. */
@@ -107,6 +124,8 @@ export class StoreErasure implements ProjectErasure {
         reports_redacted: 0,
       };
       db.run('DELETE FROM sources WHERE id = ?', [sourceId]);
+      // until the file is rewritten (compactAfterCommit), a reopened project must rewrite it (see the constructor)
+      db.run(`INSERT INTO meta(key, value) VALUES ('${PENDING_KEY}', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, [String(sourceId)]);
       // FTS4 keeps deleted terms in its older index segments until they are merged: merge them all
       db.run("INSERT INTO source_fts(source_fts) VALUES ('optimize')");
       db.run("INSERT INTO segment_fts(segment_fts) VALUES ('optimize')");

@@ -26,9 +26,9 @@
  * - actions with only bookkeeping events (approval.*, session.*, suggestion.*, analysis.*,
  *   source.metadata_suggested) are not actions here: reads, reports, approvals and suggestion decisions
  *   (their coding events are still undone: the suggestion's record stays decided);
- * - text edits mirrored from the editor (source.text_edited, source.text_reconciled) belong to the
- *   editor's own undo (VS Code's Ctrl+Z) and are not on these stacks; a coding whose text changed since is
- *   refused, not put back at the wrong place.
+ * - text edits mirrored from the editor (source.text_edited, source.text_reconciled, and the codings a text
+ *   edit deleted with its text) belong to the editor's own undo (VS Code's Ctrl+Z) and are not on these
+ *   stacks; a removed coding whose text changed since is refused, not put back at the wrong place.
  *
  * What can be undone, and its inverse: coding a passage (the segment is removed); removing a coding (the
  * segment is made again with the same source, positions, code, memo, importance and owner; it gets a NEW
@@ -42,9 +42,10 @@
  * document attribute put back is stamped with the caller (its event does not record the previous setter).
  *
  * Everything else is NOT undoable: merging codes and deleting a code with its codings (the agent-context
- * spec: "merging codes and deleting a code cannot be undone"), imports, deleting sources, AV codings, restoring snapshots, and events stored before their payloads
- * carried what the inverse needs (segment_uncoded without positions, code_deleted without colour,
- * category_deleted without its contents, case.deleted without members, folder_deleted without parent).
+ * spec: "merging codes and deleting a code cannot be undone"), imports, deleting sources, AV codings,
+ * restoring snapshots, and events stored before their payloads carried what the inverse needs
+ * (segment_uncoded without positions, code_deleted without colour, category_deleted without its contents,
+ * case.deleted without members, folder_deleted without parent).
  *
  * A not-undoable action on top of the stack is a barrier: undo REFUSES with NOT_UNDOABLE naming the action
  * and why; it does not skip past it to an older action (the safer default: what lies below may depend on
@@ -161,16 +162,17 @@ function* actionsBackward(repo: ProjectRepository, owner: StackOwner): Generator
     for (const e of page) {
       if (!researchers(e)) continue;
       if (current && current.correlation_id !== e.metadata.correlation_id) {
-        yield current;
+        yield { correlation_id: current.correlation_id, events: current.events.reverse() };
         current = null;
       }
+      // collected newest first, reversed when complete
       current ??= { correlation_id: e.metadata.correlation_id, events: [] };
-      current.events.unshift(e);
+      current.events.push(e);
     }
     if (page.length < PAGE) break;
     before = (page[page.length - 1] as EventRecord).metadata.sequence_number;
   }
-  if (current) yield current;
+  if (current) yield { correlation_id: current.correlation_id, events: current.events.reverse() };
 }
 
 /** The next action to undo and the next to redo of a caller (null: none). */
@@ -415,6 +417,7 @@ function applyInverse(ctx: Ctx, events: EventRecord[], mark: Record<string, stri
       throw err;
     }
   }
+  names.forgetCurrent();
   return raised.map((e) => ({ event_type: e.event_type, aggregate_type: e.aggregate_type, aggregate_id: e.aggregate_id, description: describeEvent(e, names) }));
 }
 
@@ -794,23 +797,33 @@ class Names {
     }
   }
 
-  private name(kind: string, id: number, current: string | undefined): string {
-    return current ?? this.seen.get(`${kind}:${id}`) ?? `${kind} ${id}`;
+  /** current names looked up, per kind and id (one query each); {@link forgetCurrent} after the project changed */
+  private readonly current = new Map<string, string | undefined>();
+
+  /** Forgets the current names looked up (call after changing the project). */
+  forgetCurrent(): void {
+    this.current.clear();
+  }
+
+  private name(kind: string, id: number, lookup: () => string | undefined): string {
+    const key = `${kind}:${id}`;
+    if (!this.current.has(key)) this.current.set(key, lookup());
+    return this.current.get(key) ?? this.seen.get(key) ?? `${kind} ${id}`;
   }
   code(id: number): string {
-    return this.name('code', id, this.repo.getCode(id)?.name);
+    return this.name('code', id, () => this.repo.getCode(id)?.name);
   }
   category(id: number): string {
-    return this.name('category', id, this.repo.getCategory(id)?.name);
+    return this.name('category', id, () => this.repo.getCategory(id)?.name);
   }
   caseName(id: number): string {
-    return this.name('case', id, this.repo.getCase(id)?.name);
+    return this.name('case', id, () => this.repo.getCase(id)?.name);
   }
   source(id: number): string {
-    return this.name('source', id, this.repo.getSource(id)?.name);
+    return this.name('source', id, () => this.repo.getSource(id)?.name);
   }
   folder(id: number): string {
-    return this.name('folder', id, this.repo.getFolder(id)?.name);
+    return this.name('folder', id, () => this.repo.getFolder(id)?.name);
   }
   /** "the top level" or "the category 'X'" */
   place(categoryId: unknown): string {

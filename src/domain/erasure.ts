@@ -134,15 +134,16 @@ export class TextRedactor {
   /**
    * A JSON-like value (parsed JSON: objects, arrays, strings, numbers, booleans, null) with the source's
    * text erased: in an object whose `source_id` is the erased source (and everything inside it), every
-   * {@link TEXT_KEYS} string becomes {@link ERASED}; anywhere, needles inside strings are replaced; an object
+   * {@link TEXT_KEYS} string becomes {@link ERASED}; anywhere, a string holding a needle becomes {@link ERASED}
+   * whole (what surrounds a quote is usually more of the participant's words); an object
    * in which something was erased also loses its `description` string (approval requests describe their
    * arguments with the first 80 characters of each). Returns a new value when something changed (`changed`),
    * else the value itself.
    */
   redactValue(v: unknown, inSource = false): { value: unknown; changed: boolean } {
     if (typeof v === 'string') {
-      const r = this.redactString(v);
-      return { value: r, changed: r !== v };
+      // a value that quotes the text is the participant's words around it too: replaced whole
+      return this.contains(v) ? { value: ERASED, changed: true } : { value: v, changed: false };
     }
     if (v === null || typeof v !== 'object') return { value: v, changed: false };
     if (Array.isArray(v)) {
@@ -181,15 +182,15 @@ export class TextRedactor {
 
   /**
    * A JSON text with the source's text erased ({@link redactValue}), or null when nothing changed. Text that
-   * is not JSON is searched as plain text. Key order and number forms are kept (JSON.parse/stringify).
+   * is not JSON and holds a needle becomes {@link ERASED} whole. Key order and number forms are kept
+   * (JSON.parse/stringify).
    */
   redactJsonText(text: string): string | null {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      const r = this.redactString(text);
-      return r === text ? null : r;
+      return this.contains(text) ? ERASED : null;
     }
     const r = this.redactValue(parsed);
     return r.changed ? JSON.stringify(r.value) : null;
@@ -227,6 +228,8 @@ export interface ErasedRows {
   approvals_redacted: number;
   /** reports (report jobs) whose stored result or filters held the text */
   reports_redacted: number;
+  /** suggestions and suggestion batches of other sources (or of none) whose texts quoted it */
+  suggestions_redacted: number;
 }
 
 /**

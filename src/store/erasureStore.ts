@@ -122,6 +122,7 @@ export class StoreErasure implements ProjectErasure {
         events_redacted: 0,
         approvals_redacted: 0,
         reports_redacted: 0,
+        suggestions_redacted: 0,
       };
       db.run('DELETE FROM sources WHERE id = ?', [sourceId]);
       // until the file is rewritten (compactAfterCommit), a reopened project must rewrite it (see the constructor)
@@ -132,6 +133,10 @@ export class StoreErasure implements ProjectErasure {
       rows.events_redacted = this.redactEvents(redactor);
       rows.approvals_redacted = this.redactApprovals(redactor);
       rows.reports_redacted = this.redactReports(redactor);
+      // suggestions and batches of other sources or of none (code suggestions quote sample contexts)
+      rows.suggestions_redacted =
+        this.redactColumns('suggestions', 'id', ['text', 'sample_contexts', 'rationale', 'details', 'memo', 'feedback', 'result', 'reason', 'error'], redactor) +
+        this.redactColumns('suggestion_batches', 'id', ['rationale', 'params', 'response_reason'], redactor);
       return rows;
     } finally {
       db.setSecureDelete(false);
@@ -181,6 +186,24 @@ export class StoreErasure implements ProjectErasure {
       // the description quotes the first 80 characters of each argument: erased whole when anything was
       const desc = args !== null || result !== null ? `${r.description.split(':')[0]}: [erased]` : description;
       this.store.run('UPDATE approval_requests SET arguments = ?, result = ?, description = ? WHERE request_id = ?', [args ?? r.arguments, result ?? r.result, desc, r.request_id]);
+      n++;
+    }
+    return n;
+  }
+
+  /** Redacts the text in `columns` of every row of `table` (JSON or plain text); returns the rows changed. */
+  private redactColumns(table: string, key: string, columns: readonly string[], redactor: TextRedactor): number {
+    let n = 0;
+    for (const r of this.store.all<Record<string, string | number | null>>(`SELECT ${key} AS k, ${columns.join(', ')} FROM ${table}`)) {
+      const changed: [string, string][] = [];
+      for (const c of columns) {
+        const v = r[c];
+        if (typeof v !== 'string' || v.length < 16) continue;
+        const next = redactor.redactJsonText(v);
+        if (next !== null) changed.push([c, next]);
+      }
+      if (changed.length === 0) continue;
+      this.store.run(`UPDATE ${table} SET ${changed.map(([c]) => `${c} = ?`).join(', ')} WHERE ${key} = ?`, [...changed.map(([, v]) => v), r.k as number]);
       n++;
     }
     return n;

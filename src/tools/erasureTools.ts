@@ -59,6 +59,7 @@ export const eraseSourceOutput = z.object({
     events_redacted: z.number().describe('events whose payload held the text: redacted in place, kept in sequence'),
     approvals_redacted: z.number(),
     reports_redacted: z.number(),
+    suggestions_redacted: z.number(),
     file_rewritten: z.boolean().describe('VACUUM and a checkpoint after the transaction: no free page and no journal line keeps the text'),
   }),
   audit_log: z

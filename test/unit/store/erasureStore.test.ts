@@ -69,7 +69,16 @@ describe('store/erasureStore', () => {
     const file = path.join(dir, 'p.qda');
     const { store, p07 } = await project(file);
     const erasure = new StoreErasure(store);
+    // an agent's code suggestion quoting the transcript as a sample context (no source_id: a code suggestion)
+    store.transaction(() =>
+      store.run(
+        "INSERT INTO suggestions(kind, status, name, name_key, color, sample_contexts, rationale, confidence, suggested_by, created_at) VALUES ('code', 'pending', 'Nicknames', 'nicknames', '#123456', ?, 'seen twice', 80, 'agent', ?)",
+        [JSON.stringify([TEXT.slice(10, 80), OTHER.slice(0, 40)]), NOW],
+      ),
+    );
     const rows = erase(store, erasure, p07, true);
+    assert.equal(rows.suggestions_redacted, 1);
+    assert.deepEqual(JSON.parse(String(store.get<{ s: string }>('SELECT sample_contexts AS s FROM suggestions')?.s)), ['[erased]', OTHER.slice(0, 40)], 'the quote is erased whole, the other source\'s is kept');
     assert.equal(rows.segments, 1);
     assert.equal(rows.events_redacted, 1);
     assert.equal(store.get<{ n: number }>('SELECT count(*) AS n FROM sources')?.n, 1);

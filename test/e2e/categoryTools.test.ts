@@ -172,6 +172,8 @@ describe('category tools over HTTP (real CLI)', function () {
       moved_to: cat.places,
       code_ids: [code.fear, code.worry].sort((a: number, b: number) => a - b),
       sub_category_ids: [cat.anger],
+      // who made it, kept when undo makes it again
+      owner: 'http-client',
     });
     assert.equal(new Set(events.map((e) => e.metadata.correlation_id)).size, 1, 'one call, one correlation id');
   });

@@ -370,6 +370,8 @@ export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureR
   const e: DumpErasure = { ...request, segmentIdSet: new Set(request.segment_ids) };
   const before = (await git(dir, ['rev-list', '--all'])).toString('latin1').split('\n').filter(Boolean);
   if (before.length === 0) return { initialized: true, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: performance.now() - started, prune_ms: 0 };
+  // packs that exist before the rewrite may hold the text among their objects: pruning must rewrite them
+  const packsBefore = packFiles(dir);
   const exp = await git(dir, ['fast-export', '--all', '--no-data', '--signed-tags=strip', '--tag-of-filtered-object=rewrite', '--reencode=no']);
   const changes = fileChanges(exp);
   // the table blobs to read, once per (blob, table), in order of first appearance (consecutive versions of a
@@ -417,13 +419,15 @@ export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureR
     }
     await write(stdin, exp.subarray(at));
   });
+  const ours = new Set(packFiles(dir).filter((f) => !packsBefore.includes(f)));
   const after = (await git(dir, ['rev-list', '--all'])).toString('latin1').split('\n').filter(Boolean);
   const old = new Set(before);
   const rewritten = after.filter((sha) => !old.has(sha)).length;
   // index and working tree to the new HEAD (the erased text file leaves the working tree with the index)
   await git(dir, ['read-tree', '-u', '--reset', 'HEAD']);
   const pruneStarted = performance.now();
-  await pruneHistory(dir);
+  // any pack but the rewrite's own (one from before, or one git's auto-gc wrote meanwhile) may hold old objects
+  await pruneHistory(dir, packFiles(dir).some((f) => !ours.has(f)));
   const now = performance.now();
   return { initialized: true, snapshots: after.length, snapshots_rewritten: rewritten, files_rewritten: filesRewritten, duration_ms: now - started, prune_ms: now - pruneStarted };
 }
@@ -435,10 +439,22 @@ export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureR
  * does for unreachable objects, without its delta search over every object not yet stored as a delta
  * (`--window=0`): existing deltas are reused (the rewritten table files come from fast-import as deltas of
  * each other), the rest is stored whole, zlib-compressed. On the bench's 100 MB project with 50 mostly loose
- * snapshots the full `git gc` took several times longer (bench/erasure.ts). Errors: TOOL_EXECUTION_ERROR.
+ * snapshots the full `git gc` took several times longer (bench/erasure.ts). `repack` false: the history had no
+ * pack before the rewrite (the automatic snapshots leave loose objects until git's own auto-gc packs them), so
+ * every old object is a loose one and `git prune` alone drops the unreachable ones; the rewrite's own pack
+ * holds only new objects. Errors: TOOL_EXECUTION_ERROR.
  */
-export async function pruneHistory(dir: string): Promise<void> {
+export async function pruneHistory(dir: string, repack = true): Promise<void> {
   await git(dir, ['reflog', 'expire', '--expire=now', '--expire-unreachable=now', '--all']);
-  await git(dir, ['repack', '-a', '-d', '-q', '--window=0']);
+  if (repack) await git(dir, ['repack', '-a', '-d', '-q', '--window=0']);
   await git(dir, ['prune', '--expire=now']);
+}
+
+/** The pack files of the history at `dir` (`.git/objects/pack/*.pack`). */
+export function packFiles(dir: string): string[] {
+  try {
+    return fs.readdirSync(path.join(dir, '.git', 'objects', 'pack')).filter((f) => f.endsWith('.pack'));
+  } catch {
+    return [];
+  }
 }

@@ -119,16 +119,7 @@ export class SqlProjectRepository implements ProjectRepository {
     ).lastId;
   }
   updateCode(id: number, fields: Partial<Pick<Code, 'name' | 'color' | 'memo' | 'category_id'>>, key: string | null, now: string): void {
-    const sets: string[] = [];
-    const params: (string | number | null)[] = [];
-    for (const [k, v] of Object.entries(fields)) {
-      sets.push(`${k} = ?`);
-      params.push(v as string | number | null);
-    }
-    if (key !== null) {
-      sets.push('name_key = ?');
-      params.push(key);
-    }
+    const { sets, params } = setClause(fields, key);
     sets.push('updated_at = ?', 'version = version + 1');
     params.push(now, id);
     this.db.run(`UPDATE codes SET ${sets.join(', ')} WHERE id = ?`, params);
@@ -177,16 +168,7 @@ export class SqlProjectRepository implements ProjectRepository {
   }
 
   updateCategory(id: number, fields: Partial<Pick<Category, 'name' | 'memo' | 'parent_id'>>, key: string | null): void {
-    const sets: string[] = [];
-    const params: (string | number | null)[] = [];
-    for (const [k, v] of Object.entries(fields)) {
-      sets.push(`${k} = ?`);
-      params.push(v as string | number | null);
-    }
-    if (key !== null) {
-      sets.push('name_key = ?');
-      params.push(key);
-    }
+    const { sets, params } = setClause(fields, key);
     if (sets.length === 0) return;
     this.db.run(`UPDATE categories SET ${sets.join(', ')} WHERE id = ?`, [...params, id]);
   }
@@ -1194,4 +1176,23 @@ function reportSegmentFilter(f: ReportFilter, owners?: readonly string[]): { whe
     params.push(ids, ids);
   }
   return { where: conds.length > 0 ? `WHERE ${conds.join(' AND ')}` : '', params };
+}
+
+/**
+ * The `SET` assignments of an UPDATE of a code or category: one `column = ?` per given field (the keys are
+ * column names the caller's type restricts), plus `name_key = ?` when `key` is not null. Returns the
+ * assignments and their bound values, in order; the caller appends its own and the WHERE parameter.
+ */
+function setClause(fields: Record<string, unknown>, key: string | null): { sets: string[]; params: (string | number | null)[] } {
+  const sets: string[] = [];
+  const params: (string | number | null)[] = [];
+  for (const [k, v] of Object.entries(fields)) {
+    sets.push(`${k} = ?`);
+    params.push(v as string | number | null);
+  }
+  if (key !== null) {
+    sets.push('name_key = ?');
+    params.push(key);
+  }
+  return { sets, params };
 }

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'parse5';
-import type { SqlValue } from 'sql.js';
 import { z } from 'zod';
 import { ToolPipeline } from '../../../src/agent/pipeline';
 import { ALL_TOOLS, headlessHost } from '../../../src/cli/compose';
@@ -22,24 +21,8 @@ import { loadSqlJs } from '../../../src/store/sqljs';
 import { defineTool } from '../../../src/tools/defineTool';
 import { ALICE, FIXED_ISO, fixedClock, openFixture, snapshot, storedEvents, type Fixture } from '../domain/projectFixture';
 import { requireCorpus } from '../../helpers/serverProcess';
+import { query, type Row } from './sqliteFixtures';
 
-type Row = Record<string, any>;
-
-/** Rows of `sql` on the SQLite file `file` (read into memory; the file is never written). */
-async function query(file: string, sql: string, params: SqlValue[] = []): Promise<Row[]> {
-  const SQL = await loadSqlJs();
-  const db = new SQL.Database(fs.readFileSync(file));
-  try {
-    const st = db.prepare(sql);
-    st.bind(params);
-    const rows: Row[] = [];
-    while (st.step()) rows.push(st.getAsObject());
-    st.free();
-    return rows;
-  } finally {
-    db.close();
-  }
-}
 
 /** Copies the SQLite file `from` to `to` after running `statements` on it (in memory). */
 async function modifiedCopy(from: string, to: string, statements: string): Promise<void> {

@@ -7,15 +7,12 @@
  * importer.
  */
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Database, SqlValue } from 'sql.js';
+import type { Database } from 'sql.js';
 import { qualcoderImporter } from '../../../src/exchange/importers/qualcoder';
-import { loadSqlJs } from '../../../src/store/sqljs';
 import { requireCorpus } from '../../helpers/serverProcess';
 import { openFixture, type Fixture } from '../domain/projectFixture';
-
-type Row = Record<string, any>;
+import { allSegments, cpLength, cpSlice, query, run, sqliteFile, type Row } from './sqliteFixtures';
 
 /** QualCoder v8's tables the importer reads (as `sqlite_master` of the corpus project lists them). */
 const QUALCODER_SCHEMA = `
@@ -36,56 +33,12 @@ INSERT INTO project VALUES ('v8', '2026-11-26 08:00:00', NULL, 'QualCoder 3.6', 
 `;
 
 /** A new QualCoder project database `name` in `dir`, with `fill` run on it. */
-async function qualcoderFile(dir: string, name: string, fill: (db: Database) => void): Promise<string> {
-  const SQL = await loadSqlJs();
-  const db = new SQL.Database();
-  try {
-    db.exec(QUALCODER_SCHEMA);
-    fill(db);
-    const file = path.join(dir, name);
-    fs.writeFileSync(file, db.export());
-    return file;
-  } finally {
-    db.close();
-  }
-}
+const qualcoderFile = (dir: string, name: string, fill: (db: Database) => void) => sqliteFile(dir, name, QUALCODER_SCHEMA, fill);
 
-/** Rows of `sql` on the SQLite file `file` (read into memory). */
-async function query(file: string, sql: string, params: SqlValue[] = []): Promise<Row[]> {
-  const SQL = await loadSqlJs();
-  const db = new SQL.Database(fs.readFileSync(file));
-  try {
-    const st = db.prepare(sql);
-    st.bind(params);
-    const rows: Row[] = [];
-    while (st.step()) rows.push(st.getAsObject());
-    st.free();
-    return rows;
-  } finally {
-    db.close();
-  }
-}
-
-const run = (db: Database, sql: string, ...rows: SqlValue[][]) => {
-  for (const r of rows) db.run(sql, r);
-};
 const SOURCE = 'INSERT INTO source (id, name, fulltext, mediapath, memo, owner) VALUES (?, ?, ?, ?, ?, ?)';
 const CODE = 'INSERT INTO code_name (cid, name, memo, catid, owner, color) VALUES (?, ?, ?, ?, ?, ?)';
 const CODING = 'INSERT INTO code_text (cid, fid, seltext, pos0, pos1, owner, memo, important) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
 
-/** Every coded segment of the project, through list_segments (paged). */
-async function allSegments(fx: Fixture): Promise<Row[]> {
-  const out: Row[] = [];
-  for (let offset = 0; ; ) {
-    const page = await fx.ok('list_segments', { limit: 5000, offset });
-    out.push(...page.segments);
-    if (!page.has_more) return out;
-    offset += page.count;
-  }
-}
-
-const cpLength = (s: string) => [...s].length;
-const cpSlice = (s: string, a: number, b: number) => [...s].slice(a, b).join('');
 
 describe('exchange QualCoder importer: exact text, file attributes, re-anchoring', function () {
   this.timeout(120_000);

@@ -7,14 +7,11 @@
  * the fixture database, never computed by the importer.
  */
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Database, SqlValue } from 'sql.js';
-import { loadSqlJs } from '../../../src/store/sqljs';
+import type { Database } from 'sql.js';
 import { requireCorpus } from '../../helpers/serverProcess';
 import { openFixture, type Fixture } from '../domain/projectFixture';
-
-type Row = Record<string, any>;
+import { allSegments, cpLength, cpSlice, query, run, sqliteFile, type Row } from './sqliteFixtures';
 
 /** RQDA 0.2.2's tables (as `sqlite_master` of the corpus project robertour_db.rqda lists them). */
 const RQDA_SCHEMA = `
@@ -40,53 +37,11 @@ INSERT INTO project VALUES ('0.2.2', 'Thu Nov 26 08:00:00 2026', NULL, NULL, 'Da
 `;
 
 /** A new RQDA project file `name` in `dir`, with `fill` run on it (rows given as SQL with bound parameters). */
-async function rqdaFile(dir: string, name: string, fill: (db: Database) => void): Promise<string> {
-  const SQL = await loadSqlJs();
-  const db = new SQL.Database();
-  try {
-    db.exec(RQDA_SCHEMA);
-    fill(db);
-    const file = path.join(dir, name);
-    fs.writeFileSync(file, db.export());
-    return file;
-  } finally {
-    db.close();
-  }
-}
+const rqdaFile = (dir: string, name: string, fill: (db: Database) => void) => sqliteFile(dir, name, RQDA_SCHEMA, fill);
 
-/** Rows of `sql` on the SQLite file `file` (read into memory). */
-async function query(file: string, sql: string, params: SqlValue[] = []): Promise<Row[]> {
-  const SQL = await loadSqlJs();
-  const db = new SQL.Database(fs.readFileSync(file));
-  try {
-    const st = db.prepare(sql);
-    st.bind(params);
-    const rows: Row[] = [];
-    while (st.step()) rows.push(st.getAsObject());
-    st.free();
-    return rows;
-  } finally {
-    db.close();
-  }
-}
-
-const run = (db: Database, sql: string, ...rows: SqlValue[][]) => {
-  for (const r of rows) db.run(sql, r);
-};
 const SOURCE = 'INSERT INTO source (name, id, file, memo, owner, status) VALUES (?, ?, ?, ?, ?, ?)';
 const CODE = 'INSERT INTO freecode (name, memo, owner, id, status, color) VALUES (?, ?, ?, ?, ?, ?)';
 const CODING = 'INSERT INTO coding (cid, fid, seltext, selfirst, selend, status, owner, memo) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
-
-/** Every coded segment of the project, through list_segments (paged). */
-async function allSegments(fx: Fixture): Promise<Row[]> {
-  const out: Row[] = [];
-  for (let offset = 0; ; ) {
-    const page = await fx.ok('list_segments', { limit: 5000, offset });
-    out.push(...page.segments);
-    if (!page.has_more) return out;
-    offset += page.count;
-  }
-}
 
 /** The whole text of a source, read page by page through read_source_content; checks total_length against the pages. */
 async function readWhole(fx: Fixture, sourceId: number): Promise<{ text: string; total_length: number }> {
@@ -102,8 +57,6 @@ async function readWhole(fx: Fixture, sourceId: number): Promise<{ text: string;
   return { text, total_length: total };
 }
 
-const cpLength = (s: string) => [...s].length;
-const cpSlice = (s: string, a: number, b: number) => [...s].slice(a, b).join('');
 
 describe('exchange RQDA importer as RQDA shows a project', function () {
   this.timeout(120_000);

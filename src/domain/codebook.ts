@@ -1,4 +1,5 @@
 import { ToolError } from '../core/errors';
+import { nextCodeColour } from './codeColours';
 import type { DomainContext } from './events';
 import type { Category, Code } from './model';
 import type { CategoryWithCount, CodeWithCounts, ProjectRepository, Stamp } from './ports';
@@ -26,27 +27,30 @@ export function requireCategory(ctx: Ctx, id: number): Category {
 }
 
 /**
- * Creates a code. Names are unique case-insensitively (rule 1), 1-100 code points; colour `#RRGGBB`.
+ * Creates a code. Names are unique case-insensitively (rule 1), 1-100 code points; colour `#RRGGBB`, or when
+ * omitted the palette colour no other code uses (see {@link nextCodeColour}: while one is free, then the least
+ * used). A chosen colour another code already has is kept (see {@link colourNoteFor} for telling the caller).
  * Emits coding.code_created. Errors: DUPLICATE_NAME, CATEGORY_NOT_FOUND, INVALID_ARGUMENTS (name, colour).
  */
 export function createCode(
   ctx: Ctx,
-  input: { name: string; color: string; memo?: string | null; category_id?: number | null },
+  input: { name: string; color?: string | null; memo?: string | null; category_id?: number | null },
 ): CodeWithCounts {
   const name = cleanName(input.name, MAX_CODE_NAME, 'code', 'INVALID_ARGUMENTS');
-  if (!COLOR_PATTERN.test(input.color)) throw new ToolError('INVALID_ARGUMENTS', `The colour "${input.color}" is not #RRGGBB`);
+  const color = input.color ?? nextCodeColour(ctx.repo);
+  if (!COLOR_PATTERN.test(color)) throw new ToolError('INVALID_ARGUMENTS', `The colour "${color}" is not #RRGGBB`);
   const key = nameKey(name);
   const clash = ctx.repo.findCodeByKey(key);
   if (clash) throw new ToolError('DUPLICATE_NAME', `A code named "${clash.name}" already exists (code_id ${clash.code_id})`);
   const categoryId = input.category_id ?? null;
   if (categoryId !== null) requireCategory(ctx, categoryId);
   const memo = input.memo ?? null;
-  const id = ctx.repo.insertCode({ name, color: input.color.toUpperCase(), memo, category_id: categoryId }, key, stampOf(ctx));
+  const id = ctx.repo.insertCode({ name, color: color.toUpperCase(), memo, category_id: categoryId }, key, stampOf(ctx));
   ctx.events.emit({
     event_type: 'coding.code_created',
     aggregate_type: 'code',
     aggregate_id: String(id),
-    payload: { code_id: id, name, color: input.color.toUpperCase(), memo, category_id: categoryId },
+    payload: { code_id: id, name, color: color.toUpperCase(), memo, category_id: categoryId },
   });
   return requireCode(ctx, id);
 }

@@ -25,6 +25,7 @@
 import { ToolError } from '../core/errors';
 import { sliceCp } from '../core/text';
 import { applyCode } from './coding';
+import { nextCodeColour } from './codeColours';
 import { createCode, mergeCodes, requireCategory, requireCode, stampOf } from './codebook';
 import type { DomainContext } from './events';
 import type { Actor, Segment } from './model';
@@ -57,7 +58,7 @@ type Ctx = DomainContext<ProjectRepository>;
 
 /** Confidence (0-100) a suggestion gets when the caller gives none (QualCoder-v2's default). */
 export const DEFAULT_CONFIDENCE = 70;
-/** Colour of a suggested code when none is given (QualCoder-v2's default). */
+/** QualCoder-v2's colour of a suggested code given none. Marginalia gives a free palette colour instead (see nextCodeColour); kept for stored suggestions without one. */
 export const DEFAULT_SUGGESTION_COLOR = '#808080';
 /** detect_duplicate_codes threshold default (QualCoder-v2's). */
 export const DEFAULT_DUPLICATE_THRESHOLD = 0.8;
@@ -221,7 +222,8 @@ export function suggestNewCode(
   input: { name: string; rationale: string; color?: string; memo?: string | null; category_id?: number | null; confidence?: number; sample_contexts?: string[] },
 ): Recorded {
   const name = cleanName(input.name, MAX_CODE_NAME, 'code', 'INVALID_ARGUMENTS');
-  const color = (input.color ?? DEFAULT_SUGGESTION_COLOR).toUpperCase();
+  // no colour given: the palette colour no code uses yet (as create_code gives), not QualCoder's grey
+  const color = (input.color ?? nextCodeColour(ctx.repo)).toUpperCase();
   if (!COLOR_PATTERN.test(color)) throw new ToolError('INVALID_ARGUMENTS', `The colour "${input.color}" is not #RRGGBB`);
   const confidence = clampConfidence(input.confidence);
   const key = nameKey(name);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { categoryTree, createCategory, deleteCode, mergeCodes, moveCodeToCategory, renameCode, setCodeColor, updateCodeMemo } from '../domain/codebook';
+import { colourNoteFor } from '../domain/codeColours';
 import { defineTool } from './defineTool';
 import { codeOut } from './present';
 import { MAX_CODE_NAME } from '../domain/rules';
@@ -130,9 +131,14 @@ export const setCodeColorTool = defineTool({
   name: 'set_code_color',
   group: 'code',
   title: 'Set Code Colour',
-  description: "Change a code's colour (#RRGGBB), used to highlight its segments. Returns {code_id, old_color, new_color}. Errors: CODE_NOT_FOUND, INVALID_ARGUMENTS.",
+  description:
+    "Change a code's colour (#RRGGBB), used to highlight its segments. Returns {code_id, old_color, new_color}; when another code already has that colour " +
+    'the change is still made and the result adds colour_note (which code has it), other_codes_with_colour and free_colours (palette colours no code uses). Errors: CODE_NOT_FOUND, INVALID_ARGUMENTS.',
   input: args({ code_id: id('the code'), color }),
   effect: 'modify',
   trust: 'rename',
-  run: (ctx, input) => ({ code_id: input.code_id, ...setCodeColor(ctx.domain, input.code_id, input.color) }),
+  run: (ctx, input) => {
+    const changed = setCodeColor(ctx.domain, input.code_id, input.color);
+    return { code_id: input.code_id, ...changed, ...colourNoteFor(ctx.domain.repo, changed.new_color, input.code_id) };
+  },
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ToolError } from '../core/errors';
 import { applyCode, deleteSegment, updateSegmentMemo } from '../domain/coding';
 import { createCode, requireCode } from '../domain/codebook';
+import { colourNoteFor } from '../domain/codeColours';
 import { MAX_CODE_NAME } from '../domain/rules';
 import { requireSource } from '../domain/sources';
 import { defineTool } from './defineTool';
@@ -47,16 +48,22 @@ export const createCodeTool = defineTool({
   title: 'Create Code',
   description:
     `Create a code in the codebook. Names are unique (case-insensitive), 1-${MAX_CODE_NAME} characters, not blank, without control characters. ` +
-    'Returns the new code with its code_id. Errors: DUPLICATE_NAME, CATEGORY_NOT_FOUND, INVALID_ARGUMENTS.',
+    'Without color the code gets a palette colour no other code uses (the least used one when all 20 are taken). ' +
+    'Returns the new code with its code_id; when the chosen color is already another code\'s, the code is still created and the result adds ' +
+    'colour_note (which code has it), other_codes_with_colour and free_colours (palette colours no code uses). Errors: DUPLICATE_NAME, CATEGORY_NOT_FOUND, INVALID_ARGUMENTS.',
   input: args({
     name: nameText(MAX_CODE_NAME).describe(`the code name, 1-${MAX_CODE_NAME} characters, unique in the codebook (case-insensitive)`),
-    color,
+    color: color.optional().describe('hex colour #RRGGBB, e.g. #4E79A7; omit it for a palette colour no other code uses'),
     memo: memo.optional().describe('what the code means and when to apply it'),
     category_id: id('category to put the code in').nullable().optional(),
   }),
   effect: 'create',
   trust: 'create_code',
-  run: (ctx, input) => codeOut(createCode(ctx.domain, input), ctx.domain.repo),
+  run: (ctx, input) => {
+    const code = createCode(ctx.domain, input);
+    const note = input.color === undefined ? undefined : colourNoteFor(ctx.domain.repo, code.color, code.code_id);
+    return { ...codeOut(code, ctx.domain.repo), ...note };
+  },
 });
 
 export const listSegmentsForSource = defineTool({

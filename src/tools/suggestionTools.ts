@@ -13,7 +13,6 @@ import {
   DEFAULT_DUPLICATE_THRESHOLD,
   DEFAULT_RANGE_LIMIT,
   DEFAULT_SIMILAR_LIMIT,
-  DEFAULT_SUGGESTION_COLOR,
   MIN_AUTO_TERMS,
   detectDuplicateCodes,
   excerpt,
@@ -233,7 +232,7 @@ export const suggestNewCodeTool = defineTool({
   title: 'Suggest New Code',
   description:
     'Record a proposed new code for the researcher to approve (approve_suggestion) or reject (reject_coding_suggestion takes its suggestion_id too). Nothing is added to the codebook yet. ' +
-    `color defaults to ${DEFAULT_SUGGESTION_COLOR}; memo (or its alias description) becomes the code's memo. A pending suggestion with the same name is returned instead (created: false). ` +
+    "color defaults to a palette colour no code uses yet (the least used one when all are taken); memo (or its alias description) becomes the code's memo. A pending suggestion with the same name is returned instead (created: false). " +
     'Returns {status: "pending_approval", requires_approval: true, suggestion_id, name, color, rationale, confidence, created, suggestion}. ' +
     'Errors: DUPLICATE_NAME (a code with that name exists), CATEGORY_NOT_FOUND, INVALID_ARGUMENTS.',
   input: args({

@@ -2,6 +2,7 @@ import { isToolError, ToolError } from '../../core/errors';
 import { toWellFormed } from '../../core/text';
 import { addSegmentToCase, addSourceToCase, createCase, MAX_ATTRIBUTE_NAME, MAX_CASE_NAME, setCaseAttributes } from '../../domain/cases';
 import { createCategory, createCode, moveCodeToCategory } from '../../domain/codebook';
+import { CodeColourPicker } from '../../domain/codeColours';
 import { applyCode } from '../../domain/coding';
 import type { DomainContext } from '../../domain/events';
 import type { ProjectRepository } from '../../domain/ports';
@@ -9,7 +10,7 @@ import { cleanFolderName, cleanName, MAX_CODE_NAME, MAX_SOURCE_NAME, nameKey } f
 import { setSourceAttributes } from '../../domain/sourceAttributes';
 import { addSource, createFolder } from '../../domain/sources';
 import { anchoringCounts, type AnchoringCounts, type AnchoringReport } from '../reanchor';
-import { CODE_PALETTE, fitName, MAX_WARNINGS, type ImportPlan, type ImportProgress, type PlanRef } from './plan';
+import { fitName, MAX_WARNINGS, type ImportPlan, type ImportProgress, type PlanRef } from './plan';
 
 type Ctx = DomainContext<ProjectRepository>;
 
@@ -164,7 +165,8 @@ export function applyImportPlan(ctx: Ctx, plan: ImportPlan, onProgress?: (p: Imp
 
     // -- codes
     const codeIds = new Map<PlanRef, number>();
-    let colorIndex = ctx.repo.listCodes().length;
+    // codes without a colour in the file take palette colours no code uses yet (then the least used)
+    const colours = CodeColourPicker.of(ctx.repo);
     for (const c of plan.codes) {
       item = `code "${c.name}"`;
       const name = fitName(c.name, MAX_CODE_NAME, 'Unnamed code');
@@ -180,7 +182,8 @@ export function applyImportPlan(ctx: Ctx, plan: ImportPlan, onProgress?: (p: Imp
           report.warnings.push(`The existing code "${existing.name}" stays in its category (the file puts it in another one)`);
         }
       } else {
-        const color = c.color ?? (CODE_PALETTE[colorIndex++ % CODE_PALETTE.length] as string);
+        const color = c.color ?? colours.next();
+        if (c.color) colours.take(c.color);
         codeIds.set(c.ref, createCode(withOwner(ctx, c.owner), { name, color, memo: c.memo, category_id: categoryId }).code_id);
         report.created.codes++;
       }

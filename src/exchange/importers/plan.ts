@@ -35,7 +35,7 @@ export interface PlannedCategory {
 export interface PlannedCode {
   ref: PlanRef;
   name: string;
-  /** `#RRGGBB`, or null to take the next colour of {@link CODE_PALETTE} */
+  /** `#RRGGBB`, or null to take a palette colour no code uses yet ({@link CODE_PALETTE}, see CodeColourPicker) */
   color: string | null;
   memo: string | null;
   category: PlanRef | null;
@@ -195,8 +195,8 @@ export function warn(plan: ImportPlan, message: string): void {
   else skip(plan, 'more_warnings');
 }
 
-/** Colours given to imported codes that bring none (Tableau 10, as the editor offers). */
-export const CODE_PALETTE = ['#4E79A7', '#F28E2B', '#E15759', '#76B7B2', '#59A14F', '#EDC948', '#B07AA1', '#FF9DA7', '#9C755F', '#BAB0AC'] as const;
+/** The palette imported codes that bring no colour take from (Tableau 20; see domain/codeColours, which picks an unused one). */
+export { CODE_PALETTE } from '../../domain/codeColours';
 
 /** `#RRGGBB` in upper case when `raw` is a hex colour (`#abc`, `#aabbcc`, with or without `#`), else null. */
 export function normalizeColor(raw: unknown): string | null {

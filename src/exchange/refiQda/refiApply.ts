@@ -27,6 +27,7 @@
 import { isToolError, ToolError } from '../../core/errors';
 import { addSegmentToCase, addSourceToCase, createCase, MAX_ATTRIBUTE_NAME, MAX_CASE_NAME, setCaseAttribute, coerceAttributeValue } from '../../domain/cases';
 import { createCategory, createCode, moveCodeToCategory } from '../../domain/codebook';
+import { CodeColourPicker } from '../../domain/codeColours';
 import { applyCode } from '../../domain/coding';
 import { applyAvCode } from '../../domain/av';
 import type { DomainContext } from '../../domain/events';
@@ -36,7 +37,7 @@ import { MAX_CODE_NAME, MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
 import { setSourceAttributes } from '../../domain/sourceAttributes';
 import { addSource } from '../../domain/sources';
 import type { ImportCounts, ImportReport } from '../importers/applyPlan';
-import { CODE_PALETTE, fitName, MAX_WARNINGS, type PlannedAttribute, type PlanRef } from '../importers/plan';
+import { fitName, MAX_WARNINGS, type PlannedAttribute, type PlanRef } from '../importers/plan';
 import { codePointLength, sliceCp } from '../../core/text';
 import { anchoringCounts, emptyAnchoringReport, recordAnchoring, type AnchoringCounts, type AnchoringReport } from '../reanchor';
 import type { OffsetConvention } from './offsets';
@@ -307,7 +308,8 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
     const codeIds = new Map<PlanRef, number>();
     const codeNames = new NameKeeper(MAX_CODE_NAME);
     const existingCodes = { has: (id: number) => ctx.repo.getCode(id) !== undefined, ids: () => ctx.repo.listCodes().map((c) => c.code_id) };
-    let colorIndex = ctx.repo.listCodes().length;
+    // codes without a colour in the file take palette colours no code uses yet (then the least used)
+    const colours = CodeColourPicker.of(ctx.repo);
     for (const c of plan.codes) {
       item = `code "${c.name}"`;
       const categoryId = c.category === null ? null : resolveCategory(c.category);
@@ -325,7 +327,8 @@ export function applyRefiPlan(ctx: Ctx, plan: RefiImportPlan): RefiImportReport 
         renamed('code', c.name, name, MAX_CODE_NAME);
         existing = ctx.repo.findCodeByKey(nameKey(name)) as typeof existing;
         if (!existing) {
-          const color = c.color ?? (CODE_PALETTE[colorIndex++ % CODE_PALETTE.length] as string);
+          const color = c.color ?? colours.next();
+          if (c.color) colours.take(c.color);
           id = createCode(ctx, { name, color, memo: c.memo, category_id: categoryId }).code_id;
           report.created.codes++;
           guids.keep('code', id, c.guid, true);

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
 import type { Segment } from '../../domain/model';
+import { CODE_PALETTE } from '../../domain/codeColours';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
 import { batchApplyCodes, createCodeTool, deleteSegmentTool, updateSegmentMemoTool } from '../../tools/coreTools';
 import { createCategoryTool, deleteCodeTool, mergeCodesTool, renameCodeTool, setCodeColorTool, updateCodeMemoTool } from '../../tools/codeTools';
@@ -32,8 +33,8 @@ export interface CommandDeps {
   showLog: () => void;
 }
 
-/** A palette of distinct code colours (Tableau 10), offered for new codes. */
-export const PALETTE = ['#4E79A7', '#F28E2B', '#E15759', '#76B7B2', '#59A14F', '#EDC948', '#B07AA1', '#FF9DA7', '#9C755F', '#BAB0AC'];
+/** The palette of distinct code colours (Tableau 20, domain/codeColours) offered when recolouring a code. */
+export const PALETTE: readonly string[] = CODE_PALETTE;
 
 const LAST_CODE = 'marginalia.lastCodeId';
 const IMPORT_EXTENSIONS = ['txt', 'md', 'docx', 'pdf', 'odt', 'rtf', 'mp3', 'wav', 'm4a', 'mp4', 'mov', 'webm', 'png', 'jpg', 'jpeg'];
@@ -71,9 +72,8 @@ async function selectionInSource(d: CommandDeps): Promise<{ sourceId: number; st
 async function createCodeInteractively(d: CommandDeps, name?: string, categoryId?: number): Promise<number | undefined> {
   const chosen = name ?? (await vscode.window.showInputBox({ title: 'New code', prompt: 'Name of the code (unique, 1-100 characters)', validateInput: (v) => (v.trim() ? undefined : 'Enter a name') }));
   if (!chosen) return undefined;
-  const used = new Set(d.codesTree.allCodes.map((c) => c.color.toUpperCase()));
-  const color = PALETTE.find((c) => !used.has(c)) ?? PALETTE[d.codesTree.allCodes.length % PALETTE.length] ?? '#4E79A7';
-  const created = await d.wb.call(createCodeTool, { name: chosen, color, category_id: categoryId });
+  // no colour: create_code gives a palette colour no other code uses (domain/codeColours)
+  const created = await d.wb.call(createCodeTool, { name: chosen, category_id: categoryId });
   return created?.code_id;
 }
 
@@ -210,7 +210,9 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       if (!pick) return undefined;
       const color = pick.label === 'Other…' ? await vscode.window.showInputBox({ title: 'Colour as #RRGGBB', value: c.code.color, validateInput: (v) => (/^#[0-9A-Fa-f]{6}$/.test(v) ? undefined : 'Use #RRGGBB') }) : pick.label;
       if (!color) return undefined;
-      return wb.call(setCodeColorTool, { code_id: c.code.code_id, color });
+      const done = await wb.call(setCodeColorTool, { code_id: c.code.code_id, color });
+      if (done?.colour_note) void vscode.window.showInformationMessage(done.colour_note);
+      return done;
     },
     'marginalia.codes.editMemo': async (node?: CodesNode) => {
       const c = codeOf(node);

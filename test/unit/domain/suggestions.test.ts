@@ -92,7 +92,8 @@ describe('domain/suggestions through the pipeline', () => {
       const s = out.envelope.data as any;
       assert.deepEqual(
         [s.status, s.requires_approval, s.name, s.color, s.rationale, s.confidence, s.created],
-        ['pending_approval', true, 'Shared tools', '#808080', 'People lend mattocks and hoses', 85, true],
+        // no colour given: the first palette colour no code uses (the codebook is empty), not QualCoder's #808080
+        ['pending_approval', true, 'Shared tools', '#4E79A7', 'People lend mattocks and hoses', 85, true],
       );
       assert.deepEqual(
         out.events.map((e) => [e.event_type, e.aggregate_type, e.aggregate_id]),
@@ -120,7 +121,7 @@ describe('domain/suggestions through the pipeline', () => {
       assert.equal(first.events[1]!.payload.code_id, data.code_id);
       assert.equal(first.events[1]!.payload.approved_by_session, 'sess-bob');
       const code = await fx.ok('get_code', { code_id: data.code_id });
-      assert.deepEqual([code.name, code.memo, code.color, code.owner, code.session_id], ['Shared tools', 'Lending and borrowing tools', '#808080', 'bob', 'sess-bob']);
+      assert.deepEqual([code.name, code.memo, code.color, code.owner, code.session_id], ['Shared tools', 'Lending and borrowing tools', '#4E79A7', 'bob', 'sess-bob']);
       assert.equal(data.suggestion.status, 'approved');
       assert.deepEqual([data.suggestion.approved_by, data.suggestion.approved_by_session], ['bob', 'sess-bob']);
       assert.equal((await fx.ok('list_pending_suggestions')).count, 0);

@@ -67,10 +67,11 @@ describe('tools/argumentErrors: messages that say what was expected', () => {
   });
 
   it('unknown parameters and every missing one are each named', async () => {
-    const r = await refusal(fx, 'create_code', { name: 'A', colour: '#4E79A7' });
-    assert.equal(r.error, 'Invalid arguments for create_code: color is required; unknown parameter "colour" (a misspelt parameter is refused, not ignored)');
+    // color is optional since issue 13 (a free palette colour), so the missing parameter here is the name
+    const r = await refusal(fx, 'create_code', { colour: '#4E79A7' });
+    assert.equal(r.error, 'Invalid arguments for create_code: name is required; unknown parameter "colour" (a misspelt parameter is refused, not ignored)');
     assert.deepEqual(r.issues.map((i) => [i.path, i.code]), [
-      ['color', 'invalid_type'],
+      ['name', 'invalid_type'],
       ['', 'unrecognized_keys'],
     ]);
   });

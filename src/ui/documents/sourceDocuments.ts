@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
 import type { SourceInfo } from '../../domain/model';
 import type { Workbench } from '../workbench';
+import { TranscriptLanguage } from './transcriptLanguage';
 
 /** The URI scheme of read-only source documents that have no workspace file. */
 export const QDA_SCHEME = 'qda';
@@ -16,9 +17,12 @@ export class SourceDocuments implements vscode.TextDocumentContentProvider, vsco
   private readonly registration: vscode.Disposable;
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
+  /** Source documents in plain text open in the transcript language (word wrap, speaker colours). */
+  readonly transcripts: TranscriptLanguage;
 
   constructor(private readonly wb: Workbench) {
     this.registration = vscode.workspace.registerTextDocumentContentProvider(QDA_SCHEME, this);
+    this.transcripts = new TranscriptLanguage((doc) => this.sourceIdFor(doc) !== undefined);
   }
 
   /** The stored text of a `qda:` document. */
@@ -42,7 +46,8 @@ export class SourceDocuments implements vscode.TextDocumentContentProvider, vsco
   }
 
   /**
-   * Opens a source and, when given, selects and reveals `[start, end)` (code points). Returns the editor.
+   * Opens a source (a plain-text one in the transcript language, see {@link TranscriptLanguage}) and, when
+   * given, selects and reveals `[start, end)` (code points). Returns the editor.
    * Errors: SOURCE_NOT_FOUND when the id is unknown.
    */
   async open(sourceId: number, range?: { start: number; end: number }, preserveFocus = false): Promise<vscode.TextEditor | undefined> {
@@ -51,7 +56,7 @@ export class SourceDocuments implements vscode.TextDocumentContentProvider, vsco
       void vscode.window.showErrorMessage(`Source ${sourceId} does not exist.`);
       return undefined;
     }
-    const doc = await vscode.workspace.openTextDocument(this.uriFor(source));
+    const doc = await this.transcripts.apply(await vscode.workspace.openTextDocument(this.uriFor(source)));
     const editor = await vscode.window.showTextDocument(doc, { preview: false, preserveFocus });
     if (range) {
       const sel = toVsRange(doc, range.start, range.end);
@@ -69,6 +74,7 @@ export class SourceDocuments implements vscode.TextDocumentContentProvider, vsco
   dispose(): void {
     this.registration.dispose();
     this.changed.dispose();
+    this.transcripts.dispose();
   }
 }
 

@@ -18,6 +18,7 @@ import type { HostPort, OpenProject, ToolContext, ToolProgress } from '../tools/
 import type { AnyTool, Effect, ToolGroup, TrustCategory } from '../tools/defineTool';
 import { describeInvalidArguments } from '../tools/argumentErrors';
 import type { AuditDecision, AuditLog } from './auditLog';
+import { describeRequest } from './describeRequest';
 import type { AgentContextConfig, TrustLevel } from './config';
 import type { RateLimiter } from './rateLimits';
 import type { Session, SessionManager } from './sessions';
@@ -182,15 +183,6 @@ export function sourceIdsOf(input: unknown): number[] {
   };
   visit(input, 0);
   return [...ids];
-}
-
-/** A request's description for the researcher: the tool and its arguments, shortened. */
-function describeRequest(tool: AnyTool, args: unknown): string {
-  const parts = Object.entries((args ?? {}) as Record<string, unknown>).map(([k, v]) => {
-    const text = typeof v === 'string' ? JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}…` : v) : JSON.stringify(v);
-    return `${k}=${text && text.length > 120 ? `${text.slice(0, 120)}…` : text}`;
-  });
-  return `${tool.title}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
 }
 
 /**
@@ -441,7 +433,8 @@ export class ToolPipeline {
       client_name: caller.client_name,
       user: caller.user,
       trust_level: level,
-      description: describeRequest(tool, input),
+      // in words, from the project as it is now (agent/describeRequest.ts): names, counts, a passage excerpt
+      description: describeRequest(project.repo, tool, input),
       status: 'pending',
       created_at: isoTime(now),
       expires_at: isoTime(now + cfg.timeout_minutes * 60_000),

@@ -70,15 +70,21 @@ export class TextRedactor {
   /** the needles, longest first */
   readonly needles: readonly string[];
 
+  /** ids of the erased source's segments (text and AV): a request naming one quotes its passage ({@link mentions}) */
+  readonly segmentIds: ReadonlySet<number>;
+
   /**
    * @param sourceId the erased source: objects with this `source_id` lose their {@link TEXT_KEYS} values
    * @param texts the source's texts; those shorter than {@link MIN_NEEDLE_CODE_POINTS} code points and
    *   duplicates are dropped
+   * @param segmentIds the ids of the source's text and AV segments (default none)
    */
   constructor(
     readonly sourceId: number,
     texts: Iterable<string>,
+    segmentIds: Iterable<number> = [],
   ) {
+    this.segmentIds = new Set(segmentIds);
     const unique = new Set<string>();
     for (const t of texts) if (typeof t === 'string' && t.length >= WINDOW && codePoints(t) >= MIN_NEEDLE_CODE_POINTS) unique.add(t);
     this.needles = [...unique].sort((a, b) => b.length - a.length);
@@ -96,6 +102,21 @@ export class TextRedactor {
     if (!list) return undefined;
     for (const n of list) if (s.startsWith(n, at)) return n;
     return undefined;
+  }
+
+  /**
+   * True when a request's arguments (parsed JSON) name the erased source or one of its segments: an object
+   * anywhere in `v` with `source_id` the erased source or `segment_id` one of {@link segmentIds}. Such a
+   * request's description may quote a passage of the text (agent/describeRequest.ts quotes up to 80 code
+   * points, too short and reflowed to be found as a needle), so it is erased whole.
+   */
+  mentions(v: unknown, depth = 0): boolean {
+    if (v === null || typeof v !== 'object' || depth > 32) return false;
+    if (Array.isArray(v)) return v.some((x) => this.mentions(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    if (o.source_id === this.sourceId) return true;
+    if (typeof o.segment_id === 'number' && this.segmentIds.has(o.segment_id)) return true;
+    return Object.values(o).some((x) => this.mentions(x, depth + 1));
   }
 
   /** True when `s` contains one of the needles. */
@@ -175,6 +196,9 @@ export class TextRedactor {
       out[k] = r.value;
       changed ||= r.changed;
     }
+    // an approval.requested payload whose arguments name the source or one of its segments: its description
+    // may quote a passage (see mentions)
+    if (!changed && typeof o.description === 'string' && o.description !== ERASED && o.payload !== undefined && this.mentions(o.payload)) changed = true;
     if (!changed) return { value: v, changed };
     if (typeof out.description === 'string' && out.description !== ERASED) out.description = ERASED;
     return { value: out, changed };

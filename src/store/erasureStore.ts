@@ -182,9 +182,17 @@ export class StoreErasure implements ProjectErasure {
       const args = redactor.redactJsonText(r.arguments);
       const result = r.result === null ? null : redactor.redactJsonText(r.result);
       const description = redactor.redactString(r.description);
-      if (args === null && result === null && description === r.description) continue;
-      // the description quotes the first 80 characters of each argument: erased whole when anything was
-      const desc = args !== null || result !== null ? `${r.description.split(':')[0]}: [erased]` : description;
+      // a request naming the source or one of its segments may quote a passage in its description (TextRedactor.mentions)
+      let named = false;
+      try {
+        named = redactor.mentions(JSON.parse(r.arguments));
+      } catch {
+        // arguments that are not JSON: the needle search above is all there is
+      }
+      if (args === null && result === null && description === r.description && !named) continue;
+      // the description quotes arguments or a passage: only its opening words are kept (up to the first ':' or
+      // quoted name), "merge 'A' (2 passages)..." -> "merge: [erased]", "Apply Code: text=..." -> "Apply Code: [erased]"
+      const desc = args !== null || result !== null || named ? `${r.description.split(/[:']/u)[0]!.trimEnd()}: [erased]` : description;
       this.store.run('UPDATE approval_requests SET arguments = ?, result = ?, description = ? WHERE request_id = ?', [args ?? r.arguments, result ?? r.result, desc, r.request_id]);
       n++;
     }

@@ -103,7 +103,7 @@ export const eraseSourceTool = defineTool({
     if (!ports?.store || !ctx.projectPath) throw new ToolError('TOOL_EXECUTION_ERROR', 'This host cannot erase sources (no project store with erasure support); nothing was erased.');
     const texts = ports.store.sourceTexts(input.source_id);
     if (!texts) throw new ToolError('SOURCE_NOT_FOUND', `No source with source_id ${input.source_id}. list_sources shows the sources.`);
-    const redactor = new TextRedactor(input.source_id, texts.texts);
+    const redactor = new TextRedactor(input.source_id, texts.texts, [...texts.segment_ids, ...texts.av_segment_ids]);
     ctx.progress?.({ message: 'Rewriting the version history and the audit log', done: 0, total: 2, unit: 'items' });
     // git works in child processes while the audit log and the folder are searched here
     const historyJob = ports.history ? ports.history.eraseFromHistory({ source_id: input.source_id, segment_ids: [...texts.segment_ids, ...texts.av_segment_ids], redactor }) : Promise.resolve(null);

@@ -47,7 +47,8 @@ describe('agent/describeRequest: approval requests in words', () => {
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-describe-'));
     handle = await openProjectHandle(path.join(dir, 'p.qda'), { create: true, checkpointIdleMs: 0 });
-    agent = new AgentContext({ tools: ALL_TOOLS, project: () => handle, tokens: TOKENS, logger: silentLogger });
+    // delete_segment (trust category apply_code, notify by default) held for the researcher, so its words are stored
+    agent = new AgentContext({ tools: ALL_TOOLS, project: () => handle, tokens: TOKENS, logger: silentLogger, configText: 'agent_context:\n  trust:\n    overrides:\n      delete_segment: suggest\n' });
     pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger, agent, embeddings: null });
     events = [];
     pipeline.onEvents((e) => events.push(...e));
@@ -121,6 +122,21 @@ describe('agent/describeRequest: approval requests in words', () => {
     assert.equal(words('suggest_codes_for_range', { source_id: ids.source, start_pos: 0, end_pos: 5, limit: 3 }), "suggest codes for a range: source 'interview-04', start_pos 0, end_pos 5, limit 3");
     assert.equal(words('rename_code', { code_id: 999, new_name: 'Hope' }), "rename code 999 (not found) to 'Hope'");
     assert.equal(words('rename_code', { code_id: ids.empty, new_name: 'Hope' }), "rename the code 'Unused idea' to 'Hope'");
+  });
+
+  it('erase_source erases the descriptions that quote its passages (held requests and approval.requested events)', async () => {
+    const bot = agent.openSession({ authorization: `Bearer ${TOKENS.agent}`, client_type: 'ASSISTANT_A_CLI', client_name: 'mcp-client' }).caller;
+    const quote = 'the workshops were what brought people in';
+    await agent.call(bot, 'delete_segment', { segment_id: ids.segment });
+    await agent.call(bot, 'merge_codes', { source_code_id: ids.tension, target_code_id: ids.conflict });
+    const held = agent.listApprovals('pending');
+    assert.equal(held.length, 2);
+    assert.ok(held.some((r) => r.description.includes(quote)), JSON.stringify(held.map((r) => r.description)));
+    await ok('erase_source', { source_id: ids.source, confirm: true });
+    const after = [...agent.listApprovals('pending'), ...agent.listApprovals('rejected'), ...agent.listApprovals('failed')].map((r) => r.description).sort();
+    assert.deepEqual(after, ["merge 'Tension' (3 passages) into 'Conflict'", 'remove the coding: [erased]']);
+    const stored = handle.repo.listEventsSince(0, 10_000).filter((e) => e.event_type === 'approval.requested').map((e) => e.payload.description);
+    assert.deepEqual(stored, ['[erased]', "merge 'Tension' (3 passages) into 'Conflict'"]);
   });
 
   it("an agent's held merge stores, lists and emits the words, not the ids", async () => {

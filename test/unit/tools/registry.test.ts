@@ -24,7 +24,9 @@ const SPEC: Record<string, SpecTool> = {
   // Core
   list_codes: { group: 'core', required: [], optional: [] },
   get_code: { group: 'core', required: ['code_id'], optional: [] },
-  create_code: { group: 'core', required: ['name', 'color'], optional: [] },
+  // the spec requires color; issue 13 (item 2) relaxes it: without one the code gets a palette colour no other
+  // code uses. Every call the spec allows is still accepted.
+  create_code: { group: 'core', required: ['name'], optional: ['color'] },
   list_segments_for_source: { group: 'core', required: ['source_id'], optional: [] },
   delete_segment: { group: 'core', required: ['segment_id'], optional: [] },
   batch_apply_codes: { group: 'core', required: ['operations'], optional: [], arrays: ['operations'] },

@@ -25,7 +25,8 @@ const SPEC_TOOLS: Readonly<Record<string, { required: string[]; optional: string
   // core
   list_codes: { required: [], optional: [] },
   get_code: { required: ['code_id'], optional: [] },
-  create_code: { required: ['name', 'color'], optional: [] },
+  // the spec requires color; issue 13 (item 2) makes it optional (a palette colour no other code uses)
+  create_code: { required: ['name'], optional: ['color'] },
   list_segments_for_source: { required: ['source_id'], optional: [] },
   delete_segment: { required: ['segment_id'], optional: [] },
   batch_apply_codes: { required: ['operations'], optional: [] },
@@ -368,7 +369,7 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
         for (const p of [...spec.required, ...spec.optional]) assert.ok(p in (t.inputSchema.properties ?? {}), `${t.name}: parameter ${p}`);
       }
       const byName = new Map(tools.map((t) => [t.name as string, t]));
-      assert.deepEqual([...byName.get('create_code').inputSchema.required].sort(), ['color', 'name']);
+      assert.deepEqual([...byName.get('create_code').inputSchema.required].sort(), ['name'], 'color is optional (issue 13: a free palette colour)');
       assert.deepEqual(byName.get('merge_codes').inputSchema.required.sort(), ['source_code_id', 'target_code_id']);
       // parameters the spec marks with [] are arrays
       assert.equal(byName.get('batch_apply_codes').inputSchema.properties.operations.type, 'array');
@@ -1107,7 +1108,8 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
       await failsWithoutWriting('create_code', { name: 42, color: '#123456' }, 'INVALID_ARGUMENTS');
       await fails('get_code', { code_id: 'abc' }, 'INVALID_ARGUMENTS');
       await fails('get_code', { code_id: true }, 'INVALID_ARGUMENTS');
-      await failsWithoutWriting('create_code', { name: 'No colour' }, 'INVALID_ARGUMENTS');
+      // color is optional since issue 13 (a free palette colour): the missing required parameter is the name
+      await failsWithoutWriting('create_code', { color: '#123456' }, 'INVALID_ARGUMENTS');
       await fails('get_code', {}, 'INVALID_ARGUMENTS');
       await fails('list_codes', { bogus: 1 }, 'INVALID_ARGUMENTS');
       await failsWithoutWriting('create_code', { name: 'Typo', colour: '#123456', color: '#123456' }, 'INVALID_ARGUMENTS');

@@ -264,7 +264,7 @@ describe('domain events through the pipeline', () => {
     const failing: [string, unknown, string][] = [
       ['create_code', { name: 'a', color: BLUE }, 'DUPLICATE_NAME'],
       ['create_code', { name: 'Z', color: BLUE, category_id: 999 }, 'CATEGORY_NOT_FOUND'],
-      ['create_code', { name: 'Z' }, 'INVALID_ARGUMENTS'],
+      ['create_code', { name: 'Z', color: 'blue' }, 'INVALID_ARGUMENTS'],
       ['rename_code', { code_id: b, new_name: ' A ' }, 'DUPLICATE_NAME'],
       ['rename_code', { code_id: 999, new_name: 'Q' }, 'CODE_NOT_FOUND'],
       ['update_code_memo', { code_id: 999, memo: 'x' }, 'CODE_NOT_FOUND'],

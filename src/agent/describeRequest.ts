@@ -13,6 +13,7 @@
  * that throws falls back to the generic form, so describing never fails a request.
  */
 import { sliceCp } from '../core/text';
+import { sameColour } from '../domain/codeColours';
 import type { ProjectRepository } from '../domain/ports';
 
 /** The part of a tool a description needs: its registry name and title ("merge_codes", "Merge Codes"). */
@@ -142,6 +143,21 @@ function sourceRemoval(repo: ProjectRepository, a: Args, verb: string, extra = '
   return `${verb} source ${quoted(s.name)} and its ${plural(n, 'coding')}${extra}`;
 }
 
+/** The suggestion with id `id`, or undefined. */
+function suggestion(repo: ProjectRepository, id: unknown): ReturnType<ProjectRepository['getSuggestion']> {
+  return num(id) === undefined ? undefined : repo.getSuggestion(id as number);
+}
+
+/** " (#4E79A7)", or " (#4E79A7, also the colour of 'Food security' and 2 more)" when other codes have it. */
+function colourWords(repo: ProjectRepository, colour: unknown): string {
+  const c = str(colour);
+  if (!c) return '';
+  const others = repo.listCodeLabels().filter((x) => sameColour(x.color, c));
+  if (others.length === 0) return ` (${c.toUpperCase()})`;
+  const more = others.length > 1 ? ` and ${others.length - 1} more` : '';
+  return ` (${c.toUpperCase()}, also the colour of ${quoted((others[0] as (typeof others)[number]).name)}${more})`;
+}
+
 function memoChange(memo: unknown): string {
   const m = str(memo);
   return m === undefined || m === '' ? ' (clear it)' : `: ${excerpt(m)}`;
@@ -202,7 +218,23 @@ const DESCRIBERS: Readonly<Record<string, Describer>> = {
     const n = Array.isArray(a.segments) ? a.segments.length : 0;
     return `suggest coding ${plural(n, 'passage')} with ${codeName(repo, a.code_id)}`;
   },
-  create_code: (repo, a) => `create the code ${quoted(str(a.name) ?? '')}${a.category_id == null ? '' : ` in ${categoryName(repo, a.category_id)}`}${str(a.color) ? ` (${str(a.color)})` : ''}`,
+  create_code: (repo, a) => `create the code ${quoted(str(a.name) ?? '')}${a.category_id == null ? '' : ` in ${categoryName(repo, a.category_id)}`}${colourWords(repo, a.color)}`,
+  approve_suggestion: (repo, a) => {
+    const s = suggestion(repo, a.suggestion_id);
+    return s ? `create the suggested code ${quoted(s.name ?? '')}${s.category_id == null ? '' : ` in ${categoryName(repo, s.category_id)}`}` : `approve ${missing('suggestion', a.suggestion_id)}`;
+  },
+  approve_merge: (repo, a) => {
+    const s = suggestion(repo, a.merge_suggestion_id);
+    if (!s) return `approve ${missing('merge suggestion', a.merge_suggestion_id)}`;
+    return `${DESCRIBERS.merge_codes!(repo, { source_code_id: s.code_id, target_code_id: s.target_code_id })} (as suggested)`;
+  },
+  approve_coding_suggestion: (repo, a) => {
+    const s = suggestion(repo, a.suggestion_id);
+    if (!s) return `approve ${missing('coding suggestion', a.suggestion_id)}`;
+    return `${codingOf(repo, { code_id: s.code_id, source_id: s.source_id, start_position: s.start_pos, end_position: s.end_pos }, 'code')} (as suggested)`;
+  },
+  undo: () => 'undo its own last action',
+  redo: () => 'redo its own last undone action',
   suggest_new_code: (repo, a) => `suggest the new code ${quoted(str(a.name) ?? '')}${a.category_id == null ? '' : ` in ${categoryName(repo, a.category_id)}`}`,
   rename_code: (repo, a) => `rename ${the('code', codeName(repo, a.code_id))} to ${quoted(str(a.new_name) ?? '')}`,
   set_code_color: (repo, a) => {

@@ -110,6 +110,16 @@ describe('agent/describeRequest: approval requests in words', () => {
     assert.ok(Array.from(quote).length <= MAX_EXCERPT, `${Array.from(quote).length} code points`);
   });
 
+  it('create_code says when its colour is already another code\'s; approve_merge reads like the merge', async () => {
+    const tensionColour = handle.repo.getCode(ids.tension)!.color;
+    assert.equal(words('create_code', { name: 'Hope', color: tensionColour.toLowerCase() }), `create the code 'Hope' (${tensionColour}, also the colour of 'Tension')`);
+    assert.equal(words('create_code', { name: 'Hope', color: '#123456', category_id: ids.other }), "create the code 'Hope' in 'Place' (#123456)");
+    assert.equal(words('create_code', { name: 'Hope' }), "create the code 'Hope'");
+    const merge = await ok('suggest_merge_codes', { source_code_id: ids.tension, target_code_id: ids.conflict, rationale: 'same idea' });
+    assert.equal(words('approve_merge', { merge_suggestion_id: merge.merge_suggestion_id }), "merge 'Tension' (3 passages) into 'Conflict' (as suggested)");
+    assert.equal(words('approve_merge', { merge_suggestion_id: 999 }), 'approve merge suggestion 999 (not found)');
+  });
+
   it('an unknown id still reads: "code 999 (not found)"', () => {
     assert.equal(words('merge_codes', { source_code_id: 999, target_code_id: ids.conflict }), "merge code 999 (not found) into 'Conflict'");
     assert.equal(words('delete_code', { code_id: 999, delete_segments: true }), 'delete code 999 (not found)');

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import JSZip from 'jszip';
 import { CODE_PALETTE } from '../../../src/domain/codeColours';
 import { ALICE, openFixture, type Fixture } from './projectFixture';
 
@@ -134,6 +135,26 @@ describe('domain/codeColours: distinct colours for codes', () => {
     const codes = (await fx.ok('list_codes')).codes as { name: string; color: string }[];
     const byName = Object.fromEntries(codes.map((c) => [c.name, c.color]));
     assert.deepEqual([byName.Trust, byName.Conflict, byName.Sharing], ['#F28E2B', '#499894', '#59A14F']);
+  });
+
+  it('a REFI-QDA import: codes with a colour keep it (and occupy it), codes without one take free colours', async () => {
+    await fx.ok('create_code', { name: 'Existing' });
+    const g = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const xml =
+      '<?xml version="1.0" encoding="utf-8"?><Project xmlns="urn:QDA-XML:project:1.0" name="fixture" origin="fixture"><CodeBook><Codes>' +
+      `<Code guid="${g(1)}" name="Coloured" isCodable="true" color="#F28E2B"/>` +
+      `<Code guid="${g(2)}" name="Plain one" isCodable="true"/>` +
+      `<Code guid="${g(3)}" name="Plain two" isCodable="true"/>` +
+      '</Codes></CodeBook></Project>';
+    const zip = new JSZip();
+    zip.file('project.qde', xml);
+    const file = path.join(fx.dir, 'codes.qdpx');
+    fs.writeFileSync(file, await zip.generateAsync({ type: 'nodebuffer' }));
+    const r = await fx.ok('import_data', { format: 'refi_qda', source_path: file });
+    assert.equal(r.created.codes, 3);
+    const codes = (await fx.ok('list_codes')).codes as { name: string; color: string }[];
+    const byName = Object.fromEntries(codes.map((c) => [c.name, c.color]));
+    assert.deepEqual([byName.Existing, byName.Coloured, byName['Plain one'], byName['Plain two']], ['#4E79A7', '#F28E2B', '#E15759', '#499894']);
   });
 
   it("an agent's suggested code without a colour gets a free one", async () => {

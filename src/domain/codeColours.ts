@@ -2,10 +2,11 @@ import type { ProjectRepository } from './ports';
 
 /**
  * The palette new codes take their colours from: **Tableau 20** (Tableau Software's 20-colour qualitative
- * palette of 2016, the successor of Tableau 10; listed e.g. in Tableau's `Preferences.tps` documentation and
- * in Vega's `tableau20` scheme, https://vega.github.io/vega/docs/schemes/#tableau20). The ten saturated
- * colours come first (the same hues, in the same order, as the Tableau 10 palette Marginalia used before),
- * then their ten light partners, so that a small codebook gets the strongest colours.
+ * palette of Tableau 10.0, 2016, as published by Tableau and copied e.g. by R's ggthemes `tableau_color_pal
+ * ("Tableau 20")` and Julia's ColorSchemes.jl `:tableau_20`; Vega's `tableau20` is a slightly different
+ * variant, not this one). The ten saturated colours come first (the hue families of the Tableau 10 palette
+ * Marginalia used before, in its order; blue, orange, red and grey are the very same), then their ten light
+ * partners, so that a small codebook gets the strongest colours.
  *
  * Why this palette: every pair differs by at least ΔE*ab 11.9 (CIE 1976 L*a*b*, sRGB D65), so two codes
  * side by side are told apart; every colour has a contrast ratio (WCAG 2.x relative luminance) of at least

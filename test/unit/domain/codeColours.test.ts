@@ -10,7 +10,7 @@ import JSZip from 'jszip';
 import { CODE_PALETTE } from '../../../src/domain/codeColours';
 import { ALICE, openFixture, type Fixture } from './projectFixture';
 
-/** Tableau 20 as Tableau publishes it (and Vega's `tableau20` scheme), copied by hand: dark/light pairs. */
+/** Tableau 20 as Tableau publishes it (ggthemes' and ColorSchemes.jl's copies), typed by hand in its own order: dark/light pairs. */
 const TABLEAU_20 = [
   '#4E79A7', '#A0CBE8', '#F28E2B', '#FFBE7D', '#59A14F', '#8CD17D', '#B6992D', '#F1CE63', '#499894', '#86BCB6',
   '#E15759', '#FF9D9A', '#79706E', '#BAB0AC', '#D37295', '#FABFD2', '#B07AA1', '#D4A6C8', '#9D7660', '#D7B5A6',

@@ -154,7 +154,7 @@ describe('security: paths of import and export tools (traversal, symbolic links,
       assert.equal(s.agent.listApprovals().find((a) => a.request_id === held.body.data.request_id)?.status, 'failed');
     });
 
-    it('a REFI-QDA project in the project folder cannot pull in files outside it (absolute://, relative://)', async () => {
+    it('a REFI-QDA project in the project folder cannot pull in files outside it (absolute://, relative://): the source is listed as refused, strict refuses the import', async () => {
       for (const ref of [`absolute://${secret}`, `relative://../${path.basename(O)}/secret.txt`]) {
         const qde = path.join(P, `pull-${ref.startsWith('abs') ? 'abs' : 'rel'}.qde`);
         fs.writeFileSync(
@@ -162,11 +162,22 @@ describe('security: paths of import and export tools (traversal, symbolic links,
           `<?xml version="1.0" encoding="utf-8"?><Project xmlns="urn:QDA-XML:project:1.0" name="t" origin="x">` +
             `<Sources><TextSource guid="00000000-0000-4000-8000-0000000000a${ref.startsWith('abs') ? 1 : 2}" name="Pulled ${ref.slice(0, 3)}" plainTextPath="${ref}"/></Sources></Project>`,
         );
+        // issue 15: a source whose file cannot be read no longer refuses the whole import; the refused
+        // reference is reported as a missing source, and nothing outside is read
         const done = await approve(await call('import_data', { format: 'refi_qda', source_path: qde }));
-        assert.equal(done.status, 422, `${ref}: ${done.text}`);
-        assert.equal(done.body.error_code, 'IMPORT_FAILED');
-        assert.match(done.body.error, /refused/);
+        assert.equal(done.status, 200, `${ref}: ${done.text}`);
+        const result = done.body.data.result;
+        assert.equal(result.created.sources, 0);
+        assert.equal(result.missing_sources.length, 1);
+        assert.equal(result.missing_sources[0].source, `Pulled ${ref.slice(0, 3)}`);
+        assert.match(result.missing_sources[0].where, /refused: .*outside the folders an agent may use/);
+        assert.ok(!done.text.includes(fs.readFileSync(secret, 'utf8').trim()), 'the outside file was not read');
         assert.ok(!s.handle.repo.listSources().some((x) => x.name === `Pulled ${ref.slice(0, 3)}`), 'no source');
+        // strict: all or nothing, as before
+        const strict = await approve(await call('import_data', { format: 'refi_qda', source_path: qde, strict: true }));
+        assert.equal(strict.status, 422, `${ref}: ${strict.text}`);
+        assert.equal(strict.body.error_code, 'IMPORT_FAILED');
+        assert.match(strict.body.error, /refused/);
         // the researcher's own import of the same file reads the reference (REFI-QDA allows external sources)
         const mine = await call('import_data', { format: 'refi_qda', source_path: qde }, AS_RESEARCHER);
         assert.equal(mine.status, 200, mine.text);

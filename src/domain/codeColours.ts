@@ -5,7 +5,7 @@ import type { ProjectRepository } from './ports';
  * palette of Tableau 10.0, 2016, as published by Tableau and copied e.g. by R's ggthemes `tableau_color_pal
  * ("Tableau 20")` and Julia's ColorSchemes.jl `:tableau_20`; Vega's `tableau20` is a slightly different
  * variant, not this one). The ten saturated colours come first (the hue families of the Tableau 10 palette
- * Marginalia used before, in its order; blue, orange, red and grey are the very same), then their ten light
+ * Marginalia used before, in its order; its blue, orange, red, green and purple are the very same), then their ten light
  * partners, so that a small codebook gets the strongest colours.
  *
  * Why this palette: every pair differs by at least ΔE*ab 11.9 (CIE 1976 L*a*b*, sRGB D65), so two codes

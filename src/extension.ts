@@ -382,10 +382,14 @@ export async function deactivate(): Promise<void> {
   await controllerRef?.close();
 }
 
-/** A workspace with exactly one `.qda` file opens it automatically. */
+/**
+ * A workspace with exactly one `.qda` file opens it automatically, unless a project was opened or created
+ * while the workspace was searched (else the project just created would be closed and reopened under the
+ * researcher's first actions).
+ */
 async function autoOpen(controller: ProjectController, logger: OutputLogger): Promise<void> {
   const found = await vscode.workspace.findFiles('**/*.qda', '**/node_modules/**', 2);
-  if (found.length !== 1 || !found[0]) return;
+  if (found.length !== 1 || !found[0] || controller.current()) return;
   try {
     await controller.open(found[0].fsPath);
   } catch (e) {

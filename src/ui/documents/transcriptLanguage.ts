@@ -20,8 +20,8 @@ const PROSE_LANGUAGES = new Set(['plaintext']);
  *   Code opens that is an imported source (e.g. from the Explorer). While it stays open, a document the
  *   researcher switched to another language is left as they chose (until Marginalia opens it again).
  * - `marginalia.transcript.fontFamily` (string, empty = the editor font) and `marginalia.transcript.lineNumbers`
- *   (`on` | `off`) are written to the user settings as `editor.fontFamily` / `editor.lineNumbers` of the
- *   `[marginalia-transcript]` language (VS Code's documented way to set a language's editor options:
+ *   (`on` | `off`) are written to the user settings (the workspace settings when they are set there) as
+ *   `editor.fontFamily` / `editor.lineNumbers` of the `[marginalia-transcript]` language (VS Code's documented way to set a language's editor options:
  *   `WorkspaceConfiguration.update(section, value, ConfigurationTarget.Global, overrideInLanguage = true)`),
  *   on activation when they differ and whenever they change. Clearing the font or turning line numbers off
  *   removes the override again (back to the editor font and the contributed default `off`).
@@ -42,10 +42,10 @@ export class TranscriptLanguage implements vscode.Disposable {
         if (doc.isClosed) this.switched.delete(doc.uri.toString());
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('marginalia.transcript')) void this.syncSettings(true).catch(reportSettingError);
+        if (e.affectsConfiguration('marginalia.transcript')) void this.syncSettings((key) => e.affectsConfiguration(`marginalia.transcript.${key}`)).catch(reportSettingError);
       }),
     );
-    void this.syncSettings(false).catch(reportSettingError);
+    void this.syncSettings(() => false).catch(reportSettingError);
   }
 
   /**
@@ -59,19 +59,29 @@ export class TranscriptLanguage implements vscode.Disposable {
   }
 
   /**
-   * Writes the `marginalia.transcript.*` settings as language overrides of the user settings. `changed`:
-   * the researcher just changed them (an empty font / `off` then removes the override).
+   * Writes the `marginalia.transcript.*` settings as language overrides at the level (user, workspace)
+   * where the researcher set them: each level's override mirrors that level's setting. `changed(key)`: the
+   * researcher just changed that setting (an empty font / `off` then removes the override, back to the editor
+   * font / the contributed `off`); an override of a setting not changed is only ever added or updated.
    */
-  private async syncSettings(changed: boolean): Promise<void> {
+  private async syncSettings(changed: (key: string) => boolean): Promise<void> {
     const mine = vscode.workspace.getConfiguration('marginalia.transcript');
     const editor = vscode.workspace.getConfiguration('editor', { languageId: TRANSCRIPT_LANGUAGE_ID });
-    const font = mine.get<string>('fontFamily', '').trim();
-    const lineNumbers = mine.get<string>('lineNumbers', 'off') === 'on' ? 'on' : 'off';
-    const current = (key: string) => editor.inspect(key)?.globalLanguageValue;
-    if (font && current('fontFamily') !== font) await editor.update('fontFamily', font, vscode.ConfigurationTarget.Global, true);
-    else if (!font && changed && current('fontFamily') !== undefined) await editor.update('fontFamily', undefined, vscode.ConfigurationTarget.Global, true);
-    if (lineNumbers === 'on' && current('lineNumbers') !== 'on') await editor.update('lineNumbers', 'on', vscode.ConfigurationTarget.Global, true);
-    else if (lineNumbers === 'off' && changed && current('lineNumbers') !== undefined) await editor.update('lineNumbers', undefined, vscode.ConfigurationTarget.Global, true);
+    const fontOf = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
+    const lineNumbersOf = (v: unknown) => (v === 'on' ? 'on' : undefined);
+    for (const [key, map] of [
+      ['fontFamily', fontOf],
+      ['lineNumbers', lineNumbersOf],
+    ] as const) {
+      const set = mine.inspect(key);
+      const seen = editor.inspect(key);
+      for (const [target, wanted, current] of [
+        [vscode.ConfigurationTarget.Global, map(set?.globalValue), seen?.globalLanguageValue],
+        [vscode.ConfigurationTarget.Workspace, map(set?.workspaceValue), seen?.workspaceLanguageValue],
+      ] as const) {
+        if (wanted !== undefined ? current !== wanted : changed(key) && current !== undefined) await editor.update(key, wanted, target, true);
+      }
+    }
   }
 
   dispose(): void {

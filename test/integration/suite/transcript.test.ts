@@ -123,5 +123,12 @@ describe('Transcripts in VS Code', function () {
     await until('line numbers off again', () => lang().get('lineNumbers') === 'off');
     await until('the editor font again', () => lang().inspect('fontFamily')?.globalLanguageValue === undefined);
     assert.equal(lang().get('fontFamily'), vscode.workspace.getConfiguration('editor').get('fontFamily'));
+
+    // set in the workspace settings: the override goes there too, not into the user settings
+    await cfg.update('fontFamily', 'DejaVu Serif', vscode.ConfigurationTarget.Workspace);
+    await until('the workspace font', () => lang().inspect('fontFamily')?.workspaceLanguageValue === 'DejaVu Serif');
+    assert.equal(lang().inspect('fontFamily')?.globalLanguageValue, undefined);
+    await cfg.update('fontFamily', undefined, vscode.ConfigurationTarget.Workspace);
+    await until('no workspace font', () => lang().inspect('fontFamily')?.workspaceLanguageValue === undefined);
   });
 });

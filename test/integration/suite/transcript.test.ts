@@ -71,6 +71,7 @@ describe('Transcripts in VS Code', function () {
     assert.equal(transcriptDoc.getText(), TRANSCRIPT, 'the text is unchanged');
     const editorCfg = vscode.workspace.getConfiguration('editor', transcriptDoc);
     assert.equal(editorCfg.get('wordWrap'), 'on');
+    assert.equal(editorCfg.get('wrappingStrategy'), 'advanced', 'the browser wraps, right for a proportional font');
     assert.equal(editorCfg.get('minimap.enabled'), false);
     assert.equal(editorCfg.get('lineNumbers'), 'off');
     assert.equal(editorCfg.get('wordBasedSuggestions'), 'off');

@@ -116,6 +116,13 @@ describe('syntaxes/transcript.tmLanguage.json', () => {
     for (const [name, rule] of Object.entries(grammar.repository)) assert.doesNotThrow(() => new RegExp(rule.match, 'u'), name);
   });
 
+  it('is packed into the .vsix: .vscodeignore, which excludes everything first, lets syntaxes/ in', () => {
+    // (`npx vsce ls` lists syntaxes/transcript.tmLanguage.json; run here it takes 13 s, so only the rule is checked)
+    const rules = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8').split(/\r?\n/).map((l) => l.trim());
+    assert.equal(rules[0], '**');
+    assert.ok(rules.includes('!syntaxes/**'), rules.join(' '));
+  });
+
   it('marks the speaker labels of the detect_speakers examples (JavaScript RegExp)', () => {
     assert.deepEqual(
       SPEAKER_LINES.map(([line]) => [line, jsSpeaker(line)]),

@@ -64,6 +64,9 @@ function codePoints(s: string): number {
  * hit is confirmed with `startsWith`, longest needle first. Linear in the length of the searched string
  * whatever the number of needles.
  */
+/** Nesting depth below which {@link TextRedactor.redactValue} recurses; deeper values are searched iteratively. */
+const MAX_REDACT_DEPTH = 200;
+
 export class TextRedactor {
   /** needles by the hash of their first window, longest first */
   private readonly byAnchor = new Map<number, string[]>();
@@ -161,7 +164,12 @@ export class TextRedactor {
    * arguments with the first 80 characters of each). Returns a new value when something changed (`changed`),
    * else the value itself.
    */
-  redactValue(v: unknown, inSource = false): { value: unknown; changed: boolean } {
+  redactValue(v: unknown, inSource = false, depth = 0): { value: unknown; changed: boolean } {
+    if (depth >= MAX_REDACT_DEPTH && v !== null && typeof v === 'object') {
+      // deeper than any value Marginalia writes (a hostile argument nested thousands deep): searched without
+      // recursion, and replaced whole when it holds the text
+      return this.holdsNeedle(v) ? { value: ERASED, changed: true } : { value: v, changed: false };
+    }
     if (typeof v === 'string') {
       // a value that quotes the text is the participant's words around it too: replaced whole
       return this.contains(v) ? { value: ERASED, changed: true } : { value: v, changed: false };
@@ -170,7 +178,7 @@ export class TextRedactor {
     if (Array.isArray(v)) {
       let changed = false;
       const out = v.map((x) => {
-        const r = this.redactValue(x, inSource);
+        const r = this.redactValue(x, inSource, depth + 1);
         changed ||= r.changed;
         return r.value;
       });
@@ -192,7 +200,7 @@ export class TextRedactor {
         changed = true;
         continue;
       }
-      const r = this.redactValue(x, about);
+      const r = this.redactValue(x, about, depth + 1);
       out[k] = r.value;
       changed ||= r.changed;
     }
@@ -202,6 +210,20 @@ export class TextRedactor {
     if (!changed) return { value: v, changed };
     if (typeof out.description === 'string' && out.description !== ERASED) out.description = ERASED;
     return { value: out, changed };
+  }
+
+  /** Whether any string inside `v` (at any depth, walked with an explicit stack) holds a needle. */
+  private holdsNeedle(v: unknown): boolean {
+    const stack: unknown[] = [v];
+    while (stack.length > 0) {
+      const x = stack.pop();
+      if (typeof x === 'string') {
+        if (this.contains(x)) return true;
+      } else if (x !== null && typeof x === 'object') {
+        for (const y of Array.isArray(x) ? x : Object.values(x as Record<string, unknown>)) stack.push(y);
+      }
+    }
+    return false;
   }
 
   /**
@@ -217,7 +239,13 @@ export class TextRedactor {
       return this.contains(text) ? ERASED : null;
     }
     const r = this.redactValue(parsed);
-    return r.changed ? JSON.stringify(r.value) : null;
+    if (!r.changed) return null;
+    try {
+      return JSON.stringify(r.value);
+    } catch {
+      // a value too deep to write back (JSON.stringify recurses): the whole text goes
+      return ERASED;
+    }
   }
 }
 

@@ -57,6 +57,40 @@ function kindOf(v: unknown): string {
   return typeof v;
 }
 
+/**
+ * What a branch of a union wanted, as phrases for "must be A, B or C": a type ("a string"), a literal
+ * (`0`, `"0"`), or a nested union's own "must be ..." sentence or branches; undefined when the branch
+ * refused for another reason (a length, a pattern), which then speaks for itself.
+ */
+function wantedPhrases(i: Issue): string[] | undefined {
+  if (i.code === 'invalid_type') return [expectedPhrase(i.expected)];
+  if (i.code === 'invalid_value') return i.values.map((v) => shown(v));
+  if (i.code === 'invalid_union') {
+    if (i.message.startsWith('must be ')) return [i.message.slice('must be '.length)];
+    const nested = i.errors.map((branch) => branch.find((x) => x.path.length === 0));
+    const out = nested.map((x) => (x === undefined ? undefined : wantedPhrases(x)));
+    return out.every((p) => p !== undefined) ? (out.flat() as string[]) : undefined;
+  }
+  return undefined;
+}
+
+/** Longest quoted string shown in "(got ...)", in code points. */
+const SHOWN_STRING = 40;
+
+/**
+ * A value as "(got ...)" shows it: a string quoted (cut to {@link SHOWN_STRING} code points), a number,
+ * boolean or null as JSON, anything else by its kind ("an object", "an array"). Never serialises a nested
+ * value: an argument may be nested 20,000 deep or be megabytes long.
+ */
+function shown(v: unknown): string {
+  if (typeof v === 'string') {
+    const cps = [...v.slice(0, SHOWN_STRING * 2)];
+    return cps.length > SHOWN_STRING || v.length > SHOWN_STRING * 2 ? `${JSON.stringify(cps.slice(0, SHOWN_STRING).join(''))}...` : JSON.stringify(v);
+  }
+  if (v === null || typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
+  return kindOf(v);
+}
+
 const EXPECTED: Record<string, string> = {
   string: 'a string',
   number: 'a number',
@@ -106,12 +140,14 @@ function predicate(issue: Issue, value: unknown): string {
     case 'not_multiple_of':
       return `must be a multiple of ${issue.divisor}`;
     case 'invalid_value':
-      return `must be ${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`}${value === undefined ? '' : ` (got ${JSON.stringify(value) ?? kindOf(value)})`}`;
+      return `must be ${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`}${value === undefined ? '' : ` (got ${shown(value)})`}`;
     case 'invalid_union': {
       // every branch refused the type: list what each wanted; otherwise the first branch's own reason
       const roots = issue.errors.map((branch) => branch.find((i) => i.path.length === 0));
-      if (roots.every((i) => i?.code === 'invalid_type')) {
-        const wanted = [...new Set(roots.map((i) => expectedPhrase((i as Extract<Issue, { code: 'invalid_type' }>).expected)))];
+      const phrases = roots.map((i) => (i === undefined ? undefined : wantedPhrases(i)));
+      if (phrases.every((p) => p !== undefined)) {
+        // each branch refused the value's type or wanted a literal (`0`, `null`): list them all
+        const wanted = [...new Set(phrases.flat() as string[])];
         const list = wanted.length <= 2 ? wanted.join(' or ') : `${wanted.slice(0, -1).join(', ')} or ${wanted[wanted.length - 1]}`;
         return `must be ${list} (got ${kindOf(value)})`;
       }

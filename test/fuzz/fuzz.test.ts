@@ -416,6 +416,8 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
       port: server.port,
       fenceRoot: (server.files as FixtureFiles).root.replace(/[\\/]files$/, ''),
     });
+    // a researcher-only tool (erase_source, undo, redo) refuses an agent before it looks at the arguments
+    if (agent && (byName.get(input.tool) as AnyTool).researcherOnly === true && req.parsedArgs && !req.expect) req.expect = { status: 403, code: 'APPROVAL_FORBIDDEN' };
     const parsed = req.parsedArgs ? (byName.get(input.tool) as AnyTool).input.safeParse(req.parsedArgs.value) : undefined;
     const schemaInvalid = parsed !== undefined && !parsed.success;
     const valid = parsed?.success === true && !req.expect;

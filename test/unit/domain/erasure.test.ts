@@ -56,6 +56,24 @@ describe('domain/erasure TextRedactor', () => {
     }
   });
 
+  it('a value nested 20,000 deep (a hostile argument kept in the audit log) is searched without overflowing the stack', () => {
+    const r = new TextRedactor(7, [TEXT]);
+    let clean: unknown = 'only beans and the water tank';
+    let dirty: unknown = `they said: ${TEXT}`;
+    for (let i = 0; i < 20_000; i++) {
+      clean = { a: [clean] };
+      dirty = { a: [dirty] };
+    }
+    assert.deepEqual(r.redactValue({ keep: 1, deep: clean }), { value: { keep: 1, deep: clean }, changed: false });
+    const out = r.redactValue({ keep: 1, deep: dirty });
+    assert.equal(out.changed, true);
+    assert.ok(!JSON.stringify(out.value).includes(TEXT), 'the text is gone');
+    assert.equal((out.value as { keep: number }).keep, 1, 'what surrounds the deep value stays');
+    const line = r.redactJsonText(JSON.stringify({ deep: 'x' }).replace('"x"', '['.repeat(5000) + JSON.stringify(TEXT) + ']'.repeat(5000)));
+    assert.ok(line !== null && !line.includes(TEXT) && line.includes(ERASED), 'an audit line 5,000 deep is rewritten without the text');
+    assert.doesNotThrow(() => JSON.parse(line!));
+  });
+
   it('erases the text fields of objects that belong to the source, and the description beside them', () => {
     const r = new TextRedactor(7, [TEXT]);
     const approval = { request_id: 'r1', description: 'Apply Code: text="we rebuilt…"', payload: { source_id: 7, start: 1, end: 9, text: 'rebuilt' } };

@@ -66,6 +66,23 @@ describe('tools/argumentErrors: messages that say what was expected', () => {
     assert.equal((await refusal(fx, 'get_code', [1])).error, 'Invalid arguments for get_code: arguments must be an object (got an array)');
   });
 
+  it('a value nested 20,000 deep or megabytes long is refused in words, never serialised into the message', async () => {
+    let deepArray: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deepArray = [{ a: deepArray }];
+    let deepObject: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deepObject = { a: deepObject };
+    assert.equal(
+      (await refusal(fx, 'list_reports', { report_type: deepArray })).error,
+      'Invalid arguments for list_reports: report_type must be one of "frequency", "cooccurrence", "coder_comparison" (got an array)',
+    );
+    assert.equal(
+      (await refusal(fx, 'move_source_to_folder', { source_id: 1, folder_id: deepObject })).error,
+      'Invalid arguments for move_source_to_folder: folder_id must be 0, "0" or a positive integer (got an object)',
+    );
+    const long = await refusal(fx, 'list_sources', { source_type: 'm'.repeat(1_000_000) });
+    assert.equal(long.error, `Invalid arguments for list_sources: source_type must be one of "text", "audio", "video", "image", "pdf" (got "${'m'.repeat(40)}"...)`);
+  });
+
   it('unknown parameters and every missing one are each named', async () => {
     // color is optional since issue 13 (a free palette colour), so the missing parameter here is the name
     const r = await refusal(fx, 'create_code', { colour: '#4E79A7' });

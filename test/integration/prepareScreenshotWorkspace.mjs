@@ -11,9 +11,12 @@ const out = resolve(process.argv[2] ?? join(root, '.test-tmp', 'screenshot-works
 rmSync(out, { recursive: true, force: true });
 cpSync(join(root, 'samples', 'community-gardens'), out, { recursive: true });
 const project = join(out, 'community-gardens.qda');
-// long transcript lines wrap, so coded passages are on screen; the tool server takes any free port
+// transcripts wrap and have no minimap by the transcript language's own defaults (package.json
+// configurationDefaults), so the images show what a researcher gets; the tool server takes any free port;
+// codebook health reports "used only once" from the first coded passage (default: after 50), so the small
+// sample study has problems to show
 mkdirSync(join(out, '.vscode'), { recursive: true });
-writeFileSync(join(out, '.vscode', 'settings.json'), JSON.stringify({ 'editor.wordWrap': 'on', 'editor.minimap.enabled': false, 'marginalia.server.port': 0 }, null, 2));
+writeFileSync(join(out, '.vscode', 'settings.json'), JSON.stringify({ 'marginalia.server.port': 0, 'marginalia.codebookHealth.usedOnceAfter': 0 }, null, 2));
 
 const child = spawn(process.execPath, [join(root, 'bin', 'marginalia.js'), 'serve', '--project', project, '--seed', out, '--port', '0'], {
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -75,9 +75,21 @@ export const steps = [
   {
     name: 'codebook health',
     async run({ page, outDir }) {
-      await page.keyboard.press('F1');
-      await page.keyboard.type('View: Focus Problems');
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Focus Problems' }).first().waitFor({ timeout: 15_000 });
+      // F1 can be swallowed while the Reports webview (an iframe) has the focus: give the workbench the
+      // focus and try again
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Focus Problems' }).first();
+      for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('F1');
+        await page.keyboard.type('View: Focus Problems');
+        try {
+          await row.waitFor({ timeout: 5_000 });
+          break;
+        } catch (e) {
+          if (attempt === 3) throw e;
+          await page.keyboard.press('Escape');
+          await page.locator('.part.sidebar .title-label').first().click();
+        }
+      }
       await page.keyboard.press('Enter');
       await page.locator('.markers-panel .monaco-list-row', { hasText: 'marginalia-codebook' }).first().waitFor({ timeout: 30_000 });
       await page.waitForTimeout(800);

@@ -137,7 +137,7 @@ function fmt(m: Map<string | number, number>): string {
  * The problems with one answer (empty when it is as the spec says). `oversize`: the body was over the
  * server's limit (413 is the documented status of INVALID_ARGUMENTS then).
  */
-function checkAnswer(res: RawResponse, req: Pick<BuiltRequest, 'expect'>, schemaInvalid: boolean, oversize = false): { problems: string[]; body?: any } {
+function checkAnswer(res: RawResponse, req: Pick<BuiltRequest, 'expect'>, schemaInvalid: boolean, oversize = false, agentOnResearcherTool = false): { problems: string[]; body?: any } {
   const problems: string[] = [];
   const ct = String(res.headers['content-type'] ?? '');
   if (!ct.startsWith('application/json')) problems.push(`content-type is "${ct}", not application/json`);
@@ -176,7 +176,10 @@ function checkAnswer(res: RawResponse, req: Pick<BuiltRequest, 'expect'>, schema
   if (res.status >= 500) problems.push(`HTTP ${res.status}`);
   if (req.expect && (res.status !== req.expect.status || body.error_code !== req.expect.code)) {
     problems.push(`expected HTTP ${req.expect.status} ${req.expect.code}, got HTTP ${res.status} ${body.error_code ?? 'success'}`);
-  } else if (!req.expect && schemaInvalid && body.error_code !== 'INVALID_ARGUMENTS') {
+  } else if (agentOnResearcherTool && body.success === true) {
+    problems.push('an agent ran a researcher-only tool');
+  } else if (!req.expect && schemaInvalid && body.error_code !== 'INVALID_ARGUMENTS' && !(agentOnResearcherTool && body.error_code === 'APPROVAL_FORBIDDEN')) {
+    // (a researcher-only tool refuses an agent before it looks at the arguments)
     problems.push(`arguments that do not match the schema answered HTTP ${res.status} ${body.error_code ?? 'success'} (expected 400 INVALID_ARGUMENTS)`);
   }
   return { problems, body };
@@ -314,7 +317,7 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
   };
 
   /** Sends one built request and checks everything about its answer; returns whether the call failed. */
-  const exchange = async (tool: string, req: BuiltRequest, opts: { schemaInvalid: boolean; oversize?: boolean; label: string; effect?: string }): Promise<{ failed: boolean; body?: any }> => {
+  const exchange = async (tool: string, req: BuiltRequest, opts: { schemaInvalid: boolean; oversize?: boolean; label: string; effect?: string; agentOnResearcherTool?: boolean }): Promise<{ failed: boolean; body?: any }> => {
     if (armed && (!cache || cache.journal !== server.journalBytes())) {
       const t = performance.now();
       cache = { journal: server.journalBytes(), digest: await server.dump() };
@@ -335,7 +338,7 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
     if (res.ms > stats.slowest.ms) stats.slowest = { ms: res.ms, what: `${tool} ${req.note.slice(0, 60)}` };
     stats.add(stats.statuses, res.status);
     const after = server.journalBytes();
-    const { problems, body } = checkAnswer(res, req, opts.schemaInvalid, opts.oversize);
+    const { problems, body } = checkAnswer(res, req, opts.schemaInvalid, opts.oversize, opts.agentOnResearcherTool);
     const logs = server.takeLogs();
     for (const l of logs) problems.push(`server logged: ${l.msg}${l.stack ? ` ${l.stack.split('\n').slice(0, 4).join(' | ')}` : ''}`);
     const failed = body?.success !== true;
@@ -416,8 +419,6 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
       port: server.port,
       fenceRoot: (server.files as FixtureFiles).root.replace(/[\\/]files$/, ''),
     });
-    // a researcher-only tool (erase_source, undo, redo) refuses an agent before it looks at the arguments
-    if (agent && (byName.get(input.tool) as AnyTool).researcherOnly === true && req.parsedArgs && !req.expect) req.expect = { status: 403, code: 'APPROVAL_FORBIDDEN' };
     const parsed = req.parsedArgs ? (byName.get(input.tool) as AnyTool).input.safeParse(req.parsedArgs.value) : undefined;
     const schemaInvalid = parsed !== undefined && !parsed.success;
     const valid = parsed?.success === true && !req.expect;
@@ -427,7 +428,12 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
     else stats.invalid++;
     stats.add(stats.mutations, input.mutation?.kind ?? 'none');
     stats.add(stats.tools, input.tool);
-    await exchange(input.tool, req, { schemaInvalid, label: `${agent ? 'agent' : 'researcher'} token, ${valid ? 'valid' : 'invalid'}`, effect: (byName.get(input.tool) as AnyTool).effect });
+    await exchange(input.tool, req, {
+      schemaInvalid,
+      label: `${agent ? 'agent' : 'researcher'} token, ${valid ? 'valid' : 'invalid'}`,
+      effect: (byName.get(input.tool) as AnyTool).effect,
+      agentOnResearcherTool: agent && (byName.get(input.tool) as AnyTool).researcherOnly === true,
+    });
   });
   const details = await fc.check(property, { numRuns: RUNS, seed, endOnFailure: true });
   if (details.failed && stats.problems.size === 0) throw new Error(fc.defaultReportMessage(details) ?? 'fast-check failed');

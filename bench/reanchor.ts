@@ -28,7 +28,7 @@ import { defineTool } from '../src/tools/defineTool';
 import { QUICK, machineLine, sectionMain, type Figure, type SectionResult } from './lib/section';
 import { LATENCY_HEADER, latencyCells, ratio, stats, table } from './lib/stats';
 
-const CORPUS = process.env.BENCH_QUALCODER_QDA ?? '/work/shared/corpus/qualcoder/mannheimer_recoded_data.qda';
+const CORPUS = process.env.BENCH_QUALCODER_QDA ?? path.resolve(__dirname, '..', '..', 'shared', 'corpus', 'qualcoder', 'mannheimer_recoded_data.qda');
 const REPS = QUICK ? 3 : 7;
 const caller: Caller = { session_id: 'bench', client_type: 'CUSTOM', client_name: 'bench', user: 'bench' };
 

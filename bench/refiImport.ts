@@ -15,7 +15,7 @@ import { silentLogger } from '../src/core/log';
 import { QUICK, machineLine, sectionMain, type SectionResult } from './lib/section';
 import { LATENCY_HEADER, latencyCells, mb, ms, ratio, stats, table } from './lib/stats';
 
-const SAMPLE = process.env.BENCH_NVIVO_QDPX ?? '/work/shared/corpus/refi-qda/qdpx/nvivo12_oltas0517.qdpx';
+const SAMPLE = process.env.BENCH_NVIVO_QDPX ?? path.resolve(__dirname, '..', '..', 'shared', 'corpus', 'refi-qda', 'qdpx', 'nvivo12_oltas0517.qdpx');
 const REPS = QUICK ? 3 : 7;
 const GOAL_MS = 1000;
 const caller: Caller = { session_id: 'bench', client_type: 'CUSTOM', client_name: 'bench', user: 'bench' };

@@ -99,11 +99,6 @@ export interface UndoChange {
 export interface UndoOutcome {
   /** the correlation id of the action undone or redone (its events in /events/history) */
   correlation_id: string;
-  /**
-   * the tool whose events the action holds, named from its event types (the event log does not store tool
-   * names): apply_code, batch_apply_codes, remove_code, create_code, rename_code, ...
-   */
-  tool: string;
   /** the action in words with names, for a status bar: "coded 'Food security' in interview-04" */
   description: string;
   /** the changes this undo or redo made, one per event it raised, in order */
@@ -240,7 +235,7 @@ export function undoLast(ctx: Ctx): UndoOutcome {
   const description = describeAction(top.events, names);
   checkInvertible(top.events, `undo "${description}"`);
   const changes = applyInverse(ctx, top.events, { undo_of: top.correlation_id }, `undo "${description}"`, names);
-  return { correlation_id: top.correlation_id, tool: toolOf(top.events), description, changes };
+  return { correlation_id: top.correlation_id, description, changes };
 }
 
 /**
@@ -258,14 +253,12 @@ export function redoLast(ctx: Ctx): UndoOutcome {
   const description = describeAction(top.action.events, names);
   checkInvertible(top.undo.events, `redo "${description}"`);
   const changes = applyInverse(ctx, top.undo.events, { redo_of: top.action.correlation_id }, `redo "${description}"`, names);
-  return { correlation_id: top.action.correlation_id, tool: toolOf(top.action.events), description, changes };
+  return { correlation_id: top.action.correlation_id, description, changes };
 }
 
 /** What the next undo or redo of a caller would do, without doing it (for a UI: a menu label, a key binding's choice). */
 export interface UndoPreview {
   correlation_id: string;
-  /** as {@link UndoOutcome.tool} */
-  tool: string;
   /** the action in words, as {@link UndoOutcome.description} */
   description: string;
   /**
@@ -291,7 +284,6 @@ export function previewNext(repo: ProjectRepository, owner: StackOwner, kind: 'u
   const blocking = inverted.map(notInvertible).find((x) => x !== null) ?? null;
   return {
     correlation_id: action.correlation_id,
-    tool: toolOf(action.events),
     description,
     sequence_number: (action.events[action.events.length - 1] as EventRecord).metadata.sequence_number,
     not_undoable: blocking ? { reason: blocking.reason, message: `Cannot ${kind} "${description}": ${blocking.why}.` } : null,
@@ -938,59 +930,3 @@ function describeAction(events: readonly EventRecord[], names: Names): string {
   return sentences.length > 3 ? `${sentences.slice(0, 3).join('; ')} and ${sentences.length - 3} more changes` : sentences.join('; ');
 }
 
-/** The tool an action's events come from, named from their types (the log stores no tool names). */
-function toolOf(events: readonly EventRecord[]): string {
-  const first = events.find((e) => e.event_type !== 'coding.code_moved') ?? events[0];
-  if (!first) return 'unknown';
-  const p = first.payload;
-  switch (first.event_type) {
-    case 'coding.segment_coded':
-      return events.filter((e) => e.event_type === 'coding.segment_coded').length > 1 ? 'batch_apply_codes' : 'apply_code';
-    case 'coding.segment_uncoded':
-      return 'remove_code';
-    case 'coding.segment_updated':
-      return 'update_segment_memo';
-    case 'coding.code_created':
-      return events.some((e) => e.event_type === 'coding.segment_coded') ? 'apply_code' : 'create_code';
-    case 'coding.code_deleted':
-      return 'delete_code';
-    case 'coding.code_renamed':
-      return 'rename_code';
-    case 'coding.code_updated':
-      return p.field === 'color' ? 'set_code_color' : 'update_code_memo';
-    case 'coding.code_moved':
-      return 'move_code_to_category';
-    case 'coding.codes_merged':
-      return 'merge_codes';
-    case 'coding.category_created':
-      return 'create_category';
-    case 'coding.category_deleted':
-      return 'delete_category';
-    case 'coding.category_renamed':
-      return 'rename_category';
-    case 'coding.category_updated':
-      return 'update_category_memo';
-    case 'case.created':
-      return 'create_case';
-    case 'case.deleted':
-      return 'delete_case';
-    case 'case.member_added':
-      return p.segment_range === null ? 'add_source_to_case' : 'add_segment_to_case';
-    case 'case.attribute_set':
-      return 'set_case_attribute';
-    case 'source.renamed':
-      return 'rename_source';
-    case 'source.moved':
-      return 'move_source_to_folder';
-    case 'source.updated':
-      return 'update_memo';
-    case 'source.attribute_set':
-      return 'set_source_attribute';
-    case 'source.folder_created':
-      return 'create_folder';
-    case 'source.folder_renamed':
-      return 'rename_folder';
-    default:
-      return first.event_type;
-  }
-}

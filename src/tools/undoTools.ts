@@ -11,7 +11,6 @@ import { args } from './schemas';
 
 const outcome = z.object({
   correlation_id: z.string().describe("the action's correlation id: its events in /events/history carry it"),
-  tool: z.string().describe('the tool whose events the action holds, named from the event types'),
   description: z.string().describe("the action in words, e.g. coded 'Food security' in interview-04"),
   changes: z
     .array(z.object({ event_type: z.string(), aggregate_type: z.string(), aggregate_id: z.string(), description: z.string() }))
@@ -34,7 +33,7 @@ export const undoTool = defineTool({
     COMMON +
     'An action that cannot be undone is refused, not skipped (undo stops there). Refused too when a later change by someone else depends on it ' +
     "(e.g. another coder has coded with a code whose creation would be undone); the message names it and nothing changes. Returns {undone: " +
-    '{correlation_id, tool, description, changes}}. Errors: NOTHING_TO_UNDO, NOT_UNDOABLE (details.reason: unsupported, recorded_before, blocked), ' +
+    '{correlation_id, description, changes}}. Errors: NOTHING_TO_UNDO, NOT_UNDOABLE (details.reason: unsupported, recorded_before, blocked), ' +
     'APPROVAL_FORBIDDEN.',
   input: args({}),
   effect: 'modify',
@@ -51,7 +50,7 @@ export const redoTool = defineTool({
   description:
     "Researcher only (agents get APPROVAL_FORBIDDEN): redo the caller's most recently undone action, when they have done nothing new since " +
     '(a new action clears redo); its events carry payload.redo_of. Refused when a change by someone else since blocks it. Returns {redone: ' +
-    '{correlation_id, tool, description, changes}}. Errors: NOTHING_TO_REDO, NOT_UNDOABLE (details.reason blocked), APPROVAL_FORBIDDEN.',
+    '{correlation_id, description, changes}}. Errors: NOTHING_TO_REDO, NOT_UNDOABLE (details.reason blocked), APPROVAL_FORBIDDEN.',
   input: args({}),
   effect: 'modify',
   trust: 'delete',

@@ -55,7 +55,6 @@ describe('undo and redo over HTTP (real CLI)', function () {
     const undone = (await t.ok('undo')).undone;
     assert.deepEqual(undone, {
       correlation_id: codingCorrelation,
-      tool: 'apply_code',
       description: "coded 'Food security' in interview-04",
       changes: [{ event_type: 'coding.segment_uncoded', aggregate_type: 'segment', aggregate_id: String(seg.segment_id), description: "removed the coding 'Food security' from interview-04" }],
     });

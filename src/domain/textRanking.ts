@@ -217,12 +217,17 @@ export function tokenSet(ts: readonly string[], vocab: Vocabulary): Int32Array {
   return ids.sort();
 }
 
-/** Size of the intersection of two ascending integer arrays (a linear merge). */
-export function intersectionSize(a: Int32Array, b: Int32Array): number {
+/**
+ * Size of the intersection of two ascending integer arrays (a linear merge). With `need`, the merge stops as
+ * soon as the elements left cannot bring the overlap to `need` and returns -1 (the positional filter of
+ * PPJoin, Xiao et al. 2008, applied while verifying).
+ */
+export function intersectionSize(a: Int32Array, b: Int32Array, need = 0): number {
   let i = 0;
   let j = 0;
   let n = 0;
   while (i < a.length && j < b.length) {
+    if (n + Math.min(a.length - i, b.length - j) < need) return -1;
     const x = a[i]!;
     const y = b[j]!;
     if (x === y) {
@@ -232,7 +237,7 @@ export function intersectionSize(a: Int32Array, b: Int32Array): number {
     } else if (x < y) i++;
     else j++;
   }
-  return n;
+  return n < need ? -1 : n;
 }
 
 /** The Dice coefficient of two token sets, 2|A ∩ B| / (|A| + |B|): 1 for equal sets, 0 for disjoint or empty ones. */
@@ -243,29 +248,14 @@ export function dice(a: Int32Array, b: Int32Array): number {
 
 /**
  * {@link dice} of two ascending token sets when it is at least `min`, else -1, found out early: the merge
- * stops as soon as the tokens left cannot supply the overlap `min` needs (the positional filter of PPJoin,
- * applied while verifying).
+ * stops as soon as the tokens left cannot supply the overlap `min` needs ({@link intersectionSize}'s `need`).
  */
 export function diceAtLeast(a: Int32Array, b: Int32Array, min: number): number {
   const la = a.length;
   const lb = b.length;
   if (la === 0 || lb === 0) return min <= 0 ? 0 : -1;
-  const need = Math.ceil((min * (la + lb)) / 2 - 1e-9);
-  let i = 0;
-  let j = 0;
-  let n = 0;
-  while (i < la && j < lb) {
-    if (n + Math.min(la - i, lb - j) < need) return -1;
-    const x = a[i]!;
-    const y = b[j]!;
-    if (x === y) {
-      n++;
-      i++;
-      j++;
-    } else if (x < y) i++;
-    else j++;
-  }
-  return n < need ? -1 : (2 * n) / (la + lb);
+  const n = intersectionSize(a, b, Math.ceil((min * (la + lb)) / 2 - 1e-9));
+  return n < 0 ? -1 : (2 * n) / (la + lb);
 }
 
 /** One item of {@link similarPairs}: its name's token set and, when it has one, its memo's. */

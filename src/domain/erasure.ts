@@ -55,6 +55,9 @@ function codePoints(s: string): number {
   return n;
 }
 
+/** Nesting depth below which {@link TextRedactor.redactValue} recurses; deeper values are searched iteratively. */
+const MAX_REDACT_DEPTH = 200;
+
 /**
  * Finds the texts of one erased source inside other strings and JSON values, and replaces them by
  * {@link ERASED}.
@@ -64,9 +67,6 @@ function codePoints(s: string): number {
  * hit is confirmed with `startsWith`, longest needle first. Linear in the length of the searched string
  * whatever the number of needles.
  */
-/** Nesting depth below which {@link TextRedactor.redactValue} recurses; deeper values are searched iteratively. */
-const MAX_REDACT_DEPTH = 200;
-
 export class TextRedactor {
   /** needles by the hash of their first window, longest first */
   private readonly byAnchor = new Map<number, string[]>();

@@ -22,8 +22,13 @@ if (!entryPoints.some((f) => path.basename(f) === 'index.ts')) {
   process.exit(1);
 }
 
-fs.rmSync(outDir, { recursive: true, force: true }); // no stale bundles of deleted tests
 fs.mkdirSync(outDir, { recursive: true });
+// no stale bundles of deleted tests; the others are overwritten in place, so a run started meanwhile (by
+// another terminal) never finds the directory empty
+const wanted = new Set(entryPoints.map((f) => path.relative(srcDir, f).replace(/\.ts$/, '.js')));
+for (const f of fs.readdirSync(outDir, { recursive: true, encoding: 'utf8' })) {
+  if (f.endsWith('.js') && !wanted.has(f)) fs.rmSync(path.join(outDir, f), { force: true });
+}
 fs.copyFileSync(path.join(root, 'node_modules', 'sql.js', 'dist', 'sql-wasm.wasm'), path.join(outDir, 'sql-wasm.wasm'));
 
 await esbuild.build({

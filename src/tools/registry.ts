@@ -4,6 +4,7 @@ import { findSimilarSegmentsTool, searchCodesTool, searchSemanticTool, searchTex
 import { applyAvCodeTool, detectSpeakersTool, listAvSegmentsTool, removeAvSegmentTool, suggestCodesForTranscriptTool, transcribeMediaTool } from './avTools';
 import { batchApplyCodes, createCodeTool, deleteSegmentTool, getCode, listCodes, listSegmentsForSource, updateSegmentMemoTool } from './coreTools';
 import { listSegmentsTool } from './segmentQueryTools';
+import { retrieveSegmentsTool } from './retrievalTools';
 import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
 import { setSourceAttributeTool } from './sourceAttributeTools';
@@ -73,6 +74,8 @@ export const TOOLS: readonly AnyTool[] = [
   listSegmentsTool,
   deleteSegmentTool,
   batchApplyCodes,
+  // retrieval of coded passages with combined codes (src/tools/retrievalTools.ts; the Retrieval view)
+  retrieveSegmentsTool,
   updateSegmentMemoTool,
   // the agent-context design's coding capabilities (src/tools/designTools.ts)
   applyCodeTool,

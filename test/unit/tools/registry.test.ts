@@ -107,6 +107,8 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   update_segment_memo: { group: 'core', required: ['segment_id', 'memo'], optional: [] },
   // backs GET /state/segments and qda://segments?code_id=X|source_id=X|case_id=X (agent-context spec, sections 2 and 4)
   list_segments: { group: 'core', required: [], optional: ['code_id', 'source_id', 'case_id', 'limit', 'offset'] },
+  // the Retrieval view's query for agents too: codes combined with or / and / overlap, filtered (issue 13, item 7)
+  retrieve_segments: { group: 'core', required: ['code_ids'], optional: ['combine', 'filters', 'limit', 'offset'], arrays: ['code_ids'] },
   set_code_color: { group: 'code', required: ['code_id', 'color'], optional: [] },
   // category management beyond create_category (issue 13, item 4)
   rename_category: { group: 'code', required: ['category_id', 'new_name'], optional: [] },
@@ -178,6 +180,7 @@ const READ_ONLY = new Set([
   'list_folders',
   'list_categories',
   'list_cases',
+  'retrieve_segments',
   'get_case',
   'suggest_case_groupings',
   'compare_cases',

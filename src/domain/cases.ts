@@ -496,3 +496,136 @@ export function compareCases(ctx: Ctx, input: { case_ids: number[]; code_ids?: n
     unique_theme_count: out.reduce((n, c) => n + c.unique_themes.length, 0),
   };
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// managing cases from the researcher's workbench (issue 13 item 5): rename a case, take a source out of it,
+// remove one attribute value, list and rename attribute definitions
+
+/**
+ * Renames a case. Names follow {@link createCase}'s rules (1-255 code points, unique case-insensitively;
+ * a case may change the case of its own name). The same name again writes nothing and returns
+ * `changed: false`. Emits case.renamed {case_id, old_name, new_name}.
+ * Errors: CASE_NOT_FOUND, DUPLICATE_NAME, INVALID_ARGUMENTS (empty, too long, control characters).
+ */
+export function renameCase(ctx: Ctx, id: number, newName: string): { case: CaseWithCounts; old_name: string; changed: boolean } {
+  const c = requireCase(ctx, id);
+  const name = cleanName(newName, MAX_CASE_NAME, 'case', 'INVALID_ARGUMENTS');
+  if (name === c.name) return { case: c, old_name: c.name, changed: false };
+  const key = nameKey(name);
+  const clash = ctx.repo.findCaseByKey(key);
+  if (clash && clash.case_id !== id) throw new ToolError('DUPLICATE_NAME', `A case named "${clash.name}" already exists (case_id ${clash.case_id})`, { case_id: clash.case_id });
+  ctx.repo.renameCase(id, name, key, ctx.now);
+  ctx.events.emit({ event_type: 'case.renamed', aggregate_type: 'case', aggregate_id: String(id), payload: { case_id: id, old_name: c.name, new_name: name } });
+  return { case: requireCase(ctx, id), old_name: c.name, changed: true };
+}
+
+/**
+ * Takes a whole source out of a case (the source, its codings and any ranges of it the case holds stay).
+ * Idempotent: a source that is not linked writes nothing and returns `removed: false`. Emits
+ * case.member_removed {case_id, source_id, source_name, segment_range: null, owner, session_id} (who had
+ * linked it, so that undo links it again in their name; the event src/domain/undoRedo.ts inverts).
+ * Errors: CASE_NOT_FOUND, SOURCE_NOT_FOUND.
+ */
+export function removeSourceFromCase(ctx: Ctx, caseId: number, sourceId: number): { case: CaseWithCounts; source: SourceWithCounts; removed: boolean } {
+  requireCase(ctx, caseId);
+  const source = requireSource(ctx, sourceId);
+  const link = ctx.repo.listCaseSources(caseId).find((l) => l.source_id === sourceId);
+  if (!link) return { case: requireCase(ctx, caseId), source, removed: false };
+  ctx.repo.deleteCaseSource(caseId, sourceId);
+  ctx.repo.touchCase(caseId, ctx.now);
+  ctx.events.emit({
+    event_type: 'case.member_removed',
+    aggregate_type: 'case',
+    aggregate_id: String(caseId),
+    payload: { case_id: caseId, source_id: sourceId, source_name: source.name, segment_range: null, owner: link.owner, session_id: link.session_id },
+  });
+  return { case: requireCase(ctx, caseId), source, removed: true };
+}
+
+/**
+ * Removes attribute `attribute_name` (exact name) from one case. Idempotent: an attribute the case does not
+ * have writes nothing and returns `removed: null`. Emits case.attribute_set {case_id, name, type: null,
+ * value: null, old_type, old_value} (the shape undo already uses for a removal).
+ * Errors: CASE_NOT_FOUND, INVALID_ARGUMENTS (a bad name).
+ */
+export function removeCaseAttribute(ctx: Ctx, caseId: number, attributeName: string): { name: string; removed: CaseAttribute | null } {
+  requireCase(ctx, caseId);
+  const name = cleanName(attributeName, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
+  const previous = ctx.repo.listCaseAttributes(caseId).find((a) => a.name === name) ?? null;
+  if (!previous) return { name, removed: null };
+  ctx.repo.deleteCaseAttribute(caseId, name);
+  ctx.repo.touchCase(caseId, ctx.now);
+  ctx.events.emit({
+    event_type: 'case.attribute_set',
+    aggregate_type: 'case',
+    aggregate_id: String(caseId),
+    payload: { case_id: caseId, name, type: null, value: null, old_type: previous.type, old_value: previous.value },
+  });
+  return { name, removed: previous };
+}
+
+/**
+ * An attribute definition: an attribute name and how the cases use it. `type` is the type every case gives
+ * it, or the most used one when cases disagree (ties in the order text, number, date, boolean);
+ * `types` counts the cases per type; `case_count` is how many cases have a value.
+ */
+export interface CaseAttributeDefinition {
+  name: string;
+  type: AttributeType;
+  types: Partial<Record<AttributeType, number>>;
+  case_count: number;
+}
+
+/** Every attribute name any case has, by name (code unit order), with its type and case count. Writes nothing. */
+export function listCaseAttributeDefinitions(ctx: Ctx): CaseAttributeDefinition[] {
+  const byName = new Map<string, Partial<Record<AttributeType, number>>>();
+  for (const a of ctx.repo.listCaseAttributes()) {
+    let t = byName.get(a.name);
+    if (!t) byName.set(a.name, (t = {}));
+    t[a.type] = (t[a.type] ?? 0) + 1;
+  }
+  return [...byName.keys()]
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((name) => {
+      const types = byName.get(name) as Partial<Record<AttributeType, number>>;
+      let type: AttributeType = 'text';
+      let most = -1;
+      for (const t of ATTRIBUTE_TYPES) {
+        const n = types[t] ?? 0;
+        if (n > most) [type, most] = [t, n];
+      }
+      return { name, type, types, case_count: Object.values(types).reduce((s, n) => s + (n ?? 0), 0) };
+    });
+}
+
+/**
+ * Renames attribute `attribute_name` (exact name) to `new_name` on every case that has it, keeping each
+ * case's type and value. Renaming to the same name writes nothing (`case_ids` empty, `changed: false`);
+ * a change of letter case only ("age" to "Age") is a rename. Emits case.attribute_renamed {old_name,
+ * new_name, case_ids}.
+ * Errors: INVALID_ARGUMENTS (a bad name, or no case has `attribute_name`), DUPLICATE_NAME (a case already
+ * has an attribute named `new_name`: renaming would merge two attributes; nothing is written).
+ */
+export function renameCaseAttribute(ctx: Ctx, attributeName: string, newName: string): { old_name: string; new_name: string; case_ids: number[]; changed: boolean } {
+  const oldName = cleanName(attributeName, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
+  const name = cleanName(newName, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
+  const all = ctx.repo.listCaseAttributes();
+  const holders = all.filter((a) => a.name === oldName);
+  if (holders.length === 0) throw new ToolError('INVALID_ARGUMENTS', `No case has an attribute named "${oldName}" (names are exact)`, { attribute_name: oldName });
+  if (name === oldName) return { old_name: oldName, new_name: name, case_ids: [], changed: false };
+  const clash = all.filter((a) => a.name === name).map((a) => a.case_id);
+  if (clash.length > 0) {
+    throw new ToolError('DUPLICATE_NAME', `The attribute "${name}" already exists on ${clash.length} case${clash.length === 1 ? '' : 's'}; rename it first or choose another name`, {
+      attribute_name: name,
+      case_ids: clash,
+    });
+  }
+  for (const a of holders) {
+    ctx.repo.deleteCaseAttribute(a.case_id, oldName);
+    ctx.repo.setCaseAttribute(a.case_id, name, a.type, a.value, ctx.now);
+    ctx.repo.touchCase(a.case_id, ctx.now);
+  }
+  const caseIds = holders.map((a) => a.case_id);
+  ctx.events.emit({ event_type: 'case.attribute_renamed', aggregate_type: 'case', aggregate_id: String(caseIds[0]), payload: { old_name: oldName, new_name: name, case_ids: caseIds } });
+  return { old_name: oldName, new_name: name, case_ids: caseIds, changed: true };
+}

@@ -57,6 +57,10 @@ export type EventType =
   | 'case.attribute_set'
   // several attributes of one case set in one step (imports; src/domain/cases.ts setCaseAttributes): {case_id, attributes: [{name, type, value, old_type, old_value}]}
   | 'case.attributes_set'
+  // a case renamed (rename_case, src/domain/cases.ts): {case_id, old_name, new_name}
+  | 'case.renamed'
+  // an attribute renamed on every case that has it (rename_case_attribute): {old_name, new_name, case_ids}
+  | 'case.attribute_renamed'
   // suggestions (src/domain/suggestions.ts): recorded proposals and their decisions; approvals also raise the coding.* events of what they apply
   | 'suggestion.code_suggested'
   | 'suggestion.coding_suggested'

@@ -179,6 +179,8 @@ export interface ProjectRepository {
   insertCase(name: string, key: string, memo: string | null, stamp: Stamp): number;
   /** Sets a case's `updated_at` (after a member or attribute change). */
   touchCase(id: number, now: string): void;
+  /** Renames a case (`key` is `nameKey(name)`) and sets its `updated_at`. */
+  renameCase(id: number, name: string, key: string, now: string): void;
   /** Deletes a case with its member sources, member ranges and attributes. */
   deleteCase(id: number): void;
   /** The sources linked to a case as wholes, by name. */

@@ -514,6 +514,9 @@ export class SqlProjectRepository implements ProjectRepository {
   touchCase(id: number, now: string): void {
     this.db.run('UPDATE cases SET updated_at = ? WHERE id = ?', [now, id]);
   }
+  renameCase(id: number, name: string, key: string, now: string): void {
+    this.db.run('UPDATE cases SET name = ?, name_key = ?, updated_at = ? WHERE id = ?', [name, key, now, id]);
+  }
   deleteCase(id: number): void {
     this.db.run('DELETE FROM case_attributes WHERE case_id = ?', [id]);
     this.db.run('DELETE FROM case_segments WHERE case_id = ?', [id]);

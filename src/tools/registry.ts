@@ -38,6 +38,7 @@ import {
   setCaseAttributeTool,
   suggestCaseGroupingsTool,
 } from './caseTools';
+import { listCaseAttributesTool, removeCaseAttributeTool, removeSourceFromCaseTool, renameCaseAttributeTool, renameCaseTool } from './caseManagementTools';
 
 import {
   analyzeContentForCodes,
@@ -173,6 +174,12 @@ export const TOOLS: readonly AnyTool[] = [
   addSourceToCaseTool,
   addSegmentToCaseTool,
   setCaseAttributeTool,
+  // managing cases from the workbench (src/tools/caseManagementTools.ts)
+  renameCaseTool,
+  removeSourceFromCaseTool,
+  removeCaseAttributeTool,
+  listCaseAttributesTool,
+  renameCaseAttributeTool,
   // reports (src/tools/reportTools.ts)
   generateFrequencyReportTool,
   generateCooccurrenceReportTool,

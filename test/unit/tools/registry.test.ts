@@ -125,6 +125,12 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   add_source_to_case: { group: 'case', required: ['case_id', 'source_id'], optional: [] },
   add_segment_to_case: { group: 'case', required: ['case_id', 'source_id'], optional: ['start_pos', 'end_pos', 'start', 'end'] },
   set_case_attribute: { group: 'case', required: ['case_id', 'attribute_name', 'value'], optional: ['type'] },
+  // ... and Marginalia's case management for the workbench (issue 13 item 5; src/tools/caseManagementTools.ts)
+  rename_case: { group: 'case', required: ['case_id', 'new_name'], optional: [] },
+  remove_source_from_case: { group: 'case', required: ['case_id', 'source_id'], optional: [] },
+  remove_case_attribute: { group: 'case', required: ['case_id', 'attribute_name'], optional: [] },
+  list_case_attributes: { group: 'case', required: [], optional: [] },
+  rename_case_attribute: { group: 'case', required: ['attribute_name', 'new_name'], optional: [] },
   // search: the agent-context capability table (section 4), with paging and k limits
   search_text: { group: 'search', required: ['query'], optional: ['filters', 'limit', 'offset'] },
   search_semantic: { group: 'search', required: ['query'], optional: ['k', 'filters'] },
@@ -147,6 +153,9 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   set_source_attribute: { group: 'source', required: ['source_id', 'attribute_name', 'value'], optional: ['type'] },
   // erasure when a participant withdraws consent (issue 15, item 9); researcher only
   erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
+  // memos as documents (issue 13 item 6; src/tools/memoTools.ts): a case's memo, and the briefing's research frame (researcher only)
+  update_case_memo: { group: 'case', required: ['case_id', 'memo'], optional: [] },
+  update_project_briefing: { group: 'project', required: [], optional: ['description', 'research_questions', 'methodology'], arrays: ['research_questions'] },
   // undo and redo of the researcher's own actions (issue 13 item 1; src/tools/undoTools.ts); researcher only
   undo: { group: 'core', required: [], optional: [] },
   redo: { group: 'core', required: [], optional: [] },
@@ -171,6 +180,7 @@ const READ_ONLY = new Set([
   'get_code',
   'list_segments_for_source',
   'list_segments',
+  'retrieve_segments',
   'get_project_context',
   'open_project',
   'close_project',
@@ -180,10 +190,10 @@ const READ_ONLY = new Set([
   'list_folders',
   'list_categories',
   'list_cases',
-  'retrieve_segments',
   'get_case',
   'suggest_case_groupings',
   'compare_cases',
+  'list_case_attributes',
   'list_av_segments',
   'transcribe_media',
   'detect_speakers',

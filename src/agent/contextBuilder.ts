@@ -11,8 +11,9 @@ import { segmentOut } from '../tools/present';
 import type { EventHub, EventSubscription } from './eventHub';
 
 /**
- * The research frame of a project that the store does not hold: what the study is about. The composition
- * root reads it (headless: `.marginalia/project.yaml` beside the project); absent fields are empty.
+ * The research frame of a project: what the study is about. Saved in the project through
+ * update_project_briefing (src/domain/memos.ts); for fields never saved there the composition root reads it
+ * from `.marginalia/project.yaml` beside the project (src/cli/projectInfo.ts); absent fields are empty.
  */
 export interface ProjectInfo {
   description: string;
@@ -97,7 +98,10 @@ interface Cache {
   seq: number;
   state?: StateSummary;
   briefing?: ProjectBriefing;
-  /** the research frame the cached briefing was built with (project.yaml may change without an event) */
+  /**
+   * the research frame the cached briefing was built with (project.yaml may change without an event; a save
+   * through update_project_briefing raises project.briefing_updated, which invalidates the cache)
+   */
   briefingInfo?: string;
   statistics?: ProjectStatistics;
   cooccurrences?: CodeCooccurrence[];
@@ -135,13 +139,21 @@ export class ContextBuilder implements Disposable {
     this.invalidationCount++;
   }
 
-  /** The research frame with empty defaults. */
+  /**
+   * The research frame with empty defaults, field by field: the value stored in the project (saved with
+   * update_project_briefing, src/domain/memos.ts) wins; a field never saved there comes from `opts.info`
+   * (`.marginalia/project.yaml` beside the project, the fallback and import for existing projects).
+   */
   projectInfo(): ProjectInfo {
     const i = this.opts.info?.() ?? {};
+    const stored = this.opts.project()?.repo.projectBriefing();
+    const description = typeof stored?.description === 'string' ? stored.description : i.description;
+    const questions = Array.isArray(stored?.research_questions) ? stored.research_questions : i.research_questions;
+    const methodology = typeof stored?.methodology === 'string' ? stored.methodology : i.methodology;
     return {
-      description: typeof i.description === 'string' ? i.description : '',
-      research_questions: Array.isArray(i.research_questions) ? i.research_questions.filter((q): q is string => typeof q === 'string') : [],
-      methodology: typeof i.methodology === 'string' ? i.methodology : '',
+      description: typeof description === 'string' ? description : '',
+      research_questions: Array.isArray(questions) ? questions.filter((q): q is string => typeof q === 'string') : [],
+      methodology: typeof methodology === 'string' ? methodology : '',
     };
   }
 

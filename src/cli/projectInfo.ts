@@ -11,8 +11,10 @@ export function projectInfoPath(projectPath: string): string {
 }
 
 /**
- * A reader of the project's research frame for the briefing (`qda://project/briefing`):
- * `.marginalia/project.yaml` with the keys `description` (text), `research_questions` (a list of texts,
+ * A reader of the project's research frame for the briefing (`qda://project/briefing`) as the file beside the
+ * project gives it: the fallback (and import) for fields never saved in the project itself with
+ * update_project_briefing; the stored value wins field by field (ContextBuilder.projectInfo).
+ * `.marginalia/project.yaml` has the keys `description` (text), `research_questions` (a list of texts,
  * or one text) and `methodology` (text). The file is re-read when its modification time changes; a
  * missing file gives nothing, an unreadable one is logged once and gives nothing.
  */

@@ -55,6 +55,8 @@ export type EventType =
   // case.member_added it reverses, and who had linked it {case_id, source_id, segment_range, case_segment_id?, text?, owner, session_id}
   | 'case.member_removed'
   | 'case.attribute_set'
+  // a case's memo (update_case_memo; src/domain/memos.ts): {case_id, name, field: 'memo', old_value, new_value}, like source.updated
+  | 'case.updated'
   // several attributes of one case set in one step (imports; src/domain/cases.ts setCaseAttributes): {case_id, attributes: [{name, type, value, old_type, old_value}]}
   | 'case.attributes_set'
   // a case renamed (rename_case, src/domain/cases.ts): {case_id, old_name, new_name}
@@ -70,6 +72,9 @@ export type EventType =
   | 'suggestion.rejected'
   // version control (QualCoder-v2's projects.snapshot_restored; payload: ref, short_ref, message, before_ref, before_short_ref)
   | 'project.snapshot_restored'
+  // the research frame of the briefing saved (update_project_briefing; src/domain/memos.ts): {changed: [field names],
+  // old: {field: value}, new: {field: value}} for the fields given (description, research_questions, methodology)
+  | 'project.briefing_updated'
   // report jobs (src/domain/reports.ts): the spec's two, and its ReportFailed (payload: job_id, report_type, error_code, error)
   | 'analysis.report_started'
   | 'analysis.report_completed'

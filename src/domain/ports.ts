@@ -745,3 +745,33 @@ export interface ProjectRepository {
   /** Deletes attribute `name` of a source; false when it had none (nothing written). */
   deleteSourceAttribute(sourceId: number, name: string): boolean;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Memos as documents (issue 13 item 6; src/domain/memos.ts): a case's memo, and the project's research frame
+// (the briefing's description, research questions and methodology) stored in the project. Appended as a
+// further `ProjectRepository` block.
+
+/**
+ * The research frame as the project stores it (meta row `project_briefing`, a JSON object). A field that was
+ * never saved is absent (the briefing then falls back to `.marginalia/project.yaml`); an empty string or an
+ * empty list is a saved, empty value.
+ */
+export interface StoredBriefing {
+  description?: string;
+  research_questions?: string[];
+  methodology?: string;
+  /** ISO 8601 UTC time of the last save */
+  updated_at: string;
+  /** the coder who saved it last */
+  updated_by: string;
+}
+
+export interface ProjectRepository {
+  // memos as documents (issue 13 item 6)
+  /** Sets a case's memo (null clears it) and its `updated_at`. */
+  updateCaseMemo(id: number, memo: string | null, now: string): void;
+  /** The stored research frame, or undefined when none was ever saved (or the stored row is not a JSON object). */
+  projectBriefing(): StoredBriefing | undefined;
+  /** Stores the research frame (replacing the stored one). Runs inside the caller's transaction. */
+  setProjectBriefing(briefing: StoredBriefing): void;
+}

@@ -26,6 +26,7 @@ import type { AvSegment, NewAvSegment } from '../domain/ports';
 import type { SearchFilter, SearchSegment, SearchSourceHit, SearchSourceOffsets } from '../domain/ports';
 import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
 import type { SourceAttribute } from '../domain/ports';
+import type { StoredBriefing } from '../domain/ports';
 import type { CodedRanges, ReportFilter, ReportRecord, ReportStatus, ReportType } from '../domain/ports';
 import { ToolError } from '../core/errors';
 import { nameKey } from '../domain/rules';
@@ -984,6 +985,23 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   setExchangeGuid(kind: ExchangeGuidKind, localId: string, guid: string): void {
     this.db.run('INSERT INTO exchange_guids(kind, local_id, guid) VALUES (?,?,?) ON CONFLICT(kind, local_id) DO UPDATE SET guid = excluded.guid', [kind, localId, guid]);
+  }
+  // memos as documents (issue 13 item 6): case memos, and the research frame in meta row `project_briefing`
+  updateCaseMemo(id: number, memo: string | null, now: string): void {
+    this.db.run('UPDATE cases SET memo = ?, updated_at = ? WHERE id = ?', [memo, now, id]);
+  }
+  projectBriefing(): StoredBriefing | undefined {
+    const row = this.db.get<{ value: string | null }>("SELECT value FROM meta WHERE key = 'project_briefing'");
+    if (!row?.value) return undefined;
+    try {
+      const v = JSON.parse(row.value) as unknown;
+      return v && typeof v === 'object' && !Array.isArray(v) ? (v as StoredBriefing) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  setProjectBriefing(briefing: StoredBriefing): void {
+    this.db.run("INSERT INTO meta(key, value) VALUES ('project_briefing', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [JSON.stringify(briefing)]);
   }
   // document attributes (migration 10)
   listSourceAttributes(sourceId?: number): SourceAttribute[] {

@@ -10,6 +10,7 @@ import { addTextSource, importFileSource, listSources, navigateToSegment, readSo
 import { setSourceAttributeTool } from './sourceAttributeTools';
 import { eraseSourceTool } from './erasureTools';
 import { redoTool, undoTool } from './undoTools';
+import { updateCaseMemoTool, updateProjectBriefingTool } from './memoTools';
 import { deleteCategoryTool, renameCategoryTool, updateCategoryMemoTool } from './categoryTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
@@ -73,10 +74,10 @@ export const TOOLS: readonly AnyTool[] = [
   createCodeTool,
   listSegmentsForSource,
   listSegmentsTool,
-  deleteSegmentTool,
-  batchApplyCodes,
   // retrieval of coded passages with combined codes (src/tools/retrievalTools.ts; the Retrieval view)
   retrieveSegmentsTool,
+  deleteSegmentTool,
+  batchApplyCodes,
   updateSegmentMemoTool,
   // the agent-context design's coding capabilities (src/tools/designTools.ts)
   applyCodeTool,
@@ -88,6 +89,8 @@ export const TOOLS: readonly AnyTool[] = [
   getProjectContext,
   openProject,
   closeProject,
+  // the research frame of the briefing (src/tools/memoTools.ts; researcher only)
+  updateProjectBriefingTool,
   // source management
   listSources,
   readSourceContent,
@@ -180,6 +183,8 @@ export const TOOLS: readonly AnyTool[] = [
   removeCaseAttributeTool,
   listCaseAttributesTool,
   renameCaseAttributeTool,
+  // a case's memo (src/tools/memoTools.ts)
+  updateCaseMemoTool,
   // reports (src/tools/reportTools.ts)
   generateFrequencyReportTool,
   generateCooccurrenceReportTool,

@@ -168,7 +168,7 @@ async function run(): Promise<SectionResult> {
     const historyBytes = dirBytes(historyDir);
     const auditBytes = fs.statSync(path.join(projectDir, '.marginalia', 'audit.jsonl')).size;
     // floor 1: reading every object of the history once, decompressed (what any search of the history costs)
-    const readAllMs = await timed(() => gitObjectsHold(path.join(historyDir, '.git'), Buffer.from('\u0000never\u0000')));
+    const readAllMs = await timed(() => gitObjectsHold(`${historyDir}.git`, Buffer.from('\u0000never\u0000')));
     const handle = await openProjectHandle(file, { checkpointIdleMs: 0, snapshotDebounceMs: 3_600_000, logger: silentLogger });
     let report: Record<string, any> = {};
     let eraseMs = 0;
@@ -189,7 +189,7 @@ async function run(): Promise<SectionResult> {
       await handle.close();
     }
     const needle = Buffer.from(prepared.piece, 'utf8');
-    if (await gitObjectsHold(path.join(historyDir, '.git'), needle)) crossCheck = 'a git object still holds the erased text';
+    if (await gitObjectsHold(`${historyDir}.git`, needle)) crossCheck = 'a git object still holds the erased text';
     const holding = filesHolding(projectDir, needle);
     if (holding.length > 0) crossCheck = `${crossCheck ? `${crossCheck}; ` : ''}files still hold the erased text: ${holding.map((h) => path.relative(projectDir, h)).join(', ')}`;
     const h = report.history ?? {};

@@ -38,7 +38,7 @@ export interface HandleOptions extends StoreOptions {
 export async function openProjectHandle(path: string, opts: HandleOptions = {}): Promise<ProjectHandle> {
   const store = await ProjectStore.open(path, opts);
   const repo = new SqlProjectRepository(store);
-  const snapshotter = new Snapshotter(store.filePath, new StoreDumpAccess(store), { debounceMs: opts.snapshotDebounceMs, logger: opts.logger });
+  const snapshotter = new Snapshotter(store.filePath, new StoreDumpAccess(store), { debounceMs: opts.snapshotDebounceMs, logger: opts.logger, repo });
   return {
     store,
     name: store.name,

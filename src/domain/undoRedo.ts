@@ -930,3 +930,13 @@ function describeAction(events: readonly EventRecord[], names: Names): string {
   return sentences.length > 3 ? `${sentences.slice(0, 3).join('; ')} and ${sentences.length - 3} more changes` : sentences.join('; ');
 }
 
+/**
+ * The events of one call (in sequence order) in words, past tense, as {@link undoLast} describes an action:
+ * "coded 3 passages with 'Food security' in interview-04", "renamed the code 'A' to 'B'", "deleted the
+ * code 'Trust'". Codes, categories, cases, sources and folders are named as the project has them now, else
+ * by the last name the events carry (a deleted code's `coding.code_deleted` payload), else "code 12". Reads
+ * only; for snapshot titles (src/vcs/snapshotter.ts) and Agent Activity (src/ui/activity).
+ */
+export function describeEvents(repo: ProjectRepository, events: readonly EventRecord[]): string {
+  return describeAction(events, new Names(repo, events));
+}

@@ -61,10 +61,12 @@ export interface SnapshotInfo {
   ref: string;
   /** the abbreviated SHA git prints */
   short_ref: string;
-  /** the subject line: what changed and which session did it */
+  /** the subject line: what changed, in words ("Coded 3 passages with 'Trust' in interview-04") */
   message: string;
-  /** the commit author's name: `agent:<session>` for automatic snapshots, `Marginalia` for the first */
+  /** who made the change: the researcher's coder name or an agent's name; `Marginalia` for the first snapshot */
   author: string;
+  /** true when an agent made the change (its author e-mail starts with `agent.`) */
+  by_agent?: boolean;
   /** ISO 8601 UTC time of the commit */
   date: string;
 }

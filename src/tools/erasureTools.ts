@@ -111,7 +111,7 @@ export const eraseSourceTool = defineTool({
     const audit = ports.audit ? await ports.audit.redactAudit(redactor) : null;
     const project = path.resolve(ctx.projectPath);
     const dir = path.dirname(project);
-    const own = new Set([project, `${project}-journal`, `${project}.lock`, path.join(dir, '.marginalia', 'history'), ...(audit?.path ? [path.resolve(audit.path)] : [])]);
+    const own = new Set([project, `${project}-journal`, `${project}.lock`, path.join(dir, '.marginalia', 'history'), path.join(dir, '.marginalia', 'history.git'), ...(audit?.path ? [path.resolve(audit.path)] : [])]);
     const copies = await findCopiesOfText(dir, redactor, (abs) => own.has(abs) || abs.startsWith(`${project}.tmp-`));
     const history = await historyJob;
     ctx.progress?.({ message: 'Erasing from the project', done: 1, total: 2, unit: 'items' });

@@ -47,7 +47,7 @@ export const initializeVersionControlTool = defineTool({
   description:
     'Start the project history: creates .marginalia/history beside the project as a git repository of its own (never the workspace repository), ' +
     'writes a canonical text dump of the project (one sorted JSONL file per table, each source text as a file) and commits it as "Initial snapshot". ' +
-    'From then on every change is snapshotted automatically (a couple of seconds after the last change), with a message naming what changed and which session did it. ' +
+    'From then on every change is snapshotted automatically (a couple of seconds after the last change), with a title saying what changed in words, authored by whoever made the change (the researcher's coder name or the agent's name). ' +
     'Calling it again is harmless: it snapshots the current state if it changed and returns created false. ' +
     'Returns {initialized: true, created, history_dir, ref, short_ref, file_count}. Errors: VERSION_CONTROL_NOT_INITIALIZED (the folder\'s history belongs to another project file), ' +
     'TOOL_EXECUTION_ERROR (git is missing or failed), NO_PROJECT.',
@@ -64,8 +64,8 @@ export const listSnapshotsTool = defineTool({
   title: 'List Snapshots',
   description:
     `The project history, newest first: at most limit (default ${DEFAULT_SNAPSHOT_LIMIT}) snapshots. ` +
-    'Returns {count, snapshots: [{ref (commit SHA), short_ref, message (what changed and which session, e.g. "create_code: Belonging; batch_apply_codes: 3 segments (session s1)"), ' +
-    'author ("agent:<session>" for automatic snapshots, "Marginalia" for the first), date (ISO 8601 UTC)}]}. ' +
+    'Returns {count, snapshots: [{ref (commit SHA), short_ref, message (what changed, in words, e.g. "Coded 3 passages with \'Belonging\' in Interview A"), ' +
+    'author (the researcher\'s coder name or the agent\'s name; "Marginalia" for the first), by_agent (true when an agent made it), date (ISO 8601 UTC)}]}. ' +
     'Use a ref with view_diff or restore_snapshot. Errors: VERSION_CONTROL_NOT_INITIALIZED (call initialize_version_control first), NO_PROJECT.',
   input: args({
     limit: z.number().int().min(1).max(MAX_SNAPSHOT_LIMIT).optional().describe(`most snapshots to return, newest first (default ${DEFAULT_SNAPSHOT_LIMIT})`),

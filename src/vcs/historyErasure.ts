@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ToolError } from '../core/errors';
 import type { HistoryErasureRequest, HistoryErasureResult } from '../domain/erasure';
-import { gitEnvironment } from './historyRepo';
+import { gitDirOf, gitEnvironment } from './historyRepo';
 
 /**
  * Tables whose rows hold other sources' texts (or no text): their rows of the erased source are dropped and
@@ -359,14 +359,14 @@ function readBlobs(dir: string, ids: readonly string[], each: (index: number, co
 }
 
 /**
- * Rewrites the history repository at `dir` (the directory holding `.git`) without the erased source, then
+ * Rewrites the history repository at `dir` (its working tree; the git directory is {@link gitDirOf}) without the erased source, then
  * prunes. Call it only while no other git command runs on the repository (the Snapshotter's queue).
  * Afterwards the index and the working tree match the new HEAD. Errors: TOOL_EXECUTION_ERROR (git missing
  * or failing; before fast-import ends nothing is changed).
  */
 export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureRequest): Promise<HistoryErasureResult> {
   const started = performance.now();
-  if (!fs.existsSync(path.join(dir, '.git'))) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, prune_ms: 0 };
+  if (!fs.existsSync(gitDirOf(dir))) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, prune_ms: 0 };
   const e: DumpErasure = { ...request, segmentIdSet: new Set(request.segment_ids) };
   const before = (await git(dir, ['rev-list', '--all'])).toString('latin1').split('\n').filter(Boolean);
   if (before.length === 0) return { initialized: true, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: performance.now() - started, prune_ms: 0 };
@@ -450,10 +450,10 @@ export async function pruneHistory(dir: string, repack = true): Promise<void> {
   await git(dir, ['prune', '--expire=now']);
 }
 
-/** The pack files of the history at `dir` (`.git/objects/pack/*.pack`). */
+/** The pack files of the history at `dir` (`objects/pack/*.pack` of its git directory, {@link gitDirOf}). */
 export function packFiles(dir: string): string[] {
   try {
-    return fs.readdirSync(path.join(dir, '.git', 'objects', 'pack')).filter((f) => f.endsWith('.pack'));
+    return fs.readdirSync(path.join(gitDirOf(dir), 'objects', 'pack')).filter((f) => f.endsWith('.pack'));
   } catch {
     return [];
   }

@@ -9,6 +9,9 @@ import type { SnapshotInfo } from '../domain/versionControl';
 /** The committer of every snapshot, and the author of the first one. */
 export const COMMITTER = { name: 'Marginalia', email: 'marginalia@localhost' };
 
+/** The start of an agent author's e-mail address: how {@link HistoryRepo.log} tells agents' snapshots from the researcher's. */
+export const AGENT_EMAIL_PREFIX = 'agent.';
+
 /** The directories of the working tree that hold the dump (besides `manifest.json`); nothing else is ever deleted. */
 const MANAGED_DIRS = ['tables', 'sources'];
 
@@ -21,8 +24,11 @@ const README = `# Marginalia project history
 
 This git repository is written by Marginalia: every commit is a snapshot of the project, as a canonical
 text dump (\`manifest.json\`; \`tables/<table>.jsonl\`, one JSON row per line, sorted by primary key;
-\`sources/<id>.txt\`, the text of each source). Commits are made automatically after changes; their author
-names the session that made them (\`agent:<session>\`).
+\`sources/<id>.txt\`, the text of each source). Commits are made automatically after changes, titled in words ("Coded 3 passages with 'Food security' in
+interview-04") and authored by whoever made them (the researcher's configured coder name, or the agent's name).
+
+Its git directory is \`../history.git\` (not a \`.git\` folder here, so editors do not adopt it as a source-control
+repository); use \`git --git-dir=.marginalia/history.git log\` to browse it.
 
 Browse, diff, or push it to a remote to share it. Do not commit here by hand: restore snapshots with the
 \`restore_snapshot\` tool, which first snapshots the current state so the restore can be undone.
@@ -41,14 +47,91 @@ export function identName(s: string): string {
 }
 
 /**
+ * The git directory of the history whose working tree is `dir`: `<dir>.git` beside it
+ * (`<project dir>/.marginalia/history.git`), never `<dir>/.git`. VS Code's git extension finds repositories
+ * by a `.git` entry (its workspace scan, and a file watcher on paths containing `/.git`) and by
+ * `git rev-parse --show-toplevel`, which looks for `.git` in each enclosing folder; a git directory named
+ * `history.git` beside the working tree is found by neither, so the history never shows in Source Control
+ * and is never offered for publishing (issue 13, item 9).
+ */
+export function gitDirOf(dir: string): string {
+  return `${path.resolve(dir)}.git`;
+}
+
+/**
+ * Moves a history made before the git directory moved (`<dir>/.git`) to {@link gitDirOf} (`<dir>.git`) and
+ * records the working tree in its config; does nothing when there is nothing to move or the new place is
+ * taken. Also writes `.gitignore` beside them (see {@link ignoreBeside}). Synchronous (a rename and a config
+ * edit); safe to call before every use. Returns true when it moved one.
+ */
+export function migrateHistoryDir(dir: string): boolean {
+  const old = path.join(dir, '.git');
+  const next = gitDirOf(dir);
+  let moved = false;
+  try {
+    if (fs.statSync(old).isDirectory() && !fs.existsSync(next)) {
+      fs.renameSync(old, next);
+      setWorktree(next, dir);
+      ignoreBeside(dir);
+      moved = true;
+    }
+  } catch {
+    // nothing to move
+  }
+  return moved;
+}
+
+/** Sets `core.worktree` in the config of `gitDir` to the working tree `dir`, relative to the git directory (so the project folder can move). */
+function setWorktree(gitDir: string, dir: string): void {
+  const config = path.join(gitDir, 'config');
+  const rel = path.relative(gitDir, dir).split(path.sep).join('/');
+  const text = fs.readFileSync(config, 'utf8').replace(/^\s*worktree\s*=.*\n?/gm, '');
+  fs.writeFileSync(config, `${text}${text.endsWith('\n') ? '' : '\n'}[core]\n\tworktree = ${rel}\n`);
+}
+
+/**
+ * Keeps the history out of an enclosing workspace repository: `<dir's parent>/.gitignore` (the project's
+ * `.marginalia` folder) lists the working tree and the git directory, added to what the file already says.
+ * The history holds every transcript, so a researcher's `git add .` must not take it.
+ */
+export function ignoreBeside(dir: string): void {
+  const file = path.join(path.dirname(dir), '.gitignore');
+  const names = [`${path.basename(dir)}/`, `${path.basename(gitDirOf(dir))}/`];
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    text = '# Written by Marginalia: the project history (every transcript) stays out of your own repository.\n';
+  }
+  const lines = new Set(text.split(/\r?\n/).map((l) => l.trim()));
+  const missing = names.filter((n) => !lines.has(n));
+  if (missing.length === 0) return;
+  fs.writeFileSync(file, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${missing.join('\n')}\n`);
+}
+
+/**
+ * The e-mail address of an author known only by name: `Marginalia`'s own, else the name in lower case with
+ * every run of other characters than a-z, 0-9, `.`, `_` and `-` made one `-`, at `marginalia.invalid` (a
+ * reserved domain, RFC 2606, so it never reaches anyone): "Ana María" -> `ana-mar-a@marginalia.invalid`;
+ * an agent's starts with {@link AGENT_EMAIL_PREFIX} ("Claude" -> `agent.claude@marginalia.invalid`).
+ */
+export function identEmail(name: string, agent = false): string {
+  if (name === COMMITTER.name && !agent) return COMMITTER.email;
+  const local = name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 64);
+  return `${agent ? AGENT_EMAIL_PREFIX : ''}${local || 'coder'}@marginalia.invalid`;
+}
+
+/**
  * The environment every git command of the history at `dir` runs with: only what git needs to run (finding
- * programs, temp files, locale), `GIT_DIR` = `<dir>/.git`, and the user's global and system configuration
- * switched off (see {@link HistoryRepo}). Also used by the history's erasure (src/vcs/historyErasure.ts).
+ * programs, temp files, locale), `GIT_DIR` = {@link gitDirOf} and `GIT_WORK_TREE` = `dir`, and the user's
+ * global and system configuration switched off (see {@link HistoryRepo}). Also used by the history's
+ * erasure (src/vcs/historyErasure.ts).
  */
 export function gitEnvironment(dir: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && PASSED_ENV.test(k)) env[k] = v;
-  env.GIT_DIR = path.join(dir, '.git');
+  env.GIT_DIR = gitDirOf(dir);
+  env.GIT_WORK_TREE = path.resolve(dir);
   env.GIT_CONFIG_GLOBAL = os.devNull;
   env.GIT_CONFIG_NOSYSTEM = '1';
   return env;
@@ -56,8 +139,9 @@ export function gitEnvironment(dir: string): Record<string, string> {
 
 /**
  * The history repository at `<project dir>/.marginalia/history`: a git repository of its own, driven
- * through simple-git. Never the researcher's workspace repository: every git command runs with `GIT_DIR`
- * set to this directory's `.git` (so git never searches upwards into an enclosing repository, and a
+ * through simple-git, its git directory beside it (`history.git`, see {@link gitDirOf}; a history made with
+ * `history/.git` is moved there on first use). Never the researcher's workspace repository: every git command
+ * runs with `GIT_DIR` set to that directory and `GIT_WORK_TREE` to this one (so git never searches upwards into an enclosing repository, and a
  * `GIT_DIR` or `GIT_INDEX_FILE` inherited from a git hook is never passed on: git gets only PATH, HOME,
  * temp and locale variables from the environment), and with the
  * user's global and system git configuration switched off (`GIT_CONFIG_GLOBAL` = the null device,
@@ -86,7 +170,7 @@ export class HistoryRepo {
     fs.mkdirSync(this.dir, { recursive: true });
     const options = {
       baseDir: this.dir,
-      allowEnvironment: ['GIT_DIR', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM'],
+      allowEnvironment: ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM'],
       // GIT_CONFIG_GLOBAL names a config path: the null device, to switch the user's configuration off
       unsafe: { allowUnsafeConfigPaths: true },
     };
@@ -97,10 +181,11 @@ export class HistoryRepo {
     return this.clients;
   }
 
-  /** True when the directory holds its own repository (`.git` is a directory). No git call. */
+  /** True when the history's git directory ({@link gitDirOf}) exists, after moving an old `<dir>/.git` there. No git call. */
   exists(): boolean {
+    migrateHistoryDir(this.dir);
     try {
-      return fs.statSync(path.join(this.dir, '.git')).isDirectory();
+      return fs.statSync(gitDirOf(this.dir)).isDirectory();
     } catch {
       return false;
     }
@@ -115,7 +200,9 @@ export class HistoryRepo {
     await this.run(['init', '--quiet']);
     // Written directly (git's documented repository layout) rather than with eight more git processes:
     // the branch `main` (HEAD of a repository without commits is only this file) and the local settings.
-    const gitDir = path.join(this.dir, '.git');
+    const gitDir = gitDirOf(this.dir);
+    setWorktree(gitDir, this.dir);
+    ignoreBeside(this.dir);
     fs.writeFileSync(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
     const quoted = `"${oneLine(projectFile, 255).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
     fs.appendFileSync(
@@ -140,9 +227,9 @@ export class HistoryRepo {
     this.written = undefined;
   }
 
-  /** Removes `.git/index.lock` left by a process that died mid-commit (call only while no git command runs). */
+  /** Removes `index.lock` left in the git directory by a process that died mid-commit (call only while no git command runs). */
   removeStaleLock(): void {
-    fs.rmSync(path.join(this.dir, '.git', 'index.lock'), { force: true });
+    fs.rmSync(path.join(gitDirOf(this.dir), 'index.lock'), { force: true });
   }
 
   /**
@@ -173,13 +260,15 @@ export class HistoryRepo {
   }
 
   /**
-   * Stages everything and commits with `subject` (and `body`) as `authorName <marginalia@localhost>`.
+   * Stages everything and commits with `subject` (and `body`) as `authorName <email>` ({@link identEmail}:
+   * synthetic, `<name>@marginalia.invalid`, since only the name is known; `agent.<name>@…` when `agent`); the
+   * committer is Marginalia.
    * Returns the new commit's SHA, or null when nothing changed and `allowEmpty` is false.
    */
-  async commit(subject: string, body: string, authorName: string, allowEmpty = false): Promise<string | null> {
+  async commit(subject: string, body: string, authorName: string, allowEmpty = false, agent = false): Promise<string | null> {
     await this.run(['add', '--all']);
     if (!allowEmpty && (await this.run(['status', '--porcelain'])).trim() === '') return null;
-    const args = ['commit', '--quiet', '--no-verify', `--author=${identName(authorName)} <${COMMITTER.email}>`, '-m', oneLine(subject, 400) || 'Snapshot'];
+    const args = ['commit', '--quiet', '--no-verify', `--author=${identName(authorName)} <${identEmail(authorName, agent)}>`, '-m', oneLine(subject, 400) || 'Snapshot'];
     if (body.trim()) args.push('-m', body.trim());
     if (allowEmpty) args.push('--allow-empty');
     await this.run(args);
@@ -199,14 +288,14 @@ export class HistoryRepo {
 
   /** The newest `limit` commits reachable from HEAD, newest first (dates in ISO 8601 UTC). */
   async log(limit: number, ref = 'HEAD'): Promise<SnapshotInfo[]> {
-    const out = await this.run(['log', `--max-count=${limit}`, '--format=%H%x1f%h%x1f%an%x1f%aI%x1f%s%x1e', ref]);
+    const out = await this.run(['log', `--max-count=${limit}`, '--format=%H%x1f%h%x1f%an%x1f%aI%x1f%ae%x1f%s%x1e', ref]);
     return out
       .split('\x1e')
       .map((r) => r.replace(/^\n/, ''))
       .filter((r) => r.length > 0)
       .map((r) => {
-        const [ref = '', short = '', author = '', date = '', message = ''] = r.split('\x1f');
-        return { ref, short_ref: short, message, author, date: new Date(date).toISOString() };
+        const [ref = '', short = '', author = '', date = '', email = '', message = ''] = r.split('\x1f');
+        return { ref, short_ref: short, message, author, by_agent: email.startsWith(AGENT_EMAIL_PREFIX), date: new Date(date).toISOString() };
       });
   }
 

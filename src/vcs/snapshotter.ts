@@ -4,6 +4,8 @@ import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
 import type { EventRecord, EventType } from '../domain/events';
 import type { Actor } from '../domain/model';
+import type { ProjectRepository } from '../domain/ports';
+import { describeEvents } from '../domain/undoRedo';
 import type {
   InitializeResult,
   PreparedRestore,
@@ -21,7 +23,10 @@ import { eraseFromDump, eraseFromHistoryRepo, type DumpErasure } from './history
 /** The event a successful restore_snapshot stores; its publication triggers the "Restored" commit. */
 export const SNAPSHOT_RESTORED_EVENT: EventType = 'project.snapshot_restored';
 
-/** Where a project's history lives: `<project dir>/.marginalia/history`. */
+/**
+ * Where a project's history lives: its working tree `<project dir>/.marginalia/history`; its git directory is
+ * beside it, `.marginalia/history.git` (see gitDirOf in historyRepo.ts: kept out of VS Code's Source Control).
+ */
 export function historyDirFor(projectPath: string): string {
   return path.join(path.dirname(path.resolve(projectPath)), '.marginalia', 'history');
 }
@@ -30,8 +35,14 @@ export function historyDirFor(projectPath: string): string {
 export interface CallNote {
   tool: string;
   status: string;
-  caller: { session_id: string; client_type: string; user: string };
+  /** who called: `client_name` names an agent's snapshots; `researcher` (or the session `local`) makes `user` the author */
+  caller: { session_id: string; client_type: string; user: string; client_name?: string; researcher?: boolean };
 }
+
+/** The session id of the researcher's own UI (src/ui/workbench.ts LOCAL_SESSION; repeated here: vcs does not import the UI). */
+const LOCAL_SESSION = 'local';
+/** The session id of the pipeline's own housekeeping calls (expiring approvals). */
+const SYSTEM_SESSION = 'marginalia';
 
 /** Options of {@link Snapshotter}. */
 export interface SnapshotterOptions {
@@ -41,6 +52,8 @@ export interface SnapshotterOptions {
   maxWaitMs?: number;
   /** cut `view_diff`'s raw diff at this many characters (default 200,000) */
   rawDiffLimit?: number;
+  /** the project's repository, read to name codes, sources and categories in snapshot titles (without it: tool names and counts) */
+  repo?: ProjectRepository;
   logger?: Logger;
 }
 
@@ -51,6 +64,12 @@ export interface PendingChange {
   session_id: string;
   client_type: string;
   user: string;
+  /** what the change did in words, past tense, as the project was right after it ("coded 3 passages with 'Trust' in interview-04") */
+  words?: string;
+  /** who made it: the researcher's coder name or the agent's client name (see {@link authorOf}) */
+  author?: string;
+  /** true when an agent (not the researcher) made it */
+  agent?: boolean;
 }
 
 /** What {@link Snapshotter.prepareRestore} keeps for {@link Snapshotter.applyRestore}, beyond the port's fields. */
@@ -72,9 +91,9 @@ const SUBJECT_MAX = 200;
  * synchronously at the moment it starts, so each snapshot is one consistent state. Automatic snapshots:
  * the composition root feeds it every finished call ({@link noteCall}) and the events each successful call
  * stored ({@link noteEvents}, which the pipeline publishes right after `onDidCall`); once no change has
- * arrived for `debounceMs` (or `maxWaitMs` after the first), it commits the project's dump with a message
- * naming what changed ("create_code: Belonging; batch_apply_codes: 3 segments (session s1)") and the
- * author `agent:<session>`. Nothing is recorded while the history does not exist. A restore's event
+ * arrived for `debounceMs` (or `maxWaitMs` after the first), it commits the project's dump with a title
+ * saying what changed in words ("Coded 3 passages with 'Belonging' in Interview A"), authored by whoever
+ * made the changes (the researcher's coder name, an agent's name: {@link authorOf}). Nothing is recorded while the history does not exist. A restore's event
  * commits "Restored <short ref>" at once. Failures of automatic snapshots are logged, never thrown.
  *
  * Git never runs inside a store transaction: tools do git work in `prepare` (async) and only
@@ -87,6 +106,7 @@ export class Snapshotter implements VersionControl, HistoryErasure {
   private readonly maxWaitMs: number;
   private readonly rawDiffLimit: number;
   private readonly logger: Logger;
+  private readonly names: ProjectRepository | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private pending: PendingChange[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -114,6 +134,7 @@ export class Snapshotter implements VersionControl, HistoryErasure {
     this.maxWaitMs = Math.max(opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, this.debounceMs);
     this.rawDiffLimit = opts.rawDiffLimit ?? DEFAULT_RAW_DIFF_LIMIT;
     this.logger = opts.logger ?? silentLogger;
+    this.names = opts.repo;
   }
 
   // ---- automatic snapshots -------------------------------------------------------------------------
@@ -149,11 +170,19 @@ export class Snapshotter implements VersionControl, HistoryErasure {
         `Undo: restore_snapshot with ref ${String(restored.payload.before_short_ref ?? restored.payload.before_ref ?? '')}.`,
         ...(also.length > 0 ? ['', 'Also:', ...also.map(changeLine)] : []),
       ].join('\n');
-      void this.enqueue(() => this.commitCurrent(`Restored ${short}`, body, `agent:${by.session_id}`, true)).catch((e) => this.logger.error('the snapshot after a restore failed', e));
+      const author = authorOf(by, call);
+      void this.enqueue(() => this.commitCurrent(`Restored ${short}`, body, author.name, true, author.agent)).catch((e) => this.logger.error('the snapshot after a restore failed', e));
       return;
     }
     const tool = call && call.caller.session_id === by.session_id ? call.tool : fallbackToolName(events);
-    this.pending.push({ tool, summary: summarizeEvents(events), session_id: by.session_id, client_type: by.client_type, user: by.user });
+    const author = authorOf(by, call);
+    let words: string | undefined;
+    try {
+      words = this.names ? describeEvents(this.names, events) : undefined;
+    } catch (e) {
+      this.logger.warn(`naming a snapshot's change failed: ${(e as Error).message}`);
+    }
+    this.pending.push({ tool, summary: summarizeEvents(events), session_id: by.session_id, client_type: by.client_type, user: by.user, words, author: author.name, agent: author.agent });
     this.schedule();
   }
 
@@ -202,7 +231,7 @@ export class Snapshotter implements VersionControl, HistoryErasure {
       let created = false;
       if (this.repo.exists()) {
         await this.checkOwner();
-        await this.commitCurrent('Snapshot on initialize_version_control', `Session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`, `agent:${actor.session_id}`, false);
+        await this.commitCurrent('Snapshot of the project as it was when version history was started again', `Session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`, actorName(actor), false);
       } else {
         await this.repo.init(projectFile);
         this.ownerChecked = true;
@@ -252,7 +281,7 @@ export class Snapshotter implements VersionControl, HistoryErasure {
 
   /**
    * Reads snapshot `ref` (never checking it out: the branch stays attached) and commits the current state
-   * as "Before restoring <short ref>" by `agent:<session>` (always a new commit), folding in the changes
+   * as "Before restoring <short ref>" by the actor's user name (always a new commit), folding in the changes
    * that were waiting for an automatic snapshot. Errors: VERSION_CONTROL_NOT_INITIALIZED,
    * SNAPSHOT_NOT_FOUND, TOOL_EXECUTION_ERROR (git failing, or an unreadable snapshot).
    */
@@ -278,7 +307,7 @@ export class Snapshotter implements VersionControl, HistoryErasure {
         `Restoring this snapshot undoes that restore.`,
         ...(waiting.length > 0 ? ['', 'Changes since the previous snapshot:', ...waiting.map(changeLine)] : []),
       ].join('\n');
-      const beforeSha = (await this.repo.commit(`Before restoring ${shortRef}`, body, `agent:${actor.session_id}`, true))!;
+      const beforeSha = (await this.repo.commit(`Before restoring ${shortRef}`, body, actorName(actor), true))!;
       const [beforeInfo] = await this.repo.log(1, beforeSha);
       const prepared: PreparedRestore = {
         ref: sha,
@@ -408,11 +437,11 @@ export class Snapshotter implements VersionControl, HistoryErasure {
   }
 
   /** Writes the current dump and commits it; returns the SHA, or null when nothing changed and `allowEmpty` is false. */
-  private async commitCurrent(subject: string, body: string, author: string, allowEmpty: boolean): Promise<string | null> {
+  private async commitCurrent(subject: string, body: string, author: string, allowEmpty: boolean, agent = false): Promise<string | null> {
     if (!this.repo.exists()) return null;
     await this.checkOwner();
     this.repo.writeTree(this.currentDump());
-    return this.repo.commit(subject, body, author, allowEmpty);
+    return this.repo.commit(subject, body, author, allowEmpty, agent);
   }
 
   /** The automatic snapshot: commits the waiting changes (taken when the job starts, with the dump). */
@@ -420,7 +449,7 @@ export class Snapshotter implements VersionControl, HistoryErasure {
     const changes = this.takePending();
     if (changes.length === 0 || !this.repo.exists()) return;
     const message = describeChanges(changes);
-    await this.commitCurrent(message.subject, message.body, message.author, false);
+    await this.commitCurrent(message.subject, message.body, message.author, false, changes.some((c) => c.agent));
   }
 
   private takePending(): PendingChange[] {
@@ -487,31 +516,62 @@ export function summarizeEvents(events: readonly EventRecord[]): string {
 }
 
 function changeLine(c: PendingChange): string {
-  return `- ${c.tool}: ${c.summary} (session ${c.session_id}, ${c.client_type}, user ${c.user})`;
+  const what = c.words ? `${capitalize(c.words)} (${c.tool})` : `${c.tool}: ${c.summary}`;
+  return `- ${what} (session ${c.session_id}, ${c.client_type}, user ${c.user})`;
+}
+
+/** `s` with its first letter in upper case. */
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 /**
- * The message and author of an automatic snapshot: the subject lists the changes per tool in order
- * ("create_code: Belonging; batch_apply_codes: 3 segments"; repeated tools grouped as
- * "create_code ×3: A, B, C"), cut at about 200 characters, and names the session(s); the body lists every
- * change with its session, client and user. The author is `agent:<session>` (sessions joined by `+`).
+ * Who made a change, as a snapshot's author: the researcher (the UI's session `local`, or a researcher's
+ * call such as the reviewer token's) by their coder name (`user`: `marginalia.coder.name` in VS Code); an
+ * agent by its client name (what it called itself when it connected, e.g. "Claude Code"), else its user;
+ * the pipeline's own housekeeping as "Marginalia". Never `agent:<session>`.
+ */
+export function authorOf(
+  by: { session_id: string; client_type: string; user: string },
+  call?: CallNote,
+): { name: string; agent: boolean } {
+  const caller = call && call.caller.session_id === by.session_id ? call.caller : undefined;
+  if (by.session_id === SYSTEM_SESSION) return { name: COMMITTER.name, agent: false };
+  if (by.session_id === LOCAL_SESSION || caller?.researcher) return { name: by.user || 'Researcher', agent: false };
+  return { name: caller?.client_name || by.user || `session ${by.session_id}`, agent: true };
+}
+
+/** The author of a snapshot an actor asked for (restore, initialize): their user name, else their session. */
+function actorName(actor: Actor): string {
+  return actor.user || `session ${actor.session_id}`;
+}
+
+/**
+ * The message and author of an automatic snapshot. The subject says what changed in words, change by
+ * change in order ("Coded 3 passages with 'Food security' in interview-04; Renamed the code 'A' to 'B'"),
+ * a change repeated at once given once with "×n", cut at about 200 characters ("; … and 2 more changes");
+ * changes without words (no repository to name things) fall back to "<tool>: <what>". The body lists every
+ * change with its tool, session, client and user. The author is who made the changes ({@link authorOf}:
+ * the researcher's coder name or the agent's name; several joined by " + ").
  */
 export function describeChanges(changes: readonly PendingChange[]): { subject: string; body: string; author: string } {
-  const groups = new Map<string, string[]>();
-  for (const c of changes) groups.set(c.tool, [...(groups.get(c.tool) ?? []), c.summary]);
-  const parts = [...groups].map(([tool, summaries]) =>
-    summaries.length === 1 ? `${tool}: ${summaries[0]}` : `${tool} ×${summaries.length}: ${summaries.slice(0, 3).join(', ')}${summaries.length > 3 ? ', …' : ''}`,
-  );
-  const sessions = [...new Set(changes.map((c) => c.session_id))];
-  const who = sessions.length === 1 ? `(session ${sessions[0]})` : `(sessions ${sessions.join(', ')})`;
+  const parts: { text: string; n: number }[] = [];
+  for (const c of changes) {
+    const text = c.words ? c.words : `${c.tool}: ${c.summary}`;
+    const last = parts[parts.length - 1];
+    if (last && last.text === text) last.n++;
+    else parts.push({ text, n: 1 });
+  }
+  const shown = parts.map((p) => (p.n > 1 ? `${p.text} ×${p.n}` : p.text));
   let subject = '';
   let used = 0;
-  for (const p of parts) {
+  for (const p of shown) {
     const next = subject ? `${subject}; ${p}` : p;
     if (next.length > SUBJECT_MAX && subject) break;
     subject = next;
     used++;
   }
-  if (used < parts.length) subject += `; … (${parts.length - used} more)`;
-  return { subject: `${subject} ${who}`, body: changes.map(changeLine).join('\n'), author: `agent:${sessions.join('+')}` };
+  if (used < shown.length) subject += `; … and ${shown.length - used} more ${shown.length - used === 1 ? 'change' : 'changes'}`;
+  const authors = [...new Set(changes.map((c) => c.author ?? `session ${c.session_id}`))];
+  return { subject: capitalize(subject), body: changes.map(changeLine).join('\n'), author: authors.join(' + ') };
 }

@@ -157,7 +157,7 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     server = undefined;
     // git's own auto-gc packs a history now and then: the snapshots so far go into a pack, the later ones stay
     // loose, so the erasure must rewrite a pack as well as drop loose objects
-    execFileSync('git', ['--git-dir', path.join(dir, '.marginalia', 'history', '.git'), 'gc', '--quiet'], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+    execFileSync('git', ['--git-dir', path.join(dir, '.marginalia', 'history.git'), 'gc', '--quiet'], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
     writeConfig('default');
     await start();
     const longKept = `${OTHER}${'More words from P08 about beans and the weather. '.repeat(6)}`;
@@ -172,7 +172,7 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     assert.equal(fullLine.arguments.content, TEXT, 'include_payload: full kept the text as sent');
 
     // the marker is really there before the erasure: the search below can find it
-    const gitDir = path.join(dir, '.marginalia', 'history', '.git');
+    const gitDir = path.join(dir, '.marginalia', 'history.git');
     assert.ok(allGitObjects(gitDir).includes(Buffer.from(MARKER)), 'the history holds the marker before the erasure');
     assert.ok(filesHolding(dir, MARKER).some((f) => f.endsWith('audit.jsonl')), 'the audit log holds the marker before the erasure');
     const messagesBefore = (await snapshots()).map((s) => `${s.message}\u0000${s.author}\u0000${s.date}`);

@@ -32,6 +32,8 @@ function git(cwd: string, ...args: string[]): string {
     GIT_COMMITTER_NAME: 'Researcher',
     GIT_COMMITTER_EMAIL: 'r@example.org',
   });
+  // a history's git directory is beside its working tree (`history.git`, issue 13 item 9), not in it
+  if (fs.existsSync(`${cwd}.git`)) Object.assign(env, { GIT_DIR: `${cwd}.git`, GIT_WORK_TREE: cwd });
   return execFileSync('git', args, { cwd, env, encoding: 'utf8' });
 }
 
@@ -262,11 +264,13 @@ describe('vcs: version control through the tools', function () {
     assert.equal(list.count, 4);
     assert.deepEqual(
       list.snapshots.map((s: { message: string }) => s.message),
-      ['rename_code: Belonging → Home (session sess-bob)', 'batch_apply_codes: 3 segments (session sess-alice)', 'create_code: Belonging (session sess-alice)', 'Initial snapshot'],
+      ["Renamed the code 'Belonging' to 'Home'", "Coded 3 passages with 'Belonging' in Interview A", "Created the code 'Belonging'", 'Initial snapshot'],
+      'titles in words (issue 13, item 9)',
     );
     assert.deepEqual(
-      list.snapshots.map((s: { author: string }) => s.author),
-      ['agent:sess-bob', 'agent:sess-alice', 'agent:sess-alice', 'Marginalia'],
+      list.snapshots.map((s: { author: string; by_agent: boolean }) => `${s.author}/${s.by_agent}`),
+      ['unit-test/true', 'unit-test/true', 'unit-test/true', 'Marginalia/false'],
+      "an agent's snapshots are authored by its client name",
     );
     for (const s of list.snapshots) {
       assert.match(s.ref, /^[0-9a-f]{40}$/);
@@ -296,7 +300,7 @@ describe('vcs: version control through the tools', function () {
     const after = await fx.ok('list_snapshots', { limit: 3 });
     assert.deepEqual(
       after.snapshots.map((s: { message: string }) => s.message),
-      [`Restored ${created!.short_ref}`, `Before restoring ${created!.short_ref}`, 'rename_code: Belonging → Home (session sess-bob)'],
+      [`Restored ${created!.short_ref}`, `Before restoring ${created!.short_ref}`, "Renamed the code 'Belonging' to 'Home'"],
     );
     assert.equal(after.snapshots[1].ref, restored.before_ref);
     assert.equal(git(historyDirFor(fx.handle.path), 'symbolic-ref', 'HEAD').trim(), 'refs/heads/main', 'the branch stays attached');
@@ -383,9 +387,9 @@ describe('vcs: version control through the tools', function () {
       assert.ok(Date.now() - last >= 450, 'the snapshot waited for the debounce');
       await h.snapshotter.idle();
       assert.equal(git(dir, 'rev-list', '--count', 'HEAD').trim(), '2', 'one commit for all five changes');
-      assert.equal(git(dir, 'log', '-1', '--format=%s').trim(), 'create_code ×4: A, B, C, …; create_category: Themes (sessions sess-alice, sess-bob)');
-      assert.equal(git(dir, 'log', '-1', '--format=%an <%ae> / %cn').trim(), 'agent:sess-alice+sess-bob <marginalia@localhost> / Marginalia');
-      assert.match(git(dir, 'log', '-1', '--format=%b'), /- create_code: D \(session sess-alice, REST_CLIENT, user alice\)/);
+      assert.equal(git(dir, 'log', '-1', '--format=%s').trim(), "Created the code 'A'; created the code 'B'; created the code 'C'; created the code 'D'; created the category 'Themes'");
+      assert.equal(git(dir, 'log', '-1', '--format=%an <%ae> / %cn').trim(), 'unit-test <agent.unit-test@marginalia.invalid> / Marginalia');
+      assert.match(git(dir, 'log', '-1', '--format=%b'), /- Created the code 'D' \(create_code\) \(session sess-alice, REST_CLIENT, user alice\)/);
     } finally {
       await h.close();
     }
@@ -397,7 +401,7 @@ describe('vcs: version control through the tools', function () {
     const dir = historyDirFor(fx.handle.path);
     assert.equal(git(dir, 'rev-list', '--count', 'HEAD').trim(), '1');
     await fx.handle.close();
-    assert.equal(git(dir, 'log', '-1', '--format=%s').trim(), 'create_code: Last words (session sess-alice)');
+    assert.equal(git(dir, 'log', '-1', '--format=%s').trim(), "Created the code 'Last words'");
   });
 
   it('a restore prepared before the project changed restores nothing (TOOL_EXECUTION_ERROR)', async () => {

@@ -97,7 +97,7 @@ function setWorktree(gitDir: string, dir: string): void {
 export function ignoreBeside(dir: string): void {
   const file = path.join(path.dirname(dir), '.gitignore');
   const names = [`${path.basename(dir)}/`, `${path.basename(gitDirOf(dir))}/`];
-  let text = '';
+  let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch {

@@ -27,6 +27,9 @@
  *     (a small call, 1 and 10 MB texts, 1M escapes, 100,000 objects); goal (issue 15) at most 3x.
  * 15. Undo and redo (bench/undo.ts) with 100,000 history events and again past 10,000 text edits, against one
  *     durable one-row write through the pipeline; goal (issue 13 item 1) under 100 ms.
+ * 16. The researcher in the real VS Code extension host (bench/rig.ts): activation to populated trees on a ~100 MB
+ *     project, a Codes tree refresh with 2,000 codes, coding a selection and undoing it until painted on a
+ *     5,000-segment transcript; goals (issue 13) 1.5 s, 100 ms, 50 ms, 50 ms.
  * Section 2 runs create_code at ~1, ~10 and ~100 MB, and at ~500 MB with BENCH_FULL=1 (generated once in
  * about 2 minutes, then cached; about 1.7 GB peak RSS while checkpointing).
  * Results with date, machine and load are recorded by hand in bench/RESULTS.md.
@@ -129,6 +132,7 @@ const SECTIONS: [file: string, what: string, sized: boolean][] = [
   ['duplicateCodes.ts', 'detect_duplicate_codes (5,000 codes at every size)', false],
   ['undo.ts', 'undo and redo with 100,000 history events (and past 10,000 text edits)', false],
   ['analytics.ts', 'import_analytics', true],
+  ['rig.ts', 'the researcher in the real VS Code extension host (activation, Codes tree, coding, undo)', false],
 ];
 
 /**

@@ -1,7 +1,9 @@
 import { newNonce, webviewDocument } from '../webviewHtml';
+import { badgeCss } from './badgeColours';
 
 /**
- * The Agent Activity page: the static shell with a fresh nonce (src/ui/webviewHtml.ts); the rows arrive by
+ * The Agent Activity page: the static shell (status badges in fixed colour pairs that meet WCAG AA,
+ * badgeColours.ts) with a fresh nonce (src/ui/webviewHtml.ts); the rows arrive by
  * postMessage and webview-ui/activity.ts renders them as text.
  */
 export function activityHtml(cspSource: string, scriptUri: string, nonce = newNonce()): string {
@@ -23,9 +25,8 @@ body { padding: 0; margin: 0; font-family: var(--vscode-font-family); font-size:
 #rows { position: absolute; top: 0; left: 0; right: 0; }
 .row { position: absolute; left: 0; right: 0; height: 46px; box-sizing: border-box; padding: 3px 8px; border-bottom: 1px solid var(--vscode-panel-border); }
 .head { display: flex; gap: 6px; align-items: baseline; white-space: nowrap; overflow: hidden; }
-.badge { font-size: 0.8em; padding: 0 4px; border-radius: 3px; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); }
-.status-failed .badge, .status-rejected .badge { background: var(--vscode-inputValidation-errorBackground); }
-.status-pending_approval .badge, .status-queued .badge { background: var(--vscode-inputValidation-warningBackground); }
+.badge { font-size: 0.8em; font-weight: 600; padding: 0 4px; border-radius: 3px; border: 1px solid var(--vscode-contrastBorder, transparent); }
+${badgeCss()}
 .tool { font-weight: 600; }
 .who { color: var(--vscode-descriptionForeground); margin-left: auto; }
 .desc { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--vscode-descriptionForeground); }

@@ -35,6 +35,7 @@ import { ProjectController } from './ui/projectController';
 import { isReportsView, ReportsPanel } from './ui/reports/reportsPanel';
 import { CodebookDiagnostics } from './ui/diagnostics/codebookDiagnostics';
 import { MarginaliaStatusBar } from './ui/statusBar';
+import { UndoCommands } from './ui/undo/undoCommands';
 import { CasesTreeProvider } from './ui/trees/casesTreeProvider';
 import { CodedSegmentsTreeProvider } from './ui/trees/codedSegmentsTreeProvider';
 import { CodesTreeProvider } from './ui/trees/codesTreeProvider';
@@ -55,6 +56,8 @@ export interface MarginaliaApi {
   editTracker: EditTracker;
   documents: SourceDocuments;
   statusBar: MarginaliaStatusBar;
+  /** Marginalia: Undo / Redo and the editor's undo order (Ctrl+Z in a source editor) */
+  undo: UndoCommands;
   agent: AgentContext;
   approvals: ApprovalsView;
   activity: ActivityLog;
@@ -220,6 +223,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const editTracker = new EditTracker(wb, docs);
   late.editTracker = editTracker;
   const statusBar = new MarginaliaStatusBar(controller);
+  const undo = new UndoCommands(wb, docs, () => editTracker.flush(), statusBar);
+  context.subscriptions.push(undo);
   const approvals = new ApprovalsView(wb, agent);
   const history = new HistoryView(wb);
   const activity = new ActivityLog();
@@ -340,6 +345,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         'marginalia.history.showChanges': (s?: SnapshotItem) => (s ? history.showChanges(s) : undefined),
         'marginalia.history.restore': (s?: SnapshotItem) => (s ? history.restore(s) : undefined),
         ...registerAgentCommands({ wb, agent, approvals, tokens, controller, extensionPath: context.extensionPath }),
+        ...undo.commands(),
       },
       (id, e) => {
         logger.error(`${id} failed`, e);
@@ -359,6 +365,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     editTracker,
     documents: docs,
     statusBar,
+    undo,
     agent,
     approvals,
     activity,

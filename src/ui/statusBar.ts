@@ -38,6 +38,31 @@ export class MarginaliaStatusBar implements vscode.Disposable {
     return this.item.text;
   }
 
+  private noticeItem: vscode.StatusBarItem | undefined;
+  private noticeTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * Shows a short message beside the project (e.g. "Undid: coded 'Food security' in interview-04") for
+   * `ms` milliseconds (default 5000), replacing any message still shown.
+   */
+  showNotice(message: string, ms = 5000, icon = '$(discard)'): void {
+    this.noticeItem ??= vscode.window.createStatusBarItem('marginalia.notice', vscode.StatusBarAlignment.Left, 49);
+    this.noticeItem.name = 'Marginalia: last undo or redo';
+    this.noticeItem.text = `${icon} ${message}`;
+    this.noticeItem.tooltip = message;
+    this.noticeItem.show();
+    if (this.noticeTimer) clearTimeout(this.noticeTimer);
+    this.noticeTimer = setTimeout(() => {
+      this.noticeTimer = undefined;
+      this.noticeItem?.hide();
+    }, ms);
+  }
+
+  /** The message {@link showNotice} shows now, without its icon; undefined when none (for tests). */
+  get notice(): string | undefined {
+    return this.noticeTimer && this.noticeItem ? this.noticeItem.text.replace(/^\$\([a-z-]+\) /, '') : undefined;
+  }
+
   private render(): void {
     const project = this.controller.current();
     if (!project) {
@@ -58,6 +83,8 @@ export class MarginaliaStatusBar implements vscode.Disposable {
 
   dispose(): void {
     clearInterval(this.timer);
+    if (this.noticeTimer) clearTimeout(this.noticeTimer);
+    this.noticeItem?.dispose();
     for (const s of this.subscriptions) s.dispose();
     this.item.dispose();
   }

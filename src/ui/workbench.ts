@@ -34,12 +34,18 @@ export class Workbench {
 
   /**
    * Calls a tool as the researcher. Returns its data, or undefined after showing the error (unless
-   * `quiet`). `onProgress` receives the progress of long work (imports).
+   * `quiet`, or `onFailure` is given: it receives the error code and message instead of the error dialog).
+   * `onProgress` receives the progress of long work (imports).
    */
-  async call<S extends z.ZodType, R>(tool: ToolDef<S, any, R>, args: z.input<S>, opts: { quiet?: boolean; onProgress?: InvokeOptions['onProgress'] } = {}): Promise<R | undefined> {
+  async call<S extends z.ZodType, R>(
+    tool: ToolDef<S, any, R>,
+    args: z.input<S>,
+    opts: { quiet?: boolean; onProgress?: InvokeOptions['onProgress']; onFailure?: (code: string, message: string) => void } = {},
+  ): Promise<R | undefined> {
     const outcome: InvokeOutcome = await this.pipeline.invoke(tool.name, args, this.caller(), { onProgress: opts.onProgress });
     if (outcome.envelope.success) return outcome.envelope.data as R;
-    if (!opts.quiet) void vscode.window.showErrorMessage(`${tool.title}: ${outcome.envelope.error}`);
+    if (opts.onFailure) opts.onFailure(String(outcome.envelope.error_code), String(outcome.envelope.error));
+    else if (!opts.quiet) void vscode.window.showErrorMessage(`${tool.title}: ${outcome.envelope.error}`);
     this.logger.warn(`${tool.name} failed: ${outcome.envelope.error_code} ${outcome.envelope.error}`);
     return undefined;
   }

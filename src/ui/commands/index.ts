@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
+import { countOf } from '../../core/plural';
 import type { Segment } from '../../domain/model';
 import { CODE_PALETTE } from '../../domain/codeColours';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
@@ -227,9 +228,13 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       const target = await pickCode(d, `Merge "${c.code.name}" into…`, c.code.code_id);
       if (target === undefined) return undefined;
       const targetName = d.codesTree.allCodes.find((x) => x.code_id === target)?.name ?? String(target);
+      // merges are not undoable (src/domain/undoRedo.ts): Marginalia: Undo stops at them
       const ok = await vscode.window.showWarningMessage(
-        `Merge "${c.code.name}" into "${targetName}"? Its ${c.code.segment_count} segment(s) move to "${targetName}" and "${c.code.name}" is deleted. This cannot be undone.`,
-        { modal: true },
+        `Merge "${c.code.name}" into "${targetName}"?`,
+        {
+          modal: true,
+          detail: `Its ${countOf(c.code.segment_count, 'coding')} move to "${targetName}" and "${c.code.name}" is deleted. This cannot be undone: Marginalia: Undo stops at a merge and does not go back past it.`,
+        },
         'Merge',
       );
       if (ok !== 'Merge') return undefined;
@@ -239,7 +244,17 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       const c = codeOf(node);
       if (!c) return undefined;
       const n = c.code.segment_count + c.code.av_segment_count;
-      const ok = await vscode.window.showWarningMessage(`Delete the code "${c.code.name}"${n ? ` and its ${n} coded segment(s)` : ''}? This cannot be undone.`, { modal: true }, 'Delete');
+      // deleting an unused code is undoable; with its codings it is not (src/domain/undoRedo.ts)
+      const ok = await vscode.window.showWarningMessage(
+        `Delete the code "${c.code.name}"${n ? ` and its ${countOf(n, 'coding')}` : ''}?`,
+        {
+          modal: true,
+          detail: n
+            ? `The ${countOf(n, 'passage')} coded with it lose this coding. This cannot be undone: Marginalia: Undo stops here and does not go back past it.`
+            : 'It is not used anywhere. You can undo this with Marginalia: Undo (Ctrl+Z in a source editor).',
+        },
+        'Delete',
+      );
       if (ok !== 'Delete') return undefined;
       return wb.call(deleteCodeTool, { code_id: c.code.code_id, delete_segments: true });
     },

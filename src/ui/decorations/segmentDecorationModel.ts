@@ -71,6 +71,25 @@ export class LineIndex {
       }
     }
   }
+  /** Number of lines (a text ending in a line break has an empty last line). */
+  get lineCount(): number {
+    return this.starts.length;
+  }
+
+  /** UTF-16 offset where line `line` (0-based, clamped) starts. */
+  lineStart(line: number): number {
+    return this.starts[Math.min(Math.max(line, 0), this.starts.length - 1)] as number;
+  }
+
+  /** UTF-16 offset where the text of line `line` (0-based, clamped) ends, before its line break. */
+  lineEnd(line: number): number {
+    const l = Math.min(Math.max(line, 0), this.starts.length - 1);
+    if (l === this.starts.length - 1) return this.text.length;
+    const next = this.starts[l + 1] as number;
+    return this.text.charCodeAt(next - 1) === 10 && this.text.charCodeAt(next - 2) === 13 ? next - 2 : next - 1;
+  }
+
+  /** Line and character (UTF-16) of a UTF-16 offset, clamped to the text. */
   positionAt(offset: number): { line: number; character: number } {
     const o = Math.min(Math.max(offset, 0), this.text.length);
     let lo = 0;

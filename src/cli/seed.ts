@@ -3,9 +3,11 @@ import * as path from 'node:path';
 import { parse } from 'yaml';
 import type { Caller, ToolPipeline } from '../agent/pipeline';
 import { utf16ToCp } from '../core/text';
+import { addSourceToCaseTool, createCaseTool, setCaseAttributeTool } from '../tools/caseTools';
 import { createCategoryTool } from '../tools/codeTools';
 import { batchApplyCodes, createCodeTool } from '../tools/coreTools';
 import { getProjectContext } from '../tools/projectTools';
+import { setSourceAttributeTool } from '../tools/sourceAttributeTools';
 import { importFileSource } from '../tools/sourceTools';
 
 /** The caller the seeding runs as: the researcher's own (local) session. */
@@ -25,6 +27,22 @@ interface CodingSpec {
   code: string;
   quote: string;
 }
+/** An attribute value as YAML gives it: a `YYYY-MM-DD` date arrives as a Date (YAML 1.1 timestamps) or a string. */
+type AttributeSpec = string | number | boolean | Date;
+interface CasesSpec {
+  cases?: { name: string; memo?: string; sources?: string[]; attributes?: Record<string, AttributeSpec> }[];
+  /** transcript file name -> document attributes */
+  document_attributes?: Record<string, Record<string, AttributeSpec>>;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A seeded attribute as set_case_attribute / set_source_attribute take it: dates as `YYYY-MM-DD` with type date. */
+function attributeArgs(value: AttributeSpec): { value: string | number | boolean; type?: 'date' } {
+  if (value instanceof Date) return { value: value.toISOString().slice(0, 10), type: 'date' };
+  if (typeof value === 'string' && ISO_DATE.test(value)) return { value, type: 'date' };
+  return { value };
+}
 
 async function call(pipeline: ToolPipeline, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const out = await pipeline.invoke(tool, args, SEEDER);
@@ -36,7 +54,8 @@ async function call(pipeline: ToolPipeline, tool: string, args: Record<string, u
  * Fills an empty project from a sample study folder through the tool pipeline (so it journals and emits
  * events like any call): `codebook.yaml` (nested categories, codes), `transcripts/*.txt` (imported with
  * import_file_source), `codings.yaml` (each quote found verbatim in its transcript and coded with
- * batch_apply_codes; positions converted to code points). Returns what it created, or null when the
+ * batch_apply_codes; positions converted to code points), `cases.yaml` (cases with their sources, memo and typed
+ * attributes, and document attributes per transcript; a `YYYY-MM-DD` value is a date). Returns what it created, or null when the
  * project already had sources or codes. Throws when a file is malformed or a quote is missing.
  */
 export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<{ sources: number; codes: number; segments: number } | null> {
@@ -74,5 +93,21 @@ export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<
     return { code_id: codeId, source_id: src.id, start_position: start, end_position: start + [...c.quote].length };
   });
   if (operations.length > 0) await call(pipeline, batchApplyCodes.name, { operations });
+  const casesFile = path.join(dir, 'cases.yaml');
+  const cases = fs.existsSync(casesFile) ? ((parse(fs.readFileSync(casesFile, 'utf8')) as CasesSpec | null) ?? {}) : {};
+  const sourceOf = (file: string) => {
+    const src = sourceIds.get(file);
+    if (!src) throw new Error(`seeding: cases.yaml names unknown source "${file}"`);
+    return src.id;
+  };
+  for (const c of cases.cases ?? []) {
+    const created = await call(pipeline, createCaseTool.name, { name: c.name, memo: c.memo });
+    const caseId = created.case_id as number;
+    for (const file of c.sources ?? []) await call(pipeline, addSourceToCaseTool.name, { case_id: caseId, source_id: sourceOf(file) });
+    for (const [name, value] of Object.entries(c.attributes ?? {})) await call(pipeline, setCaseAttributeTool.name, { case_id: caseId, attribute_name: name, ...attributeArgs(value) });
+  }
+  for (const [file, attributes] of Object.entries(cases.document_attributes ?? {})) {
+    for (const [name, value] of Object.entries(attributes)) await call(pipeline, setSourceAttributeTool.name, { source_id: sourceOf(file), attribute_name: name, ...attributeArgs(value) });
+  }
   return { sources: sourceIds.size, codes: codeIds.size, segments: operations.length };
 }

@@ -132,7 +132,7 @@ describe('MCP Inspector CLI against marginalia', function () {
         assert.ok(waiting.some((a) => a.request_id === pending.structuredContent.request_id), 'the researcher sees the request');
         const briefing = resultOf(await inspector(http(['--protocol-era', era, '--method', 'resources/read', '--uri', 'qda://project/briefing']), dir));
         const b = JSON.parse(briefing.contents[0].text);
-        assert.deepEqual(b.coding_progress, { total_sources: 4, coded_sources: 4, total_codes: 17, total_segments: 16 });
+        assert.deepEqual(b.coding_progress, { total_sources: 4, coded_sources: 4, total_codes: 17, total_segments: 19 });
         const prompt = resultOf(await inspector(http(['--protocol-era', era, '--method', 'prompts/get', '--prompt-name', 'summarize_code', '--prompt-args', 'code_id=1']), dir));
         assert.match(prompt.messages[0].content.text, /Summarise the code/);
       });

@@ -1,3 +1,4 @@
+import { closest } from 'fastest-levenshtein';
 import type { AnyTool, TrustCategory } from '../tools/defineTool';
 import { TRUST_LEVELS, type AgentContextConfig, type TrustLevel } from './config';
 
@@ -82,10 +83,20 @@ export class TrustPolicy {
   /**
    * Why an override of `pattern` to `level` is not allowed, or undefined when it is: the level must be
    * the default or one of the allowed overrides of the category of EVERY tool the pattern matches, and
-   * locked tools may not go below their lock.
+   * locked tools may not go below their lock. A pattern that matches no tool is refused too (a misspelt
+   * `aply_code: suggest` would otherwise leave the agent coding unsupervised), naming the nearest tool name
+   * by Levenshtein distance (fastest-levenshtein).
    */
   static checkOverride(tools: readonly AnyTool[], pattern: string, level: TrustLevel, defaultLevel: TrustLevel = 'suggest'): string | undefined {
     const matched = tools.filter((t) => matchesPattern(pattern, t.name));
+    if (matched.length === 0) {
+      const names = tools.map((t) => t.name);
+      if (names.length === 0) return 'names no tool';
+      if (!pattern.includes('*')) return `names no tool (did you mean ${closest(pattern, names)}?)`;
+      // a glob: the nearest of the tools' name prefixes (`search_*`, `list_*`, ...) to its literal start
+      const prefixes = [...new Set(names.map((n) => n.slice(0, n.indexOf('_') + 1)).filter(Boolean))];
+      return `matches no tool (did you mean ${closest(pattern.slice(0, pattern.indexOf('*')), prefixes)}*?)`;
+    }
     for (const t of matched) {
       const lock = LOCKED_TOOLS[t.name];
       if (lock && strength(level) < strength(lock)) return `${t.name} is locked at ${lock} or stricter (spec: its level is locked)`;

@@ -61,6 +61,16 @@ describe('trust layer', () => {
     );
   });
 
+  it('refuses an override that names no tool, naming the key and the nearest tool name (a misspelt key must not leave an agent unsupervised)', () => {
+    assert.equal(check('aply_code', 'suggest'), 'names no tool (did you mean apply_code?)');
+    assert.equal(check('serch_*', 'auto'), 'matches no tool (did you mean search_*?)');
+    assert.throws(
+      () => agentConfig('agent_context:\n  trust:\n    overrides:\n      aply_code: suggest\n'),
+      (e: Error & { code?: string }) => e.code === 'INVALID_CONFIG' && /agent_context\.trust\.overrides\.aply_code: names no tool \(did you mean apply_code\?\)/.test(e.message),
+    );
+    assert.equal(check('search_*', 'auto'), undefined, 'a glob that matches tools is fine');
+  });
+
   it("raises a tool to the session's own floor, never lowers it", () => {
     const p = policy(agentConfig(''));
     assert.equal(p.decide(tool('list_codes'), 'suggest').level, 'suggest');

@@ -233,6 +233,8 @@ export class UndoCommands implements vscode.Disposable {
     if (before === undefined || !repo) return;
     const after = e.document.getText();
     this.texts.set(key, after);
+    // a read-only `qda:` document changes only when its stored text does: nothing of the editor's own to undo
+    if (e.document.uri.scheme !== 'file') return;
     const clock = repo.lastEventSeq();
     if (e.reason === vscode.TextDocumentChangeReason.Undo) this.frames.undone(key, after, clock);
     else if (e.reason === vscode.TextDocumentChangeReason.Redo) this.frames.redone(key, after);

@@ -154,9 +154,20 @@ export function layoutCodings(text: string, segments: readonly SegmentMark[], co
   return { segments: placed, lineCount: lines.lineCount };
 }
 
+/** {@link labelTextColour}, remembered per colour (a window of lines has thousands of labels in a few dozen colours). */
+const textColours = new Map<string, '#000000' | '#FFFFFF'>();
+function textColourOf(color: string): '#000000' | '#FFFFFF' {
+  let c = textColours.get(color);
+  if (!c) {
+    if (textColours.size > 10_000) textColours.clear();
+    textColours.set(color, (c = labelTextColour(color)));
+  }
+  return c;
+}
+
 /**
  * The labels and stripes of the coded lines from `fromLine` to `toLine` (inclusive, 0-based), ascending.
- * A code with several segments on a line gets one label (at its leftmost column). Lines `isBlank` says
+ * A code with several segments on a line gets one label (at its leftmost column; ties by name, code unit order). Lines `isBlank` says
  * are blank get stripes but no labels. One pass over the layout's segments.
  */
 export function marksForLines(layout: CodingLayout, fromLine: number, toLine: number, isBlank: (line: number) => boolean = () => false): LineMarks[] {
@@ -179,14 +190,14 @@ export function marksForLines(layout: CodingLayout, fromLine: number, toLine: nu
       stripes[p.column] = p.code.color;
     }
     const rank = (p: PlacedSegment): number => (p.column < 0 ? STRIPE_COLUMNS : p.column);
-    const sorted = [...here].sort((x, y) => rank(x) - rank(y) || x.code.name.localeCompare(y.code.name));
+    const sorted = here.length > 1 ? [...here].sort((x, y) => rank(x) - rank(y) || (x.code.name < y.code.name ? -1 : x.code.name > y.code.name ? 1 : 0)) : here;
     const seen = new Set<number>();
     const labels: LineLabel[] = [];
     if (!isBlank(line)) {
       for (const p of sorted) {
         if (seen.has(p.code.code_id)) continue;
         seen.add(p.code.code_id);
-        labels.push({ code_id: p.code.code_id, name: p.code.name, color: p.code.color, textColor: labelTextColour(p.code.color) });
+        labels.push({ code_id: p.code.code_id, name: p.code.name, color: p.code.color, textColor: textColourOf(p.code.color) });
       }
     }
     out.push({ line, labels, stripes });

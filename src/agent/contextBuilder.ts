@@ -22,6 +22,23 @@ export interface ProjectInfo {
 }
 
 /**
+ * The research frame the briefing reports, field by field: the value stored in the project (`stored`, saved
+ * with update_project_briefing) wins; a field never saved there comes from `fallback` (`.marginalia/project.yaml`
+ * beside the project); absent or mistyped fields are empty. Pure.
+ */
+export function researchFrame(stored: Partial<ProjectInfo> | undefined, fallback: Partial<ProjectInfo> | undefined): ProjectInfo {
+  const i = fallback ?? {};
+  const description = typeof stored?.description === 'string' ? stored.description : i.description;
+  const questions = Array.isArray(stored?.research_questions) ? stored.research_questions : i.research_questions;
+  const methodology = typeof stored?.methodology === 'string' ? stored.methodology : i.methodology;
+  return {
+    description: typeof description === 'string' ? description : '',
+    research_questions: Array.isArray(questions) ? questions.filter((q): q is string => typeof q === 'string') : [],
+    methodology: typeof methodology === 'string' ? methodology : '',
+  };
+}
+
+/**
  * The project briefing of the agent-context spec (section 2, "Project briefing (app://project/briefing)"),
  * served as `qda://project/briefing`. `total_segments` counts text and AV codings; a source is coded
  * when it has at least one of either.
@@ -145,16 +162,7 @@ export class ContextBuilder implements Disposable {
    * (`.marginalia/project.yaml` beside the project, the fallback and import for existing projects).
    */
   projectInfo(): ProjectInfo {
-    const i = this.opts.info?.() ?? {};
-    const stored = this.opts.project()?.repo.projectBriefing();
-    const description = typeof stored?.description === 'string' ? stored.description : i.description;
-    const questions = Array.isArray(stored?.research_questions) ? stored.research_questions : i.research_questions;
-    const methodology = typeof stored?.methodology === 'string' ? stored.methodology : i.methodology;
-    return {
-      description: typeof description === 'string' ? description : '',
-      research_questions: Array.isArray(questions) ? questions.filter((q): q is string => typeof q === 'string') : [],
-      methodology: typeof methodology === 'string' ? methodology : '',
-    };
+    return researchFrame(this.opts.project()?.repo.projectBriefing(), this.opts.info?.());
   }
 
   private project(): OpenProject {

@@ -37,7 +37,8 @@ import { CodebookDiagnostics } from './ui/diagnostics/codebookDiagnostics';
 import { MarginaliaStatusBar } from './ui/statusBar';
 import { UndoCommands } from './ui/undo/undoCommands';
 import { CasesTreeProvider } from './ui/trees/casesTreeProvider';
-import { CodedSegmentsTreeProvider } from './ui/trees/codedSegmentsTreeProvider';
+import { retrievalCommands } from './ui/retrieval/retrievalCommands';
+import { RetrievalView } from './ui/retrieval/retrievalView';
 import { CodesTreeProvider } from './ui/trees/codesTreeProvider';
 import { ColorIcons } from './ui/trees/colorIcons';
 import { SourcesTreeProvider } from './ui/trees/sourcesTreeProvider';
@@ -51,7 +52,8 @@ export interface MarginaliaApi {
   codesTree: CodesTreeProvider;
   sourcesTree: SourcesTreeProvider;
   casesTree: CasesTreeProvider;
-  segmentsTree: CodedSegmentsTreeProvider;
+  /** the Retrieval view (marginalia.retrieval; replaced Coded Segments): codes combined, filtered, whole passages, export */
+  retrieval: RetrievalView;
   decorations: CodedSegmentDecorations;
   editTracker: EditTracker;
   documents: SourceDocuments;
@@ -218,7 +220,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const codesTree = new CodesTreeProvider(wb, new ColorIcons(context.globalStorageUri));
   const sourcesTree = new SourcesTreeProvider(wb);
   const casesTree = new CasesTreeProvider(wb);
-  const segmentsTree = new CodedSegmentsTreeProvider(wb);
+  const retrieval = new RetrievalView(context.extensionUri, wb, docs);
   const decorations = new CodedSegmentDecorations(wb, docs);
   const editTracker = new EditTracker(wb, docs);
   late.editTracker = editTracker;
@@ -232,7 +234,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const reports = new ReportsPanel(context.extensionUri, wb, docs, decorations);
   const codebookHealth = new CodebookDiagnostics(wb, docs);
   context.subscriptions.push(reports, codebookHealth);
-  context.subscriptions.push(history, approvals, activity, activityView, docs, codesTree, sourcesTree, casesTree, segmentsTree, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
+  context.subscriptions.push(history, approvals, activity, activityView, docs, codesTree, sourcesTree, casesTree, retrieval, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
 
   // the history view follows the automatic snapshots, which land shortly after changes (debounced)
   let historyTimer: NodeJS.Timeout | undefined;
@@ -281,8 +283,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     }
     if (codes) {
       codesTree.refresh();
-      segmentsTree.refresh();
     }
+    if (codes || sourceList || events.some((e) => e.event_type.startsWith('case.'))) void retrieval.refresh();
     if (codes || sourceList) sourcesTree.refresh();
     if (events.some((e) => e.event_type.startsWith('case.') || e.event_type === 'source.deleted')) casesTree.refresh();
     for (const s of sources) decorations.refreshSource(s);
@@ -292,7 +294,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       codesTree.refresh();
       sourcesTree.refresh();
       casesTree.refresh();
-      segmentsTree.refresh();
+      void retrieval.refresh();
       decorations.refreshAll();
     }
     if (events.length > 0) historyRefresh();
@@ -327,7 +329,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       casesTree.refresh();
       approvals.refresh();
       void history.refresh();
-      segmentsTree.show(undefined);
+      void retrieval.show(undefined);
       decorations.refreshAll();
       void editTracker.trackOpenDocuments();
     }),
@@ -335,7 +337,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     registerMcpProvider({ controller, tokens, enabled: settings.provideMcpServer, version: VERSION }),
     registerCommands(
       {
-        ...commandTable({ wb, docs, codesTree, sourcesTree, segmentsTree, decorations, flushEdits: () => editTracker.flush(), state: context.workspaceState, showLog: () => logger.channel.show() }),
+        ...commandTable({ wb, docs, codesTree, sourcesTree, retrieval, decorations, flushEdits: () => editTracker.flush(), state: context.workspaceState, showLog: () => logger.channel.show() }),
         'marginalia.project.new': (file?: string) => newProject(controller, file),
         'marginalia.project.open': (file?: string) => openProject(controller, file),
         'marginalia.project.close': () => controller.close(),
@@ -344,6 +346,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         'marginalia.history.refresh': () => history.refresh(),
         'marginalia.history.showChanges': (s?: SnapshotItem) => (s ? history.showChanges(s) : undefined),
         'marginalia.history.restore': (s?: SnapshotItem) => (s ? history.restore(s) : undefined),
+        ...retrievalCommands({ wb, docs, retrieval }),
         ...registerAgentCommands({ wb, agent, approvals, tokens, controller, extensionPath: context.extensionPath }),
         ...undo.commands(),
       },
@@ -360,7 +363,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     codesTree,
     sourcesTree,
     casesTree,
-    segmentsTree,
+    retrieval,
     decorations,
     editTracker,
     documents: docs,

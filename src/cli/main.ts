@@ -39,6 +39,9 @@ Usage:
 ${MCP_USAGE}
 ${CLI_USAGE}
 ${CERTS_USAGE}
+  marginalia token [--reviewer]
+      Print this install's agent token, or with --reviewer the researcher's reviewer token (serve never
+      prints it): REVIEWER=$(marginalia token --reviewer).
   marginalia --version
   marginalia --help
 `;
@@ -198,7 +201,7 @@ async function serve(argv: string[]): Promise<void> {
   process.stdout.write(
     `Marginalia is serving "${project.name}" at ${base} (${pipeline.listTools().length} tools). Ctrl+C stops it.\n\n` +
       `Agent token:    ${tokens.agent}\n` +
-      `Reviewer token: ${tokens.reviewer}  (the researcher's: approves what agents propose; do not give it to agents)\n` +
+      `Reviewer token: not shown (the researcher's: approves what agents propose; do not give it to agents). \`marginalia token --reviewer\` prints it.\n` +
       `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n\n` +
       `Try (as an agent):\n` +
       `  curl -s ${base}/tools ${auth}\n` +
@@ -207,12 +210,24 @@ async function serve(argv: string[]): Promise<void> {
       `  curl -s -X POST ${base}/tools/read_source_content ${auth} ${json} -d '{"arguments":{"source_id":1,"max_length":400}}'\n` +
       `  curl -s -X POST ${base}/tools/create_code ${auth} ${json} -d '{"arguments":{"name":"Hope","color":"#59A14F"}}'   # waits for approval (202)\n` +
       `Then, as the researcher:\n` +
-      `  curl -s ${base}/approvals?status=pending -H 'Authorization: Bearer ${tokens.reviewer}'\n` +
-      `  curl -s -X POST ${base}/approvals/REQUEST_ID/approve -H 'Authorization: Bearer ${tokens.reviewer}' ${json} -d '{}'\n`,
+      `  REVIEWER=$(npx marginalia token --reviewer)\n` +
+      `  curl -s ${base}/approvals?status=pending -H "Authorization: Bearer $REVIEWER"\n` +
+      `  curl -s -X POST ${base}/approvals/REQUEST_ID/approve -H "Authorization: Bearer $REVIEWER" ${json} -d '{}'\n`,
   );
 }
 
 class UsageError extends Error {}
+
+/**
+ * `marginalia token [--reviewer]`: prints this install's agent token, or with --reviewer the researcher's
+ * reviewer token (never printed by `serve`), followed by a newline, for `$(marginalia token --reviewer)`.
+ * Tokens come from MARGINALIA_TOKEN / MARGINALIA_REVIEWER_TOKEN or <MARGINALIA_HOME>/credentials.json.
+ */
+function printToken(argv: string[]): void {
+  const { values } = parseArgs({ args: argv, options: { reviewer: { type: 'boolean', default: false } }, strict: true });
+  const tokens = loadTokens();
+  process.stdout.write(`${values.reviewer ? tokens.reviewer : tokens.agent}\n`);
+}
 
 /** Entry point of the `marginalia` command. */
 export async function main(argv: string[]): Promise<void> {
@@ -230,6 +245,7 @@ export async function main(argv: string[]): Promise<void> {
     if (command === 'mcp') return await runMcp(rest, VERSION);
     if (command === 'cli') return await runCli(rest, VERSION);
     if (command === 'certs') return runCerts(rest);
+    if (command === 'token') return printToken(rest);
     throw new UsageError(`unknown command "${command}"`);
   } catch (e) {
     if (e instanceof UsageError || e instanceof McpUsageError || isToolError(e) || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {

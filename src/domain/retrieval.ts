@@ -360,3 +360,35 @@ export function locator(text: string): (pos: number) => { speaker: string | null
     return { speaker: t >= 0 ? labels[t]!.speaker : null, paragraph: Math.max(1, p + 1) };
   };
 }
+
+/** Words for how `combine` joins code names: "Water OR Trust", "Water AND Trust (same source)", "Water overlapping Trust". */
+export const COMBINATION_WORDS: Readonly<Record<RetrievalCombination, { join: string; label: string }>> = {
+  or: { join: ' OR ', label: 'any of the codes (OR)' },
+  and: { join: ' AND ', label: 'all of the codes in the same source (AND)' },
+  overlap: { join: ' overlapping ', label: 'codes overlapping each other' },
+};
+
+/**
+ * A retrieval in words, for titles and exports: `title` joins the code names ("Water AND Trust"), `filters`
+ * names each filter by what the researcher knows (source, folder and case names, `Site = Lagos`, coder), in
+ * the order of {@link RetrievalFilters}. Unknown ids are named by their id (the query itself reports them).
+ */
+export function describeRetrieval(repo: ProjectRepository, query: RetrievalQuery): { title: string; filters: string[] } {
+  const combine = query.combine ?? 'or';
+  const names = [...new Set(query.code_ids)].map((id) => repo.getCode(id)?.name ?? `code ${id}`);
+  const f = query.filters ?? {};
+  const out: string[] = [];
+  const value = (v: AttributeValue) => (typeof v === 'string' ? v : String(v));
+  if (f.source_ids?.length) out.push(`${f.source_ids.length === 1 ? 'source' : 'sources'}: ${f.source_ids.map((id) => repo.getSource(id)?.name ?? `source ${id}`).join(', ')}`);
+  if (f.folder_id !== undefined) out.push(`folder: ${repo.getFolder(f.folder_id)?.name ?? `folder ${f.folder_id}`} (with its sub-folders)`);
+  if (f.case_ids?.length) out.push(`${f.case_ids.length === 1 ? 'case' : 'cases'}: ${f.case_ids.map((id) => repo.getCase(id)?.name ?? `case ${id}`).join(', ')}`);
+  for (const [n, v] of Object.entries(f.source_attributes ?? {})) out.push(`document attribute ${n} = ${value(v)}`);
+  for (const [n, v] of Object.entries(f.case_attributes ?? {})) out.push(`case attribute ${n} = ${value(v)}`);
+  if (f.coder?.trim()) out.push(`coder: ${f.coder.trim()}`);
+  return { title: names.join(COMBINATION_WORDS[combine].join), filters: out };
+}
+
+/** Where a passage is, in words: its speaker, else its paragraph ("ROSA", "¶ 3"). */
+export function passagePlace(p: Pick<RetrievedPassage, 'speaker' | 'paragraph'>): string {
+  return p.speaker ?? `¶ ${p.paragraph}`;
+}

@@ -13,7 +13,7 @@ import { importFileSource, removeSource } from '../../tools/sourceTools';
 import { eraseSourceTool } from '../../tools/erasureTools';
 import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
 import type { SourceDocuments } from '../documents/sourceDocuments';
-import type { CodedSegmentsTreeProvider } from '../trees/codedSegmentsTreeProvider';
+import type { RetrievalView } from '../retrieval/retrievalView';
 import type { CodesNode, CodesTreeProvider } from '../trees/codesTreeProvider';
 import type { SourcesNode, SourcesTreeProvider } from '../trees/sourcesTreeProvider';
 import type { Workbench } from '../workbench';
@@ -26,7 +26,7 @@ export interface CommandDeps {
   docs: SourceDocuments;
   codesTree: CodesTreeProvider;
   sourcesTree: SourcesTreeProvider;
-  segmentsTree: CodedSegmentsTreeProvider;
+  retrieval: RetrievalView;
   decorations: CodedSegmentDecorations;
   /** stores typed edits before a command reads positions */
   flushEdits: () => Promise<void>;
@@ -260,8 +260,7 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
     },
     'marginalia.codes.showSegments': async (node?: CodesNode) => {
       const c = codeOf(node);
-      d.segmentsTree.show(c?.code.code_id, c?.code.name);
-      return undefined;
+      return d.retrieval.show(c?.code.code_id);
     },
     'marginalia.codes.refresh': () => d.codesTree.refresh(),
     'marginalia.sources.import': async (files?: vscode.Uri[]) => {

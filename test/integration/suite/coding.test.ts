@@ -70,7 +70,7 @@ describe('Marginalia in VS Code', function () {
     assert.ok(commands.length >= 20);
     assert.deepEqual(commands.filter((c) => !all.has(c)), []);
     const views: string[] = pkg.contributes.views.marginalia.map((v: { id: string }) => v.id);
-    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codedSegments', 'marginalia.codes', 'marginalia.history', 'marginalia.sources']);
+    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codes', 'marginalia.history', 'marginalia.retrieval', 'marginalia.sources']);
     // VS Code creates a focus command for every registered view
     assert.deepEqual(views.filter((v) => !all.has(`${v}.focus`)), []);
     // the Agent Activity webview resolves when shown

@@ -4,7 +4,8 @@
  * notifications ("mcp-client asks to " + description). It names codes, categories, sources, cases and folders
  * by their names, quotes a short excerpt of a passage, and says what a destructive request would do with
  * counts read from the project as it is when the request is made ("merge 'Tension' (12 passages) into
- * 'Conflict'", "delete 'Belonging' and its 4 passages"). Ids appear only for things that do not exist
+ * 'Conflict'", "delete 'Belonging' and its 4 passages"; for a held call the counts come from its dry run, the
+ * same pipeline run rolled back). Ids appear only for things that do not exist
  * ("code 999 (not found)").
  *
  * One table of describers by tool name; every other tool gets the generic form: its title in lower case and
@@ -28,7 +29,22 @@ export const MAX_EXCERPT = 80;
 const MAX_NAME = 60;
 
 type Args = Record<string, unknown>;
-type Describer = (repo: ProjectRepository, a: Args) => string;
+type Describer = (repo: ProjectRepository, a: Args, outcome?: RequestOutcome) => string;
+
+/**
+ * What the dry run of a held call found (the pipeline's DryRunOutcome): the data it would return and the
+ * events it would raise, in order. Destructive requests are described from it ("merge 'A' (12 passages) into
+ * 'B'" counts what the merge would really move).
+ */
+export interface RequestOutcome {
+  data: unknown;
+  events: readonly { event_type: string; payload: Record<string, unknown> }[];
+}
+
+/** The payload of the first event of `type` in `outcome`, or undefined. */
+function eventOf(outcome: RequestOutcome | undefined, type: string): Record<string, unknown> | undefined {
+  return outcome?.events.find((e) => e.event_type === type)?.payload;
+}
 
 /** `text` shortened to at most `max` code points (white space runs made one space), with "…" when cut. */
 export function shorten(text: string, max: number): string {
@@ -165,20 +181,44 @@ function memoChange(memo: unknown): string {
 
 /** The describers of tools whose generic form would not say enough (destructive ones say what they remove). */
 const DESCRIBERS: Readonly<Record<string, Describer>> = {
-  merge_codes: (repo, a) => {
+  merge_codes: (repo, a, outcome) => {
+    const merged = eventOf(outcome, 'coding.codes_merged');
+    const moved = num(merged?.segments_moved);
+    if (merged && moved !== undefined) {
+      const name = str(merged.source_code_name);
+      const dropped = num((outcome?.data as Args | null | undefined)?.duplicates_removed) ?? 0;
+      const into = codeName(repo, a.target_code_id);
+      const dupes = dropped > 0 ? `; ${plural(dropped, 'passage')} already coded with ${into} ${dropped === 1 ? 'is' : 'are'} dropped` : '';
+      return `merge ${name === undefined ? codeName(repo, a.source_code_id) : quoted(name)} (${plural(moved, 'passage')}) into ${into}${dupes}`;
+    }
     const from = codePassages(repo, a.source_code_id);
     const into = codePassages(repo, a.target_code_id);
     const count = from.passages === undefined ? '' : ` (${plural(from.passages, 'passage')})`;
     return `merge ${from.text}${count} into ${into.text}`;
   },
-  delete_code: (repo, a) => {
+  delete_code: (repo, a, outcome) => {
+    const deleted = eventOf(outcome, 'coding.code_deleted');
+    const removed = num(deleted?.segment_count);
+    if (deleted && removed !== undefined) {
+      const name = quoted(str(deleted.name) ?? '');
+      return removed === 0 ? `delete ${name} (no passages are coded with it)` : `delete ${name} and its ${plural(removed, 'passage')}`;
+    }
     const c = codePassages(repo, a.code_id);
     if (c.passages === undefined) return `delete ${c.text}`;
     if (c.passages === 0) return `delete ${c.text} (no passages are coded with it)`;
     if (a.delete_segments === true) return `delete ${c.text} and its ${plural(c.passages, 'passage')}`;
     return `delete ${c.text}, which codes ${plural(c.passages, 'passage')} (refused without delete_segments: true)`;
   },
-  delete_category: (repo, a) => {
+  delete_category: (repo, a, outcome) => {
+    const deleted = eventOf(outcome, 'coding.category_deleted');
+    if (deleted && Array.isArray(deleted.code_ids) && Array.isArray(deleted.sub_category_ids)) {
+      const name = quoted(str(deleted.name) ?? '');
+      const [codes, subs] = [deleted.code_ids.length, deleted.sub_category_ids.length];
+      const what = [codes > 0 ? plural(codes, 'code') : '', subs > 0 ? plural(subs, 'sub-category', 'sub-categories') : ''].filter(Boolean).join(' and ');
+      if (!what) return `delete the empty category ${name}`;
+      const to = deleted.moved_to == null ? 'the top level' : categoryName(repo, deleted.moved_to);
+      return `delete category ${name} and move its ${what} to ${to}`;
+    }
     const cat = num(a.category_id) === undefined ? undefined : repo.getCategory(a.category_id as number);
     if (!cat) return `delete ${missing('category', a.category_id)}`;
     const codes = repo.listCodeLabels().filter((c) => c.category_id === cat.category_id).length;
@@ -305,14 +345,15 @@ function generic(repo: ProjectRepository | undefined, tool: DescribedTool, a: Ar
 /**
  * The words of a request for the researcher: what the call would do, naming things by their names, as the
  * project `repo` is now (undefined when no project is open: the generic form without names). `args` is the
- * call's validated arguments object. Never throws: a lookup that fails gives the generic form, and that
+ * call's validated arguments object; `outcome`, when the pipeline dry-ran the call, what the run would do
+ * (merge_codes, delete_code and delete_category count from its events). Never throws: a lookup that fails gives the generic form, and that
  * failing the tool's title. Passage excerpts are at most {@link MAX_EXCERPT} code points.
  */
-export function describeRequest(repo: ProjectRepository | undefined, tool: DescribedTool, args: unknown): string {
+export function describeRequest(repo: ProjectRepository | undefined, tool: DescribedTool, args: unknown, outcome?: RequestOutcome): string {
   const a = (args !== null && typeof args === 'object' && !Array.isArray(args) ? args : {}) as Args;
   const own = DESCRIBERS[tool.name];
   try {
-    if (own && repo) return own(repo, a);
+    if (own && repo) return own(repo, a, outcome);
   } catch {
     // fall through to the generic form
   }

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { z } from 'zod';
 import type { Clock } from '../core/clock';
@@ -135,7 +136,30 @@ export interface PendingApproval {
   tool: string;
   trust_level: 'suggest' | 'require';
   expires_at: string;
+  /**
+   * How long to wait before asking get_approval_status, in milliseconds (`approvals.poll_after_ms`, default
+   * 2000; HTTP also sends it as `Retry-After` in whole seconds, at least 1). Polling one's own request at this pace never spends the rate
+   * budget; `wait_ms` (up to {@link MAX_APPROVAL_WAIT_MS}) makes one call wait for the decision instead.
+   */
+  poll_after_ms: number;
   message: string;
+}
+
+/** Longest `wait_ms` of get_approval_status (a long poll), in milliseconds. */
+export const MAX_APPROVAL_WAIT_MS = 30_000;
+
+/**
+ * What the dry run of a held call found ({@link ToolDef.dryRun} `full`): the data the call would return
+ * and the events it would raise, in order, against the project as it was when the call was held.
+ */
+export interface DryRunOutcome {
+  data: unknown;
+  events: DomainEvent[];
+}
+
+/** A tool's dry-run mode ({@link ToolDef.dryRun}): its own, else `validate` when it works outside the database (prepare, paths), else `full`. */
+export function dryRunMode(tool: AnyTool): 'full' | 'validate' | 'none' {
+  return tool.dryRun ?? (tool.prepare || tool.paths ? 'validate' : 'full');
 }
 
 /** One line for a progress report, e.g. `Reading file: 45% (94.1 of 209.7 MB)` or `Writing: 1000 of 2400 items`. */
@@ -204,6 +228,8 @@ export class ToolPipeline {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private listing: ToolListing[] | undefined;
+  /** request id -> resolvers of get_approval_status long polls waiting for its decision ({@link awaitDecision}) */
+  private readonly decisionWaiters = new Map<string, Set<() => void>>();
 
   constructor(private readonly opts: PipelineOptions) {
     this.tools = new Map(opts.tools.map((t) => [t.name, t]));
@@ -254,11 +280,13 @@ export class ToolPipeline {
       const session = this.resolveSession(caller);
       const tool = this.lookupTool(name, caller);
       const input = this.validateInput(tool, args);
-      this.checkRateLimit(caller, tool);
+      this.checkRateLimit(caller, tool, input);
       this.checkPaths(tool, input, this.pathPolicy(caller));
       level = this.checkTrust(caller, tool, session);
       if (level === 'suggest' || level === 'require') {
-        const pending = this.requestApproval(tool, input, caller, level);
+        // a held call is a real proposal: one that would fail answers now with its own error (issue 14 item 5)
+        const preview = this.dryRun(tool, input, caller);
+        const pending = this.requestApproval(tool, input, caller, level, preview);
         events = pending.events;
         requestId = pending.data.request_id;
         envelope = ok(pending.data);
@@ -322,10 +350,19 @@ export class ToolPipeline {
     throw new StageFailure('INVALID_ARGUMENTS', message, { issues });
   }
 
-  /** Stage 4: requests and mutations per minute per session (not for the researcher). Errors: RATE_LIMITED (denied). */
-  private checkRateLimit(caller: Caller, tool: AnyTool): void {
+  /**
+   * Stage 4: requests and mutations per minute per session (not for the researcher). An agent's
+   * get_approval_status of its own request at the advised pace (`approvals.poll_after_ms`) is free
+   * (RateLimiter.freePoll). Errors: RATE_LIMITED (denied).
+   */
+  private checkRateLimit(caller: Caller, tool: AnyTool, input: unknown): void {
     const agent = this.opts.agent;
     if (!agent || caller.researcher) return;
+    if (tool.name === 'get_approval_status') {
+      const id = (input as { request_id?: unknown } | null)?.request_id;
+      const own = typeof id === 'string' && this.opts.project()?.repo.getApproval(id)?.session_id === caller.session_id;
+      if (own && agent.limiter.freePoll(caller.session_id, id, agent.config().approvals.poll_after_ms)) return;
+    }
     try {
       agent.limiter.check(caller.session_id, tool.effect !== 'read');
     } catch (e) {
@@ -410,10 +447,72 @@ export class ToolPipeline {
   }
 
   /**
+   * Stage 5c: the dry run of a call about to be held ({@link dryRunMode}). `full`: the tool runs against the
+   * open project inside a transaction that is always rolled back (OpenProject.dryRun: nothing journaled, no
+   * event stored or published, no snapshot; caches keyed by the write generation are dropped), with a host
+   * that navigates nowhere; returns what it would return and raise. `validate`: the files its read paths name
+   * must exist. `none`, no project, or a host without dry runs: nothing checked (undefined).
+   * Errors: the tool's own (the call would fail now: it is not queued); TOOL_EXECUTION_ERROR for an
+   * unexpected failure of the tool.
+   */
+  private dryRun(tool: AnyTool, input: unknown, caller: Caller): DryRunOutcome | undefined {
+    const mode = dryRunMode(tool);
+    if (mode === 'none') return undefined;
+    const paths = this.pathPolicy(caller);
+    if (mode === 'validate') {
+      this.checkFilesExist(tool, input, paths);
+      return undefined;
+    }
+    const project = this.opts.project();
+    if (!project?.dryRun) return undefined;
+    const host = this.opts.host;
+    const quietHost: HostPort = {
+      mode: host.mode,
+      currentScreen: () => host.currentScreen(),
+      navigate: (t) => ({ navigated: false, detail: `dry run: "${t.source_name}" was not opened` }),
+      transcriptionEndpoint: host.transcriptionEndpoint,
+      allowedRoots: () => host.allowedRoots?.() ?? [],
+    };
+    const actor: Actor = { user: caller.user, session_id: caller.session_id, client_type: caller.client_type, can_approve: false };
+    const raised: DomainEvent[] = [];
+    const ctx: ToolContext = {
+      project,
+      domain: { repo: project.repo, events: { emit: (e) => void raised.push(e) }, actor, now: isoTime(this.clock.now()) },
+      actor,
+      host: quietHost,
+      clock: this.clock,
+      progress: () => undefined,
+      paths,
+    };
+    const data = project.dryRun(() => tool.run(ctx, input, undefined));
+    return { data, events: raised };
+  }
+
+  /**
+   * The `validate` dry run: every absolute path a tool reads ({@link ToolDef.paths}, access `read`) names an
+   * existing file. Relative paths are left to the tool (it refuses them with its own message). Errors: the
+   * path's `missing` code, else its `code`, naming the path.
+   */
+  private checkFilesExist(tool: AnyTool, input: unknown, policy: PathPolicy): void {
+    for (const p of tool.paths ?? []) {
+      const value = (input as Record<string, unknown> | null)?.[p.arg];
+      if (p.access !== 'read' || typeof value !== 'string' || !nodePath.isAbsolute(value)) continue;
+      const real = policy.restricted ? policy.check(value, 'read', p.code) : value;
+      let isFile: boolean;
+      try {
+        isFile = fs.statSync(real).isFile();
+      } catch {
+        isFile = false;
+      }
+      if (!isFile) throw new StageFailure(p.missing ?? p.code, `${p.arg}: no file at "${value}"; nothing was queued for approval`, { path: value });
+    }
+  }
+
+  /**
    * Holds a call for the researcher: stores the request (it survives a restart) and emits
    * approval.requested. Errors: NO_PROJECT, APPROVAL_QUEUE_FULL (denied).
    */
-  private requestApproval(tool: AnyTool, input: unknown, caller: Caller, level: 'suggest' | 'require'): { data: PendingApproval; events: EventRecord[] } {
+  private requestApproval(tool: AnyTool, input: unknown, caller: Caller, level: 'suggest' | 'require', preview?: DryRunOutcome): { data: PendingApproval; events: EventRecord[] } {
     const agent = this.opts.agent as AgentLayer;
     const project = this.opts.project();
     if (!project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
@@ -433,8 +532,8 @@ export class ToolPipeline {
       client_name: caller.client_name,
       user: caller.user,
       trust_level: level,
-      // in words, from the project as it is now (agent/describeRequest.ts): names, counts, a passage excerpt
-      description: describeRequest(project.repo, tool, input),
+      // in words, from the project as it is now and what the dry run did (agent/describeRequest.ts): names, counts, a passage excerpt
+      description: describeRequest(project.repo, tool, input, preview),
       status: 'pending',
       created_at: isoTime(now),
       expires_at: isoTime(now + cfg.timeout_minutes * 60_000),
@@ -462,7 +561,10 @@ export class ToolPipeline {
         tool: tool.name,
         trust_level: level,
         expires_at: record.expires_at,
-        message: `${tool.title} waits for the researcher's approval (trust level ${level}). It runs when approved; ask get_approval_status with this request_id.`,
+        poll_after_ms: cfg.poll_after_ms,
+        message:
+          `${tool.title} waits for the researcher's approval (trust level ${level})${preview ? '; a dry run found it would succeed now' : ''}. It runs when approved. ` +
+          `Ask get_approval_status with this request_id no more often than every ${cfg.poll_after_ms} ms (that never spends your rate budget), or pass wait_ms (up to ${MAX_APPROVAL_WAIT_MS}) to wait for the decision in one call.`,
       },
       events,
     };
@@ -661,7 +763,7 @@ export class ToolPipeline {
     let project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
     const prepared = tool.prepare
-      ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint, paths, erasure: project ? { store: project.erasure ?? null, history: project.historyErasure ?? null, audit: this.opts.agent?.audit ?? null } : null })
+      ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: this.opts.embeddings ?? null, transcriptionEndpoint: this.opts.host.transcriptionEndpoint, paths, erasure: project ? { store: project.erasure ?? null, history: project.historyErasure ?? null, audit: this.opts.agent?.audit ?? null } : null, awaitDecision: (id, ms) => this.awaitDecision(id, ms) })
       : undefined;
     project = this.opts.project();
     if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'The project was closed while the call was prepared.');
@@ -769,8 +871,47 @@ export class ToolPipeline {
     }
   }
 
+  /**
+   * Resolves once approval request `requestId` is decided (approval.granted, approval.denied, approval.failed
+   * published; a timeout sweep counts), after `waitMs` milliseconds (at most {@link MAX_APPROVAL_WAIT_MS}), or
+   * when it expires, whichever comes first; at once when it is unknown or not pending. Never rejects.
+   * get_approval_status's `wait_ms` long poll (PrepareContext.awaitDecision).
+   */
+  awaitDecision(requestId: string, waitMs: number): Promise<void> {
+    const project = this.opts.project();
+    if (!project) return Promise.resolve();
+    this.sweepApprovals();
+    const record = project.repo.getApproval(requestId);
+    if (!record || record.status !== 'pending') return Promise.resolve();
+    const left = Date.parse(record.expires_at) - this.clock.now();
+    const ms = Math.max(0, Math.min(waitMs, MAX_APPROVAL_WAIT_MS, Number.isFinite(left) ? left : MAX_APPROVAL_WAIT_MS));
+    if (ms === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      let waiters = this.decisionWaiters.get(requestId);
+      if (!waiters) {
+        waiters = new Set();
+        this.decisionWaiters.set(requestId, waiters);
+      }
+      const set = waiters;
+      const done = (): void => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0 && this.decisionWaiters.get(requestId) === set) this.decisionWaiters.delete(requestId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+    });
+  }
+
   /** Stage 8: hand the committed events to subscribers (trees, SSE, WebSocket, ...). */
   private publish(events: EventRecord[]): void {
+    if (this.decisionWaiters.size > 0) {
+      for (const e of events) {
+        if (e.aggregate_type !== 'approval' || e.event_type === 'approval.requested') continue;
+        for (const wake of [...(this.decisionWaiters.get(e.aggregate_id) ?? [])]) wake();
+      }
+    }
     for (const l of this.listeners) {
       try {
         l(events);

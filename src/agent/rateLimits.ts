@@ -2,14 +2,19 @@ import type { Clock } from '../core/clock';
 import { ToolError } from '../core/errors';
 import type { AgentContextConfig } from './config';
 
+/** Most poll keys (request ids) {@link RateLimiter.freePoll} remembers per session. */
+export const MAX_POLL_KEYS = 64;
+
 /**
  * Per-session sliding one-minute windows for `rate_limits.requests_per_minute` (every call) and
  * `rate_limits.mutations_per_minute` (calls of tools that change data). The researcher's own calls are
- * not limited.
+ * not limited, nor is an agent's polling of its own held call at the advised pace ({@link RateLimiter.freePoll}).
  */
 export class RateLimiter {
   private readonly requests = new Map<string, number[]>();
   private readonly mutations = new Map<string, number[]>();
+  /** per session: key (request id) -> time of the last free poll, in milliseconds ({@link freePoll}) */
+  private readonly polls = new Map<string, Map<string, number>>();
 
   constructor(
     private readonly config: () => AgentContextConfig,
@@ -33,10 +38,33 @@ export class RateLimiter {
     req.push(now);
   }
 
+  /**
+   * True when a poll of `key` by `sessionId` (get_approval_status of the session's own held call) is free: it
+   * comes at least `intervalMs / 2` after the last free poll of the same key (the advised pace, with room for
+   * timer jitter; a long poll's wait counts as time between polls). A free poll is not counted by
+   * {@link check}; a faster one is not free and is counted as any call. At most {@link MAX_POLL_KEYS} keys per
+   * session are remembered (the oldest forgotten first).
+   */
+  freePoll(sessionId: string, key: string, intervalMs: number): boolean {
+    const now = this.clock.now();
+    let polls = this.polls.get(sessionId);
+    if (!polls) {
+      polls = new Map();
+      this.polls.set(sessionId, polls);
+    }
+    const last = polls.get(key);
+    if (last !== undefined && now - last < intervalMs / 2) return false;
+    polls.delete(key);
+    if (polls.size >= MAX_POLL_KEYS) polls.delete(polls.keys().next().value as string);
+    polls.set(key, now);
+    return true;
+  }
+
   /** Forgets a session's windows (it ended). */
   forget(sessionId: string): void {
     this.requests.delete(sessionId);
     this.mutations.delete(sessionId);
+    this.polls.delete(sessionId);
   }
 
   private window(map: Map<string, number[]>, id: string, now: number): number[] {

@@ -49,6 +49,7 @@ export async function openProjectHandle(path: string, opts: HandleOptions = {}):
     erasure: new StoreErasure(store, opts.logger),
     historyErasure: snapshotter,
     transaction: (fn) => store.transaction(fn),
+    dryRun: (fn) => store.dryRun(fn),
     get writeGeneration() {
       return store.writeGeneration;
     },

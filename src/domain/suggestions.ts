@@ -78,11 +78,13 @@ export const EXCERPT_LENGTH = 200;
 
 /**
  * Enforces the approval rule of the agent-context spec: only the researcher (the local UI, or a session
- * holding the reviewer token: `caller.can_approve`) may approve a suggestion, and a session can never
- * approve its own. An agent's approve_* call that the researcher approved (`caller.approved_by`, the
- * researcher's session) is the researcher's decision: it passes, unless the approving session made the
- * suggestion itself. Errors: APPROVAL_FORBIDDEN (nothing is changed). Returns whether it was the caller's
- * own suggestion (always false when it returns).
+ * holding the reviewer token: `caller.can_approve`) may approve a suggestion; the researcher may decide a
+ * suggestion made under their own credential (issue 14 item 6: agents propose, the researcher decides, and
+ * a researcher working only over HTTP must be able to decide what they suggested). An agent's approve_* call
+ * that the researcher approved (`caller.approved_by`, a request stored before approve_* became the
+ * researcher's alone) is the researcher's decision: it passes, unless the approving session made the
+ * suggestion itself. Errors: APPROVAL_FORBIDDEN (nothing is changed). Returns `self_approval`: true when the
+ * researcher decided a suggestion of their own session (recorded in suggestion.approved).
  */
 export function checkApprover(suggestion: SuggestionRecord, caller: Actor): { self_approval: boolean } {
   if (caller.approved_by !== undefined) {
@@ -96,9 +98,9 @@ export function checkApprover(suggestion: SuggestionRecord, caller: Actor): { se
       suggestion_id: suggestion.suggestion_id,
     });
   }
+  // the researcher may decide suggestions made under their own credential (issue 14 item 6): agents never decide
   const self = suggestion.suggested_by_session !== null && suggestion.suggested_by_session === caller.session_id;
-  if (self) throw new ToolError('APPROVAL_FORBIDDEN', `A session cannot approve its own suggestion (${suggestion.suggestion_id})`, { suggestion_id: suggestion.suggestion_id });
-  return { self_approval: false };
+  return { self_approval: self };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -424,7 +426,8 @@ function deciderSession(ctx: Ctx): string {
 }
 
 function recordApproval(ctx: Ctx, s: SuggestionRecord, status: 'approved' | 'applied' | 'failed', result: Record<string, unknown> | null, error?: ToolError): void {
-  const check = { self_approval: false }; // checkApprover ran before the change
+  // checkApprover ran before the change; true when the researcher decided a suggestion of their own session
+  const check = { self_approval: ctx.actor.approved_by === undefined && s.suggested_by_session !== null && s.suggested_by_session === ctx.actor.session_id };
   ctx.repo.decideSuggestion(s.suggestion_id, {
     status,
     by: ctx.actor.user,

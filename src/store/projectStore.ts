@@ -248,6 +248,31 @@ export class ProjectStore {
     return result;
   }
 
+  /**
+   * Runs `fn` inside a transaction that is always rolled back (a dry run: what a call would do, seen and
+   * undone). Returns what `fn` returned, or rethrows what it threw, after the rollback. Nothing is
+   * journaled, no commit hook runs (so no event is published and no snapshot or checkpoint is triggered),
+   * and the database's content is exactly what it was before. The write generation moves on, so no cache
+   * ({@link writeGeneration}) keeps a read made of the undone writes. `fn` must be synchronous; transactions
+   * it opens join the dry run. Errors: NO_PROJECT (the store is closed); inside a transaction it throws (a
+   * programming error: the outer transaction's own writes would be undone).
+   */
+  dryRun<T>(fn: () => T): T {
+    if (this.closed) throw new ToolError('NO_PROJECT', 'The project is closed');
+    if (this.pending) throw new Error('ProjectStore.dryRun called inside a transaction');
+    this.db.exec('BEGIN');
+    this.pending = [];
+    try {
+      const result = fn();
+      if (result instanceof Promise) throw new Error('ProjectStore.dryRun requires a synchronous function');
+      return result;
+    } finally {
+      this.pending = undefined;
+      this.generation++;
+      this.db.exec('ROLLBACK');
+    }
+  }
+
   /** Registers `hook` to run after every durable commit that wrote something. */
   onDidCommit(hook: () => void): void {
     this.afterCommit.push(hook);

@@ -32,7 +32,7 @@ export const importAnalyticsTool = defineTool({
   input: args({ source_path: text(4096, 1).describe('absolute path of the newline-delimited JSON export (.json, .ndjson, .jsonl)') }),
   effect: 'bulk',
   trust: 'bulk',
-  paths: [{ arg: 'source_path', access: 'read', code: 'IMPORT_FAILED' }],
+  paths: [{ arg: 'source_path', access: 'read', code: 'IMPORT_FAILED', missing: 'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND' }],
   prepare: async (input, pctx) => {
     if (!path.isAbsolute(input.source_path)) throw new ToolError('ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND', `source_path must be an absolute path (got "${input.source_path}")`);
     let size: number | null = null;

@@ -27,6 +27,18 @@ function parseJson(text: string | null): unknown {
   }
 }
 
+/** Longest wait_ms of get_approval_status, in milliseconds (the pipeline's MAX_APPROVAL_WAIT_MS). */
+const MAX_WAIT_MS = 30_000;
+
+/**
+ * A stored request as the approval routes list it (HTTP `GET /approvals`, `GET /approvals/{id}`, the CLI's
+ * `approvals`): the record with `arguments` and `result` as the JSON values they hold (objects, as
+ * get_approval_status gives them), not the JSON text the store keeps.
+ */
+export function approvalOut(a: ApprovalRecord): Omit<ApprovalRecord, 'arguments' | 'result'> & { arguments: unknown; result: unknown } {
+  return { ...a, arguments: parseJson(a.arguments), result: parseJson(a.result) };
+}
+
 const approvalStatus = z.enum(['pending', 'completed', 'failed', 'rejected']);
 
 /** The output of get_approval_status (also its MCP outputSchema). */
@@ -81,11 +93,22 @@ export const getApprovalStatusTool = defineTool({
     '{status: "pending_approval", request_id}; ask this tool with that request_id until status is no longer pending. ' +
     'Returns {request_id, tool, status: pending|completed|failed|rejected, decision: approved|rejected|null, timed_out, expired, trust_level, description, ' +
     'arguments (as approved, possibly edited by the researcher), created_at, expires_at, decided_at, reason, result (the data the approved call returned), error_code}. ' +
+    'wait_ms (0 to 30000) waits for the decision in this one call (a long poll): the answer comes as soon as the researcher decides, or when wait_ms has passed, still pending. ' +
+    "Polling your own request no more often than the pending answer's poll_after_ms never spends your rate budget. " +
     'Unanswered requests are rejected automatically after 5 minutes (reason "timeout"). Errors: APPROVAL_NOT_FOUND.',
-  input: args({ request_id: text(100, 1).describe('the request_id a pending_approval answer gave') }),
+  input: args({
+    request_id: text(100, 1).describe('the request_id a pending_approval answer gave'),
+    wait_ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('milliseconds to wait for the decision before answering (a long poll; default 0: answer at once)'),
+  }),
   output: approvalStatusOutput,
   effect: 'read',
   trust: 'read',
+  // a long poll: waits (writing nothing) until the request is decided or wait_ms has passed; run then reads the outcome
+  prepare: async (input, pctx) => {
+    if (input.wait_ms && pctx.awaitDecision) await pctx.awaitDecision(input.request_id, input.wait_ms);
+  },
+  // reads only: never run twice, never held
+  dryRun: 'none',
   run: (ctx, input) => {
     const a = ctx.domain.repo.getApproval(input.request_id);
     if (!a) throw new ToolError('APPROVAL_NOT_FOUND', `No approval request ${input.request_id}; use the request_id of a pending_approval answer (list_pending_approvals lists the open ones)`);

@@ -16,6 +16,11 @@ export interface OpenProject {
   /** Runs `fn` as one durable transaction (see ProjectStore.transaction). */
   transaction<T>(fn: () => T): T;
   /**
+   * Runs `fn` in a transaction that is always rolled back (ProjectStore.dryRun): the pipeline's dry run of a
+   * held call before it is queued. Absent in hosts without it: held calls are queued unchecked.
+   */
+  dryRun?<T>(fn: () => T): T;
+  /**
    * A number that changes whenever the project's content may have changed (ProjectStore.writeGeneration);
    * equal values mean equal content. Absent: reads are never memoized (ToolDef.memo).
    */

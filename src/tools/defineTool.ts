@@ -105,6 +105,20 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, P = unknown, R = unkno
    * also replaces each with its real path (symbolic links followed), so the tool works on what was checked.
    */
   paths?: readonly ToolPath[];
+  /**
+   * How the pipeline checks an agent's call before holding it for approval (trust level suggest or require;
+   * issue 14 item 5), so that a call that would fail answers at once with its own error and only calls that
+   * would succeed wait:
+   * - `full`: `run` as a dry run against the current project, in a transaction that is always rolled back
+   *   (OpenProject.dryRun); its error, if any, is the answer; its events and result describe the request.
+   *   For tools whose `run` touches nothing outside the database.
+   * - `validate`: only the checks that do no work: the path arguments ({@link paths}) that the tool reads
+   *   must name an existing file (else the path's error code). For tools with effects outside the database
+   *   (reading or writing files, git, transcription): they run once, when approved.
+   * - `none`: no check; queued as asked.
+   * Default: `validate` for a tool with `prepare` or `paths` (its work is outside the database), else `full`.
+   */
+  dryRun?: 'full' | 'validate' | 'none';
   prepare?: (input: z.output<S>, ctx: PrepareContext) => Promise<P>;
   run: (ctx: ToolContext, input: z.output<S>, prepared: P) => R;
   /**
@@ -122,6 +136,8 @@ export interface ToolPath {
   access: PathAccess;
   /** the error code of a refused path: the tool's own (IMPORT_FAILED, EXPORT_FAILED, SOURCE_IMPORT_FAILED, ...) */
   code: ErrorCode;
+  /** the error code of a path (read) that names no file, when it is not `code` (the dry run of a held call, {@link ToolDef.dryRun}) */
+  missing?: ErrorCode;
 }
 
 /** What `prepare` may use: nothing that writes. */
@@ -153,6 +169,12 @@ export interface PrepareContext {
   paths?: PathPolicy;
   /** erase_source's ports: the open project's erasure, its history's, the audit log's (null when no project is open) */
   erasure?: ErasurePorts | null;
+  /**
+   * Waits until the approval request `requestId` is decided, at most `waitMs` milliseconds (capped at 30 000)
+   * and no longer than it has left before it expires; resolves at once for an unknown or decided request.
+   * Never rejects. get_approval_status's `wait_ms` long poll (ToolPipeline.awaitDecision).
+   */
+  awaitDecision?: (requestId: string, waitMs: number) => Promise<void>;
 }
 
 /** The repository reads `prepare` may use. */

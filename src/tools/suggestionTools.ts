@@ -288,6 +288,7 @@ export const approveSuggestionTool = defineTool({
   group: 'ai_code_suggestions',
   title: 'Approve Code Suggestion',
   description:
+    "The researcher's decision alone (the VS Code UI, or a client holding the reviewer token): an agent's call answers 403 APPROVAL_FORBIDDEN and is never queued. " +
     'Approve a pending new-code suggestion: the code is created (as create_code would) and the suggestion becomes approved. ' +
     STATES +
     'Returns {status: "created", code_id, name, color, category_id, suggestion_id, already, suggestion}. ' +
@@ -295,6 +296,8 @@ export const approveSuggestionTool = defineTool({
   input: args({ suggestion_id: id('the new-code suggestion') }),
   effect: 'create',
   trust: 'create_code',
+  // deciding a suggestion is the researcher's: refused to agents before the trust stage (issue 14 item 6)
+  researcherOnly: true,
   run: (ctx, input) => {
     const a = approveCodeSuggestion(ctx.domain, input.suggestion_id);
     return { ...a.result, suggestion_id: input.suggestion_id, already: a.already, suggestion: suggestionOut(a.suggestion, ctx.domain.repo) };
@@ -395,6 +398,7 @@ export const approveMergeTool = defineTool({
   group: 'ai_code_suggestions',
   title: 'Approve Merge',
   description:
+    "The researcher's decision alone (the VS Code UI, or a client holding the reviewer token): an agent's call answers 403 APPROVAL_FORBIDDEN and is never queued. " +
     'Approve a pending merge suggestion: all segments of the source code move to the target code and the source code is deleted (as merge_codes does). ' +
     STATES +
     'Returns {status: "merged", merged_from, merged_into, source_code_name, target_code_name, segments_moved, duplicates_removed, merge_suggestion_id, already, suggestion}. ' +
@@ -402,6 +406,8 @@ export const approveMergeTool = defineTool({
   input: args({ merge_suggestion_id: id('the merge suggestion') }),
   effect: 'destroy',
   trust: 'merge',
+  // deciding a suggestion is the researcher's: refused to agents before the trust stage (issue 14 item 6)
+  researcherOnly: true,
   run: (ctx, input) => {
     const a = approveMergeSuggestion(ctx.domain, input.merge_suggestion_id);
     return { ...a.result, merge_suggestion_id: input.merge_suggestion_id, already: a.already, suggestion: suggestionOut(a.suggestion, ctx.domain.repo) };
@@ -477,6 +483,7 @@ export const approveCodingSuggestionTool = defineTool({
   group: 'ai_text_coding',
   title: 'Approve Coding Suggestion',
   description:
+    "The researcher's decision alone (the VS Code UI, or a client holding the reviewer token): an agent's call answers 403 APPROVAL_FORBIDDEN and is never queued. " +
     'Approve a pending coding suggestion: the code is applied to the range (as apply_code would; the rationale becomes the segment memo) and the suggestion becomes applied. ' +
     'The segment keeps its provenance (suggestion_id, suggested_by_session, approved_by_session) in the suggestion record. ' +
     STATES +
@@ -486,6 +493,8 @@ export const approveCodingSuggestionTool = defineTool({
   input: args({ suggestion_id: id('the coding suggestion') }),
   effect: 'create',
   trust: 'apply_code',
+  // deciding a suggestion is the researcher's: refused to agents before the trust stage (issue 14 item 6)
+  researcherOnly: true,
   run: (ctx, input) => {
     const a = approveCodingSuggestion(ctx.domain, input.suggestion_id);
     return { ...a.result, suggestion_id: input.suggestion_id, already: a.already, suggestion: suggestionOut(a.suggestion, ctx.domain.repo) };
@@ -497,6 +506,7 @@ export const rejectCodingSuggestionTool = defineTool({
   group: 'ai_text_coding',
   title: 'Reject Suggestion',
   description:
+    "The researcher's decision alone (the VS Code UI, or a client holding the reviewer token): an agent's call answers 403 APPROVAL_FORBIDDEN and is never queued. " +
     'Reject a pending suggestion with a reason and feedback for the suggester (both stored and returned by the list and batch tools). Takes a coding suggestion id, ' +
     'and also the suggestion_id of a new-code suggestion or the merge_suggestion_id of a merge suggestion (their ids are one sequence). Rejecting it again returns it with already: true. ' +
     'Returns {status: "rejected", suggestion_id, kind, reason, feedback, batch_id, already, suggestion}. ' +
@@ -508,6 +518,8 @@ export const rejectCodingSuggestionTool = defineTool({
   }),
   effect: 'modify',
   trust: 'approval',
+  // deciding a suggestion is the researcher's: refused to agents before the trust stage (issue 14 item 6)
+  researcherOnly: true,
   run: (ctx, input) => {
     const r = rejectSuggestion(ctx.domain, input.suggestion_id, input);
     const s = r.suggestion;
@@ -676,6 +688,7 @@ export const respondToCodeSuggestion = defineTool({
   group: 'ai_text_coding',
   title: 'Respond to Code Suggestions',
   description:
+    "The researcher's decision alone (the VS Code UI, or a client holding the reviewer token): an agent's call answers 403 APPROVAL_FORBIDDEN and is never queued. " +
     'Accept or reject the pending items of a batch. response "accept" applies them (only the items whose code is in selected_code_ids when given; the other pending items are ' +
     'then rejected with reason, default "not selected"); items that cannot be applied become failed and the rest go on. response "reject" rejects every pending item with reason. ' +
     'With nothing pending, nothing is written and already is true. ' +
@@ -689,6 +702,8 @@ export const respondToCodeSuggestion = defineTool({
   }),
   effect: 'bulk',
   trust: 'bulk',
+  // deciding a suggestion is the researcher's: refused to agents before the trust stage (issue 14 item 6)
+  researcherOnly: true,
   run: (ctx, input) => {
     const d = respondToBatch(ctx.domain, input.suggestion_batch_id, input.response, input.selected_code_ids, input.reason ?? null);
     const response = d.already ? (d.batch.response ?? input.response) : input.response;
@@ -701,6 +716,7 @@ export const approveBatchCoding = defineTool({
   group: 'ai_text_coding',
   title: 'Approve Batch',
   description:
+    "The researcher's decision alone (the VS Code UI, or a client holding the reviewer token): an agent's call answers 403 APPROVAL_FORBIDDEN and is never queued. " +
     'Approve every pending item of a batch: each is applied as approve_coding_suggestion would; an item that cannot be applied becomes failed (its error is kept) and the rest go on. ' +
     'Items already decided stay as they are. With nothing pending, nothing is written and already is true (the counts are the same as the first time). ' +
     'Returns {status: "applied" | "partial" (some failed), batch_id, batch_status, total_count, applied_count, rejected_count, failed_count, errors: [{suggestion_id, error_code, error}] | null, already}. ' +
@@ -708,6 +724,8 @@ export const approveBatchCoding = defineTool({
   input: args({ batch_id: id('the batch') }),
   effect: 'bulk',
   trust: 'bulk',
+  // deciding a suggestion is the researcher's: refused to agents before the trust stage (issue 14 item 6)
+  researcherOnly: true,
   run: (ctx, input) => {
     const d = approveBatch(ctx.domain, input.batch_id);
     return { status: d.batch.failed_count > 0 ? 'partial' : 'applied', ...decisionOut(d) };

@@ -630,7 +630,7 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       const after = await request(base, 'GET', '/approvals?status=pending', undefined, researcher);
       assert.deepEqual(after.body.data.approvals.map((a: { request_id: string }) => a.request_id).sort(), [...pendingIds].sort());
       assert.ok(after.body.data.approvals.every((a: { status: string; tool: string }) => a.status === 'pending' && a.tool === 'create_code'));
-      const first = after.body.data.approvals.find((a: { arguments: string }) => JSON.parse(a.arguments).name === 'Queued 0').request_id as string;
+      const first = after.body.data.approvals.find((a: { arguments: { name: string } }) => a.arguments.name === 'Queued 0').request_id as string;
       pendingIds.splice(pendingIds.indexOf(first), 1);
       const approved = await call('POST', `/approvals/${first}/approve`, {}, researcher);
       assert.equal(approved.status, 200, JSON.stringify(approved.body));

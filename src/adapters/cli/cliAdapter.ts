@@ -7,6 +7,7 @@ import type { ApprovalRecord } from '../../domain/ports';
 import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
 import type { ClientType } from '../../agent/sessions';
 import { parsePatterns, parseSeq, ResumableSubscription } from '../rest/eventStreams';
+import { approvalOut } from '../../tools/approvalTools';
 
 /** Longest accepted command line, bytes (the HTTP server's body limit). */
 export const CLI_MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -312,7 +313,7 @@ export class LocalCliBackend implements CliBackend {
   /** `{count, approvals}`, oldest first. */
   async listApprovals(status?: ApprovalRecord['status']): Promise<Envelope> {
     this.opts.agent.sessions.touch(this.sessionId);
-    const list = this.opts.agent.listApprovals(status);
+    const list = this.opts.agent.listApprovals(status).map(approvalOut);
     return ok({ count: list.length, approvals: list });
   }
 

@@ -12,6 +12,7 @@ import type { ClientType } from '../../agent/sessions';
 import { CLIENT_TYPES } from '../../agent/sessions';
 import { isToolError } from '../../core/errors';
 import { charsetOf, parseStrictJson } from '../../core/strictJson';
+import { approvalOut } from '../../tools/approvalTools';
 
 /** Default port of the HTTP tool server (spec: localhost, port 8765). */
 export const DEFAULT_PORT = 8765;
@@ -397,7 +398,12 @@ async function answerToolCall(opts: HttpOptions, req: http.IncomingMessage, name
     return errorReply(e);
   }
   const outcome = await opts.pipeline.invoke(name, argsValue ?? {}, caller);
-  const retry = !outcome.envelope.success ? (outcome.envelope.details as { retry_after_ms?: number } | undefined)?.retry_after_ms : undefined;
+  // Retry-After: when to try again (RATE_LIMITED), or when to ask about a held call (202: its poll_after_ms)
+  const retry = !outcome.envelope.success
+    ? (outcome.envelope.details as { retry_after_ms?: number } | undefined)?.retry_after_ms
+    : outcome.status === 'pending'
+      ? (outcome.envelope.data as { poll_after_ms?: number } | undefined)?.poll_after_ms
+      : undefined;
   const status = statusOf(outcome);
   opts.onCall?.(
     `${new Date().toISOString()} ${caller.client_name} ${name} ${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
@@ -509,7 +515,7 @@ function mountApprovals(app: express.Express, agent: AgentContext): void {
         send(res, 400, fail('INVALID_ARGUMENTS', `status must be one of ${valid.join(', ')}`));
         return;
       }
-      const list = agent.listApprovals(status as 'pending' | undefined);
+      const list = agent.listApprovals(status as 'pending' | undefined).map(approvalOut);
       send(res, 200, { success: true, data: { count: list.length, approvals: list } });
     }),
   );
@@ -518,7 +524,7 @@ function mountApprovals(app: express.Express, agent: AgentContext): void {
     withCaller((req, res) => {
       const found = agent.listApprovals().find((a) => a.request_id === req.params.id);
       if (!found) send(res, 404, fail('APPROVAL_NOT_FOUND', `No approval request ${String(req.params.id)}`));
-      else send(res, 200, { success: true, data: found });
+      else send(res, 200, { success: true, data: approvalOut(found) });
     }),
   );
   app.post(

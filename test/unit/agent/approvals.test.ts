@@ -126,7 +126,7 @@ describe('agent/approvals (fake clock)', () => {
     assert.equal(created?.metadata.correlation_id, id, 'its events carry the request id as correlation id');
   });
 
-  it('an agent\'s approve_merge held for approval runs as the researcher\'s decision once approved; approve_suggestion by an agent alone stays forbidden', async () => {
+  it("an agent's approve_merge is refused (APPROVAL_FORBIDDEN, never queued); one stored before that rule runs as the researcher's decision once approved", async () => {
     const researcher = researcherSession();
     const a = (await agent.call(researcher, 'create_code', { name: 'Water', color: '#4E79A7' })).envelope as { data: { code_id: number } };
     const b = (await agent.call(researcher, 'create_code', { name: 'Watering', color: '#4E79A7' })).envelope as { data: { code_id: number } };
@@ -134,11 +134,21 @@ describe('agent/approvals (fake clock)', () => {
     const merge = await agent.call(bot, 'suggest_merge_codes', { source_code_id: b.data.code_id, target_code_id: a.data.code_id, rationale: 'the same idea' });
     assert.equal(merge.status, 'ok', JSON.stringify(merge.envelope));
     const mergeId = (merge.envelope as { data: { merge_suggestion_id: number } }).data.merge_suggestion_id;
-    // the agent asks to carry out its own merge suggestion: merges wait for the researcher (trust: merge)
+    // deciding a suggestion is the researcher's alone (issue 14 item 6): refused before the trust stage
     const asked = await agent.call(bot, 'approve_merge', { merge_suggestion_id: mergeId });
-    assert.equal(asked.status, 'pending', JSON.stringify(asked.envelope));
+    assert.equal(!asked.envelope.success && asked.envelope.error_code, 'APPROVAL_FORBIDDEN');
+    assert.deepEqual(agent.listApprovals(), [], 'nothing queued');
     assert.equal(codeCount(), 2);
-    const requestId = (asked.envelope as { data: { request_id: string } }).data.request_id;
+    // a project may hold such a request from before: approving it is the researcher's decision
+    const requestId = 'c0ffee00-0000-4000-8000-000000000001';
+    const now = new Date(clock.t).toISOString();
+    handle.transaction(() =>
+      handle.repo.insertApproval({
+        request_id: requestId, tool: 'approve_merge', arguments: JSON.stringify({ merge_suggestion_id: mergeId }), session_id: bot.session_id, client_type: bot.client_type,
+        client_name: bot.client_name, user: bot.user, trust_level: 'require', description: 'approve the merge', status: 'pending', created_at: now,
+        expires_at: new Date(clock.t + 5 * MINUTE).toISOString(), decided_at: null, decided_by: null, reason: null, result: null, error_code: null,
+      }),
+    );
     const done = await agent.approve(researcher, requestId);
     assert.equal(done.envelope.success, true, JSON.stringify(done.envelope));
     assert.deepEqual(handle.repo.listCodes().map((c) => c.name), ['Water'], 'merged');
@@ -146,14 +156,14 @@ describe('agent/approvals (fake clock)', () => {
     assert.equal(merged?.caused_by.session_id, bot.session_id, 'the merge is recorded as the agent session\'s action');
     const decided = events.find((e) => e.event_type === 'suggestion.approved');
     assert.equal(decided?.payload.approved_by_session, researcher.session_id, 'the researcher decided, not the agent');
+    assert.equal(decided?.payload.self_approval, false);
 
-    // without the researcher's approval of the call, an agent approves nothing: its approve_suggestion waits,
-    // and a rejected request leaves the suggestion pending
+    // an agent approves nothing: its approve_suggestion is refused and the suggestion stays pending
     const code = await agent.call(bot, 'suggest_new_code', { name: 'Shed', rationale: 'the shed comes up often' });
     const suggestionId = (code.envelope as { data: { suggestion_id: number } }).data.suggestion_id;
     const direct = await agent.call(agentSession('other-bot'), 'approve_suggestion', { suggestion_id: suggestionId });
-    assert.equal(direct.status, 'pending', JSON.stringify(direct.envelope));
-    agent.reject(researcher, (direct.envelope as { data: { request_id: string } }).data.request_id, 'not yet');
+    assert.equal(!direct.envelope.success && direct.envelope.error_code, 'APPROVAL_FORBIDDEN');
+    assert.equal(handle.repo.getSuggestion(suggestionId)?.status, 'pending');
     assert.equal(handle.repo.listCodes().some((c) => c.name === 'Shed'), false);
   });
 

@@ -639,24 +639,25 @@ describe('domain/suggestions through the pipeline', () => {
     });
   });
 
-  it('checkApprover: only the researcher may approve, and never a suggestion of its own session (APPROVAL_FORBIDDEN)', async () => {
+  it('checkApprover: only the researcher may approve (APPROVAL_FORBIDDEN), a suggestion of their own session too (self_approval recorded)', async () => {
     const { source, water } = await study(fx);
     const [a, b] = at(TRANSCRIPT, A1);
     const s = await fx.ok('suggest_code_application', { source_id: source, code_id: water, start_pos: a, end_pos: b });
     const rec = fx.handle.repo.getSuggestion(s.suggestion_id) as SuggestionRecord;
-    assert.throws(() => checkApprover(rec, { user: 'alice', session_id: 'sess-alice', client_type: 'REST_CLIENT', can_approve: true }), /own suggestion/);
+    assert.deepEqual(checkApprover(rec, { user: 'alice', session_id: 'sess-alice', client_type: 'REST_CLIENT', can_approve: true }), { self_approval: true });
     assert.throws(() => checkApprover(rec, { user: 'mallory', session_id: 'sess-mallory', client_type: 'REST_CLIENT' }), /Only the researcher/);
     assert.deepEqual(checkApprover(rec, { user: 'bob', session_id: 'sess-bob', client_type: 'LOCAL_UI', can_approve: true }), { self_approval: false });
+    // issue 14 item 6: the researcher decides suggestions made under their own credential
     const self = await fx.call('approve_coding_suggestion', { suggestion_id: s.suggestion_id });
-    assert.equal(self.envelope.success ? '' : self.envelope.error_code, 'APPROVAL_FORBIDDEN', 'ALICE suggested it: she cannot approve it');
+    assert.ok(self.envelope.success, JSON.stringify(self.envelope));
     const out = await fx.call('approve_coding_suggestion', { suggestion_id: s.suggestion_id }, BOB);
-    assert.ok(out.envelope.success);
+    assert.ok(out.envelope.success && (out.envelope.data as { already: boolean }).already, 'decided once');
+    const decided = storedEvents(fx.handle).filter((e) => e.event_type.startsWith('suggestion.'));
     assert.deepEqual(
-      storedEvents(fx.handle)
-        .filter((e) => e.event_type.startsWith('suggestion.'))
-        .map((e) => e.event_type),
+      decided.map((e) => e.event_type),
       ['suggestion.coding_suggested', 'suggestion.approved'],
     );
+    assert.equal(decided[1]?.payload.self_approval, true);
   });
 });
 

@@ -229,7 +229,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   context.subscriptions.push(undo);
   const approvals = new ApprovalsView(wb, agent);
   const history = new HistoryView(wb);
-  const activity = new ActivityLog();
+  const activity = new ActivityLog(() => wb.repo());
   const activityView = new ActivityView(context.extensionUri, activity, wb, approvals);
   const reports = new ReportsPanel(context.extensionUri, wb, docs, decorations);
   const codebookHealth = new CodebookDiagnostics(wb, docs);
@@ -328,6 +328,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       sourcesTree.refresh();
       casesTree.refresh();
       approvals.refresh();
+      activity.reload();
       void history.refresh();
       void retrieval.show(undefined);
       decorations.refreshAll();

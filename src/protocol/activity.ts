@@ -14,7 +14,9 @@ export interface ActivityItem {
   session_id: string;
   client_name: string;
   tool: string;
-  /** short human summary */
+  /** what kind of action, for the row's head: the tool's title ("Merge Codes"), or what its first event did when rebuilt from the event log */
+  title?: string;
+  /** what it did or asks, in words: names of codes, categories and sources, a short excerpt of the passage, never bare ids */
   description: string;
   status: ActivityStatus;
   error_code?: string;

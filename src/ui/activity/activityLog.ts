@@ -1,22 +1,20 @@
 import * as vscode from 'vscode';
 import type { CallRecord } from '../../agent/pipeline';
 import type { EventRecord } from '../../domain/events';
+import type { ProjectRepository } from '../../domain/ports';
 import type { ActivityItem, ActivityStatus } from '../../protocol/activity';
 import { LOCAL_SESSION } from '../workbench';
-import { batchApplyCodes, createCodeTool } from '../../tools/coreTools';
-import { applyCodeTool } from '../../tools/designTools';
-import { approveCodingSuggestionTool, approveSuggestionTool } from '../../tools/suggestionTools';
+import { describeCall, describeDone, MAX_ACTIVITY_ITEMS, rebuildActivity, requeue, toolTitle } from './activityHistory';
 
-/** Most items kept (agent-context spec, section 8). */
-export const MAX_ACTIVITY_ITEMS = 1000;
-
-/** Tools whose calls Undo can reverse (their events are only code creations and codings). */
-const UNDOABLE = new Set([createCodeTool.name, batchApplyCodes.name, applyCodeTool.name, approveCodingSuggestionTool.name, approveSuggestionTool.name]);
+export { MAX_ACTIVITY_ITEMS } from './activityHistory';
 
 /**
  * The agents' activity, newest first, at most 1000 items: every call from a session that is not the
  * researcher's (COMPLETED, PENDING_APPROVAL, REJECTED, FAILED), updated by approval events; a pending
- * request of a session that already waits on an earlier one is QUEUED behind it.
+ * request of a session that already waits on an earlier one is QUEUED behind it. Items are in words
+ * (activityHistory.ts): what a call asks while it waits or failed, what it did once its events arrive.
+ * {@link reload} rebuilds the list from the project's event log and approval requests (after a window
+ * reload, or when another project opens).
  */
 export class ActivityLog implements vscode.Disposable {
   private items: ActivityItem[] = [];
@@ -25,9 +23,19 @@ export class ActivityLog implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   private counter = 0;
 
+  /** `repo`: the open project's repository (null when none), read to name things. */
+  constructor(private readonly repo: () => ProjectRepository | null = () => null) {}
+
   /** Every item, newest first. */
   all(): readonly ActivityItem[] {
     return this.items;
+  }
+
+  /** Replaces the list with the one rebuilt from the open project's events and approvals (empty without a project). */
+  reload(): void {
+    const repo = this.repo();
+    this.items = repo ? rebuildActivity(repo) : [];
+    this.changed.fire(undefined);
   }
 
   /** Records a finished call (researcher calls and approval decisions are skipped). */
@@ -35,42 +43,63 @@ export class ActivityLog implements vscode.Disposable {
     if (call.caller.session_id === LOCAL_SESSION || call.caller.researcher || call.tool.startsWith('approve:') || call.tool === 'reject') return;
     const status: ActivityStatus =
       call.decision === 'pending' ? 'PENDING_APPROVAL' : call.decision === 'denied' ? 'REJECTED' : call.status === 'failed' ? 'FAILED' : 'COMPLETED';
+    const repo = this.repo();
+    const stored = call.request_id ? repo?.getApproval(call.request_id)?.description : undefined;
     const item: ActivityItem = {
       id: call.request_id ?? `call-${++this.counter}`,
       time: new Date().toISOString(),
       session_id: call.caller.session_id,
       client_name: call.caller.client_name,
       tool: call.tool,
-      description: summarize(call.tool, call.arguments),
+      title: toolTitle(call.tool),
+      description: describeCall(repo, call.tool, call.arguments, stored),
       status,
       error_code: call.error_code,
       request_id: call.request_id,
-      correlation_id: call.request_id ?? call.caller.correlation_id,
-      undoable: status === 'COMPLETED' && UNDOABLE.has(call.tool),
+      correlation_id: call.request_id,
+      undoable: false,
     };
     this.items = [item, ...this.items].slice(0, MAX_ACTIVITY_ITEMS);
-    this.requeue();
+    requeue(this.items);
     this.changed.fire(undefined);
   }
 
-  /** Attaches the correlation id of a completed call's events (what Undo needs). */
+  /**
+   * Updates items from a call's stored events: approval decisions set the status of their request; the
+   * events of a completed call give its words, its correlation id (what Undo needs) and whether Undo applies.
+   */
   recordEvents(events: readonly EventRecord[]): void {
+    const repo = this.repo();
+    const byCorrelation = new Map<string, EventRecord[]>();
     for (const e of events) {
       if (e.event_type === 'approval.granted' || e.event_type === 'approval.denied' || e.event_type === 'approval.failed') {
-        const id = e.aggregate_id;
-        const item = this.items.find((x) => x.id === id);
+        const item = this.items.find((x) => x.id === e.aggregate_id);
         if (!item) continue;
-        if (e.event_type === 'approval.denied') item.status = 'REJECTED';
-        else if (e.event_type === 'approval.failed') item.status = 'FAILED';
-        else item.status = 'COMPLETED';
-        item.undoable = item.status === 'COMPLETED' && UNDOABLE.has(item.tool);
-        item.correlation_id = id;
-        this.requeue();
+        item.status = e.event_type === 'approval.denied' ? 'REJECTED' : e.event_type === 'approval.failed' ? 'FAILED' : 'COMPLETED';
+        item.correlation_id = e.aggregate_id;
+        const done = item.status === 'COMPLETED' && repo ? describeDone(repo, repo.listEventsByCorrelation(e.aggregate_id)) : undefined;
+        if (done?.words) item.description = done.words;
+        item.undoable = done?.undoable ?? false;
+        requeue(this.items);
         this.changed.fire(item);
-      } else if (e.caused_by.session_id !== LOCAL_SESSION) {
-        const latest = this.items.find((x) => x.session_id === e.caused_by.session_id && x.status === 'COMPLETED' && !x.request_id);
-        if (latest && latest.correlation_id === undefined) latest.correlation_id = e.metadata.correlation_id;
+      } else if (!e.event_type.startsWith('approval.') && !e.event_type.startsWith('session.') && e.caused_by.session_id !== LOCAL_SESSION) {
+        const list = byCorrelation.get(e.metadata.correlation_id);
+        if (list) list.push(e);
+        else byCorrelation.set(e.metadata.correlation_id, [e]);
       }
+    }
+    for (const [cid, group] of byCorrelation) {
+      const sid = group[0]!.caused_by.session_id;
+      // an approved request's events carry its request id; a direct call's attach to its session's newest completed item
+      const item =
+        this.items.find((x) => x.id === cid) ??
+        this.items.find((x) => x.session_id === sid && x.status === 'COMPLETED' && !x.request_id && x.correlation_id === undefined);
+      if (!item) continue;
+      item.correlation_id = cid;
+      const done = describeDone(repo, group);
+      if (done.words) item.description = done.words;
+      item.undoable = item.status === 'COMPLETED' && done.undoable;
+      this.changed.fire(item);
     }
   }
 
@@ -83,24 +112,7 @@ export class ActivityLog implements vscode.Disposable {
     this.changed.fire(item);
   }
 
-  private requeue(): void {
-    const waiting = new Set<string>();
-    for (const item of [...this.items].reverse()) {
-      if (item.status !== 'PENDING_APPROVAL' && item.status !== 'QUEUED') continue;
-      item.status = waiting.has(item.session_id) ? 'QUEUED' : 'PENDING_APPROVAL';
-      waiting.add(item.session_id);
-    }
-  }
-
   dispose(): void {
     this.changed.dispose();
   }
-}
-
-function summarize(tool: string, args: unknown): string {
-  const a = (args ?? {}) as Record<string, unknown>;
-  const name = typeof a.name === 'string' ? ` "${a.name}"` : '';
-  const ops = Array.isArray(a.operations) ? ` (${a.operations.length} coding${a.operations.length === 1 ? '' : 's'})` : '';
-  const ids = ['code_id', 'source_id', 'segment_id', 'case_id'].filter((k) => a[k] !== undefined).map((k) => `${k.replace('_id', '')} ${String(a[k])}`);
-  return `${tool.replace(/_/g, ' ')}${name}${ops}${ids.length ? ` — ${ids.join(', ')}` : ''}`;
 }

@@ -170,7 +170,7 @@ export class UndoCommands implements vscode.Disposable {
   private async editorStep(editor: vscode.TextEditor, kind: 'undo' | 'redo'): Promise<boolean> {
     const doc = editor.document;
     const version = doc.version;
-    await vscode.window.showTextDocument(doc, { viewColumn: editor.viewColumn, preserveFocus: false, preview: false });
+    await vscode.window.showTextDocument(doc, { viewColumn: editor.viewColumn, preserveFocus: false });
     await vscode.commands.executeCommand(kind);
     return doc.version !== version;
   }

@@ -93,6 +93,9 @@ describe('Undo in VS Code', function () {
     assert.equal(editor.document.getText(), textBefore, 'the text is unchanged');
     assert.equal(api.workbench.repo()!.getSourceText(sourceId), textBefore, 'the stored text too');
     assert.equal(api.statusBar.notice, `Undid: coded 'Food security' in ${sourceName}`);
+    await api.settled();
+    assert.deepEqual(api.decorations.drawnIn(editor).get(foodSecurity) ?? [], [], 'the decoration went with the coding');
+    assert.equal(api.codesTree.allCodes.find((c) => c.code_id === foodSecurity)?.segment_count, 0, 'the Codes tree counts no coding');
 
     const again = await redo();
     assert.equal(again.by, 'marginalia', JSON.stringify(again));
@@ -103,6 +106,7 @@ describe('Undo in VS Code', function () {
     // the decorations follow: the passage carries Food security again
     const drawn = api.decorations.drawnIn(editor).get(foodSecurity) ?? [];
     assert.equal(drawn.length, 1, 'one Food security decoration after redo');
+    assert.equal(api.codesTree.allCodes.find((c) => c.code_id === foodSecurity)?.segment_count, 1);
   });
 
   it("type inside a coded passage, then code: Ctrl+Z undoes only the coding; a second Ctrl+Z undoes the typing; redo puts them back in order", async () => {

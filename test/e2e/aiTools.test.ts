@@ -9,21 +9,17 @@
  * ends into parts of at most 800 code points; duplicate codes are the name pairs the test made alike (with
  * the memo weighing 40% when both codes have one); a merge moves exactly the segments the test applied.
  * Agent behaviour follows the default trust table: recording suggestions (suggest_merge_codes,
- * auto_suggest_codes) runs at once, approve_merge waits for the researcher (merge: require).
+ * auto_suggest_codes) runs at once, approve_merge by an agent is refused (APPROVAL_FORBIDDEN: deciding is the researcher's).
  *
  * Error codes with their HTTP statuses: MERGE_SAME_CODE 400, CODE_NOT_FOUND 404, SOURCE_NOT_FOUND 404,
  * SUGGESTION_NOT_FOUND 404, SUGGESTION_ALREADY_DECIDED 409, INVALID_POSITION 400 (a source without text),
  * INVALID_ARGUMENTS 400. Failing calls are checked to leave codes, suggestions, segments and the event log as
  * they were. The texts are ASCII, so UTF-16 indices are code points.
- *
- * Not covered here, and left alone: an agent's approve_merge that the researcher then approves through
- * POST /approvals/{id}/approve runs as the agent and fails with APPROVAL_FORBIDDEN (the suggestion rule in
- * src/domain/suggestions.ts checkApprover sees the agent's session); this test only rejects such a request.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AS_AGENT, request, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { AS_AGENT, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 import { toolClient } from '../helpers/toolClient';
 
 const TEXT = [
@@ -265,10 +261,8 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     await t.ok('apply_code', { code_id: code.disputesOverWater, source_id: src.rosa, ...dup });
     const moved = await t.ok('apply_code', { code_id: code.disputesOverWater, source_id: src.rosa, ...at(TEXT, 'How is the watering going?') });
 
-    // the agent may not approve on its own: approve_merge waits for the researcher (merge: require), who rejects that request
-    const held = await t.pending('approve_merge', { merge_suggestion_id: s.merge_suggestion_id }, AS_AGENT);
-    const rej = await request(base, 'POST', `/approvals/${held}/reject`, { reason: 'I will do it myself' });
-    assert.equal(rej.status, 200, JSON.stringify(rej.body));
+    // the agent may not approve: deciding a suggestion is the researcher's alone (403, never queued; issue 14 item 6)
+    await t.fails('approve_merge', { merge_suggestion_id: s.merge_suggestion_id }, 'APPROVAL_FORBIDDEN', AS_AGENT);
     assert.equal((await t.ok('get_code', { code_id: code.disputesOverWater })).segment_count, 2, 'not merged');
 
     const m = await t.ok('approve_merge', { merge_suggestion_id: s.merge_suggestion_id });

@@ -1,7 +1,8 @@
 /**
  * Approval requests in words over HTTP (issue 13, item 8), against the real server on 127.0.0.1: an agent
  * (agent token) asks to merge two codes; GET /approvals with the reviewer token and get_approval_status
- * show both code names and the number of passages the merge would move, never "source_code_id=".
+ * show both code names and the number of passages the merge would move, never "source_code_id="; a destructive
+ * request's words come from its dry run, and one that would fail is refused at once (issue 14 item 5).
  * Needs the built CLI (`npm run build`).
  */
 import assert from 'node:assert/strict';
@@ -67,5 +68,20 @@ describe('e2e: approval requests name things (HTTP)', function () {
     // nothing ran: both codes and their passages are as they were
     const codes = (await asResearcher('list_codes', {})).codes as { name: string; segment_count: number }[];
     assert.deepEqual(codes.map((c) => [c.name, c.segment_count]).sort(), [['Conflict', 1], ['Tension', 2]]);
+  });
+
+  it("a destructive request says what its dry run did: \"delete 'Conflict' and its 1 passage\"; one that would fail is refused at once and never reaches the researcher", async () => {
+    const codes = (await asResearcher('list_codes', {})).codes as { code_id: number; name: string }[];
+    const conflict = codes.find((c) => c.name === 'Conflict')?.code_id as number;
+    const refused = await callTool(base, 'delete_code', { code_id: conflict }, AS_AGENT);
+    assert.deepEqual([refused.status, refused.body.error_code], [409, 'CODE_HAS_SEGMENTS'], JSON.stringify(refused.body));
+    const asked = await callTool(base, 'delete_code', { code_id: conflict, delete_segments: true }, AS_AGENT);
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    const listed = await request(base, 'GET', '/approvals?status=pending', undefined, AS_RESEARCHER);
+    const descriptions = (listed.body.data.approvals as { tool: string; description: string }[]).filter((a) => a.tool === 'delete_code').map((a) => a.description);
+    assert.deepEqual(descriptions, ["delete 'Conflict' and its 1 passage"]);
+    // the dry run left the code and its passage where they were
+    const after = (await asResearcher('list_codes', {})).codes as { name: string; segment_count: number }[];
+    assert.deepEqual(after.map((c) => [c.name, c.segment_count]).sort(), [['Conflict', 1], ['Tension', 2]]);
   });
 });

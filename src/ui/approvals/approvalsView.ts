@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { AgentContext } from '../../agent/agentContext';
 import type { ApprovalRecord } from '../../domain/ports';
+import { describeCall, toolTitle } from '../activity/activityHistory';
 import { escapeMd } from '../trees/codesTreeProvider';
 import type { Workbench } from '../workbench';
 
@@ -39,14 +40,24 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
     return node ? [] : this.pending();
   }
 
+  /** A request in words ("Merge 'Trust' (12 passages) into 'Belonging'"): its stored description, or one made now when it was stored in the developer form. */
+  words(a: ApprovalRecord): string {
+    return describeCall(this.wb.repo(), a.tool, a.arguments, a.description);
+  }
+
   getTreeItem(a: ApprovalRecord): vscode.TreeItem {
-    const item = new vscode.TreeItem(a.description);
+    const words = this.words(a);
+    const item = new vscode.TreeItem(words);
     item.id = `approval:${a.request_id}`;
     item.contextValue = 'approval';
     item.iconPath = new vscode.ThemeIcon(a.trust_level === 'require' ? 'shield' : 'lightbulb');
-    item.description = `${a.client_name} · ${a.trust_level} · until ${a.expires_at.slice(11, 19)}`;
-    // the client name is the agent's own claim: rendered as text, never as Markdown (links, images, HTML)
-    item.tooltip = new vscode.MarkdownString().appendMarkdown(`**${escapeMd(a.tool)}** requested by `).appendText(`${a.client_name} (session ${a.session_id})`).appendMarkdown('\n\n').appendCodeblock(prettyArgs(a.arguments), 'json');
+    item.description = `${a.client_name} · ${a.trust_level === 'require' ? 'needs approval' : 'suggestion'} · until ${a.expires_at.slice(11, 16)}`;
+    // the client name and the words (names, excerpts) come from agents: rendered as text, never as Markdown
+    item.tooltip = new vscode.MarkdownString()
+      .appendText(`${a.client_name} asks to ${lowerFirst(words)}`)
+      .appendMarkdown(`\n\n*${escapeMd(toolTitle(a.tool))}* · trust level ${escapeMd(a.trust_level)} · asked ${escapeMd(a.created_at.slice(11, 16))} UTC, expires ${escapeMd(a.expires_at.slice(11, 16))} UTC`)
+      .appendMarkdown('\n\nApprove or Reject from the notification or this item; *Edit…* opens the arguments to change before approving.');
+    item.accessibilityInformation = { label: `${a.client_name} asks to ${lowerFirst(words)}` };
     return item;
   }
 
@@ -56,7 +67,7 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
     this.notified.add(requestId);
     const a = this.pending().find((x) => x.request_id === requestId);
     if (!a) return;
-    const choice = await vscode.window.showInformationMessage(`${a.client_name} asks to ${a.description}`, 'Approve', 'Reject', 'Edit…');
+    const choice = await vscode.window.showInformationMessage(`${a.client_name} asks to ${lowerFirst(this.words(a))}`, 'Approve', 'Reject', 'Edit…');
     if (choice === 'Approve') await this.approve(requestId);
     else if (choice === 'Reject') await this.reject(requestId);
     else if (choice === 'Edit…') await this.edit(requestId);
@@ -89,7 +100,7 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
     if (!a) return;
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: prettyArgs(a.arguments) });
     await vscode.window.showTextDocument(doc);
-    const choice = await vscode.window.showInformationMessage(`Edit the arguments of "${a.tool}", then approve.`, 'Approve Edited', 'Cancel');
+    const choice = await vscode.window.showInformationMessage(`Edit the arguments of "${lowerFirst(this.words(a))}", then approve.`, 'Approve Edited', 'Cancel');
     if (choice !== 'Approve Edited') return;
     let edited: unknown;
     try {
@@ -105,6 +116,11 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
     this.view.dispose();
     this.changed.dispose();
   }
+}
+
+/** `s` with its first letter in lower case: a request in words after "Claude asks to" (they start with a verb). */
+function lowerFirst(s: string): string {
+  return s.charAt(0).toLowerCase() + s.slice(1);
 }
 
 function prettyArgs(json: string): string {

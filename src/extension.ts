@@ -37,6 +37,8 @@ import { CodebookDiagnostics } from './ui/diagnostics/codebookDiagnostics';
 import { MarginaliaStatusBar } from './ui/statusBar';
 import { UndoCommands } from './ui/undo/undoCommands';
 import { CasesTreeProvider } from './ui/trees/casesTreeProvider';
+import { CaseAttributesPanel } from './ui/cases/caseAttributesPanel';
+import { casesCommands } from './ui/cases/casesCommands';
 import { retrievalCommands } from './ui/retrieval/retrievalCommands';
 import { RetrievalView } from './ui/retrieval/retrievalView';
 import { CodesTreeProvider } from './ui/trees/codesTreeProvider';
@@ -52,6 +54,8 @@ export interface MarginaliaApi {
   codesTree: CodesTreeProvider;
   sourcesTree: SourcesTreeProvider;
   casesTree: CasesTreeProvider;
+  /** the Case Attributes table (marginalia.cases.openAttributes) */
+  caseAttributes: CaseAttributesPanel;
   /** the Retrieval view (marginalia.retrieval; replaced Coded Segments): codes combined, filtered, whole passages, export */
   retrieval: RetrievalView;
   decorations: CodedSegmentDecorations;
@@ -220,6 +224,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const codesTree = new CodesTreeProvider(wb, new ColorIcons(context.globalStorageUri));
   const sourcesTree = new SourcesTreeProvider(wb);
   const casesTree = new CasesTreeProvider(wb);
+  const caseAttributes = new CaseAttributesPanel(context.extensionUri, wb);
+  context.subscriptions.push(caseAttributes);
   const retrieval = new RetrievalView(context.extensionUri, wb, docs);
   const decorations = new CodedSegmentDecorations(wb, docs);
   const editTracker = new EditTracker(wb, docs);
@@ -339,6 +345,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     registerCommands(
       {
         ...commandTable({ wb, docs, codesTree, sourcesTree, retrieval, decorations, flushEdits: () => editTracker.flush(), state: context.workspaceState, showLog: () => logger.channel.show() }),
+        ...casesCommands({ wb, docs, casesTree, attributesPanel: caseAttributes, flushEdits: () => editTracker.flush() }),
         'marginalia.project.new': (file?: string) => newProject(controller, file),
         'marginalia.project.open': (file?: string) => openProject(controller, file),
         'marginalia.project.close': () => controller.close(),
@@ -364,6 +371,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     codesTree,
     sourcesTree,
     casesTree,
+    caseAttributes,
     retrieval,
     decorations,
     editTracker,

@@ -292,10 +292,19 @@ function caseTarget(heat: HeatMap) {
   };
 }
 
+/** A button under the summary that runs a Cases view command (the empty case views point there, never to a tool). */
+function caseButton(label: string, command: 'newFromSources' | 'openAttributes'): void {
+  const b = el('button', label);
+  b.type = 'button';
+  b.addEventListener('click', () => vscode.postMessage({ type: 'caseCommand', command }));
+  controls.append(b);
+}
+
 function drawCase(m: Extract<ToReportsWebview, { type: 'case' }>): void {
+  if (m.heat.columns.length === 0) caseButton('New Case from Sources...', 'newFromSources');
   summary.textContent =
     m.heat.columns.length === 0
-      ? 'No cases yet: create cases (create_case) and link sources to them.'
+      ? 'No cases yet. Create a case from its sources in the Cases view ("New Case from Sources...").'
       : m.heat.rows.length === 0
         ? 'None of the cases holds a coded segment yet.'
         : `Coded segments of each code in each case.${shownOf(m.heat)} Click a cell for its segments.`;
@@ -321,7 +330,8 @@ function attributePicker(view: 'attribute' | 'document_attribute', attributes: s
 
 function drawAttribute(m: Extract<ToReportsWebview, { type: 'attribute' }>): void {
   if (m.attributes.length === 0) {
-    summary.textContent = 'No case has an attribute yet: set_case_attribute gives cases typed attributes (age, group, site).';
+    caseButton('Open Case Attributes', 'openAttributes');
+    summary.textContent = 'No case has an attribute yet. Give cases typed attributes (age, group, site) in the Case Attributes table of the Cases view.';
     return rendered('attribute', 0);
   }
   attributePicker('attribute', m.attributes, m.attribute);

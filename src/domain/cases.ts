@@ -577,7 +577,7 @@ export interface CaseAttributeDefinition {
 }
 
 /** Every attribute name any case has, by name (code unit order), with its type and case count. Writes nothing. */
-export function listCaseAttributeDefinitions(ctx: Ctx): CaseAttributeDefinition[] {
+export function listCaseAttributeDefinitions(ctx: Pick<Ctx, 'repo'>): CaseAttributeDefinition[] {
   const byName = new Map<string, Partial<Record<AttributeType, number>>>();
   for (const a of ctx.repo.listCaseAttributes()) {
     let t = byName.get(a.name);

@@ -87,5 +87,7 @@ export type FromReportsWebview =
   | { type: 'request'; request: ReportRequest }
   | { type: 'drill'; target: DrillTarget }
   | { type: 'export'; format: ExportFormat; request: ReportRequest }
+  /** a button of an empty case view: the Cases view's command it names (New Case from Sources, the Case Attributes table) */
+  | { type: 'caseCommand'; command: 'newFromSources' | 'openAttributes' }
   /** after a view is drawn: bars, cells or table rows drawn, and the canvas pixels painted (0 for tables) */
   | { type: 'rendered'; view: ReportsViewId; items: number; painted: number };

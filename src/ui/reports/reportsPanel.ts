@@ -181,6 +181,9 @@ export class ReportsPanel implements vscode.Disposable {
         if (!(m.format in FORMAT_LABELS) || !isReportsView(m.request?.view)) return;
         await this.exportReport(m.format, m.request);
         return;
+      case 'caseCommand':
+        if (m.command === 'newFromSources' || m.command === 'openAttributes') await vscode.commands.executeCommand(`marginalia.cases.${m.command}`);
+        return;
       case 'rendered': {
         const r: RenderedReport = { view: m.view, items: Number(m.items) || 0, painted: Number(m.painted) || 0 };
         this.rendered.set(r.view, r);

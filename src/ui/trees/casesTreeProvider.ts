@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { CaseAttribute, CaseSegment, CaseSourceLink, CaseWithCounts } from '../../domain/ports';
+import { countOf } from '../../core/plural';
 import { madeByAgent, type Workbench } from '../workbench';
 
 /** A node of the Cases tree: a case, one of its typed attributes, a linked source, or a range it holds. */
@@ -14,7 +15,9 @@ const TYPE_ICONS: Record<string, string> = { text: 'symbol-string', number: 'sym
 /**
  * The Cases view (`marginalia.cases`): cases by name with their typed attributes (name = value, type
  * icon), the sources linked to them and the source ranges they hold. Clicking a source opens it; clicking
- * a range opens the source at it.
+ * a range opens the source at it. Context values for menus (package.json): `case`, `caseAttribute`,
+ * `caseSource`, `caseRange`; the commands are in src/ui/cases/casesCommands.ts. With no case the view shows
+ * its welcome content (package.json viewsWelcome), which offers "New Case from Sources...".
  */
 export class CasesTreeProvider implements vscode.TreeDataProvider<CasesNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<CasesNode | undefined>();
@@ -22,7 +25,7 @@ export class CasesTreeProvider implements vscode.TreeDataProvider<CasesNode>, vs
   readonly view: vscode.TreeView<CasesNode>;
 
   constructor(private readonly wb: Workbench) {
-    this.view = vscode.window.createTreeView('marginalia.cases', { treeDataProvider: this, showCollapseAll: true });
+    this.view = vscode.window.createTreeView('marginalia.cases', { treeDataProvider: this, showCollapseAll: true, canSelectMany: false });
   }
 
   refresh(): void {
@@ -50,14 +53,18 @@ export class CasesTreeProvider implements vscode.TreeDataProvider<CasesNode>, vs
         item.id = `case:${c.case_id}`;
         item.contextValue = 'case';
         item.iconPath = new vscode.ThemeIcon('person');
-        item.description = `${c.attribute_count} attribute${c.attribute_count === 1 ? '' : 's'} · ${c.source_count + c.segment_count} member${c.source_count + c.segment_count === 1 ? '' : 's'}${madeByAgent(c.session_id) ? ' · ✦ AI' : ''}`;
-        if (c.memo) item.tooltip = new vscode.MarkdownString().appendText(c.memo);
+        const members = [countOf(c.source_count, 'source'), ...(c.segment_count > 0 ? [countOf(c.segment_count, 'passage')] : [])];
+        item.description = `${members.join(', ')} · ${countOf(c.attribute_count, 'attribute')}${madeByAgent(c.session_id) ? ' · ✦ AI' : ''}`;
+        const tip = new vscode.MarkdownString().appendText(`${c.name}: ${item.description}`);
+        if (c.memo) tip.appendText(`\n\n${c.memo}`);
+        item.tooltip = tip;
         return item;
       }
       case 'attribute': {
         const a = node.item;
         const item = new vscode.TreeItem(`${a.name} = ${String(a.value)}`);
         item.id = `case:${a.case_id}:attr:${a.name}`;
+        item.contextValue = 'caseAttribute';
         item.iconPath = new vscode.ThemeIcon(TYPE_ICONS[a.type] ?? 'symbol-field');
         item.description = a.type;
         return item;
@@ -66,6 +73,7 @@ export class CasesTreeProvider implements vscode.TreeDataProvider<CasesNode>, vs
         const s = node.item;
         const item = new vscode.TreeItem(s.name);
         item.id = `case:${s.case_id}:source:${s.source_id}`;
+        item.contextValue = 'caseSource';
         item.iconPath = new vscode.ThemeIcon('file-text');
         item.command = { command: 'marginalia.sources.open', title: 'Open Source', arguments: [s.source_id] };
         return item;
@@ -75,8 +83,10 @@ export class CasesTreeProvider implements vscode.TreeDataProvider<CasesNode>, vs
         const oneLine = r.text.replace(/\s+/g, ' ').trim();
         const item = new vscode.TreeItem(oneLine.length > 60 ? `${oneLine.slice(0, 59)}…` : oneLine);
         item.id = `case:${r.case_id}:range:${r.case_segment_id}`;
+        item.contextValue = 'caseRange';
         item.iconPath = new vscode.ThemeIcon('quote');
-        item.description = `${r.source_name} ${r.start_pos}–${r.end_pos}`;
+        item.description = `passage of ${r.source_name}`;
+        item.tooltip = new vscode.MarkdownString().appendText(r.text);
         item.command = { command: 'marginalia.sources.openAt', title: 'Open Source', arguments: [r.source_id, r.start_pos, r.end_pos] };
         return item;
       }

@@ -182,8 +182,8 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
       }
       if (choice === 'keepTheirs') {
         tr.baseline = theirs;
-        // after VS Code has taken the save as done, tell it the file changed, so the tab reloads theirs
-        setTimeout(() => this.fireChanged(uri, tr), 0);
+        // once VS Code has taken the save as done, tell it the file changed, so the tab reloads theirs
+        this.afterSaved(uri, tr);
         return;
       }
       if (choice !== 'overwrite') throw new Error(`Not saved: the memo of ${this.describe(t)} changed elsewhere since you opened it.`);
@@ -198,7 +198,7 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
     tr.baseline = this.current(uri, t);
     tr.changedBy = undefined;
     tr.announced = undefined;
-    if (tr.baseline !== yours) setTimeout(() => this.fireChanged(uri, tr), 0);
+    if (tr.baseline !== yours) this.afterSaved(uri, tr);
   }
 
   readDirectory(): [string, vscode.FileType][] {
@@ -228,6 +228,27 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
   }
 
   // --- changes made elsewhere -----------------------------------------------------------------------
+
+  /**
+   * Reports a change of `uri` once VS Code has finished the save in progress (a change reported while the
+   * tab is still being saved is ignored by VS Code), or after two seconds at the latest.
+   */
+  private afterSaved(uri: vscode.Uri, tr: Tracked): void {
+    const key = uri.toString();
+    let done = false;
+    const fire = () => {
+      if (done) return;
+      done = true;
+      saved.dispose();
+      clearTimeout(timer);
+      // the save's own bookkeeping (stat after write) runs right after the event; report after it
+      setTimeout(() => this.fireChanged(uri, tr), 50);
+    };
+    const saved = vscode.workspace.onDidSaveTextDocument((d) => {
+      if (d.uri.toString() === key) fire();
+    });
+    const timer = setTimeout(fire, 2000);
+  }
 
   private fireChanged(uri: vscode.Uri, tr: Tracked): void {
     tr.mtime = Math.max(tr.mtime + 1, Date.now());

@@ -20,6 +20,9 @@ import { VERSION } from './cli/main';
 import { EDITOR_TOOLS } from './tools/editorTools';
 import { TOOLS } from './tools/registry';
 import { commandTable, registerCommands } from './ui/commands';
+import { codebookCommands } from './ui/codebook/codebookCommands';
+import { HasSourcesContext } from './ui/codebook/hasSourcesContext';
+import { lastStatusFeedback } from './ui/codebook/statusFeedback';
 import { CodedSegmentDecorations } from './ui/decorations/codedSegmentDecorations';
 import { EditTracker } from './ui/documents/editTracker';
 import { SourceDocuments } from './ui/documents/sourceDocuments';
@@ -76,6 +79,10 @@ export interface MarginaliaApi {
   tokens: { agent: string; reviewer: string };
   /** resolves once the trees and decorations have caught up with every event published so far */
   settled(): Promise<void>;
+  /** the last short confirmation shown in the status bar ("Coded with 'X' in interview-04"), for tests */
+  lastStatusFeedback(): { text: string; at: number } | undefined;
+  /** the `marginalia.hasSources` context key (the walkthrough's import step completes on it) */
+  hasSources: HasSourcesContext;
 }
 
 let controllerRef: ProjectController | undefined;
@@ -239,7 +246,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const activityView = new ActivityView(context.extensionUri, activity, wb, approvals);
   const reports = new ReportsPanel(context.extensionUri, wb, docs, decorations);
   const codebookHealth = new CodebookDiagnostics(wb, docs);
-  context.subscriptions.push(reports, codebookHealth);
+  const hasSources = new HasSourcesContext(wb);
+  context.subscriptions.push(reports, codebookHealth, hasSources);
   context.subscriptions.push(history, approvals, activity, activityView, docs, codesTree, sourcesTree, casesTree, retrieval, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
 
   // the history view follows the automatic snapshots, which land shortly after changes (debounced)
@@ -345,6 +353,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     registerCommands(
       {
         ...commandTable({ wb, docs, codesTree, sourcesTree, retrieval, decorations, flushEdits: () => editTracker.flush(), state: context.workspaceState, showLog: () => logger.channel.show() }),
+        ...codebookCommands({ wb, codesTree }),
         ...casesCommands({ wb, docs, casesTree, attributesPanel: caseAttributes, flushEdits: () => editTracker.flush() }),
         'marginalia.project.new': (file?: string) => newProject(controller, file),
         'marginalia.project.open': (file?: string) => openProject(controller, file),
@@ -390,6 +399,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         if (!flushTimer && pending.length === 0) resolve();
         else settledWaiters.push(resolve);
       }),
+    lastStatusFeedback,
+    hasSources,
   };
 
   await vscode.commands.executeCommand('setContext', 'marginalia.projectOpen', false);

@@ -108,6 +108,8 @@ export interface DumpDiffSummary {
 export interface SnapshotDiff extends DumpDiffSummary {
   from_ref: string;
   to_ref: string;
+  /** the changes in words (src/vcs/diffInWords.ts): sections such as "Codes" or "Passages coded (3)", each with sentences naming codes, sources and passage texts */
+  in_words: { heading: string; lines: string[] }[];
   /** `git diff from to` of the two dumps, cut at `raw_diff_limit` characters */
   raw_diff: string;
   raw_diff_truncated: boolean;

@@ -84,6 +84,7 @@ export const viewDiffTool = defineTool({
     'What changed between two snapshots (from_ref to to_ref; refs from list_snapshots, or HEAD~1 and HEAD for the last change). ' +
     'Returns {from_ref, to_ref, codes, categories, folders, sources, cases: {added, removed, changed (names), renamed: [{from, to}]}, ' +
     'segments, av_segments: {added, removed, changed (counts), added_ids, removed_ids, changed_ids}, tables: {table: {added, removed, changed}} for every table that differs, ' +
+    'in_words (the same for a person: [{heading, lines}], e.g. {heading: "Passages coded (2)", lines: ["\'Trust\' in interview-04: \\"Nobody trusted the council…\\""]}), ' +
     'raw_diff (the git diff of the two dumps, cut at 200,000 characters), raw_diff_truncated}. Writes nothing. ' +
     'Errors: SNAPSHOT_NOT_FOUND (a ref names no snapshot), VERSION_CONTROL_NOT_INITIALIZED, NO_PROJECT.',
   input: args({ from_ref: ref('the older snapshot'), to_ref: ref('the newer snapshot') }),

@@ -16,6 +16,7 @@ import type {
   VersionControl,
 } from '../domain/versionControl';
 import { canonicalDump, diffDumps, MANIFEST_PATH, parseDump, planRestore, readProjectTables, type ParsedDump } from './canonicalDump';
+import { describeDumpDiff } from './diffInWords';
 import { COMMITTER, HistoryRepo } from './historyRepo';
 import type { HistoryErasure, HistoryErasureRequest, HistoryErasureResult } from '../domain/erasure';
 import { eraseFromDump, eraseFromHistoryRepo, type DumpErasure } from './historyErasure';
@@ -258,7 +259,8 @@ export class Snapshotter implements VersionControl, HistoryErasure {
 
   /**
    * What differs from `fromRef` to `toRef`: codes, categories, folders, sources and cases by name, segments
-   * by count and id, per-table counts, and the raw `git diff` (cut at the raw-diff limit). Both trees are
+   * by count and id, per-table counts, the same in words for the researcher (`in_words`: passages with their
+   * code, source and text; src/vcs/diffInWords.ts), and the raw `git diff` (cut at the raw-diff limit). Both trees are
    * read with `git ls-tree`/`git cat-file`; source texts are compared by blob id.
    * Errors: VERSION_CONTROL_NOT_INITIALIZED, SNAPSHOT_NOT_FOUND (naming the ref), TOOL_EXECUTION_ERROR.
    */
@@ -269,13 +271,15 @@ export class Snapshotter implements VersionControl, HistoryErasure {
       const to = await this.mustResolve(toRef);
       const [a, b] = await Promise.all([this.readForDiff(from), this.readForDiff(to)]);
       let summary;
+      let inWords;
       try {
         summary = diffDumps(a, b);
+        inWords = describeDumpDiff(a, b);
       } catch (e) {
         throw new ToolError('TOOL_EXECUTION_ERROR', `A snapshot is unreadable: ${(e as Error).message}`);
       }
       const raw = await this.repo.diff(from, to, this.rawDiffLimit);
-      return { from_ref: from, to_ref: to, ...summary, raw_diff: raw.text, raw_diff_truncated: raw.truncated };
+      return { from_ref: from, to_ref: to, ...summary, in_words: inWords, raw_diff: raw.text, raw_diff_truncated: raw.truncated };
     });
   }
 

@@ -289,6 +289,12 @@ describe('vcs: version control through the tools', function () {
     assert.equal(whole.segments.added, 3);
     assert.equal(whole.segments.added_ids.length, 3);
     assert.deepEqual(whole.tables, { codes: { added: 1, removed: 0, changed: 0 }, segments: { added: 3, removed: 0, changed: 0 } });
+    // the same in words (issue 13, item 9): names and passage texts, never ids
+    assert.deepEqual(diff.in_words, [{ heading: 'Codes', lines: ["Renamed the code 'Belonging' to 'Home'"] }]);
+    assert.deepEqual(whole.in_words, [
+      { heading: 'Codes', lines: ["Added the code 'Home'"] },
+      { heading: 'Passages coded (3)', lines: ['\'Home\' in Interview A: "We fe"', '\'Home\' in Interview A: "home"', '\'Home\' in Interview A: "he ga"'] },
+    ]);
 
     // restore the state after create_code: the codings and the rename disappear
     const restored = await fx.ok('restore_snapshot', { ref: created!.short_ref });

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { AgentContext } from '../../agent/agentContext';
+import { countOf } from '../../core/plural';
 import type { ApprovalRecord } from '../../domain/ports';
 import { describeCall, toolTitle } from '../activity/activityHistory';
 import { escapeMd } from '../trees/codesTreeProvider';
@@ -28,7 +29,8 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
   refresh(): void {
     this.changed.fire(undefined);
     const n = this.pending().length;
-    this.view.badge = n > 0 ? { value: n, tooltip: `${n} agent request(s) wait for your approval` } : undefined;
+    // the badge shows on the Marginalia Supervision icon in the activity bar too (issue 13, item 10)
+    this.view.badge = n > 0 ? { value: n, tooltip: `${countOf(n, 'agent request')} ${n === 1 ? 'waits' : 'wait'} for your approval` } : undefined;
   }
 
   /** Pending requests, oldest first. */

@@ -6,11 +6,11 @@ import type { Segment } from '../../domain/model';
 import { CODE_PALETTE } from '../../domain/codeColours';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
 import { batchApplyCodes, createCodeTool, deleteSegmentTool, updateSegmentMemoTool } from '../../tools/coreTools';
-import { createCategoryTool, deleteCodeTool, mergeCodesTool, renameCodeTool, setCodeColorTool, updateCodeMemoTool } from '../../tools/codeTools';
+import { deleteCodeTool, mergeCodesTool, setCodeColorTool, updateCodeMemoTool } from '../../tools/codeTools';
 import { createFolderTool, deleteFolderTool, renameFolderTool } from '../../tools/folderTools';
-import { renameCategoryTool } from '../../tools/categoryTools';
 import { importFileSource, removeSource } from '../../tools/sourceTools';
 import { eraseSourceTool } from '../../tools/erasureTools';
+import { showStatusFeedback } from '../codebook/statusFeedback';
 import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import type { RetrievalView } from '../retrieval/retrievalView';
@@ -159,7 +159,10 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
     'marginalia.coding.codeSelectionWithLastCode': async () => {
       const last = d.state.get<number>(LAST_CODE);
       if (last === undefined || !wb.repo()?.getCode(last)) return vscode.commands.executeCommand('marginalia.coding.codeSelection');
-      return applyToSelection(d, last);
+      const seg = await applyToSelection(d, last);
+      // the keybinding shows no picker: say which code it applied, and where
+      if (seg) showStatusFeedback(`$(tag) Coded with '${wb.repo()?.getCode(last)?.name ?? seg.code_id}' in ${wb.repo()?.getSource(seg.source_id)?.name ?? 'the source'}`);
+      return seg;
     },
     'marginalia.coding.inVivoCode': async () => {
       const editor = vscode.window.activeTextEditor;
@@ -185,25 +188,7 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       if (memo === undefined) return undefined;
       return wb.call(updateSegmentMemoTool, { segment_id: seg.segment_id, memo: memo || null });
     },
-    'marginalia.codes.create': async (node?: CodesNode) => createCodeInteractively(d, undefined, node?.kind === 'category' ? node.category.category_id : undefined),
-    'marginalia.codes.createCategory': async (node?: CodesNode) => {
-      const name = await vscode.window.showInputBox({ title: node?.kind === 'category' ? `New category in "${node.category.name}"` : 'New category', validateInput: (v) => (v.trim() ? undefined : 'Enter a name') });
-      if (!name) return undefined;
-      return wb.call(createCategoryTool, { name, parent_id: node?.kind === 'category' ? node.category.category_id : undefined });
-    },
-    'marginalia.codes.rename': async (node?: CodesNode) => {
-      if (node?.kind === 'category') {
-        const k = node.category;
-        const name = await vscode.window.showInputBox({ title: `Rename category "${k.name}"`, value: k.name, validateInput: (v) => (v.trim() ? undefined : 'Enter a name') });
-        if (!name || name === k.name) return undefined;
-        return wb.call(renameCategoryTool, { category_id: k.category_id, new_name: name });
-      }
-      const c = codeOf(node);
-      if (!c) return undefined;
-      const name = await vscode.window.showInputBox({ title: `Rename "${c.code.name}"`, value: c.code.name });
-      if (!name || name === c.code.name) return undefined;
-      return wb.call(renameCodeTool, { code_id: c.code.code_id, new_name: name });
-    },
+    // marginalia.codes.create, .createCategory and .rename: src/ui/codebook/codebookCommands.ts
     'marginalia.codes.recolor': async (node?: CodesNode) => {
       const c = codeOf(node);
       if (!c) return undefined;

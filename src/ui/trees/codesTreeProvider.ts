@@ -1,18 +1,40 @@
 import * as vscode from 'vscode';
+import { countOf } from '../../core/plural';
 import type { CategoryWithCount, CodeWithCounts } from '../../domain/ports';
 import { moveCodeToCategoryTool } from '../../tools/codeTools';
 import { madeByAgent, type Workbench } from '../workbench';
+import { buildIndex, emptyIndex, foldForMatch, matching, type CodebookIndex, type CodesNode } from '../codebook/codebookIndex';
 import type { ColorIcons } from './colorIcons';
 
-/** A node of the Codes tree: a category or a code. */
-export type CodesNode = { kind: 'category'; category: CategoryWithCount } | { kind: 'code'; code: CodeWithCounts };
+export type { CodesNode } from '../codebook/codebookIndex';
+export { foldForMatch };
+
+/** The context key true while a filter narrows the Codes tree (shows the "Clear Filter" title button). */
+export const CODES_FILTERED_CONTEXT = 'marginalia.codesFiltered';
+
+/**
+ * What {@link CodesTreeProvider.refreshAndWait} measured: `ms` from the refresh to the last tree item
+ * computed (milliseconds, `performance.now()`), `rows` tree items computed, and whether VS Code's own view
+ * asked for them (`drawnByView`; false when the view was hidden and the provider walked the tree itself).
+ */
+export interface CodesTreeTiming {
+  ms: number;
+  rows: number;
+  drawnByView: boolean;
+}
 
 const MIME = 'application/vnd.code.tree.marginalia.codes';
+/** Quiet time after the last getChildren/getTreeItem call that ends a timed refresh (milliseconds). */
+const QUIET_MS = 150;
 
 /**
  * The Codes view (`marginalia.codes`): categories nested, codes with their colour, segment count
  * (description), memo (tooltip) and an AI badge when an agent made them. Dragging a code onto a category
  * moves it there (onto empty space: uncategorised) through the pipeline.
+ *
+ * A filter ({@link setFilter}) narrows the tree to the codes whose name, or whose category's name or
+ * path, contains the filter text (case- and accent-insensitive), with their ancestor categories; the
+ * view's description shows the filter and the context key {@link CODES_FILTERED_CONTEXT} is true.
  */
 export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vscode.TreeDragAndDropController<CodesNode>, vscode.Disposable {
   readonly dropMimeTypes = [MIME];
@@ -21,7 +43,13 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
   readonly onDidChangeTreeData = this.changed.event;
   private codes: CodeWithCounts[] = [];
   private categories: CategoryWithCount[] = [];
+  private index: CodebookIndex = emptyIndex();
+  /** nodes shown under the filter (codes and their ancestor categories); undefined: no filter */
+  private shown: Set<CodesNode> | undefined;
+  private filterText: string | undefined;
   private loaded = false;
+  /** set by refreshAndWait: notes each call VS Code makes while a timed refresh runs */
+  private probe: { last: number; rows: number; rootAsked: boolean } | undefined;
   readonly view: vscode.TreeView<CodesNode>;
 
   constructor(
@@ -37,10 +65,145 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     this.changed.fire(undefined);
   }
 
+  /**
+   * Refreshes and resolves once the tree has been drawn again: VS Code asked for the top level and then
+   * made no further getChildren/getTreeItem call for {@link QUIET_MS} ms; `ms` ends at the last such call,
+   * so the quiet wait is not counted. When the view is not visible VS Code asks for nothing: the provider
+   * then computes every node's children and tree item itself (what the view would ask for with every
+   * category expanded). For the bench "Codes tree refresh with 2,000 codes" (issue 13).
+   */
+  async refreshAndWait(timeoutMs = 10_000): Promise<CodesTreeTiming> {
+    const start = performance.now();
+    if (!this.view.visible) {
+      this.refresh();
+      const rows = await this.walk();
+      return { ms: performance.now() - start, rows, drawnByView: false };
+    }
+    const probe = { last: start, rows: 0, rootAsked: false };
+    this.probe = probe;
+    this.refresh();
+    try {
+      const deadline = start + timeoutMs;
+      while (!probe.rootAsked && performance.now() < deadline) await sleep(5);
+      if (!probe.rootAsked) {
+        const rows = await this.walk();
+        return { ms: performance.now() - start, rows, drawnByView: false };
+      }
+      while (performance.now() - probe.last < QUIET_MS && performance.now() < deadline) await sleep(10);
+      return { ms: probe.last - start, rows: probe.rows, drawnByView: true };
+    } finally {
+      this.probe = undefined;
+    }
+  }
+
+  /** Computes every node's children and tree item, as a view with everything expanded would. Returns the number of items. */
+  private async walk(): Promise<number> {
+    let rows = 0;
+    const stack: (CodesNode | undefined)[] = [undefined];
+    while (stack.length > 0) {
+      const children = this.getChildren(stack.pop());
+      for (const c of children) {
+        await this.getTreeItem(c);
+        rows++;
+        if (c.kind === 'category') stack.push(c);
+      }
+    }
+    return rows;
+  }
+
   /** The codes as last loaded (for tests and quick picks). */
   get allCodes(): readonly CodeWithCounts[] {
     this.load();
     return this.codes;
+  }
+
+  /** The categories as last loaded, in the repository's order. */
+  get allCategories(): readonly CategoryWithCount[] {
+    this.load();
+    return this.categories;
+  }
+
+  /** A category's path from the top level, "Outer / Inner" (its own name last); undefined for an unknown id. */
+  categoryPath(categoryId: number): string | undefined {
+    this.load();
+    return this.index.paths.get(categoryId);
+  }
+
+  /** The ids of a category and of every category inside it (any depth). */
+  categoryAndDescendants(categoryId: number): Set<number> {
+    this.load();
+    const out = new Set<number>([categoryId]);
+    const stack = [categoryId];
+    while (stack.length > 0) {
+      for (const child of this.index.children.get(stack.pop() as number) ?? []) {
+        if (child.kind === 'category' && !out.has(child.category.category_id)) {
+          out.add(child.category.category_id);
+          stack.push(child.category.category_id);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The node of a code, or undefined when no such code exists. */
+  codeNode(codeId: number): (CodesNode & { kind: 'code' }) | undefined {
+    this.load();
+    return this.index.codes.get(codeId);
+  }
+
+  /** The node of a category, or undefined when no such category exists. */
+  categoryNode(categoryId: number): (CodesNode & { kind: 'category' }) | undefined {
+    this.load();
+    return this.index.categories.get(categoryId);
+  }
+
+  /** The active filter text, or undefined. */
+  get filter(): string | undefined {
+    return this.filterText;
+  }
+
+  /**
+   * Narrows the tree to codes matching `text` (see the class comment); empty or undefined clears the
+   * filter. Updates the view's description and the {@link CODES_FILTERED_CONTEXT} context key.
+   */
+  async setFilter(text: string | undefined): Promise<void> {
+    const t = text?.trim() ? text.trim() : undefined;
+    this.filterText = t;
+    this.view.description = t === undefined ? undefined : `Filter: ${t}`;
+    await vscode.commands.executeCommand('setContext', CODES_FILTERED_CONTEXT, t !== undefined);
+    this.refresh();
+  }
+
+  /**
+   * Shows a code in the tree: expands its categories, selects and focuses it. A filter that hides the
+   * code is cleared first. Returns false (and shows nothing) when the code does not exist.
+   */
+  async reveal(codeId: number, opts: { focus?: boolean } = {}): Promise<boolean> {
+    this.load();
+    if (!this.index.codes.has(codeId)) return false;
+    if (this.filterText !== undefined && !this.shown?.has(this.index.codes.get(codeId) as CodesNode)) await this.setFilter(undefined);
+    this.load();
+    const node = this.index.codes.get(codeId);
+    if (!node) return false;
+    await this.view.reveal(node, { select: true, focus: opts.focus ?? true, expand: true });
+    return true;
+  }
+
+  /**
+   * The rows the tree shows now (filter applied, every category expanded), depth-first, each as its path:
+   * "Category / Sub / Code". For tests and logs.
+   */
+  rows(): string[] {
+    const out: string[] = [];
+    const visit = (parent: CodesNode | undefined, prefix: string) => {
+      for (const n of this.getChildren(parent)) {
+        const name = n.kind === 'category' ? n.category.name : n.code.name;
+        out.push(prefix + name);
+        if (n.kind === 'category') visit(n, `${prefix}${name} / `);
+      }
+    };
+    visit(undefined, '');
+    return out;
   }
 
   private load(): void {
@@ -48,34 +211,53 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     const repo = this.wb.repo();
     this.codes = repo ? repo.listCodes() : [];
     this.categories = repo ? repo.listCategories() : [];
+    this.index = buildIndex(this.codes, this.categories);
+    this.shown = this.filterText === undefined ? undefined : matching(this.index, this.filterText);
     this.loaded = true;
   }
 
   getChildren(node?: CodesNode): CodesNode[] {
+    if (this.probe) {
+      this.probe.last = performance.now();
+      if (node === undefined) this.probe.rootAsked = true;
+    }
     this.load();
     if (!this.wb.repo()) return [];
-    const parentId = node === undefined ? null : node.kind === 'category' ? node.category.category_id : undefined;
-    if (parentId === undefined) return [];
-    const cats: CodesNode[] = this.categories.filter((c) => c.parent_id === parentId).map((category) => ({ kind: 'category', category }));
-    const codes: CodesNode[] = this.codes.filter((c) => c.category_id === parentId).map((code) => ({ kind: 'code', code }));
-    return [...cats, ...codes];
+    if (node !== undefined && node.kind !== 'category') return [];
+    const all = this.index.children.get(node === undefined ? null : node.category.category_id) ?? [];
+    const shown = this.shown;
+    return shown ? all.filter((n) => shown.has(n)) : all;
   }
 
   getParent(node: CodesNode): CodesNode | undefined {
+    this.load();
     const parentId = node.kind === 'category' ? node.category.parent_id : node.code.category_id;
-    const parent = parentId === null ? undefined : this.categories.find((c) => c.category_id === parentId);
-    return parent ? { kind: 'category', category: parent } : undefined;
+    return parentId === null ? undefined : this.index.categories.get(parentId);
   }
 
   async getTreeItem(node: CodesNode): Promise<vscode.TreeItem> {
+    const item = await this.treeItem(node);
+    if (this.probe) {
+      this.probe.last = performance.now();
+      this.probe.rows++;
+    }
+    return item;
+  }
+
+  private async treeItem(node: CodesNode): Promise<vscode.TreeItem> {
     if (node.kind === 'category') {
       const c = node.category;
       const item = new vscode.TreeItem(c.name, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `category:${c.category_id}`;
+      // under a filter the categories get other ids, so VS Code shows them expanded whatever the
+      // researcher collapsed before; clearing the filter brings the remembered states back
+      item.id = this.filterText === undefined ? `category:${c.category_id}` : `category:${c.category_id}:filtered`;
       item.contextValue = 'category';
       item.iconPath = new vscode.ThemeIcon('folder');
-      item.description = `${c.code_count} code${c.code_count === 1 ? '' : 's'}`;
-      if (c.memo) item.tooltip = new vscode.MarkdownString().appendMarkdown(`**${escapeMd(c.name)}**\n\n`).appendText(c.memo);
+      item.description = countOf(c.code_count, 'code');
+      const tip = new vscode.MarkdownString().appendMarkdown(`**${escapeMd(c.name)}** · ${countOf(c.code_count, 'code')}\n\n`);
+      if (c.memo) tip.appendText(c.memo);
+      else tip.appendMarkdown('*No memo yet: right-click, Edit Category Memo.*');
+      item.tooltip = tip;
       return item;
     }
     const c = node.code;
@@ -87,7 +269,7 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     const count = c.segment_count + c.av_segment_count;
     item.description = `${count}${ai ? ' · ✦ AI' : ''}`;
     const tip = new vscode.MarkdownString(undefined, true);
-    tip.appendMarkdown(`**${escapeMd(c.name)}** · ${count} segment${count === 1 ? '' : 's'}\n\n`);
+    tip.appendMarkdown(`**${escapeMd(c.name)}** · ${countOf(count, 'segment')}\n\n`);
     if (c.memo) tip.appendText(c.memo).appendMarkdown('\n\n');
     tip.appendMarkdown(`*${ai ? `$(sparkle) made by an agent (session ${escapeMd(c.session_id ?? '')})` : `by ${escapeMd(c.owner)}`}*`);
     item.tooltip = tip;
@@ -112,6 +294,10 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     this.view.dispose();
     this.changed.dispose();
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Escapes Markdown special characters in user text shown in tooltips. */

@@ -25,6 +25,14 @@ function codebookDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
   return vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'marginalia-codebook');
 }
 
+/** The codebook-level diagnostics: on the codes' cards (marginalia-codebook: documents), never on the binary .qda. */
+function codebookLevelDiagnostics(): vscode.Diagnostic[] {
+  return vscode.languages
+    .getDiagnostics()
+    .filter(([uri]) => uri.scheme === 'marginalia-codebook')
+    .flatMap(([, list]) => list.filter((d) => d.source === 'marginalia-codebook'));
+}
+
 describe('Reports and codebook health in VS Code', function () {
   this.timeout(90_000);
   let api: MarginaliaApi;
@@ -191,10 +199,9 @@ describe('Reports and codebook health in VS Code', function () {
     ]);
   });
 
-  it('lists codebook problems in the Problems panel: project-level on the project file, overlaps on the source', async () => {
-    const projectUri = vscode.Uri.file(projectFile);
-    const onProject = await until('codebook diagnostics on the project file', () => {
-      const list = codebookDiagnostics(projectUri);
+  it('lists codebook problems in the Problems panel: codebook-level on the codes\' cards, overlaps on the source', async () => {
+    const onProject = await until('codebook diagnostics on the codes\' cards', () => {
+      const list = codebookLevelDiagnostics();
       return list.some((d) => d.code === 'near_duplicate_names') ? list : undefined;
     });
     const kinds = onProject.map((d) => `${String(d.code)}: ${d.message}`);
@@ -210,13 +217,13 @@ describe('Reports and codebook health in VS Code', function () {
     assert.ok(overlaps[0]!.range.isEqual(new vscode.Range(0, 15, 0, 34)), JSON.stringify(overlaps[0]!.range));
     // fixing a problem clears it (debounced refresh)
     await call('update_code_memo', { code_id: ids.meetingPlace, memo: 'a place to meet' });
-    await until('the memo problem to go', () => !codebookDiagnostics(projectUri).some((d) => d.code === 'code_without_memo') || undefined);
+    assert.deepEqual(codebookDiagnostics(vscode.Uri.file(projectFile)), [], 'nothing on the binary .qda (a click would open it)');
+    await until('the memo problem to go', () => !codebookLevelDiagnostics().some((d) => d.code === 'code_without_memo') || undefined);
   });
 
   it('names codes used only once after marginalia.codebookHealth.usedOnceAfter coded passages (6 here)', async () => {
-    const projectUri = vscode.Uri.file(projectFile);
     const config = vscode.workspace.getConfiguration('marginalia');
-    const usedOnce = () => codebookDiagnostics(projectUri).filter((d) => d.code === 'code_used_once');
+    const usedOnce = () => codebookLevelDiagnostics().filter((d) => d.code === 'code_used_once');
     try {
       await config.update('codebookHealth.usedOnceAfter', 6, vscode.ConfigurationTarget.Global);
       const listed = await until('"Food" used only once', () => (usedOnce().length > 0 ? usedOnce() : undefined));
@@ -235,10 +242,10 @@ describe('Reports and codebook health in VS Code', function () {
     const config = vscode.workspace.getConfiguration('marginalia');
     await config.update('codebookHealth.enabled', false, vscode.ConfigurationTarget.Global);
     try {
-      await until('the list to clear', () => codebookDiagnostics(vscode.Uri.file(projectFile)).length === 0 || undefined);
+      await until('the list to clear', () => codebookLevelDiagnostics().length === 0 || undefined);
     } finally {
       await config.update('codebookHealth.enabled', undefined, vscode.ConfigurationTarget.Global);
     }
-    await until('the list to come back', () => codebookDiagnostics(vscode.Uri.file(projectFile)).length > 0 || undefined);
+    await until('the list to come back', () => codebookLevelDiagnostics().length > 0 || undefined);
   });
 });

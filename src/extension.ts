@@ -38,6 +38,8 @@ import { ProjectController } from './ui/projectController';
 import { isReportsView, ReportsPanel } from './ui/reports/reportsPanel';
 import { CodebookDiagnostics } from './ui/diagnostics/codebookDiagnostics';
 import { MarginaliaStatusBar } from './ui/statusBar';
+import { createMemos, type Memos } from './ui/memos/memoCommands';
+import { projectInfoReader } from './cli/projectInfo';
 import { UndoCommands } from './ui/undo/undoCommands';
 import { CasesTreeProvider } from './ui/trees/casesTreeProvider';
 import { CaseAttributesPanel } from './ui/cases/caseAttributesPanel';
@@ -77,6 +79,8 @@ export interface MarginaliaApi {
   codebookHealth: CodebookDiagnostics;
   /** the install's tokens (agent, reviewer), for tests and Connect an Agent */
   tokens: { agent: string; reviewer: string };
+  /** memos as Markdown tabs (marginalia-memo:), the Memos view and its commands (issue 13 item 6) */
+  memos: Memos;
   /** resolves once the trees and decorations have caught up with every event published so far */
   settled(): Promise<void>;
   /** the last short confirmation shown in the status bar ("Coded with 'X' in interview-04"), for tests */
@@ -246,6 +250,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const activityView = new ActivityView(context.extensionUri, activity, wb, approvals);
   const reports = new ReportsPanel(context.extensionUri, wb, docs, decorations);
   const codebookHealth = new CodebookDiagnostics(wb, docs);
+  // memo tabs save through the pipeline; the briefing falls back to .marginalia/project.yaml beside the project
+  const infoReaders = new Map<string, ReturnType<typeof projectInfoReader>>();
+  const briefingFallback = (file: string) => {
+    let read = infoReaders.get(file);
+    if (!read) infoReaders.set(file, (read = projectInfoReader(file, logger)));
+    return read();
+  };
+  const memos = createMemos({ wb, docs, logger, onEvents: (l) => pipeline.onEvents(l), briefingFallback, flushEdits: () => editTracker.flush() });
+  context.subscriptions.push(memos);
   const hasSources = new HasSourcesContext(wb);
   context.subscriptions.push(reports, codebookHealth, hasSources);
   context.subscriptions.push(history, approvals, activity, activityView, docs, codesTree, sourcesTree, casesTree, retrieval, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
@@ -358,6 +371,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         'marginalia.project.new': (file?: string) => newProject(controller, file),
         'marginalia.project.open': (file?: string) => openProject(controller, file),
         'marginalia.project.close': () => controller.close(),
+        ...memos.commands,
         'marginalia.history.initialize': () => history.initialize(),
         'marginalia.reports.open': (view?: unknown) => reports.open(isReportsView(view) ? view : undefined),
         'marginalia.history.refresh': () => history.refresh(),
@@ -394,6 +408,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     reports,
     codebookHealth,
     tokens,
+    memos,
     settled: () =>
       new Promise<void>((resolve) => {
         if (!flushTimer && pending.length === 0) resolve();

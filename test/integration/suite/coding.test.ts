@@ -71,7 +71,7 @@ describe('Marginalia in VS Code', function () {
     assert.deepEqual(commands.filter((c) => !all.has(c)), []);
     // two containers: Marginalia (the research views) and Marginalia Supervision (issue 13, item 10)
     const views: string[] = Object.values(pkg.contributes.views as Record<string, { id: string }[]>).flat().map((v) => v.id);
-    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codes', 'marginalia.history', 'marginalia.retrieval', 'marginalia.sources']);
+    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codes', 'marginalia.history', 'marginalia.memos', 'marginalia.retrieval', 'marginalia.sources']);
     // VS Code creates a focus command for every registered view
     assert.deepEqual(views.filter((v) => !all.has(`${v}.focus`)), []);
     // the Agent Activity webview resolves when shown

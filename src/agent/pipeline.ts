@@ -64,6 +64,20 @@ export interface ToolListing {
   effect: Effect;
   trust_category: TrustCategory;
   inputSchema: Record<string, unknown>;
+  /**
+   * The trust level that applies to the caller who asked for the listing ({@link ToolPipeline.listTools}
+   * with a viewer): auto and notify run, suggest and require are held for the researcher's approval (HTTP
+   * 202 pending_approval), `researcher_only`: refused to agents (403 APPROVAL_FORBIDDEN). Absent in a
+   * listing made for nobody in particular.
+   */
+  trust_level?: TrustLevel | 'researcher_only';
+}
+
+/** Who a tool listing is for ({@link ToolPipeline.listTools}): the researcher, or an agent with its session's trust floor. */
+export interface ToolViewer {
+  researcher: boolean;
+  /** the agent session's own trust level (`context.trust_level`), the least level of every tool; default auto */
+  floor?: TrustLevel;
 }
 
 /** A call as the audit stage sees it. */
@@ -171,6 +185,21 @@ export function describeProgress(p: ToolProgress): string {
   return p.total !== null ? `${p.message}: ${p.done} of ${p.total} items` : `${p.message}: ${p.done} items`;
 }
 
+/**
+ * What an agent's tool description adds for its trust level: nothing for auto; a line for notify; for
+ * suggest and require what the held answer looks like and how to follow it.
+ */
+export function heldWords(level: TrustLevel, pollAfterMs: number): string {
+  if (level === 'auto') return '';
+  if (level === 'notify') return ' Trust level for you: notify (it runs at once and the researcher is told).';
+  return (
+    ` Trust level for you: ${level}. Your call is held for the researcher's approval: it answers HTTP 202 with ` +
+    `{status: "pending_approval", request_id, tool, trust_level, expires_at, poll_after_ms: ${pollAfterMs}, message} instead of the result ` +
+    "(a call that would fail answers its own error at once: it was dry-run first). Follow it with get_approval_status {request_id, wait_ms} " +
+    'until status is completed (result holds this tool\'s answer), failed or rejected.'
+  );
+}
+
 /** Internal: a failure that ends the pipeline early with an envelope. */
 class StageFailure {
   constructor(
@@ -237,8 +266,25 @@ export class ToolPipeline {
     this.logger = opts.logger ?? silentLogger;
   }
 
-  /** Every tool with its JSON Schema (draft 2020-12, from `z.toJSONSchema`), in registry order. */
-  listTools(): ToolListing[] {
+  /**
+   * Every tool with its JSON Schema (draft 2020-12, from `z.toJSONSchema`), in registry order. With `viewer`
+   * (issue 14 item 6), each tool also says the trust level that applies to that caller (`trust_level`), and
+   * for an agent the description of a tool it would see held ends with what the pending answer looks like.
+   */
+  listTools(viewer?: ToolViewer): ToolListing[] {
+    const listing = this.baseListing();
+    if (!viewer) return listing;
+    const agent = this.opts.agent;
+    return listing.map((t) => {
+      const tool = this.tools.get(t.name) as AnyTool;
+      if (!agent || viewer.researcher) return { ...t, trust_level: 'auto' as const };
+      if (tool.researcherOnly) return { ...t, trust_level: 'researcher_only' as const };
+      const level = agent.trust.decide(tool, viewer.floor ?? 'auto').level;
+      return { ...t, trust_level: level, description: `${t.description}${heldWords(level, agent.config().approvals.poll_after_ms)}` };
+    });
+  }
+
+  private baseListing(): ToolListing[] {
     this.listing ??= this.opts.tools.filter((t) => (t.audience ?? 'agents') === 'agents').map((t) => ({
       name: t.name,
       title: t.title,
@@ -332,7 +378,7 @@ export class ToolPipeline {
   /** Stage 2: the tool, or TOOL_NOT_FOUND (editor-only tools exist only for the researcher's own session). */
   private lookupTool(name: string, caller: Caller): AnyTool {
     const tool = this.tools.get(name);
-    if (!tool || (tool.audience === 'editor' && caller.client_type !== 'LOCAL_UI')) throw new StageFailure('TOOL_NOT_FOUND', `Unknown tool "${name}". GET /tools lists the ${this.listTools().length} tools.`);
+    if (!tool || (tool.audience === 'editor' && caller.client_type !== 'LOCAL_UI')) throw new StageFailure('TOOL_NOT_FOUND', `Unknown tool "${name}". GET /tools lists the ${this.baseListing().length} tools.`);
     // researcher-only tools (erase_source): refused to agents before validation and trust, never queued for approval
     if (tool.researcherOnly && this.opts.agent && !caller.researcher) {
       throw new StageFailure('APPROVAL_FORBIDDEN', `${tool.name} is the researcher's alone (the VS Code UI, or a client holding the reviewer token); agents cannot call it or ask for it`, undefined, true);

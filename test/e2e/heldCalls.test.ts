@@ -126,6 +126,20 @@ describe('e2e: held calls are real proposals (HTTP)', function () {
     assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
   });
 
+  it('GET /tools tells each caller the trust level that applies to it, and an agent what a held answer looks like', async () => {
+    const asAgent = await request(base, 'GET', '/tools', undefined, AS_AGENT);
+    assert.equal(asAgent.status, 200);
+    const byName = new Map((asAgent.body.tools as { name: string; trust_level: string; description: string }[]).map((t) => [t.name, t]));
+    assert.deepEqual(
+      ['list_codes', 'apply_code', 'create_code', 'merge_codes', 'approve_merge', 'erase_source'].map((n) => byName.get(n)?.trust_level),
+      ['auto', 'notify', 'suggest', 'require', 'researcher_only', 'researcher_only'],
+    );
+    assert.match(byName.get('create_code')?.description ?? '', /Trust level for you: suggest\. Your call is held .*HTTP 202 .*"pending_approval", request_id.*poll_after_ms: 20/);
+    assert.doesNotMatch(byName.get('list_codes')?.description ?? '', /Trust level for you/);
+    const asResearcher = await request(base, 'GET', '/tools', undefined, AS_RESEARCHER);
+    assert.ok((asResearcher.body.tools as { trust_level: string }[]).every((t) => t.trust_level === 'auto'));
+  });
+
   it("an agent's approve_* and respond_to_code_suggestion answer 403 APPROVAL_FORBIDDEN and queue nothing", async () => {
     const merge = await callTool(base, 'suggest_merge_codes', { source_code_id: ids.tension, target_code_id: ids.conflict, rationale: 'same' }, AS_AGENT);
     assert.equal(merge.status, 200, JSON.stringify(merge.body));

@@ -265,8 +265,12 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     send(res, 200, { name: 'marginalia', version: opts.version, tools_endpoint: 'GET /tools', call_endpoint: 'POST /tools/{tool_name}', tool_count: opts.pipeline.listTools().length });
   });
 
-  app.get('/tools', (_req, res) => {
-    const tools = opts.pipeline.listTools();
+  app.get('/tools', (req, res) => {
+    // each tool with the trust level that applies to the caller (issue 14 item 6): the token's role, and an agent session's own floor
+    const role = opts.agent?.authenticate(header(req, 'authorization'));
+    const sessionId = header(req, 'x-marginalia-session');
+    const floor = sessionId ? opts.agent?.sessions.get(sessionId)?.context.trust_level : undefined;
+    const tools = opts.pipeline.listTools(role ? { researcher: role === 'researcher', floor } : undefined);
     send(res, 200, { count: tools.length, tools });
   });
 

@@ -6,10 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { startHttpServer } from './adapters/http/httpServer';
-import { mountRest } from './adapters/rest/restAdapter';
-import { createWsAdapter, WS_PATH } from './adapters/ws/wsAdapter';
-import { createServeMcp } from './cli/mcpCommand';
+import { startSurfaces } from './cli/surfaces';
 import { LM_CLIENT_NAME, registerLmTools } from './adapters/lm/lmTools';
 import type { EventRecord } from './domain/events';
 import { AgentContext } from './agent/agentContext';
@@ -87,11 +84,18 @@ export interface MarginaliaApi {
   lastStatusFeedback(): { text: string; at: number } | undefined;
   /** the `marginalia.hasSources` context key (the walkthrough's import step completes on it) */
   hasSources: HasSourcesContext;
+  /**
+   * Activation timing (bench/rig.ts): `projectReadyMs` resolves, after the automatic open of the workspace's
+   * one `.qda` project, to the milliseconds from the start of activate() to the Codes, Sources and Cases trees'
+   * first children computed; to undefined when no project was opened automatically.
+   */
+  activation: { projectReadyMs: Promise<number | undefined> };
 }
 
 let controllerRef: ProjectController | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<MarginaliaApi> {
+  const activationStarted = performance.now();
   const logger = new OutputLogger();
   context.subscriptions.push(logger);
   await vscode.workspace.fs.createDirectory(context.globalStorageUri);
@@ -166,38 +170,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       return handle;
     },
     async (port) => {
-      // the same surfaces as `marginalia serve`: tools, approvals, REST + SSE, WebSocket and MCP on one port
+      // the same composition as `marginalia serve` (src/cli/surfaces.ts): the surfaces agent_context.protocols turns on
       const project = controller.current();
-      const onCall = (line: string) => logger.line(line);
-      const ws = createWsAdapter({ agent, pipeline, logger, onCall });
-      const mcp = createServeMcp({ agent, project: () => controller.current(), projectPath: project?.path ?? '', version: VERSION, logger, onCall });
-      let rest: { dispose(): void } | undefined;
-      const server = await startHttpServer({
-        pipeline,
-        port,
-        logger,
-        version: VERSION,
-        agent,
-        onCall,
-        extend: (app) => {
-          rest = mountRest(app, { agent, pipeline, logger, onCall });
-          mcp.endpoint.mount(app);
-        },
-        upgrades: { [WS_PATH]: (req, socket, head) => ws.handleUpgrade(req, socket, head) },
-      }).catch(async (e: unknown) => {
-        ws.dispose();
-        await mcp.dispose();
-        throw e;
-      });
+      const server = await startSurfaces({ agent, pipeline, project: () => controller.current(), projectPath: project?.path ?? '', tokens, logger, version: VERSION, port, onCall: (line: string) => logger.line(line) });
       const base = `http://127.0.0.1:${server.port}`;
       const removeDiscovery = project ? writeDiscovery({ project: project.path, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() }) : () => undefined;
       return {
         port: server.port,
         close: async () => {
           removeDiscovery();
-          ws.dispose();
-          rest?.dispose();
-          await mcp.dispose();
           await server.close();
         },
       };
@@ -376,6 +357,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         'marginalia.reports.open': (view?: unknown) => reports.open(isReportsView(view) ? view : undefined),
         'marginalia.history.refresh': () => history.refresh(),
         'marginalia.history.showChanges': (s?: SnapshotItem) => (s ? history.showChanges(s) : undefined),
+        'marginalia.history.showRawDiff': (s?: SnapshotItem) => history.showRawDiff(s),
         'marginalia.history.restore': (s?: SnapshotItem) => (s ? history.restore(s) : undefined),
         ...retrievalCommands({ wb, docs, retrieval }),
         ...registerAgentCommands({ wb, agent, approvals, tokens, controller, extensionPath: context.extensionPath }),
@@ -416,10 +398,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       }),
     lastStatusFeedback,
     hasSources,
+    activation: { projectReadyMs: Promise.resolve(undefined) },
   };
 
   await vscode.commands.executeCommand('setContext', 'marginalia.projectOpen', false);
-  void autoOpen(controller, logger);
+  api.activation.projectReadyMs = autoOpen(controller, logger).then(async (opened) => {
+    if (!opened) return undefined;
+    await Promise.all([codesTree.getChildren(), sourcesTree.getChildren(), casesTree.getChildren()]);
+    return performance.now() - activationStarted;
+  });
   return api;
 }
 
@@ -430,16 +417,18 @@ export async function deactivate(): Promise<void> {
 /**
  * A workspace with exactly one `.qda` file opens it automatically, unless a project was opened or created
  * while the workspace was searched (else the project just created would be closed and reopened under the
- * researcher's first actions).
+ * researcher's first actions). Resolves to whether it opened one.
  */
-async function autoOpen(controller: ProjectController, logger: OutputLogger): Promise<void> {
+async function autoOpen(controller: ProjectController, logger: OutputLogger): Promise<boolean> {
   const found = await vscode.workspace.findFiles('**/*.qda', '**/node_modules/**', 2);
-  if (found.length !== 1 || !found[0] || controller.current()) return;
+  if (found.length !== 1 || !found[0] || controller.current()) return false;
   try {
     await controller.open(found[0].fsPath);
+    return true;
   } catch (e) {
     logger.error('could not open the workspace project', e);
     void vscode.window.showErrorMessage(`Marginalia could not open ${vscode.workspace.asRelativePath(found[0])}: ${(e as Error).message}`);
+    return false;
   }
 }
 

@@ -72,6 +72,11 @@ export class AgentContext implements Disposable {
   readonly hub: EventHub;
   readonly sessions: SessionManager;
   readonly trust: TrustPolicy;
+  /**
+   * What the server composition actually serves (src/cli/surfaces.ts), for `qda://project/settings`: host, HTTP
+   * port, gRPC port (null when off) and the surfaces on; undefined while no server runs.
+   */
+  served: { host: string; port: number; grpc_port: number | null; surfaces: string[] } | undefined;
   private pipelineRef: ToolPipeline | undefined;
   private cfg: AgentContextConfig;
   private readonly implicit = new Map<string, string>();

@@ -3,15 +3,14 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isToolError } from '../core/errors';
 import type { Logger } from '../core/log';
-import { startHttpServer, DEFAULT_PORT } from '../adapters/http/httpServer';
-import { mountRest } from '../adapters/rest/restAdapter';
-import { createWsAdapter, WS_PATH } from '../adapters/ws/wsAdapter';
+import { DEFAULT_PORT } from '../adapters/http/httpServer';
 import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
 import { loadTokens, writeDiscovery } from './credentials';
 import { seedProject } from './seed';
-import { createServeMcp, MCP_USAGE, McpUsageError, runMcp } from './mcpCommand';
+import { MCP_USAGE, McpUsageError, runMcp } from './mcpCommand';
+import { startSurfaces, type RunningSurfaces } from './surfaces';
 import { CLI_USAGE, runCli } from './cliCommand';
-import { CERTS_USAGE, runCerts, startGrpcForServe } from './grpcCommands';
+import { CERTS_USAGE, runCerts } from './grpcCommands';
 
 /** The version printed by `marginalia --version` and `GET /`. */
 export const VERSION = '0.1.0';
@@ -123,49 +122,19 @@ async function serve(argv: string[]): Promise<void> {
     const seeded = await seedProject(pipeline, path.resolve(values.seed));
     if (seeded) logger.info(`seeded from ${values.seed}: ${seeded.sources} sources, ${seeded.codes} codes, ${seeded.segments} codings`);
   }
-  let server;
-  // REST + server-sent events and WebSocket adapters on the same server (README: "REST and server-sent events", "WebSocket")
+  // every surface the configuration turns on (src/cli/surfaces.ts, the same composition as the extension's);
+  // --mcp-open drops the token on /mcp for the conformance suite only
   const callLog = batchedLineWriter((text) => void process.stderr.write(text));
-  const ws = createWsAdapter({ agent, pipeline, logger, onCall: callLog });
-  // MCP at /mcp (README: "MCP"); --mcp-open drops the token on /mcp for the conformance suite only
   const mcpOpen = values['mcp-open'] === true;
   if (mcpOpen) logger.warn('--mcp-open: /mcp accepts requests WITHOUT a token (as the agent). Use it only for the MCP conformance suite.');
-  const mcp = createServeMcp({ agent, project: () => project, projectPath: abs, version: VERSION, logger, openAgentToken: mcpOpen ? tokens.agent : undefined, onCall: callLog });
-  let rest: { dispose(): void } | undefined;
+  let server: RunningSurfaces;
   try {
-    server = await startHttpServer({
-      pipeline,
-      port,
-      host: values.host,
-      logger,
-      version: VERSION,
-      agent,
-      onCall: callLog,
-      extend: (app) => {
-        rest = mountRest(app, { agent, pipeline, logger, onCall: callLog });
-        mcp.endpoint.mount(app);
-      },
-      openPaths: mcpOpen ? ['/mcp'] : undefined,
-      upgrades: { [WS_PATH]: (req, socket, head) => ws.handleUpgrade(req, socket, head) },
-    });
+    server = await startSurfaces({ agent, pipeline, project: () => project, projectPath: abs, tokens, logger, version: VERSION, port, host: values.host, onCall: callLog, grpcPort: grpcPortArg, grpcCertDir: values['grpc-certs'], mcpOpen });
   } catch (e) {
     await project.close();
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`Port ${port} is in use. Stop the other server or pass --port N (0 picks a free port).`);
+    if ((e as Error).message.startsWith('gRPC')) throw new UsageError(`${(e as Error).message}. Pass --grpc-port N (0 picks a free port).`);
     throw e;
-  }
-  // the gRPC adapter (mutual TLS): --grpc-port N, or agent_context.protocols.grpc in .marginalia/config.yaml
-  const grpcConfig = agent.config.protocols.grpc;
-  const grpcPort = grpcPortArg ?? (grpcConfig.enabled ? grpcConfig.port : undefined);
-  let grpc: Awaited<ReturnType<typeof startGrpcForServe>> | undefined;
-  if (grpcPort !== undefined) {
-    try {
-      grpc = await startGrpcForServe({ agent, pipeline, tokens, logger, port: grpcPort, certDir: values['grpc-certs'], onCall: callLog });
-    } catch (e) {
-      await server.close();
-      await project.close();
-      throw new UsageError(`gRPC could not listen on 127.0.0.1:${grpcPort}: ${(e as Error).message}. Pass --grpc-port N (0 picks a free port).`);
-    }
-    logger.info(`gRPC (mutual TLS) at 127.0.0.1:${grpc.port}`);
   }
   const base = `http://${server.host === '::1' ? '[::1]' : server.host}:${server.port}`;
   const removeDiscovery = writeDiscovery({ project: abs, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() });
@@ -183,12 +152,8 @@ async function serve(argv: string[]): Promise<void> {
     logger.info(`${signal}: stopping`);
     clearInterval(sweeper);
     removeDiscovery();
-    ws.dispose();
-    rest?.dispose();
-    await mcp.dispose();
-    await grpc?.close();
-    agent.dispose();
     await server.close();
+    agent.dispose();
     await project.close();
     logger.info('checkpointed and closed; bye');
     process.exit(0);
@@ -197,12 +162,13 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   const auth = `-H 'Authorization: Bearer ${tokens.agent}'`;
   const json = `-H 'Content-Type: application/json'`;
-  if (grpc) process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${grpc.port} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
+  if (server.grpcPort !== undefined) process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${server.grpcPort} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
   process.stdout.write(
     `Marginalia is serving "${project.name}" at ${base} (${pipeline.listTools().length} tools). Ctrl+C stops it.\n\n` +
       `Agent token:    ${tokens.agent}\n` +
       `Reviewer token: not shown (the researcher's: approves what agents propose; do not give it to agents). \`marginalia token --reviewer\` prints it.\n` +
-      `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n\n` +
+      (server.surfaces.includes('mcp') ? `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n` : '') +
+      `Surfaces:       ${server.surfaces.join(', ')} (agent_context.protocols in .marginalia/config.yaml)\n\n` +
       `Try (as an agent):\n` +
       `  curl -s ${base}/tools ${auth}\n` +
       `  curl -s -X POST ${base}/tools/get_project_context ${auth} ${json} -d '{"arguments":{}}'\n` +

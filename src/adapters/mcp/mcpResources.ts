@@ -104,6 +104,27 @@ function local<T>(deps: McpReadDeps, ctx: ServerContext, uri: URL, read: () => T
  * "resources/read"); no open project, a bad session or a rate limit are -32603/-32602 with
  * `data.error_code` (see protocolErrorOf).
  */
+/**
+ * The agent-context configuration as `qda://project/settings` shows it: when a server runs, each protocol's
+ * `enabled` says whether it is served (gRPC may run from `--grpc-port` while the file says off).
+ */
+function servedConfig(agent: McpReadDeps['agent']): unknown {
+  const cfg = agent.config;
+  const served = agent.served;
+  if (!served) return cfg;
+  const on = (name: string) => served.surfaces.includes(name);
+  const p = cfg.protocols;
+  return {
+    ...cfg,
+    protocols: {
+      mcp: { ...p.mcp, enabled: on('mcp') },
+      rest: { ...p.rest, enabled: on('rest') },
+      websocket: { ...p.websocket, enabled: on('websocket') },
+      grpc: { ...p.grpc, enabled: on('grpc'), ...(served.grpc_port !== null ? { port: served.grpc_port } : {}) },
+    },
+  };
+}
+
 export function registerResources(server: McpServer, deps: McpReadDeps): void {
   const meta = (uri: string) => STATIC_RESOURCES.find((r) => r.uri === uri) as (typeof STATIC_RESOURCES)[number];
   const staticResource = (uri: (typeof STATIC_RESOURCES)[number]['uri'], read: (u: URL, ctx: ServerContext) => Promise<unknown> | unknown) => {
@@ -121,7 +142,9 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
         project_name: state.project_name,
         project_path: state.project_path,
         info: deps.context.projectInfo(),
-        agent_context: deps.agent.config,
+        // the configuration, with each protocol's `enabled` as it is actually served when a server runs
+        agent_context: servedConfig(deps.agent),
+        served: deps.agent.served ?? null,
         trust_levels: deps.agent.trust.table().map((t) => ({ tool: t.tool, level: t.level, category: t.category, source: t.source, locked: t.locked })),
       };
     }),

@@ -36,7 +36,8 @@
  * empty/unused), renaming, recolouring and moving a code; deleting an unused code (made again, new id);
  * creating, renaming and deleting a category (made again with its name, parent and memo, new id; its codes
  * and sub-categories go back into it); creating and deleting cases (made again with memo, members and
- * attributes, new id), adding sources and ranges to a case, setting or removing case attributes; renaming
+ * attributes, new id), adding sources and ranges to a case and taking them out, setting or removing case
+ * attributes, renaming a case, renaming a case attribute on the cases it was renamed on; renaming
  * a source and moving it to another folder; setting or removing a document attribute; creating, renaming
  * and deleting a folder. What undo makes again keeps the coder who made it (`owner`) and gets a new id; a
  * document attribute put back is stamped with the caller (its event does not record the previous setter).
@@ -57,7 +58,7 @@
  */
 import { ToolError } from '../core/errors';
 import { sliceCp } from '../core/text';
-import { addSegmentToCase, addSourceToCase, createCase, deleteCase, setCaseAttribute } from './cases';
+import { addSegmentToCase, addSourceToCase, createCase, deleteCase, renameCase, renameCaseAttribute, setCaseAttribute } from './cases';
 import { deleteCategory, renameCategory, updateCategoryMemo } from './categories';
 import { createCategory, createCode, deleteCode, moveCodeToCategory, renameCode, setCodeColor, updateCodeMemo } from './codebook';
 import { deleteSegment, updateSegmentMemo } from './coding';
@@ -309,6 +310,8 @@ function notInvertible(e: EventRecord): { reason: 'unsupported' | 'recorded_befo
     case 'case.member_added':
     case 'case.member_removed':
     case 'case.attribute_set':
+    case 'case.renamed':
+    case 'case.attribute_renamed':
     case 'source.renamed':
     case 'source.moved':
     case 'source.attribute_set':
@@ -652,6 +655,23 @@ function invert(ctx: Ctx, e: EventRecord, ids: IdMap, what: string, names: Names
       }
       return;
     }
+    case 'case.renamed': {
+      const id = ids.get('case', num(p.case_id));
+      const c = repo.getCase(id);
+      if (!c) throw blocked(what, `the case '${str(p.new_name)}' has been deleted since`);
+      if (c.name !== p.new_name) throw changedSince(`the case '${str(p.new_name)}'`, `named '${c.name}'`);
+      renameCase(ctx, id, str(p.old_name));
+      return;
+    }
+    case 'case.attribute_renamed': {
+      const caseIds = (p.case_ids as number[]).map((id) => ids.get('case', id));
+      const holders = new Set(repo.listCaseAttributes().filter((a) => a.name === p.new_name).map((a) => a.case_id));
+      if (holders.size !== caseIds.length || caseIds.some((id) => !holders.has(id))) {
+        throw changedSince(`the attribute '${str(p.new_name)}'`, `held by ${holders.size} case(s), not the ${caseIds.length} it was renamed on`);
+      }
+      renameCaseAttribute(ctx, str(p.new_name), str(p.old_name));
+      return;
+    }
     case 'source.renamed': {
       const id = num(p.source_id);
       const source = repo.getSource(id);
@@ -774,6 +794,9 @@ class Names {
       case 'case.deleted':
         put('case', p.case_id, p.name);
         break;
+      case 'case.renamed':
+        put('case', p.case_id, p.new_name);
+        break;
       case 'source.renamed':
         put('source', p.source_id, p.new_name);
         break;
@@ -884,6 +907,10 @@ function describeEvent(e: EventRecord | DomainEvent, names: Names): string {
       return p.type === null
         ? `removed the attribute '${str(p.name)}' of the case '${names.caseName(num(p.case_id))}'`
         : `set the attribute '${str(p.name)}' of the case '${names.caseName(num(p.case_id))}' to ${formatValue(p.value)}`;
+    case 'case.renamed':
+      return `renamed the case '${str(p.old_name)}' to '${str(p.new_name)}'`;
+    case 'case.attribute_renamed':
+      return `renamed the case attribute '${str(p.old_name)}' to '${str(p.new_name)}'`;
     case 'source.renamed':
       return `renamed the source ${str(p.old_name)} to ${str(p.new_name)}`;
     case 'source.moved':

@@ -177,6 +177,27 @@ describe('case management tools over HTTP (real CLI)', function () {
       assert.equal(notified[0].trust_level, 'notify');
     }
   });
+
+  it("undo reverses the researcher's rename_case, rename_case_attribute and remove_source_from_case, newest first", async () => {
+    await t.ok('add_source_to_case', { case_id: kase.p1, source_id: src.ben });
+    await t.ok('rename_case', { case_id: kase.p1, new_name: 'Ana' });
+    await t.ok('rename_case_attribute', { attribute_name: 'Interview date', new_name: 'Date' });
+    await t.ok('remove_source_from_case', { case_id: kase.p1, source_id: src.ben });
+    const linked = async () => (await t.ok('get_case', { case_id: kase.p1 })).sources.map((s: any) => s.name).sort();
+    assert.deepEqual(await linked(), ['Interview Ana']);
+    const u1 = await t.ok('undo');
+    assert.match(JSON.stringify(u1), /Interview Ben/);
+    assert.deepEqual(await linked(), ['Interview Ana', 'Interview Ben']);
+    const u2 = await t.ok('undo');
+    assert.match(JSON.stringify(u2), /renamed the case attribute 'Interview date' to 'Date'/);
+    assert.deepEqual((await t.ok('list_case_attributes')).attributes.map((a: any) => a.name), ['Age at interview', 'Interview date']);
+    const u3 = await t.ok('undo');
+    assert.match(JSON.stringify(u3), /renamed the case 'Participant 1' to 'Ana'/);
+    assert.equal((await t.ok('get_case', { case_id: kase.p1 })).name, 'Participant 1');
+    // and redo renames it again
+    await t.ok('redo');
+    assert.equal((await t.ok('get_case', { case_id: kase.p1 })).name, 'Ana');
+  });
 });
 
 describe('case management tools without an open project (in-process server)', function () {

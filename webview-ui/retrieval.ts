@@ -11,7 +11,7 @@ const LONG = 600;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const codesBox = $<HTMLDivElement>('codes');
-const codeFilter = $<HTMLInputElement>('codeFilter');
+const addCode = $<HTMLSelectElement>('addCode');
 const combine = $<HTMLSelectElement>('combine');
 const source = $<HTMLSelectElement>('source');
 const folder = $<HTMLSelectElement>('folder');
@@ -58,27 +58,39 @@ function pairIndex(list: { name: string; value: AttributeValueMsg }[], p: { name
   return i < 0 ? '' : String(i);
 }
 
+/** The selected codes as chips (each with a remove button) and the others in the "Add a code" list. */
 function renderCodes(): void {
-  const needle = codeFilter.value.trim().toLowerCase();
-  const rows = options.codes
-    .filter((c) => !needle || c.name.toLowerCase().includes(needle) || (c.category ?? '').toLowerCase().includes(needle) || query.code_ids.includes(c.code_id))
+  const chips = query.code_ids
+    .map((id) => options.codes.find((c) => c.code_id === id))
+    .filter((c): c is RetrievalOptions['codes'][number] => c !== undefined)
     .map((c) => {
-      const label = el('label');
-      const box = el('input');
-      box.type = 'checkbox';
-      box.checked = query.code_ids.includes(c.code_id);
-      box.addEventListener('change', () => {
-        query.code_ids = box.checked ? [...query.code_ids, c.code_id] : query.code_ids.filter((id) => id !== c.code_id);
-        send();
-      });
+      const chip = el('span', 'chip');
+      chip.setAttribute('role', 'listitem');
       const swatch = el('span', 'swatch');
       swatch.style.background = c.color;
-      const name = el('span', undefined, c.name);
-      if (c.category) name.title = `${c.category} / ${c.name}`;
-      label.append(box, swatch, name, el('span', 'count', String(c.count)));
-      return label;
+      const remove = el('button', undefined, '×');
+      remove.type = 'button';
+      remove.title = `Remove ${c.name}`;
+      remove.setAttribute('aria-label', `Remove ${c.name}`);
+      remove.addEventListener('click', () => {
+        query.code_ids = query.code_ids.filter((id) => id !== c.code_id);
+        send();
+      });
+      chip.append(swatch, el('span', undefined, c.name), remove);
+      return chip;
     });
-  codesBox.replaceChildren(...(rows.length > 0 ? rows : [el('div', 'coder', options.codes.length === 0 ? 'No codes yet.' : 'No code matches.')]));
+  codesBox.replaceChildren(...chips);
+  const first = el('option', undefined, options.codes.length === 0 ? 'No codes yet' : query.code_ids.length === 0 ? 'Pick a code…' : 'Add a code…');
+  first.value = '';
+  const rest = options.codes
+    .filter((c) => !query.code_ids.includes(c.code_id))
+    .map((c) => {
+      const o = el('option', undefined, `${c.category ? `${c.category} / ` : ''}${c.name} (${c.count})`);
+      o.value = String(c.code_id);
+      return o;
+    });
+  addCode.replaceChildren(first, ...rest);
+  addCode.value = '';
 }
 
 function renderOptions(project: boolean): void {
@@ -115,6 +127,7 @@ function send(): void {
     coder: coder.value === '' ? undefined : coder.value,
   };
   countFilters();
+  renderCodes();
   vscode.postMessage({ type: 'query', query });
 }
 
@@ -132,7 +145,7 @@ function passageRow(p: PassageView, index: number): HTMLDivElement {
     chip.append(swatch, el('span', undefined, c.name));
     meta.append(chip);
   }
-  meta.append(el('span', 'coder', `${p.coders.join(', ')}${p.by_agent ? ' · ✦ AI' : ''}`));
+  meta.append(el('span', 'coder', `by ${p.coders.join(', ')}${p.by_agent ? ' · ✦ AI' : ''}`));
   row.style.borderLeftColor = p.codes[0]?.color ?? '';
   row.append(meta, el('div', 'text', p.text));
   if (p.text.length > LONG) {
@@ -184,7 +197,11 @@ window.addEventListener('message', (e: MessageEvent<ToRetrievalWebview>) => {
   }
 });
 for (const s of [combine, source, folder, caseSel, sourceAttribute, caseAttribute, coder]) s.addEventListener('change', send);
-codeFilter.addEventListener('input', renderCodes);
+addCode.addEventListener('change', () => {
+  if (addCode.value === '') return;
+  query.code_ids = [...query.code_ids, Number(addCode.value)];
+  send();
+});
 for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>('#exports button'))) {
   b.addEventListener('click', () => vscode.postMessage({ type: 'export', format: b.dataset.format as 'csv' | 'md' | 'html' }));
 }

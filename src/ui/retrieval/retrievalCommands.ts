@@ -145,13 +145,23 @@ async function showHits(d: Deps, s: SearchOutcome): Promise<void> {
       : [
           { label: `$(tag) Code All ${countOf(s.hits.length, 'Hit')} With...`, description: 'one action: one Undo removes them all', codeAll: true, alwaysShow: true },
           { label: '', kind: vscode.QuickPickItemKind.Separator },
-          ...s.hits.map((h) => ({ label: h.source_name, description: h.place, detail: h.snippet.replace(/\s+/g, ' '), hit: h })),
+          ...s.hits.map((h) => ({ label: h.source_name, description: h.place, detail: shortSnippet(h.snippet), hit: h })),
         ];
   const picked = await vscode.window.showQuickPick(items, { title: `Search "${s.query}": ${shown}`, matchOnDescription: true, matchOnDetail: true, placeHolder: 'Open a hit, or code them all' });
   if (!picked) return;
   if (picked.codeAll) await codeAllHits(d, s);
   else if (picked.hit) await d.docs.open(picked.hit.source_id, { start: picked.hit.start_pos, end: picked.hit.end_pos });
 }
+
+/** A snippet on one line with at most {@link SNIPPET_LEAD} characters before the hit, so the hit shows in a quick pick row. */
+function shortSnippet(snippet: string): string {
+  const line = snippet.replace(/\s+/g, ' ');
+  const at = line.indexOf('«');
+  return at > SNIPPET_LEAD ? `…${line.slice(at - SNIPPET_LEAD).replace(/^\S*\s/, '')}` : line;
+}
+
+/** Characters of context kept before a hit in the quick pick. */
+const SNIPPET_LEAD = 30;
 
 /** Codes every hit with one code (asked for when `codeId` is missing) in one batch_apply_codes call. */
 async function codeAllHits(d: Deps, s: SearchOutcome, codeId?: number): Promise<CodeAllHitsOutcome | undefined> {

@@ -11,8 +11,8 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
     scriptUri,
     style: STYLE,
     body: `<form id="query" autocomplete="off">
-<div class="row"><input id="codeFilter" type="search" placeholder="Filter codes" aria-label="Filter codes"></div>
-<div id="codes" role="group" aria-label="Codes"></div>
+<div class="row"><select id="addCode" aria-label="Add a code"></select></div>
+<div id="codes" role="list" aria-label="Codes retrieved"></div>
 <div class="row"><label for="combine">Combine</label><select id="combine">
 <option value="or">Any of the codes (OR)</option>
 <option value="and">All, in the same source (AND)</option>
@@ -40,12 +40,13 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
 const STYLE = `
 body { padding: 0 8px 8px; font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); }
 .row { display: flex; gap: 6px; align-items: center; margin: 4px 0; }
-.row label { flex: 0 0 9em; color: var(--vscode-descriptionForeground); }
-select, input { flex: 1; min-width: 0; color: var(--vscode-input-foreground); background: var(--vscode-input-background); border: 1px solid var(--vscode-input-border, transparent); padding: 2px 4px; }
-#codes { max-height: 10em; overflow-y: auto; border: 1px solid var(--vscode-panel-border); padding: 2px 4px; }
-#codes label { display: flex; gap: 6px; align-items: center; padding: 1px 0; cursor: pointer; }
-#codes .count { margin-left: auto; color: var(--vscode-descriptionForeground); }
-.swatch { flex: 0 0 10px; height: 10px; border-radius: 2px; }
+.row label { flex: 0 0 8.5em; color: var(--vscode-descriptionForeground); }
+select { flex: 1; min-width: 0; color: var(--vscode-dropdown-foreground); background: var(--vscode-dropdown-background); border: 1px solid var(--vscode-dropdown-border, transparent); padding: 2px 4px; }
+#codes { display: flex; flex-wrap: wrap; gap: 4px; margin: 4px 0; }
+#codes:empty { display: none; }
+.chip { display: inline-flex; gap: 4px; align-items: center; padding: 1px 2px 1px 6px; border-radius: 10px; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); }
+.chip button { border: none; background: none; color: inherit; cursor: pointer; padding: 0 4px; font-size: 1em; line-height: 1; }
+.swatch { display: inline-block; flex: 0 0 10px; width: 10px; height: 10px; border-radius: 2px; }
 details { margin: 4px 0; }
 summary { cursor: pointer; }
 #head { display: flex; align-items: center; gap: 6px; margin-top: 8px; border-top: 1px solid var(--vscode-panel-border); padding-top: 6px; }

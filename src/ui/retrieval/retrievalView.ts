@@ -74,6 +74,7 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
    */
   async retrieve(query: RetrievalQueryMsg): Promise<RetrievalState> {
     this.query = { ...query, code_ids: [...new Set(query.code_ids)] };
+    this.sendOptions();
     return this.run();
   }
 

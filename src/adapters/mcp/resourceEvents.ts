@@ -84,15 +84,17 @@ export function resourcesTouchedBy(events: readonly EventRecord[]): ResourceChan
       if (type === 'source.imported' || type === 'source.deleted') listChanged = true;
     } else if (type.startsWith('case.')) {
       updated.add('qda://cases');
+      // an attribute renamed on several cases names them all (payload case_ids)
+      if (type === 'case.attribute_renamed' && Array.isArray(p.case_ids)) for (const id of p.case_ids) if (typeof id === 'number' && !caseIds.includes(id)) caseIds.push(id);
       for (const id of caseIds) {
         updated.add(`qda://cases/${id}`);
-        if (type === 'case.member_added') {
+        if (type === 'case.member_added' || type === 'case.member_removed') {
           updated.add(`qda://cases/${id}/members`);
           updated.add(`qda://segments?case_id=${id}`);
         }
-        if (type === 'case.attribute_set' || type === 'case.attributes_set') updated.add(`qda://cases/${id}/attributes`);
+        if (type === 'case.attribute_set' || type === 'case.attributes_set' || type === 'case.attribute_renamed') updated.add(`qda://cases/${id}/attributes`);
       }
-      if (type === 'case.created' || type === 'case.deleted') listChanged = true;
+      if (type === 'case.created' || type === 'case.deleted' || type === 'case.renamed') listChanged = true;
     } else if (type.startsWith('analysis.')) {
       updated.add('qda://reports');
       for (const id of [...ids(p, 'report_id', 'job_id'), ...(e.aggregate_type === 'report' && agg !== undefined ? [agg] : [])]) {

@@ -452,6 +452,15 @@ describe('adapters/mcp resource changes by event', () => {
     const edited = resourcesTouchedBy([ev('source.text_edited', { source_id: 5 }, 'source', '5')]);
     assert.ok(edited.updated.has('qda://sources/5/content') && edited.updated.has('qda://sources/5/segments'));
   });
+
+  it('a case renamed changes the list; an attribute renamed touches the attributes of every case it names; a member removed touches the members', () => {
+    assert.equal(resourcesTouchedBy([ev('case.renamed', { case_id: 4, old_name: 'A', new_name: 'B' }, 'case', '4')]).listChanged, true);
+    const renamed = resourcesTouchedBy([ev('case.attribute_renamed', { old_name: 'Age', new_name: 'Years', case_ids: [4, 9] }, 'case', '4')]);
+    for (const u of ['qda://cases/4/attributes', 'qda://cases/9/attributes', 'qda://cases/9']) assert.ok(renamed.updated.has(u), u);
+    assert.equal(renamed.listChanged, false);
+    const removed = resourcesTouchedBy([ev('case.member_removed', { case_id: 4, source_id: 2, segment_range: null }, 'case', '4')]);
+    assert.ok(removed.updated.has('qda://cases/4/members'));
+  });
 });
 
 describe('adapters/mcp over stdio (`marginalia mcp`, built CLI)', function () {

@@ -222,7 +222,7 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
 
   /** Opens a diff: the stored memo (theirs, read-only) on the left, the tab (yours) on the right. */
   async compare(uri: vscode.Uri, t: MemoTarget, theirs: string): Promise<void> {
-    const left = vscode.Uri.from({ scheme: MEMO_THEIRS_SCHEME, path: uri.path, query: String(++this.compareCount) });
+    const left = vscode.Uri.from({ scheme: MEMO_THEIRS_SCHEME, path: uri.path, query: `${uri.query}&compare=${++this.compareCount}` });
     this.theirs.set(left.toString(), theirs);
     await vscode.commands.executeCommand('vscode.diff', left, uri, `Memo of ${this.describe(t)}: theirs ↔ yours`);
   }

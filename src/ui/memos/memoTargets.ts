@@ -21,8 +21,22 @@ export interface MemoTarget {
   id: number;
 }
 
-/** The URI scheme of memo tabs: `marginalia-memo:/<kind>/<id>/<name>.md` (the name is for the tab title only). */
+/**
+ * The URI scheme of memo tabs: `marginalia-memo:/<group>/<name>.md?<kind>=<id>`, e.g.
+ * `marginalia-memo:/Codes/Food security.md?code=12`: the path is what the tab title and breadcrumbs show (names,
+ * not ids); the query names the memo.
+ */
 export const MEMO_SCHEME = 'marginalia-memo';
+
+/** The folder a memo tab's breadcrumbs show, per kind. */
+const GROUP_FOLDERS: Record<string, string> = {
+  code: 'Codes',
+  category: 'Categories',
+  source: 'Sources',
+  case: 'Cases',
+  segment: 'Coded passages',
+  project: 'Project',
+};
 
 const KINDS: readonly MemoKind[] = ['code', 'category', 'source', 'case', 'segment', 'project'];
 
@@ -43,17 +57,17 @@ function fileNameOf(label: string): string {
   return (cps.length > 80 ? `${cps.slice(0, 79).join('')}…` : clean) || 'memo';
 }
 
-/** The tab URI of a memo, e.g. `marginalia-memo:/code/12/Food security.md`; `label` names the owner. */
+/** The tab URI of a memo, e.g. `marginalia-memo:/Codes/Food security.md?code=12`; `label` names the owner. */
 export function memoUri(target: MemoTarget, label: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: MEMO_SCHEME, path: `/${target.kind}/${target.id}/${fileNameOf(label)}.md` });
+  return vscode.Uri.from({ scheme: MEMO_SCHEME, path: `/${GROUP_FOLDERS[target.kind]}/${fileNameOf(label)}.md`, query: `${target.kind}=${target.id}` });
 }
 
-/** The memo a tab URI stands for, or undefined when it is not one (wrong scheme, unknown kind, bad id). */
+/** The memo a tab URI stands for (its query), or undefined when it is not one (wrong scheme, unknown kind, bad id). */
 export function parseMemoUri(uri: vscode.Uri): MemoTarget | undefined {
   if (uri.scheme !== MEMO_SCHEME) return undefined;
-  const [, kind, id] = uri.path.split('/');
-  if (!KINDS.includes(kind as MemoKind) || !/^(0|[1-9][0-9]*)$/.test(id ?? '')) return undefined;
-  return { kind: kind as MemoKind, id: Number(id) };
+  const m = /^([a-z]+)=(0|[1-9][0-9]{0,15})$/.exec(uri.query);
+  if (!m || !KINDS.includes(m[1] as MemoKind)) return undefined;
+  return { kind: m[1] as MemoKind, id: Number(m[2]) };
 }
 
 /** A key for a memo target (`code/12`). */

@@ -121,7 +121,8 @@ describe('Memos in VS Code', function () {
     const editor = (await vscode.commands.executeCommand('marginalia.memos.open', node)) as vscode.TextEditor;
     assert.ok(editor, 'a tab opened');
     assert.equal(editor.document.uri.scheme, 'marginalia-memo');
-    assert.equal(path.posix.basename(editor.document.uri.path), 'Food security.md', 'the tab is named after the code');
+    assert.equal(editor.document.uri.path, '/Codes/Food security.md', 'the tab is named after the code');
+    assert.equal(editor.document.uri.query, `code=${ids.code}`);
     assert.equal(editor.document.languageId, 'markdown');
     assert.equal(editor.document.getText(), '', 'no memo yet');
     const memo = '# When to apply\n\nAny talk of **food** as a reason to join — not the harvest itself. \u{1F345}\n';
@@ -136,7 +137,8 @@ describe('Memos in VS Code', function () {
 
   it("an agent's change to an open memo is shown, never overwritten: a clean tab reloads, a dirty tab asks on save", async () => {
     const editor = (await vscode.commands.executeCommand('marginalia.memos.open', { kind: 'case', item: api.workbench.repo()!.getCase(ids.caseId) })) as vscode.TextEditor;
-    assert.equal(editor.document.uri.path.split('/')[1], 'case');
+    assert.equal(editor.document.uri.query, `case=${ids.caseId}`);
+    assert.equal(editor.document.uri.path, '/Cases/Participant 1.md', 'names, not ids, in the tab title and breadcrumbs');
     const doc = editor.document;
     assert.equal(doc.getText(), '');
     // clean tab: the agent's memo appears in it
@@ -237,7 +239,7 @@ describe('Memos in VS Code', function () {
     src.selection = new vscode.Selection(at, at);
     const editor = (await vscode.commands.executeCommand('marginalia.memos.openAtCursor')) as vscode.TextEditor;
     assert.ok(editor, 'a memo tab opened');
-    assert.deepEqual(editor.document.uri.path.split('/').slice(1, 3), ['segment', String(ids.segment)]);
+    assert.equal(editor.document.uri.query, `segment=${ids.segment}`);
     assert.equal(editor.document.getText(), 'Reciprocity, not food.');
     assert.equal(path.posix.basename(editor.document.uri.path), 'Food security in garden-interview.md');
   });

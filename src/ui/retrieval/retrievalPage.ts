@@ -14,9 +14,9 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
 <div class="row"><select id="addCode" aria-label="Add a code"></select></div>
 <div id="codes" role="list" aria-label="Codes retrieved"></div>
 <div class="row"><label for="combine">Combine</label><select id="combine">
-<option value="or">Any of the codes (OR)</option>
-<option value="and">All, in the same source (AND)</option>
-<option value="overlap">Overlapping each other</option>
+<option value="or" title="every passage of any of the codes">OR: any of the codes</option>
+<option value="and" title="only in sources holding every one of the codes">AND: all in one source</option>
+<option value="overlap" title="only where passages of every code overlap">Overlapping</option>
 </select></div>
 <details id="filtersBox"><summary>Filters <span id="filterCount"></span></summary>
 <div class="row"><label for="source">Source</label><select id="source"></select></div>
@@ -40,7 +40,7 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
 const STYLE = `
 body { padding: 0 8px 8px; font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); }
 .row { display: flex; gap: 6px; align-items: center; margin: 4px 0; }
-.row label { flex: 0 0 8.5em; color: var(--vscode-descriptionForeground); }
+.row label { flex: 0 0 7.5em; color: var(--vscode-descriptionForeground); }
 select { flex: 1; min-width: 0; color: var(--vscode-dropdown-foreground); background: var(--vscode-dropdown-background); border: 1px solid var(--vscode-dropdown-border, transparent); padding: 2px 4px; }
 #codes { display: flex; flex-wrap: wrap; gap: 4px; margin: 4px 0; }
 #codes:empty { display: none; }

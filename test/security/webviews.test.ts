@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { activityHtml } from '../../src/ui/activity/activityPage';
 import { reportsHtml } from '../../src/ui/reports/reportsPage';
+import { retrievalHtml } from '../../src/ui/retrieval/retrievalPage';
 import { newNonce, webviewDocument } from '../../src/ui/webviewHtml';
 import { cspDirectives, HOSTILE, inspectHtml } from './html';
 
@@ -81,6 +82,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
     const pages: [string, (nonce: string) => string][] = [
       ['Agent Activity', (n) => activityHtml(CSP_SOURCE, `${CSP_SOURCE}/activity.js`, n)],
       ['Reports', (n) => reportsHtml(CSP_SOURCE, `${CSP_SOURCE}/reports.js`, 'body{}', n)],
+      ['Retrieval', (n) => retrievalHtml(CSP_SOURCE, `${CSP_SOURCE}/retrieval.js`, n)],
     ];
     for (const [name, build] of pages) {
       it(`${name}: nonce CSP, one nonce'd script, nothing inline`, () => {
@@ -110,7 +112,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         const text = fs.readFileSync(file, 'utf8');
         for (const m of text.matchAll(/\.html\s*=\s*([^;]+);/g)) {
           seen++;
-          assert.match(m[1] as string, /^\s*(activityHtml|reportsHtml|webviewDocument)\(/, `${path.relative(ROOT, file)}: webview.html = ${(m[1] as string).slice(0, 60)}`);
+          assert.match(m[1] as string, /^\s*(activityHtml|reportsHtml|retrievalHtml|webviewDocument)\(/, `${path.relative(ROOT, file)}: webview.html = ${(m[1] as string).slice(0, 60)}`);
         }
       }
       assert.ok(seen >= 2, 'the Activity and Reports webviews were found');
@@ -168,7 +170,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         console.log(`      skipped: ${why}`);
         this.skip();
       }
-      for (const name of ['activity', 'reports']) {
+      for (const name of ['activity', 'reports', 'retrieval']) {
         const out = await esbuild.build({ entryPoints: [path.join(ROOT, 'webview-ui', `${name}.ts`)], bundle: true, platform: 'browser', format: 'iife', target: 'es2022', write: false, logLevel: 'silent' });
         bundled.set(name, out.outputFiles[0]?.text ?? '');
       }
@@ -317,6 +319,44 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       for (const c of codes) assert.ok(a.text.includes(c.name.trim().slice(0, 20)), `agreement row shown as text: ${c.name}`);
       assert.deepEqual(errors, [], 'no page error');
       assert.deepEqual(elsewhere, [], 'nothing loaded from elsewhere');
+      await page.close();
+    });
+
+    it('Retrieval renders hostile code, source, case, attribute and coder names and passage texts as text; nothing runs', async () => {
+      const nonce = newNonce();
+      const { page, post, audit, errors, elsewhere } = await open('retrieval', retrievalHtml(CSP_SOURCE, `${CSP_SOURCE}/retrieval.js`, nonce));
+      const codes = HOSTILE.slice(0, 8).map((h, i) => ({ code_id: i + 1, name: h, color: i === 3 ? 'red;background:url(https://evil.example/x)' : '#4E79A7', category: HOSTILE[i + 1] ?? null, count: i }));
+      await post({
+        type: 'options',
+        project: true,
+        query: { code_ids: [1, 2, 4], combine: 'or', coder: HOSTILE[0], source_attribute: { name: HOSTILE[1], value: HOSTILE[2] } },
+        options: {
+          codes,
+          sources: HOSTILE.slice(0, 6).map((h, i) => ({ source_id: i + 1, name: h })),
+          folders: HOSTILE.slice(2, 6).map((h, i) => ({ folder_id: i + 1, name: h })),
+          cases: HOSTILE.slice(4, 8).map((h, i) => ({ case_id: i + 1, name: h })),
+          source_attributes: [{ name: HOSTILE[1], values: [HOSTILE[2], 3, true] }],
+          case_attributes: [{ name: HOSTILE[3], values: [HOSTILE[4]] }],
+          coders: HOSTILE.slice(0, 3),
+        },
+      });
+      const passages = HOSTILE.slice(0, 10).map((h, i) => ({ source_name: h, place: HOSTILE[(i + 3) % HOSTILE.length], codes: [{ name: h, color: codes[3]!.color }], coders: [h], text: `${h}\n${'long '.repeat(i === 0 ? 200 : 1)}`, by_agent: i % 2 === 0 }));
+      await post({ type: 'result', title: HOSTILE[5], filters: HOSTILE.slice(0, 3), summary: HOSTILE[6], passages });
+      await page.waitForFunction(`document.querySelectorAll('.passage').length === ${passages.length}`);
+      // a click on a passage posts its index; Show more toggles without opening
+      await page.click('.passage .more');
+      await page.click('.passage >> nth=1');
+      const a = await audit();
+      assert.equal(a.pwned, null, 'no injected script ran');
+      assert.deepEqual(a.violations, [], 'the CSP was never violated');
+      assert.equal(a.scripts, 1, 'only the bundle');
+      assert.deepEqual(a.injected, [], 'no injected element');
+      assert.deepEqual(a.handlers, [], 'no event-handler attribute');
+      assert.deepEqual(errors, [], 'no page error');
+      assert.deepEqual(elsewhere, [], 'nothing loaded from elsewhere');
+      for (const h of HOSTILE.slice(0, 10)) assert.ok(a.text.includes(h.trim().replace(/\s+/g, ' ').slice(0, 20)) || a.text.includes(h.slice(0, 20)), `shown as text: ${h}`);
+      const posted = (await page.evaluate('window.__posted')) as { type: string; index?: number }[];
+      assert.deepEqual(posted.filter((m) => m.type === 'open'), [{ type: 'open', index: 1 }], 'one open, of the passage clicked');
       await page.close();
     });
   });

@@ -10,7 +10,7 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
     nonce,
     scriptUri,
     style: STYLE,
-    body: `<form id="query" autocomplete="off">
+    body: `<div id="query">
 <div class="row"><select id="addCode" aria-label="Add a code"></select></div>
 <div id="codes" role="list" aria-label="Codes retrieved"></div>
 <div class="row"><label for="combine">Combine</label><select id="combine">
@@ -26,7 +26,7 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
 <div class="row"><label for="caseAttribute">Case attribute</label><select id="caseAttribute"></select></div>
 <div class="row"><label for="coder">Coder</label><select id="coder"></select></div>
 </details>
-</form>
+</div>
 <div id="head"><div id="summary"></div><div id="exports">
 <button type="button" data-format="csv" title="Export the passages as CSV">CSV</button>
 <button type="button" data-format="md" title="Export the passages as Markdown">Markdown</button>

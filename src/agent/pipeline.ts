@@ -14,7 +14,7 @@ import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
 import type { DomainEvent, EventRecord } from '../domain/events';
 import type { Actor } from '../domain/model';
-import type { ApprovalRecord, EmbeddingsPort } from '../domain/ports';
+import type { ApprovalRecord, EmbeddingsPort, EntityRef } from '../domain/ports';
 import type { HostPort, OpenProject, ToolContext, ToolProgress } from '../tools/context';
 import type { AnyTool, Effect, ToolGroup, TrustCategory } from '../tools/defineTool';
 import { describeInvalidArguments } from '../tools/argumentErrors';
@@ -236,6 +236,56 @@ export function sourceIdsOf(input: unknown): number[] {
   };
   visit(input, 0);
   return [...ids];
+}
+
+/**
+ * The codes, categories, sources and text segments a call's arguments name (the entities whose versions a
+ * held call records, issue 14 item 5): `code_id`, `source_code_id`, `target_code_id` (codes), `source_id`,
+ * `category_id`, `move_codes_to` and `parent_id` (categories, except for folder tools), `segment_id` (text
+ * segments, except for AV tools), also inside array items (batch operations), at most 3 levels deep, each once.
+ */
+export function entityRefsOf(toolName: string, input: unknown): EntityRef[] {
+  const refs = new Map<string, EntityRef>();
+  const kindOf = (key: string): EntityRef['kind'] | undefined => {
+    if (key === 'code_id' || key === 'source_code_id' || key === 'target_code_id') return 'code';
+    if (key === 'source_id') return 'source';
+    if (key === 'category_id' || key === 'move_codes_to') return 'category';
+    if (key === 'parent_id') return toolName.includes('folder') ? undefined : 'category';
+    if (key === 'segment_id') return toolName.includes('av_') ? undefined : 'segment';
+    return undefined;
+  };
+  const visit = (v: unknown, depth: number) => {
+    if (depth > 3 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x, depth + 1);
+      return;
+    }
+    for (const [k, x] of Object.entries(v)) {
+      const kind = kindOf(k);
+      if (kind && typeof x === 'number' && Number.isInteger(x)) refs.set(`${kind}:${x}`, { kind, id: x });
+      else if (typeof x === 'object') visit(x, depth + 1);
+    }
+  };
+  visit(input, 0);
+  return [...refs.values()];
+}
+
+/** What a held call read (ApprovalRecord.read_versions): the newest event's sequence number then, and `kind:id` -> version. */
+interface ReadVersions {
+  seq: number;
+  versions: Record<string, number>;
+}
+
+/** One entity that changed between holding a call and approving it (VERSION_CONFLICT `details.changes`). */
+export interface VersionChange {
+  kind: EntityRef['kind'];
+  id: number;
+  name: string | null;
+  read_version: number;
+  /** null: it was deleted */
+  version: number | null;
+  /** the newest stored event about it since the call was held: its type and who caused it; null when none names it */
+  changed_by: { event_type: string; user: string; client_type: string; session_id: string; at: string } | null;
 }
 
 /**
@@ -588,6 +638,7 @@ export class ToolPipeline {
       reason: null,
       result: null,
       error_code: null,
+      read_versions: this.readVersions(project, tool, input),
     };
     const events = project.transaction(() => {
       project.repo.insertApproval(record);
@@ -638,6 +689,8 @@ export class ToolPipeline {
       if (!tool) throw new StageFailure('TOOL_NOT_FOUND', `The requested tool ${record.tool} no longer exists`);
       const args = editedArguments === undefined ? (JSON.parse(record.arguments) as unknown) : editedArguments;
       const input = this.validateInput(tool, args);
+      // the call as held: refused when what it named changed since (an edited call is the researcher's own, as the project is now)
+      if (editedArguments === undefined) this.checkVersions(project, record);
       const agentCaller: Caller = { session_id: record.session_id, client_type: record.client_type, client_name: record.client_name, user: record.user, correlation_id: requestId, approved_by: approver.session_id };
       const decidedAt = isoTime(this.clock.now());
       try {
@@ -915,6 +968,80 @@ export class ToolPipeline {
         this.logger.error('call listener failed', e);
       }
     }
+  }
+
+  /**
+   * ApprovalRecord.read_versions of a call about to be held: the newest event's sequence number and the
+   * version of every entity its arguments name ({@link entityRefsOf}) that exists now; null when it names none
+   * or the repository has no versions.
+   */
+  private readVersions(project: OpenProject, tool: AnyTool, input: unknown): string | null {
+    const refs = entityRefsOf(tool.name, input);
+    if (refs.length === 0 || !project.repo.entityVersions) return null;
+    const versions: Record<string, number> = {};
+    for (const v of project.repo.entityVersions(refs)) if (v.version !== null) versions[`${v.kind}:${v.id}`] = v.version;
+    const read: ReadVersions = { seq: project.repo.lastEventSeq(), versions };
+    return JSON.stringify(read);
+  }
+
+  /**
+   * The version check on approval (issue 14 item 5; agent-context spec, conflict table: "the same code renamed
+   * by two sessions: version check"): every entity the held call named must still be at the version it had
+   * when the call was held. Errors: VERSION_CONFLICT (409) naming each change, what it was and who made it
+   * (`details.changes`: {@link VersionChange}[]); the request stays pending, so the researcher can approve an
+   * edited call or reject it.
+   */
+  private checkVersions(project: OpenProject, record: ApprovalRecord): void {
+    if (!record.read_versions || !project.repo.entityVersions) return;
+    let read: ReadVersions;
+    try {
+      read = JSON.parse(record.read_versions) as ReadVersions;
+    } catch {
+      return;
+    }
+    const refs: EntityRef[] = Object.keys(read.versions).map((key) => {
+      const [kind, id] = key.split(':');
+      return { kind: kind as EntityRef['kind'], id: Number(id) };
+    });
+    const changed = project.repo.entityVersions(refs).filter((v) => v.version !== read.versions[`${v.kind}:${v.id}`]);
+    if (changed.length === 0) return;
+    const causes = this.lastEventsAbout(project, read.seq, changed);
+    const changes: VersionChange[] = changed.map((v) => ({
+      kind: v.kind,
+      id: v.id,
+      name: v.name,
+      read_version: read.versions[`${v.kind}:${v.id}`] as number,
+      version: v.version,
+      changed_by: causes.get(`${v.kind}:${v.id}`) ?? null,
+    }));
+    const words = changes.map((c) => {
+      const what = c.name !== null ? `${c.kind} '${c.name}'` : `${c.kind} ${c.id}`;
+      const how = c.version === null ? 'was deleted' : `changed (version ${c.read_version} -> ${c.version}${c.changed_by ? `: ${c.changed_by.event_type}` : ''})`;
+      return `${what} ${how}${c.changed_by ? ` by ${c.changed_by.user} (${c.changed_by.client_type})` : ''}`;
+    });
+    throw new StageFailure(
+      'VERSION_CONFLICT',
+      `Since ${record.client_name} asked for this, ${words.join('; ')}. The request still waits: approve it with edited arguments, or reject it.`,
+      { request_id: record.request_id, changes },
+    );
+  }
+
+  /** The newest stored event after `afterSeq` about each entity of `refs` (aggregate type = kind, aggregate id = id), by `kind:id`; scans at most 20 000 events. */
+  private lastEventsAbout(project: OpenProject, afterSeq: number, refs: readonly EntityRef[]): Map<string, NonNullable<VersionChange['changed_by']>> {
+    const wanted = new Set(refs.map((r) => `${r.kind}:${r.id}`));
+    const found = new Map<string, NonNullable<VersionChange['changed_by']>>();
+    let after = afterSeq;
+    for (let scanned = 0; scanned < 20_000; ) {
+      const page = project.repo.listEventsSince(after, 500);
+      for (const e of page) {
+        const key = `${e.aggregate_type}:${e.aggregate_id}`;
+        if (wanted.has(key)) found.set(key, { event_type: e.event_type, user: e.caused_by.user, client_type: e.caused_by.client_type, session_id: e.caused_by.session_id, at: e.timestamp });
+      }
+      scanned += page.length;
+      if (page.length < 500) break;
+      after = page[page.length - 1]?.metadata.sequence_number ?? after;
+    }
+    return found;
   }
 
   /**

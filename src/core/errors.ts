@@ -64,6 +64,7 @@ export const ERROR_CODES = [
   'APPROVAL_NOT_FOUND', // unknown request_id
   'APPROVAL_NOT_PENDING', // the request was already decided (its status is in details)
   'APPROVAL_FORBIDDEN', // the caller may not approve: not the researcher or a reviewer, or its own request
+  'VERSION_CONFLICT', // approving a held call whose entities changed since it was held (details.changes names what and by whom)
   'NOT_UNDOABLE', // the action cannot be undone (spec: merges and deletions cannot), or a later change by someone else depends on it
   'NOTHING_TO_UNDO', // Marginalia: undo, and the caller has no action of their own left to undo
   'NOTHING_TO_REDO', // Marginalia: redo, and the caller has undone nothing since their last action

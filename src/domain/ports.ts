@@ -164,6 +164,8 @@ export interface ProjectRepository {
   findSessionConnected(sessionId: string, beforeSeq: number): EventRecord | undefined;
   /** The highest stored sequence number (0 when none). */
   lastEventSeq(): number;
+  /** The version of each entity of `refs`, in order (migration 13, table entity_versions). */
+  entityVersions(refs: readonly EntityRef[]): EntityVersion[];
   /**
    * Stores an event and returns its sequence number and its id, both given by the store (the event's own
    * `event_id` and `metadata.sequence_number` are ignored).
@@ -351,6 +353,25 @@ export interface ApprovalRecord {
   reason: string | null;
   result: string | null;
   error_code: string | null;
+  /**
+   * JSON `{"seq": n, "versions": {"code:12": 3, ...}}`: the newest event's sequence number and the version of
+   * every entity the call named when it was held ({@link ProjectRepository.entityVersions}); approving
+   * re-checks them (VERSION_CONFLICT). Null or absent for requests stored before versions existed.
+   */
+  read_versions?: string | null;
+}
+
+/** An entity whose version a held call records (issue 14 item 5): a code, category, source or text segment by id. */
+export interface EntityRef {
+  kind: 'code' | 'category' | 'source' | 'segment';
+  id: number;
+}
+
+/** An entity's version now: 1 + the number of changes of its row; null when it does not exist (deleted). */
+export interface EntityVersion extends EntityRef {
+  version: number | null;
+  /** its name (a segment: null), null when it does not exist */
+  name: string | null;
 }
 
 /**

@@ -27,6 +27,7 @@ import type { SearchFilter, SearchSegment, SearchSourceHit, SearchSourceOffsets 
 import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
 import type { SourceAttribute } from '../domain/ports';
 import type { StoredBriefing } from '../domain/ports';
+import type { EntityRef, EntityVersion } from '../domain/ports';
 import type { CodedRanges, ReportFilter, ReportRecord, ReportStatus, ReportType } from '../domain/ports';
 import { ToolError } from '../core/errors';
 import { nameKey } from '../domain/rules';
@@ -70,6 +71,14 @@ interface StoredEventRow {
   correlation_id: Uint8Array | string | null;
   payload: string;
 }
+
+/** One fixed query per entity kind of {@link SqlProjectRepository.entityVersions}: the row's name (a segment has none), or no row. */
+const ENTITY_NAME_SQL: Readonly<Record<EntityRef['kind'], string>> = {
+  code: 'SELECT name FROM codes WHERE id = ?',
+  category: 'SELECT name FROM categories WHERE id = ?',
+  source: 'SELECT name FROM sources WHERE id = ?',
+  segment: 'SELECT NULL AS name FROM segments WHERE id = ?',
+};
 
 /**
  * {@link ProjectRepository} over a {@link ProjectStore}: plain SQL on the schema of migrations.ts.
@@ -386,9 +395,9 @@ export class SqlProjectRepository implements ProjectRepository {
 
   insertApproval(a: ApprovalRecord): void {
     this.db.run(
-      `INSERT INTO approval_requests(request_id, tool, arguments, session_id, client_type, client_name, user, trust_level, description, status, created_at, expires_at, decided_at, decided_by, reason, result, error_code)
-       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [a.request_id, a.tool, a.arguments, a.session_id, a.client_type, a.client_name, a.user, a.trust_level, a.description, a.status, a.created_at, a.expires_at, a.decided_at, a.decided_by, a.reason, a.result, a.error_code],
+      `INSERT INTO approval_requests(request_id, tool, arguments, session_id, client_type, client_name, user, trust_level, description, status, created_at, expires_at, decided_at, decided_by, reason, result, error_code, read_versions)
+       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      [a.request_id, a.tool, a.arguments, a.session_id, a.client_type, a.client_name, a.user, a.trust_level, a.description, a.status, a.created_at, a.expires_at, a.decided_at, a.decided_by, a.reason, a.result, a.error_code, a.read_versions ?? null],
     );
   }
   getApproval(requestId: string): ApprovalRecord | undefined {
@@ -438,6 +447,16 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   lastEventSeq(): number {
     return Number(this.db.get<{ n: number | null }>('SELECT max(seq) AS n FROM events')?.n ?? 0);
+  }
+
+  /** Versions of `refs` (migration 13): 1 + the changes the triggers counted; null for an entity that does not exist. */
+  entityVersions(refs: readonly EntityRef[]): EntityVersion[] {
+    return refs.map((r) => {
+      const row = this.db.get<{ name: string | null }>(ENTITY_NAME_SQL[r.kind], [r.id]);
+      if (!row) return { kind: r.kind, id: r.id, version: null, name: null };
+      const v = this.db.get<{ version: number }>('SELECT version FROM entity_versions WHERE kind = ? AND id = ?', [r.kind, r.id]);
+      return { kind: r.kind, id: r.id, version: v?.version ?? 1, name: row.name };
+    });
   }
 
   insertEvent(e: EventRecord): { seq: number; event_id: string } {

@@ -16,7 +16,9 @@
  * append-only and would make every snapshot differ), `approval_requests` (the trust layer's bookkeeping of
  * pending calls, not research data: restoring it would revive or re-open decided requests),
  * `schema_migrations` (which migrations ran when: restoring an older list would make them run again),
- * `segment_embeddings` (a cache of vectors derived from segment texts, large and recomputable), the search
+ * `segment_embeddings` (a cache of vectors derived from segment texts, large and recomputable),
+ * `entity_versions` (the trust layer's change counters for the version check on approval: a restore must not
+ * wind them back, and its own writes count as changes), the search
  * indexes (FTS virtual tables and their shadow tables: the store never lists them), SQLite's own
  * tables (`sqlite_sequence`), `meta.journal_seq` (the durability layer's counter) and `meta.project_guid` (the
  * project's identity, which REFI-QDA exports derive GUIDs from; see EXCLUDED_META_KEYS). Every other table,
@@ -27,7 +29,7 @@
 import type { DumpDiffSummary, CountedChanges, NamedChanges, ProjectRows, Row, RowValue, TableChange, TableInfo } from '../domain/versionControl';
 
 /** Tables never dumped (see the module comment for why). */
-export const EXCLUDED_TABLES: ReadonlySet<string> = new Set(['events', 'approval_requests', 'schema_migrations', 'segment_embeddings']);
+export const EXCLUDED_TABLES: ReadonlySet<string> = new Set(['events', 'approval_requests', 'schema_migrations', 'segment_embeddings', 'entity_versions']);
 
 /**
  * Rows of `meta` never dumped, by key: volatile counters of the store, and `project_guid` (migration 8), the

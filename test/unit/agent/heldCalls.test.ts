@@ -263,6 +263,61 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     assert.deepEqual(snoop, [...Array(10).fill('ok'), 'failed']);
   });
 
+  it('entity versions count each change of a code, category, source and text segment (migration 13 triggers), null once deleted', async () => {
+    await open();
+    const { tension, source, me } = await study();
+    const segment = handle.repo.listSegmentsForSource(source)[0]?.segment_id as number;
+    const category = data(await agent.call(me, 'create_category', { name: 'Feelings' })).category_id as number;
+    const refs = [
+      { kind: 'code' as const, id: tension },
+      { kind: 'category' as const, id: category },
+      { kind: 'source' as const, id: source },
+      { kind: 'segment' as const, id: segment },
+    ];
+    const versions = () => handle.repo.entityVersions(refs).map((v) => v.version);
+    assert.deepEqual(versions(), [1, 1, 1, 1]);
+    data(await agent.call(me, 'rename_code', { code_id: tension, new_name: 'Strain' }));
+    data(await agent.call(me, 'move_code_to_category', { code_id: tension, category_id: category }));
+    data(await agent.call(me, 'rename_category', { category_id: category, new_name: 'Emotions' }));
+    data(await agent.call(me, 'rename_source', { source_id: source, new_name: 'interview-04b' }));
+    data(await agent.call(me, 'update_segment_memo', { segment_id: segment, memo: 'a turning point' }));
+    assert.deepEqual(versions(), [3, 2, 2, 2]);
+    assert.deepEqual(handle.repo.entityVersions(refs).map((v) => v.name), ['Strain', 'Emotions', 'interview-04b', null]);
+    data(await agent.call(me, 'delete_segment', { segment_id: segment }));
+    assert.deepEqual(versions(), [3, 2, 2, null]);
+  });
+
+  it("approving a held rename after the researcher renamed the code is VERSION_CONFLICT naming what changed and by whom; the request waits for an edited approval or a rejection", async () => {
+    await open();
+    const { conflict, tension, me } = await study();
+    const agentSession = bot();
+    const held = data(await agent.call(agentSession, 'rename_code', { code_id: conflict, new_name: 'Dispute' }));
+    const gone = data(await agent.call(agentSession, 'update_code_memo', { code_id: tension, memo: 'strained relations' }));
+    data(await agent.call(me, 'rename_code', { code_id: conflict, new_name: 'Disagreement' }));
+    data(await agent.call(me, 'delete_code', { code_id: tension, delete_segments: true }));
+
+    const refused = await agent.approve(me, held.request_id);
+    assert.equal(errorCode(refused), 'VERSION_CONFLICT');
+    const env = refused.envelope as { error: string; details: { changes: { kind: string; id: number; name: string; read_version: number; version: number | null; changed_by: { user: string; event_type: string } | null }[] } };
+    assert.match(env.error, /code 'Disagreement' changed \(version 1 -> 2: coding\.code_renamed\) by researcher \(REST_CLIENT\)/);
+    assert.deepEqual(
+      env.details.changes.map((c) => [c.kind, c.id, c.name, c.read_version, c.version, c.changed_by?.user]),
+      [['code', conflict, 'Disagreement', 1, 2, 'researcher']],
+    );
+    assert.equal(handle.repo.getCode(conflict)?.name, 'Disagreement', "the researcher's newer name stays");
+    assert.equal(agent.listApprovals('pending').length, 2, 'both requests still wait');
+
+    const deleted = await agent.approve(me, gone.request_id);
+    assert.equal(errorCode(deleted), 'VERSION_CONFLICT');
+    assert.match((deleted.envelope as { error: string }).error, /code \d+ was deleted by researcher/);
+    assert.equal(agent.reject(me, gone.request_id, 'the code is gone').status, 'ok');
+
+    // the researcher may still approve the call edited (as the project is now)
+    const edited = await agent.approve(me, held.request_id, { code_id: conflict, new_name: 'Dispute' });
+    assert.equal(edited.status, 'ok', JSON.stringify(edited.envelope));
+    assert.equal(handle.repo.getCode(conflict)?.name, 'Dispute');
+  });
+
   it('every approval-deciding tool called by an agent answers APPROVAL_FORBIDDEN and queues nothing; the researcher decides what they suggested', async () => {
     await open();
     const { tension, conflict, source, me } = await study();

@@ -5,7 +5,8 @@
  * and leave the project file and its journal byte for byte as they were; a valid held call answers 202 with
  * poll_after_ms and a Retry-After header; get_approval_status with wait_ms returns when the researcher
  * approves; polling one's own request 100 times at the advised pace is never refused; an agent's approve_*
- * is 403 APPROVAL_FORBIDDEN; GET /approvals gives a request's arguments as an object.
+ * is 403 APPROVAL_FORBIDDEN; GET /approvals gives a request's arguments as an object; approving a held rename
+ * after the researcher renamed the code is 409 VERSION_CONFLICT; GET /tools states each caller's trust level.
  * The project's `.marginalia/config.yaml` sets a fast poll pace (20 ms) and a small request budget (30 a
  * minute), so the 100 polls would be refused if they were counted. Needs the built CLI (`npm run build`).
  */
@@ -124,6 +125,23 @@ describe('e2e: held calls are real proposals (HTTP)', function () {
     }
     const rejected = await request(base, 'POST', `/approvals/${requestId}/reject`, { reason: 'not now' }, AS_RESEARCHER);
     assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
+  });
+
+  it("a stale approval: the agent's held rename, approved after the researcher renamed the code, is 409 VERSION_CONFLICT naming the change and its author; the researcher's name stays", async () => {
+    const code = (await callTool(base, 'create_code', { name: 'Water' }, AS_RESEARCHER)).body.data.code_id as number;
+    const asked = await callTool(base, 'rename_code', { code_id: code, new_name: 'Water access' }, AS_AGENT);
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    const renamed = await callTool(base, 'rename_code', { code_id: code, new_name: 'Water rights' }, { ...AS_RESEARCHER, 'x-marginalia-client': 'alice-desk' });
+    assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+    const approved = await request(base, 'POST', `/approvals/${asked.body.data.request_id}/approve`, {}, AS_RESEARCHER);
+    assert.deepEqual([approved.status, approved.body.error_code], [409, 'VERSION_CONFLICT'], JSON.stringify(approved.body));
+    assert.match(approved.body.error, /code 'Water rights' changed \(version 1 -> 2: coding\.code_renamed\) by alice-desk/);
+    assert.equal(approved.body.details.changes[0].changed_by.event_type, 'coding.code_renamed');
+    assert.equal((await callTool(base, 'get_code', { code_id: code }, AS_RESEARCHER)).body.data.name, 'Water rights');
+    const status = await callTool(base, 'get_approval_status', { request_id: asked.body.data.request_id }, AS_AGENT);
+    assert.equal(status.body.data.status, 'pending', 'it still waits for an edited approval or a rejection');
+    const rejected = await request(base, 'POST', `/approvals/${asked.body.data.request_id}/reject`, { reason: 'renamed meanwhile' }, AS_RESEARCHER);
+    assert.equal(rejected.status, 200);
   });
 
   it('GET /tools tells each caller the trust level that applies to it, and an agent what a held answer looks like', async () => {

@@ -11,7 +11,7 @@ import { LM_CLIENT_NAME, registerLmTools } from './adapters/lm/lmTools';
 import type { EventRecord } from './domain/events';
 import { AgentContext } from './agent/agentContext';
 import { TrustPolicy } from './agent/trust';
-import { ALL_TOOLS, createPipeline, openProjectHandle } from './cli/compose';
+import { ALL_TOOLS, announceProject, createPipeline, openProjectHandle } from './cli/compose';
 import { fileAuditStorage, readConfigText, writeDiscovery } from './cli/credentials';
 import { VERSION } from './cli/main';
 import { EDITOR_TOOLS } from './tools/editorTools';
@@ -331,6 +331,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       if (call.decision === 'notified') notifyLater(call.caller.client_name, call.tool);
       if (call.caller.session_id !== LOCAL_SESSION) statusBar.agentActive(call.caller.session_id);
     }),
+    controller.onDidChangeProject((opened) => {
+      if (opened) announceProject(pipeline, opened, 'opened', 'vscode', settings.coderName(), logger);
+    }),
+    controller.onWillClose((closing) => announceProject(pipeline, closing, 'closed', 'vscode', settings.coderName(), logger)),
     controller.onDidChangeProject(() => {
       codesTree.refresh();
       sourcesTree.refresh();

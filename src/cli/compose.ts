@@ -105,6 +105,22 @@ export function createPipeline(opts: {
 }
 
 /**
+ * Records the spec's ProjectOpened / ProjectClosed as `project.opened` / `project.closed` (payload
+ * `{project_name, host}`) through the pipeline, so subscribers (SSE, WebSocket, MCP) and the event log see
+ * them. Call after the project is open and before it closes. Never throws: a failure is logged.
+ */
+export function announceProject(pipeline: ToolPipeline, project: OpenProject, kind: 'opened' | 'closed', host: 'vscode' | 'serve', user: string, logger: Logger): void {
+  try {
+    pipeline.emitSystemEvents(
+      { session_id: 'local', client_type: 'LOCAL_UI', client_name: host === 'vscode' ? 'vscode' : 'marginalia serve', user, researcher: true },
+      [{ event_type: kind === 'opened' ? 'project.opened' : 'project.closed', aggregate_type: 'project', aggregate_id: project.name, payload: { project_name: project.name, host } }],
+    );
+  } catch (e) {
+    logger.error(`could not record project.${kind}`, e);
+  }
+}
+
+/**
  * Automatic snapshots: hands every finished call and the events it stored to the open project's
  * {@link Snapshotter} (which ignores them until the project has a history). The pipeline reports a call
  * (`onDidCall`) and then publishes its events (`onEvents`), both after the commit is durable, so git never

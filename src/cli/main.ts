@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isToolError } from '../core/errors';
 import type { Logger } from '../core/log';
 import { DEFAULT_PORT } from '../adapters/http/httpServer';
-import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
+import { announceProject, createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
 import { loadTokens, writeDiscovery } from './credentials';
 import { seedProject } from './seed';
 import { MCP_USAGE, McpUsageError, runMcp } from './mcpCommand';
@@ -122,6 +123,8 @@ async function serve(argv: string[]): Promise<void> {
     const seeded = await seedProject(pipeline, path.resolve(values.seed));
     if (seeded) logger.info(`seeded from ${values.seed}: ${seeded.sources} sources, ${seeded.codes} codes, ${seeded.segments} codings`);
   }
+  const coder = process.env.MARGINALIA_CODER?.trim() || os.userInfo().username;
+  announceProject(pipeline, project, 'opened', 'serve', coder, logger);
   // every surface the configuration turns on (src/cli/surfaces.ts, the same composition as the extension's);
   // --mcp-open drops the token on /mcp for the conformance suite only
   const callLog = batchedLineWriter((text) => void process.stderr.write(text));
@@ -152,6 +155,7 @@ async function serve(argv: string[]): Promise<void> {
     logger.info(`${signal}: stopping`);
     clearInterval(sweeper);
     removeDiscovery();
+    announceProject(pipeline, project, 'closed', 'serve', coder, logger);
     await server.close();
     agent.dispose();
     await project.close();

@@ -72,6 +72,10 @@ export type EventType =
   | 'suggestion.rejected'
   // version control (QualCoder-v2's projects.snapshot_restored; payload: ref, short_ref, message, before_ref, before_short_ref)
   | 'project.snapshot_restored'
+  // the project opened or about to close (the spec's ProjectOpened / ProjectClosed; src/cli/compose.ts announceProject):
+  // {project_name, host: "vscode" | "serve"}
+  | 'project.opened'
+  | 'project.closed'
   // the research frame of the briefing saved (update_project_briefing; src/domain/memos.ts): {changed: [field names],
   // old: {field: value}, new: {field: value}} for the fields given (description, research_questions, methodology)
   | 'project.briefing_updated'

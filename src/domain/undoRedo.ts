@@ -24,7 +24,7 @@
  * - a redo (`redo_of` X) takes X's entry off the redo stack and pushes the redo itself on the undo stack (so
  *   undoing it again works like any action); it does not clear the redo stack;
  * - actions with only bookkeeping events (approval.*, session.*, suggestion.*, analysis.*,
- *   source.metadata_suggested) are not actions here: reads, reports, approvals and suggestion decisions
+ *   source.metadata_suggested, project.opened, project.closed) are not actions here: reads, reports, approvals and suggestion decisions
  *   (their coding events are still undone: the suggestion's record stays decided);
  * - text edits mirrored from the editor (source.text_edited, source.text_reconciled, and the codings a text
  *   edit deleted with its text) belong to the editor's own undo (VS Code's Ctrl+Z) and are not on these
@@ -63,6 +63,7 @@ import { deleteCategory, renameCategory, updateCategoryMemo } from './categories
 import { createCategory, createCode, deleteCode, moveCodeToCategory, renameCode, setCodeColor, updateCodeMemo } from './codebook';
 import { deleteSegment, updateSegmentMemo } from './coding';
 import type { DomainContext, DomainEvent, EventRecord, EventType } from './events';
+import { updateCaseMemo, updateProjectBriefing, type BriefingFields } from './memos';
 import type { AttributeType, AttributeValue, ProjectRepository } from './ports';
 import { setSourceAttribute } from './sourceAttributes';
 import { createFolder, deleteFolder, moveSourceToFolder, renameFolder, renameSource, updateSourceMemo } from './sources';
@@ -108,7 +109,7 @@ export interface UndoOutcome {
 
 /** Event types that are bookkeeping, never an action of their own (see the module comment). */
 function isBookkeeping(type: string): boolean {
-  return /^(approval|session|suggestion|analysis)\./.test(type) || type === 'source.metadata_suggested';
+  return /^(approval|session|suggestion|analysis)\./.test(type) || type === 'source.metadata_suggested' || type === 'project.opened' || type === 'project.closed';
 }
 
 /** The undo or redo mark of an action: `undo_of` / `redo_of` in its events' payloads. */
@@ -317,6 +318,7 @@ function notInvertible(e: EventRecord): { reason: 'unsupported' | 'recorded_befo
     case 'source.attribute_set':
     case 'source.folder_created':
     case 'source.folder_renamed':
+    case 'project.briefing_updated':
       return null;
     case 'coding.segment_uncoded':
       if (p.reason === 'text deleted') return unsupported('its text was deleted in the editor (the editor\'s own undo puts it back)');
@@ -325,6 +327,7 @@ function notInvertible(e: EventRecord): { reason: 'unsupported' | 'recorded_befo
     case 'coding.code_updated':
     case 'coding.category_updated':
     case 'source.updated':
+    case 'case.updated':
       return p.field === 'memo' || p.field === 'color' || p.field === 'parent_id' ? null : unsupported(`changing ${String(p.field)} cannot be undone`);
     case 'coding.code_deleted':
       if (typeof p.segment_count === 'number' && p.segment_count > 0) return unsupported('deleting a code with its codings cannot be undone');
@@ -690,6 +693,22 @@ function invert(ctx: Ctx, e: EventRecord, ids: IdMap, what: string, names: Names
       moveSourceToFolder(ctx, id, back);
       return;
     }
+    case 'case.updated': {
+      const id = ids.get('case', num(p.case_id));
+      const c = repo.getCase(id);
+      if (!c) throw blocked(what, `the case '${str(p.name)}' has been deleted since`);
+      if (c.memo !== p.new_value) throw changedSince(`the memo of the case '${c.name}'`, quoteMemo(c.memo));
+      updateCaseMemo(ctx, id, nullableStr(p.old_value));
+      return;
+    }
+    case 'project.briefing_updated': {
+      // the fields this save changed must still hold what it stored; then each gets its value from before (null: never saved)
+      const stored = repo.projectBriefing() as Record<string, unknown> | undefined;
+      const changed = (p.changed as string[]).filter((f) => JSON.stringify(stored?.[f] ?? null) !== JSON.stringify((p.new as Record<string, unknown>)[f] ?? null));
+      if (changed.length > 0) throw blocked(what, `the project briefing's ${changed.join(', ').replace(/_/g, ' ')} has been changed since`);
+      updateProjectBriefing(ctx, p.old as BriefingFields);
+      return;
+    }
     case 'source.updated': {
       const id = num(p.source_id);
       const source = repo.getSource(id);
@@ -909,6 +928,10 @@ function describeEvent(e: EventRecord | DomainEvent, names: Names): string {
         : `set the attribute '${str(p.name)}' of the case '${names.caseName(num(p.case_id))}' to ${formatValue(p.value)}`;
     case 'case.renamed':
       return `renamed the case '${str(p.old_name)}' to '${str(p.new_name)}'`;
+    case 'case.updated':
+      return `changed the memo of the case '${names.caseName(num(p.case_id))}'`;
+    case 'project.briefing_updated':
+      return `changed the project briefing (${(p.changed as string[]).join(', ').replace(/_/g, ' ')})`;
     case 'case.attribute_renamed':
       return `renamed the case attribute '${str(p.old_name)}' to '${str(p.new_name)}'`;
     case 'source.renamed':

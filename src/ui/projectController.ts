@@ -38,6 +38,9 @@ export class ProjectController implements vscode.Disposable {
   private readonly serverChanged = new vscode.EventEmitter<ServerState>();
   /** Fires after a project opened (with it) or closed (with undefined). */
   readonly onDidChangeProject = this.changed.event;
+  private readonly willClose = new vscode.EventEmitter<ProjectHandleLike>();
+  /** Fires while the project is still open and current, right before it closes (project.closed is recorded then). */
+  readonly onWillClose = this.willClose.event;
   /** Fires when the HTTP server starts, stops or fails. */
   readonly onDidChangeServer = this.serverChanged.event;
 
@@ -82,6 +85,11 @@ export class ProjectController implements vscode.Disposable {
   async close(): Promise<void> {
     const handle = this.handle;
     if (!handle) return;
+    try {
+      this.willClose.fire(handle);
+    } catch (e) {
+      this.logger.error('a close listener failed', e);
+    }
     this.handle = undefined;
     await this.stopServer();
     await this.projectScope.dispose();

@@ -14,18 +14,33 @@ export const CODES_FILTERED_CONTEXT = 'marginalia.codesFiltered';
 
 /**
  * What {@link CodesTreeProvider.refreshAndWait} measured: `ms` from the refresh to the last tree item
- * computed (milliseconds, `performance.now()`), `rows` tree items computed, and whether VS Code's own view
- * asked for them (`drawnByView`; false when the view was hidden and the provider walked the tree itself).
+ * computed (milliseconds, `performance.now()`), `rows` tree items computed, whether VS Code's own view
+ * asked for them (`drawnByView`; false when the view was hidden and the provider walked the tree itself),
+ * and `complete`: false when the time limit ended the wait before every expanded category was asked for.
  */
 export interface CodesTreeTiming {
   ms: number;
   rows: number;
   drawnByView: boolean;
+  complete: boolean;
 }
 
 const MIME = 'application/vnd.code.tree.marginalia.codes';
 /** Quiet time after the last getChildren/getTreeItem call that ends a timed refresh (milliseconds). */
-const QUIET_MS = 150;
+const QUIET_MS = 50;
+/** Silence after which a timed refresh stops waiting for categories VS Code has not asked about (milliseconds). */
+const GIVE_UP_MS = 1000;
+
+/** What a timed refresh notes of the calls VS Code makes. */
+interface RefreshProbe {
+  /** `performance.now()` of the last call */
+  last: number;
+  rows: number;
+  rootAsked: boolean;
+  /** categories whose row VS Code asked for, and those whose children it asked for */
+  categoryRows: Set<number>;
+  categoryChildren: Set<number>;
+}
 
 /**
  * The Codes view (`marginalia.codes`): categories nested, codes with their colour, segment count
@@ -48,8 +63,12 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
   private shown: Set<CodesNode> | undefined;
   private filterText: string | undefined;
   private loaded = false;
+  /** colour icon files by `#RRGGBB`, once made */
+  private readonly iconUris = new Map<string, vscode.Uri>();
   /** set by refreshAndWait: notes each call VS Code makes while a timed refresh runs */
-  private probe: { last: number; rows: number; rootAsked: boolean } | undefined;
+  private probe: RefreshProbe | undefined;
+  /** categories the researcher collapsed in this session (VS Code asks for no children of those) */
+  private readonly collapsed = new Set<number>();
   readonly view: vscode.TreeView<CodesNode>;
 
   constructor(
@@ -57,6 +76,12 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     private readonly icons: ColorIcons,
   ) {
     this.view = vscode.window.createTreeView('marginalia.codes', { treeDataProvider: this, dragAndDropController: this, showCollapseAll: true, canSelectMany: false });
+    this.view.onDidCollapseElement((e) => {
+      if (e.element.kind === 'category') this.collapsed.add(e.element.category.category_id);
+    });
+    this.view.onDidExpandElement((e) => {
+      if (e.element.kind === 'category') this.collapsed.delete(e.element.category.category_id);
+    });
   }
 
   /** Reloads from the project and redraws. */
@@ -66,31 +91,38 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
   }
 
   /**
-   * Refreshes and resolves once the tree has been drawn again: VS Code asked for the top level and then
-   * made no further getChildren/getTreeItem call for {@link QUIET_MS} ms; `ms` ends at the last such call,
-   * so the quiet wait is not counted. When the view is not visible VS Code asks for nothing: the provider
-   * then computes every node's children and tree item itself (what the view would ask for with every
-   * category expanded). For the bench "Codes tree refresh with 2,000 codes" (issue 13).
+   * Refreshes and resolves once the view has all its rows again: VS Code asked for the top level, for the
+   * children of every category row it received that the researcher has not collapsed in this session, and
+   * then made no call for {@link QUIET_MS} ms. `ms` ends at the last call (the quiet wait is not counted).
+   * When the view is not visible (or stops being visible) VS Code asks for nothing: the provider then
+   * computes every node's children and row itself, as the view would with every category expanded.
+   * `timeoutMs` bounds the wait (`complete` false). For the bench "Codes tree refresh with 2,000 codes" (issue 13).
    */
   async refreshAndWait(timeoutMs = 10_000): Promise<CodesTreeTiming> {
     const start = performance.now();
-    if (!this.view.visible) {
+    const walked = async (): Promise<CodesTreeTiming> => {
+      const t0 = performance.now();
       this.refresh();
       const rows = await this.walk();
-      return { ms: performance.now() - start, rows, drawnByView: false };
-    }
-    const probe = { last: start, rows: 0, rootAsked: false };
+      return { ms: performance.now() - t0, rows, drawnByView: false, complete: true };
+    };
+    if (!this.view.visible) return walked();
+    const probe: RefreshProbe = { last: start, rows: 0, rootAsked: false, categoryRows: new Set(), categoryChildren: new Set() };
     this.probe = probe;
     this.refresh();
     try {
       const deadline = start + timeoutMs;
-      while (!probe.rootAsked && performance.now() < deadline) await sleep(5);
+      while (!probe.rootAsked && this.view.visible && performance.now() < deadline) await sleep(5);
       if (!probe.rootAsked) {
-        const rows = await this.walk();
-        return { ms: performance.now() - start, rows, drawnByView: false };
+        this.probe = undefined;
+        return walked();
       }
-      while (performance.now() - probe.last < QUIET_MS && performance.now() < deadline) await sleep(10);
-      return { ms: probe.last - start, rows: probe.rows, drawnByView: true };
+      const waiting = () => [...probe.categoryRows].some((id) => !probe.categoryChildren.has(id) && !this.collapsed.has(id));
+      // a category collapsed some other way (Collapse All, a state VS Code restored) is never asked for:
+      // a second of silence ends the wait for it
+      const quiet = () => performance.now() - probe.last;
+      while (((waiting() && quiet() < GIVE_UP_MS) || quiet() < QUIET_MS) && performance.now() < deadline) await sleep(5);
+      return { ms: probe.last - start, rows: probe.rows, drawnByView: true, complete: !waiting() };
     } finally {
       this.probe = undefined;
     }
@@ -103,7 +135,8 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     while (stack.length > 0) {
       const children = this.getChildren(stack.pop());
       for (const c of children) {
-        await this.getTreeItem(c);
+        const item = this.getTreeItem(c);
+        if (item instanceof Promise) await item;
         rows++;
         if (c.kind === 'category') stack.push(c);
       }
@@ -220,6 +253,7 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     if (this.probe) {
       this.probe.last = performance.now();
       if (node === undefined) this.probe.rootAsked = true;
+      else if (node.kind === 'category') this.probe.categoryChildren.add(node.category.category_id);
     }
     this.load();
     if (!this.wb.repo()) return [];
@@ -235,16 +269,33 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     return parentId === null ? undefined : this.index.categories.get(parentId);
   }
 
-  async getTreeItem(node: CodesNode): Promise<vscode.TreeItem> {
-    const item = await this.treeItem(node);
+  /**
+   * The row of a node. Synchronous once the code's colour icon exists (a refresh of 2,000 codes then
+   * costs no promise per row); tooltips are built only when the researcher hovers ({@link resolveTreeItem}).
+   */
+  getTreeItem(node: CodesNode): vscode.TreeItem | Promise<vscode.TreeItem> {
+    if (node.kind === 'code' && !this.iconUris.has(node.code.color)) {
+      return this.icons.icon(node.code.color).then((uri) => {
+        this.iconUris.set(node.code.color, uri);
+        return this.getTreeItem(node);
+      });
+    }
+    const item = this.treeItem(node);
     if (this.probe) {
       this.probe.last = performance.now();
       this.probe.rows++;
+      if (node.kind === 'category') this.probe.categoryRows.add(node.category.category_id);
     }
     return item;
   }
 
-  private async treeItem(node: CodesNode): Promise<vscode.TreeItem> {
+  /** Fills in a row's tooltip when it is hovered: the name, counts and memo, and who made a code. */
+  resolveTreeItem(item: vscode.TreeItem, node: CodesNode): vscode.TreeItem {
+    item.tooltip = tooltipOf(node);
+    return item;
+  }
+
+  private treeItem(node: CodesNode): vscode.TreeItem {
     if (node.kind === 'category') {
       const c = node.category;
       const item = new vscode.TreeItem(c.name, vscode.TreeItemCollapsibleState.Expanded);
@@ -254,10 +305,6 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
       item.contextValue = 'category';
       item.iconPath = new vscode.ThemeIcon('folder');
       item.description = countOf(c.code_count, 'code');
-      const tip = new vscode.MarkdownString().appendMarkdown(`**${escapeMd(c.name)}** · ${countOf(c.code_count, 'code')}\n\n`);
-      if (c.memo) tip.appendText(c.memo);
-      else tip.appendMarkdown('*No memo yet: right-click, Edit Category Memo.*');
-      item.tooltip = tip;
       return item;
     }
     const c = node.code;
@@ -265,14 +312,9 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     item.id = `code:${c.code_id}`;
     const ai = madeByAgent(c.session_id);
     item.contextValue = ai ? 'code.ai' : 'code';
-    item.iconPath = await this.icons.icon(c.color);
+    item.iconPath = this.iconUris.get(c.color);
     const count = c.segment_count + c.av_segment_count;
     item.description = `${count}${ai ? ' · ✦ AI' : ''}`;
-    const tip = new vscode.MarkdownString(undefined, true);
-    tip.appendMarkdown(`**${escapeMd(c.name)}** · ${countOf(count, 'segment')}\n\n`);
-    if (c.memo) tip.appendText(c.memo).appendMarkdown('\n\n');
-    tip.appendMarkdown(`*${ai ? `$(sparkle) made by an agent (session ${escapeMd(c.session_id ?? '')})` : `by ${escapeMd(c.owner)}`}*`);
-    item.tooltip = tip;
     item.command = { command: 'marginalia.codes.showSegments', title: 'Show Coded Segments', arguments: [node] };
     return item;
   }
@@ -294,6 +336,25 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     this.view.dispose();
     this.changed.dispose();
   }
+}
+
+/** The Markdown tooltip of a row: a category's name, code count and memo; a code's name, passages, memo and maker. */
+export function tooltipOf(node: CodesNode): vscode.MarkdownString {
+  if (node.kind === 'category') {
+    const c = node.category;
+    const tip = new vscode.MarkdownString().appendMarkdown(`**${escapeMd(c.name)}** · ${countOf(c.code_count, 'code')}\n\n`);
+    if (c.memo) tip.appendText(c.memo);
+    else tip.appendMarkdown('*No memo yet: right-click, Edit Category Memo.*');
+    return tip;
+  }
+  const c = node.code;
+  const ai = madeByAgent(c.session_id);
+  const count = c.segment_count + c.av_segment_count;
+  const tip = new vscode.MarkdownString(undefined, true);
+  tip.appendMarkdown(`**${escapeMd(c.name)}** · ${countOf(count, 'segment')}\n\n`);
+  if (c.memo) tip.appendText(c.memo).appendMarkdown('\n\n');
+  tip.appendMarkdown(`*${ai ? `$(sparkle) made by an agent (session ${escapeMd(c.session_id ?? '')})` : `by ${escapeMd(c.owner)}`}*`);
+  return tip;
 }
 
 function sleep(ms: number): Promise<void> {

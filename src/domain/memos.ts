@@ -36,11 +36,14 @@ export function updateCaseMemo(ctx: Ctx, id: number, memo: string | null): { cas
   return { case: requireCase(ctx, id), old_memo: c.memo, new_memo: next };
 }
 
-/** The fields of the research frame a briefing save may set. */
+/**
+ * The fields of the research frame a briefing save may set; null removes the saved value, so the field comes
+ * from `.marginalia/project.yaml` again (what undo of a first save does; the tool's schema offers no null).
+ */
 export interface BriefingFields {
-  description?: string;
-  research_questions?: string[];
-  methodology?: string;
+  description?: string | null;
+  research_questions?: string[] | null;
+  methodology?: string | null;
 }
 
 /** The research frame fields, in the briefing's order. */
@@ -49,8 +52,9 @@ export const BRIEFING_FIELDS = ['description', 'research_questions', 'methodolog
 /**
  * Stores the fields given of the project's research frame, exactly as given (no trimming); fields not given
  * keep their stored value (or, never stored, keep coming from `.marginalia/project.yaml`). An empty text or
- * list is a saved, empty value (it hides the yaml file's). Emits project.briefing_updated {changed: [field
- * names given], old: {field: stored value or null}, new: {field: value}} with aggregate `project`/`briefing`.
+ * list is a saved, empty value (it hides the yaml file's); null removes the saved value. Emits
+ * project.briefing_updated {changed: [field names given], old: {field: stored value or null}, new: {field: value
+ * or null}} with aggregate `project`/`briefing`.
  * Returns the stored frame.
  * Errors: INVALID_ARGUMENTS (no field given; a research question that is empty or only white space).
  */
@@ -63,6 +67,11 @@ export function updateProjectBriefing(ctx: Ctx, input: BriefingFields): StoredBr
   const newValues: Record<string, unknown> = {};
   for (const f of given) {
     oldValues[f] = before?.[f] ?? null;
+    if (input[f] === null) {
+      delete next[f];
+      newValues[f] = null;
+      continue;
+    }
     if (f === 'research_questions') {
       const qs = input.research_questions ?? [];
       const blank = qs.findIndex((q) => q.trim() === '');

@@ -18,7 +18,7 @@ const outcome = z.object({
 });
 
 const COMMON =
-  'Supported: coding and removing codings (a removed coding comes back with a new segment_id), segment/code/category/source memos, ' +
+  'Supported: coding and removing codings (a removed coding comes back with a new segment_id), segment/code/category/source/case memos, the project briefing, ' +
   'create/rename/recolour/move code, delete an unused code, category create/rename/delete, cases (create, delete, members, attributes), ' +
   'source rename and move, document attributes, folder create/rename/delete. Not undoable: merges, deleting a code with codings, imports, ' +
   'deleting sources, AV codings, snapshot restores; text edits belong to the editor\'s own undo. ';

@@ -11,7 +11,8 @@
  * INVALID_ARGUMENTS 400 for a missing memo, no field, an empty question, a question that is not text), each
  * failure writing nothing; an agent's update_project_briefing refused with APPROVAL_FORBIDDEN (403) and never
  * queued, an agent's update_case_memo run at the memo trust level (auto) like update_memo; the stored frame
- * survives a server restart (journal and checkpoint).
+ * survives a server restart (journal and checkpoint); the researcher's undo and redo take back a case memo and a
+ * briefing save (a field saved for the first time falls back to the file again).
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -151,6 +152,22 @@ describe('memo tools over HTTP (real CLI)', function () {
       events.map((e) => [e.event_type, e.caused_by.session_id === 'local']),
       [['case.updated', false]],
     );
+  });
+
+  it("the researcher's undo takes back a case memo and a briefing save (a field first saved falls back to the file again)", async () => {
+    await t.ok('update_case_memo', { case_id: caseId, memo: 'The researcher rewrote it' });
+    const first = (await t.ok('undo', {})).undone;
+    assert.equal(first.description, "changed the memo of the case 'Participant A'");
+    assert.equal((await cases()).find((c: any) => c.case_id === caseId).memo, 'Seen by the agent', "back to the agent's memo");
+    // the researcher's action before it: methodology saved as "" (first save of that field)
+    const second = (await t.ok('undo', {})).undone;
+    assert.equal(second.description, 'changed the project briefing (methodology)');
+    const b = await briefing();
+    assert.equal(b.methodology, 'Thematic analysis (from the file)', 'never saved again: the file gives it');
+    assert.deepEqual(b.research_questions, ['How do gardens build trust?', 'Who stays, and why?'], 'the other fields keep their saved values');
+    // redo stores it again
+    assert.equal((await t.ok('redo', {})).redone.description, 'changed the project briefing (methodology)');
+    assert.equal((await briefing()).methodology, '');
   });
 
   it('the stored frame survives a restart of the server', async () => {

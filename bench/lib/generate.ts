@@ -77,7 +77,7 @@ export async function ensureProject(dir: string, spec: ProjectSpec): Promise<Gen
   // Stale cache files of this label and size (older generator or schema) would only fill the disk.
   const base = path.basename(file);
   const sameSize = base.slice(0, base.indexOf('-gen') + 1);
-  for (const f of fs.readdirSync(dir)) if (f.startsWith(sameSize) && !f.startsWith(base)) fs.rmSync(path.join(dir, f), { force: true });
+  for (const f of fs.readdirSync(dir)) if (f.startsWith(sameSize) && !f.startsWith(base)) fs.rmSync(path.join(dir, f), { recursive: true, force: true });
   const building = file.replace(/\.qda$/, '.building.qda');
   for (const f of [building, journalPath(building), `${building}.lock`]) fs.rmSync(f, { force: true });
   const t0 = performance.now();

@@ -20,6 +20,7 @@ import * as esbuild from 'esbuild';
 import { activityHtml } from '../../src/ui/activity/activityPage';
 import { reportsHtml } from '../../src/ui/reports/reportsPage';
 import { retrievalHtml } from '../../src/ui/retrieval/retrievalPage';
+import { caseAttributesHtml } from '../../src/ui/cases/caseAttributesPage';
 import { newNonce, webviewDocument } from '../../src/ui/webviewHtml';
 import { cspDirectives, HOSTILE, inspectHtml } from './html';
 
@@ -83,6 +84,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       ['Agent Activity', (n) => activityHtml(CSP_SOURCE, `${CSP_SOURCE}/activity.js`, n)],
       ['Reports', (n) => reportsHtml(CSP_SOURCE, `${CSP_SOURCE}/reports.js`, 'body{}', n)],
       ['Retrieval', (n) => retrievalHtml(CSP_SOURCE, `${CSP_SOURCE}/retrieval.js`, n)],
+      ['Case Attributes', (n) => caseAttributesHtml(CSP_SOURCE, `${CSP_SOURCE}/caseAttributes.js`, n)],
     ];
     for (const [name, build] of pages) {
       it(`${name}: nonce CSP, one nonce'd script, nothing inline`, () => {
@@ -112,7 +114,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         const text = fs.readFileSync(file, 'utf8');
         for (const m of text.matchAll(/\.html\s*=\s*([^;]+);/g)) {
           seen++;
-          assert.match(m[1] as string, /^\s*(activityHtml|reportsHtml|retrievalHtml|webviewDocument)\(/, `${path.relative(ROOT, file)}: webview.html = ${(m[1] as string).slice(0, 60)}`);
+          assert.match(m[1] as string, /^\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml|webviewDocument)\(/, `${path.relative(ROOT, file)}: webview.html = ${(m[1] as string).slice(0, 60)}`);
         }
       }
       assert.ok(seen >= 2, 'the Activity and Reports webviews were found');

@@ -39,6 +39,8 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
   private heading = { title: '', filters: [] as string[] };
   private running: Promise<RetrievalState> | undefined;
   private rerun = false;
+  /** changes happened while the view was hidden */
+  private stale = false;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -56,6 +58,9 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
     view.webview.html = retrievalHtml(view.webview.cspSource, view.webview.asWebviewUri(vscode.Uri.joinPath(root, 'retrieval.js')).toString());
     this.subscriptions.push(
       view.webview.onDidReceiveMessage((m: FromRetrievalWebview) => void this.onMessage(m)),
+      view.onDidChangeVisibility(() => {
+        if (view.visible && this.stale) void this.refresh();
+      }),
       view.onDidDispose(() => {
         this.view = undefined;
         this.ready = false;
@@ -91,10 +96,14 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
 
   /**
    * Runs the query again and refreshes the pickers (after codings, codes, sources or cases change). While
-   * the view has never been shown there is nothing to redraw: the query runs when it is asked for.
+   * the view is hidden nothing is redrawn: the view catches up when it shows again.
    */
   async refresh(): Promise<RetrievalState> {
-    if (!this.view && this.query.code_ids.length === 0) return this.current();
+    if (!this.view?.visible) {
+      this.stale = true;
+      return this.current();
+    }
+    this.stale = false;
     this.sendOptions();
     return this.run();
   }

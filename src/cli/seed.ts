@@ -9,6 +9,7 @@ import { batchApplyCodes, createCodeTool } from '../tools/coreTools';
 import { getProjectContext } from '../tools/projectTools';
 import { setSourceAttributeTool } from '../tools/sourceAttributeTools';
 import { importFileSource } from '../tools/sourceTools';
+import { updateProjectBriefingTool } from '../tools/memoTools';
 
 /** The caller the seeding runs as: the researcher's own (local) session. */
 const SEEDER: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'sample-seeder', user: 'sample-study', researcher: true };
@@ -55,7 +56,8 @@ async function call(pipeline: ToolPipeline, tool: string, args: Record<string, u
  * events like any call): `codebook.yaml` (nested categories, codes), `transcripts/*.txt` (imported with
  * import_file_source), `codings.yaml` (each quote found verbatim in its transcript and coded with
  * batch_apply_codes; positions converted to code points), `cases.yaml` (cases with their sources, memo and typed
- * attributes, and document attributes per transcript; a `YYYY-MM-DD` value is a date). Returns what it created, or null when the
+ * attributes, and document attributes per transcript; a `YYYY-MM-DD` value is a date) and `briefing.yaml` (the
+ * project briefing: description, research_questions, methodology; update_project_briefing). Returns what it created, or null when the
  * project already had sources or codes. Throws when a file is malformed or a quote is missing.
  */
 export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<{ sources: number; codes: number; segments: number } | null> {
@@ -108,6 +110,11 @@ export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<
   }
   for (const [file, attributes] of Object.entries(cases.document_attributes ?? {})) {
     for (const [name, value] of Object.entries(attributes)) await call(pipeline, setSourceAttributeTool.name, { source_id: sourceOf(file), attribute_name: name, ...attributeArgs(value) });
+  }
+  const briefingFile = path.join(dir, 'briefing.yaml');
+  if (fs.existsSync(briefingFile)) {
+    const b = (parse(fs.readFileSync(briefingFile, 'utf8')) as { description?: string; research_questions?: string[]; methodology?: string } | null) ?? {};
+    await call(pipeline, updateProjectBriefingTool.name, { description: b.description, research_questions: b.research_questions, methodology: b.methodology });
   }
   return { sources: sourceIds.size, codes: codeIds.size, segments: operations.length };
 }

@@ -45,8 +45,8 @@ describe('cli/seed: the sample study', () => {
     const attrs = Object.fromEntries((amara.attributes as { name: string; type: string; value: unknown }[]).map((a) => [a.name, [a.type, a.value]]));
     assert.deepEqual(attrs.plot, ['number', 14]);
     assert.deepEqual(attrs.member_since, ['date', '2019-04-01']);
-    assert.deepEqual(attrs.committee_member, ['boolean', false]);
-    assert.deepEqual(attrs.household, ['text', 'single adult']);
+    assert.deepEqual(attrs.committee_member, ['boolean', true]);
+    assert.deepEqual(attrs.committee_role, ['text', 'treasurer']);
     assert.deepEqual(
       (amara.sources as { name: string }[]).map((s) => s.name),
       ['interview-01-amara.txt'],
@@ -59,5 +59,10 @@ describe('cli/seed: the sample study', () => {
     assert.equal(rosa.attribute_types.interview_date, 'date');
     assert.equal(rosa.attributes.duration_min, 10);
     assert.equal(rosa.attribute_types.duration_min, 'number');
+
+    const briefing = handle.repo.projectBriefing();
+    assert.ok(briefing?.description?.startsWith('Hollins Lane Community Garden'));
+    assert.equal(briefing?.research_questions?.length, 3);
+    assert.match(briefing?.methodology ?? '', /reflexive thematic analysis/);
   });
 });

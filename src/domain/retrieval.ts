@@ -95,7 +95,7 @@ export interface RetrievedPassage {
   text: string;
   speaker: string | null;
   paragraph: number;
-  /** the codes of the query found in this passage, by name */
+  /** the codes of the query found in this passage, in the query's order */
   codes: PassageCode[];
   /** the distinct coders of its segments, sorted */
   coders: string[];
@@ -207,8 +207,20 @@ function overlapGroups(segments: readonly Segment[], codeIds: readonly number[])
     regions = regions === null ? cover : intersect(regions, cover);
     if (regions.length === 0) return [];
   }
-  // each region's segments; then merge groups whose spans overlap
-  const raw = (regions ?? []).map((r) => segments.filter((s) => s.start_pos < r.end && r.start < s.end_pos));
+  // each region's segments (a binary search finds a segment's first region; regions are sorted and disjoint),
+  // then groups whose spans overlap merge
+  const rs = regions ?? [];
+  const raw: Segment[][] = rs.map(() => []);
+  for (const s of segments) {
+    let lo = 0;
+    let hi = rs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rs[mid]!.end <= s.start_pos) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < rs.length && rs[i]!.start < s.end_pos; i++) raw[i]!.push(s);
+  }
   const spans = raw
     .map((g) => ({ start: Math.min(...g.map((s) => s.start_pos)), end: Math.max(...g.map((s) => s.end_pos)), segs: g }))
     .sort((a, b) => a.start - b.start);

@@ -124,6 +124,32 @@ describe('domain/retrieval', () => {
     assert.deepEqual(rows(await retrieve({ code_ids: [id.coop, id.food], combine: 'overlap', filters: { source_ids: [id.i01] } })), []);
   });
 
+  it('overlap of three codes: only where all three meet, with the whole segments that meet there; touching segments do not overlap', async () => {
+    const text = 'aaaa bbbb cccc dddd eeee';
+    const src = (await fx.ok('add_text_source', { name: 'zz letters', content: text })).source_id;
+    const [x, y, z, w] = await Promise.all(['X', 'Y', 'Z', 'W'].map(async (name) => (await fx.ok('create_code', { name })).code_id as number));
+    const at = (code: number, start: number, end: number) => ({ code_id: code, source_id: src, start_position: start, end_position: end });
+    await fx.ok('batch_apply_codes', {
+      operations: [
+        at(x!, 0, 14), // aaaa bbbb cccc
+        at(y!, 5, 19), // bbbb cccc dddd
+        at(z!, 10, 14), // cccc: all three meet here
+        at(z!, 20, 24), // eeee: no X, no Y
+        at(y!, 0, 4), // aaaa: Y again, but not where Z is
+        at(w!, 15, 20), // "dddd ": ends where Z's eeee begins
+      ],
+    });
+    const r = await retrieve({ code_ids: [x, y, z], combine: 'overlap' });
+    assert.deepEqual(rows(r), ['zz letters | ¶1 | X+Y+Z | aaaa bbbb cccc dddd']);
+    assert.deepEqual(
+      r.passages[0]!.segments.map((s) => text.slice(s.start_pos, s.end_pos)),
+      ['aaaa bbbb cccc', 'bbbb cccc dddd', 'cccc'],
+      "Y's aaaa does not reach where the three meet",
+    );
+    assert.deepEqual(rows(await retrieve({ code_ids: [w, z], combine: 'overlap' })), [], 'touching ranges do not overlap');
+    assert.deepEqual(rows(await retrieve({ code_ids: [w, y], combine: 'overlap' })), ['zz letters | ¶1 | W+Y | bbbb cccc dddd '], 'the union of the overlapping segments');
+  });
+
   it('filters: document attribute (typed), folder with sub-folders, case, case attribute, coder, source', async () => {
     const both = { code_ids: [id.water, id.coop] };
     assert.deepEqual(rows(await retrieve({ ...both, filters: { source_attributes: { Site: 'Lagos' } } })), [

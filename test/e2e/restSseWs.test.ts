@@ -255,8 +255,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       };
       await expectPending('/commands/coding/create_code', { name: 'Hope', color: RED }, 'suggest'); // Create code: Suggest
       await expectPending('/commands/coding/batch_apply_codes', { operations: [{ code_id: codeId, source_id: sourceId, start_position: 10, end_position: 15 }] }, 'require'); // Bulk: Require
-      await expectPending('/commands/coding/delete_code', { code_id: codeId }, 'require'); // Delete: Require
-      await expectPending('/commands/coding/merge_codes', { source_code_id: codeId, target_code_id: codeId }, 'require'); // Merge: Require (the named route)
+      await expectPending('/commands/coding/delete_code', { code_id: codeId, delete_segments: true }, 'require'); // Delete: Require
+      // Merge: Require (the named route); a merge into itself would fail, so its dry run refuses it at once (issue 14 item 5)
+      const same = await call('POST', '/commands/coding/merge_codes', { source_code_id: codeId, target_code_id: codeId }, as);
+      assert.deepEqual([same.status, same.body.error_code], [400, 'MERGE_SAME_CODE'], JSON.stringify(same.body));
       await expectPending('/commands/coding/rename_code', { code_id: codeId, new_name: 'Sharing things' }, 'suggest'); // Rename: Suggest
       await expectPending('/commands/case/create', { name: 'P01' }, 'suggest'); // other creations: trust.default_level (suggest)
 
@@ -277,7 +279,7 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       assert.deepEqual(decision('create_code'), ['pending/suggest']);
       assert.deepEqual(decision('batch_apply_codes'), ['pending/require']);
       assert.deepEqual(decision('delete_code'), ['pending/require']);
-      assert.deepEqual(decision('merge_codes'), ['pending/require']);
+      assert.deepEqual(decision('merge_codes'), ['failed/require']);
       assert.deepEqual(decision('delete_segment'), ['notified/notify']);
       await rejectAll(pendingIds);
     });

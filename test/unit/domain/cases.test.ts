@@ -674,6 +674,12 @@ describe('domain/cases through the pipeline', () => {
         add_source_to_case: { case_id: 1, source_id: 1 },
         add_segment_to_case: { case_id: 1, source_id: 1, start: 0, end: 1 },
         set_case_attribute: { case_id: 1, attribute_name: 'age', value: 30, type: 'number' },
+        // managing cases from the workbench (src/tools/caseManagementTools.ts)
+        rename_case: { case_id: 1, new_name: 'P02' },
+        remove_source_from_case: { case_id: 1, source_id: 1 },
+        remove_case_attribute: { case_id: 1, attribute_name: 'age' },
+        list_case_attributes: {},
+        rename_case_attribute: { attribute_name: 'age', new_name: 'Age' },
       };
       const caseTools = none.listTools().filter((t) => t.group === 'case').map((t) => t.name);
       assert.deepEqual(caseTools.sort(), Object.keys(calls).sort());

@@ -158,9 +158,12 @@ export class Snapshotter implements VersionControl, HistoryErasure {
     const call = this.lastCall;
     this.lastCall = undefined;
     if (this.closed || events.length === 0 || !this.repo.exists()) return;
-    const first = events[0]!;
-    const by = first.caused_by;
     const restored = events.find((e) => e.event_type === SNAPSHOT_RESTORED_EVENT);
+    // sessions, approval bookkeeping and project open/close change nothing a snapshot holds (approval_requests is not dumped)
+    const changes = restored ? events : events.filter((e) => !isBookkeeping(e.event_type));
+    if (changes.length === 0) return;
+    const first = changes[0]!;
+    const by = first.caused_by;
     if (restored) {
       this.clearTimer();
       const also = this.takePending();
@@ -179,11 +182,11 @@ export class Snapshotter implements VersionControl, HistoryErasure {
     const author = authorOf(by, call);
     let words: string | undefined;
     try {
-      words = this.names ? describeEvents(this.names, events) : undefined;
+      words = this.names ? inWords(this.names, changes) : undefined;
     } catch (e) {
       this.logger.warn(`naming a snapshot's change failed: ${(e as Error).message}`);
     }
-    this.pending.push({ tool, summary: summarizeEvents(events), session_id: by.session_id, client_type: by.client_type, user: by.user, words, author: author.name, agent: author.agent });
+    this.pending.push({ tool, summary: summarizeEvents(changes), session_id: by.session_id, client_type: by.client_type, user: by.user, words, author: author.name, agent: author.agent });
     this.schedule();
   }
 
@@ -522,6 +525,36 @@ export function summarizeEvents(events: readonly EventRecord[]): string {
 function changeLine(c: PendingChange): string {
   const what = c.words ? `${capitalize(c.words)} (${c.tool})` : `${c.tool}: ${c.summary}`;
   return `- ${what} (session ${c.session_id}, ${c.client_type}, user ${c.user})`;
+}
+
+/** Events that change nothing a snapshot holds: sessions, approval bookkeeping, the project opened or closed. */
+function isBookkeeping(type: string): boolean {
+  return type.startsWith('session.') || type.startsWith('approval.') || type === 'project.opened' || type === 'project.closed';
+}
+
+/** An agent's suggestions in words (describeEvents names coding changes; suggestions are recorded proposals). */
+function suggestionWords(events: readonly EventRecord[]): string {
+  const n = (type: string) => events.filter((e) => e.event_type === type);
+  const parts: string[] = [];
+  const codes = n('suggestion.code_suggested').map((e) => `'${String(e.payload.name ?? '')}'`);
+  if (codes.length > 0) parts.push(`suggested the new ${codes.length === 1 ? 'code' : 'codes'} ${codes.slice(0, 3).join(', ')}${codes.length > 3 ? ` and ${codes.length - 3} more` : ''}`);
+  const codings = n('suggestion.coding_suggested').length;
+  if (codings > 0) parts.push(`suggested ${codings} ${codings === 1 ? 'coding' : 'codings'}`);
+  const merges = n('suggestion.merge_suggested').length;
+  if (merges > 0) parts.push(`suggested ${merges === 1 ? 'a merge of two codes' : `${merges} merges`}`);
+  const approved = n('suggestion.approved').length;
+  if (approved > 0) parts.push(`approved ${approved === 1 ? 'a suggestion' : `${approved} suggestions`}`);
+  const rejected = n('suggestion.rejected').length;
+  if (rejected > 0) parts.push(`rejected ${rejected === 1 ? 'a suggestion' : `${rejected} suggestions`}`);
+  return parts.join('; ');
+}
+
+/** One call's changes in words: codings, codebook, sources and cases by describeEvents, suggestions by {@link suggestionWords}. */
+function inWords(repo: ProjectRepository, events: readonly EventRecord[]): string | undefined {
+  const suggestions = events.filter((e) => e.event_type.startsWith('suggestion.') && e.event_type !== 'suggestion.batch_created');
+  const rest = events.filter((e) => !e.event_type.startsWith('suggestion.'));
+  const words = [rest.length > 0 ? describeEvents(repo, rest) : '', suggestionWords(suggestions)].filter(Boolean).join('; ');
+  return words || undefined;
 }
 
 /** `s` with its first letter in upper case. */

@@ -161,4 +161,23 @@ describe('agent/describeRequest: approval requests in words', () => {
     assert.equal(JSON.stringify(listed).includes("merge 'Tension' (3 passages) into 'Conflict'"), true, JSON.stringify(listed));
     assert.equal(JSON.stringify(listed).includes('source_code_id='), false);
   });
+
+  it("a held destructive request is described from its dry run; one that would fail is never described: it answers its error at once", async () => {
+    const bot = agent.openSession({ authorization: `Bearer ${TOKENS.agent}`, client_type: 'ASSISTANT_A_CLI', client_name: 'mcp-client' }).caller;
+    const refused = await agent.call(bot, 'delete_category', { category_id: ids.category });
+    assert.equal(refused.envelope.success ? 'ok' : refused.envelope.error_code, 'CATEGORY_NOT_EMPTY');
+    const held = await agent.call(bot, 'delete_category', { category_id: ids.category, move_codes_to: ids.other });
+    assert.equal(held.status, 'pending', JSON.stringify(held.envelope));
+    const del = await agent.call(bot, 'delete_code', { code_id: ids.tension, delete_segments: true });
+    assert.deepEqual(
+      agent.listApprovals('pending').map((a) => a.description),
+      ["delete category 'Relations' and move its 2 codes to 'Place'", "delete 'Tension' and its 3 passages"],
+    );
+    assert.equal(del.status, 'pending');
+    // from a dry-run outcome alone (what the events say), whatever the project holds now
+    const t = ALL_TOOLS.find((x) => x.name === 'delete_code');
+    assert.ok(t);
+    const outcome = { data: {}, events: [{ event_type: 'coding.code_deleted', payload: { code_id: 77, name: 'Gone', segment_count: 12 } }] };
+    assert.equal(describeRequest(handle.repo, t, { code_id: 77, delete_segments: true }, outcome), "delete 'Gone' and its 12 passages");
+  });
 });

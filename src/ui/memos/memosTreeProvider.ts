@@ -71,6 +71,7 @@ export class MemosTreeProvider implements vscode.TreeDataProvider<MemosNode>, vs
     this.changed.dispose();
   }
 
+  /** Redraws the whole view (its children are read from the project again). */
   refresh(): void {
     this.changed.fire(undefined);
   }

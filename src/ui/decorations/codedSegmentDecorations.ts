@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
-import type { Segment } from '../../domain/model';
+import type { EventRecord, EventType } from '../../domain/events';
+import type { Segment, SegmentMark } from '../../domain/model';
+import type { ProjectRepository } from '../../domain/ports';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import { madeByAgent, type Workbench } from '../workbench';
 import {
@@ -60,6 +62,20 @@ const WINDOW_MARGIN = 200;
 /** Longest label text in characters; longer code names end in "…". */
 const LABEL_MAX = 40;
 
+/** Events that change no segment of any source (the cached segment lists stay valid; codes are read on every paint). */
+const KEEPS_SEGMENTS: ReadonlySet<EventType> = new Set<EventType>([
+  'approval.requested', 'approval.granted', 'approval.denied', 'approval.failed', 'session.connected', 'session.disconnected',
+  'coding.code_created', 'coding.code_renamed', 'coding.code_updated', 'coding.code_moved',
+  'coding.category_created', 'coding.category_deleted', 'coding.category_renamed', 'coding.category_updated',
+  'coding.av_segment_coded', 'coding.av_segment_uncoded',
+  'source.imported', 'source.renamed', 'source.moved', 'source.updated', 'source.attribute_set', 'source.attributes_set',
+  'source.metadata_suggested', 'source.folder_created', 'source.folder_renamed', 'source.folder_deleted',
+  'case.created', 'case.deleted', 'case.member_added', 'case.member_removed', 'case.attribute_set', 'case.updated',
+  'case.attributes_set', 'case.renamed', 'case.attribute_renamed',
+  'suggestion.code_suggested', 'suggestion.coding_suggested', 'suggestion.batch_created', 'suggestion.merge_suggested',
+  'suggestion.approved', 'suggestion.rejected', 'project.opened',
+]);
+
 /** The setting `marginalia.coding.display` (tints, stripes or both; invalid values read as the default). */
 export function codingDisplaySetting(): CodingDisplay {
   const v = vscode.workspace.getConfiguration('marginalia').get<string>('coding.display', DEFAULT_CODING_DISPLAY);
@@ -68,6 +84,10 @@ export function codingDisplaySetting(): CodingDisplay {
 
 interface EditorState {
   sourceId: number;
+  repo: ProjectRepository;
+  /** the decorations' event generation and the document version this paint drew */
+  generation: number;
+  docVersion: number;
   layout: CodingLayout;
   lines: LineIndex;
   text: string;
@@ -99,7 +119,7 @@ interface EditorState {
  * cover the whole document (the overview ruler shows all); labels and stripes cover the visible lines and
  * {@link WINDOW_MARGIN} lines around them, and follow scrolling.
  *
- * Hooks for tests and benchmarks: {@link drawnFor}, {@link drawnIn}, {@link onDidPaint}, {@link painted}.
+ * Hooks for tests and benchmarks: {@link drawnFor}, {@link drawnIn}, {@link onDidPaint}, {@link painted}, {@link lastPaint}.
  * {@link flash} highlights a segment briefly (agent activity).
  */
 export class CodedSegmentDecorations implements vscode.Disposable {
@@ -113,7 +133,16 @@ export class CodedSegmentDecorations implements vscode.Disposable {
   });
   private readonly states = new Map<vscode.TextEditor, EditorState>();
   private readonly paintEmitter = new vscode.EventEmitter<PaintReport>();
+  /** source id -> performance.now() at the end of its last `data` or `display` paint */
+  private readonly lastPaints = new Map<number, number>();
   private readonly subscriptions: vscode.Disposable[] = [];
+  /** source id -> its segments as last read and kept up to date from coding events (see {@link onEvents}) */
+  private readonly marks = new Map<number, SegmentMark[]>();
+  private marksRepo: ProjectRepository | null = null;
+  /** bumped by every batch of events: a paint at the current generation and document version is up to date */
+  private generation = 0;
+  private readonly paintSoon = new Set<number>();
+  private paintTimer: NodeJS.Immediate | undefined;
 
   /** Fires after every paint of an editor showing a source (see {@link PaintReport}). */
   readonly onDidPaint: vscode.Event<PaintReport> = this.paintEmitter.event;
@@ -137,7 +166,69 @@ export class CodedSegmentDecorations implements vscode.Disposable {
         if (e.affectsConfiguration('marginalia.coding.display')) this.refreshAll('display');
       }),
       vscode.languages.registerHoverProvider('*', { provideHover: (doc, pos) => this.hover(doc, pos) }),
+      wb.pipeline.onEvents((events) => this.onEvents(events)),
+      { dispose: () => this.paintTimer && clearImmediate(this.paintTimer) },
     );
+  }
+
+  /**
+   * Keeps the cached segment lists current and paints a coded or uncoded segment's source at once (the
+   * extension's 16 ms event batch then finds it up to date): a segment coded, uncoded or given a memo is
+   * read or dropped by id; an event in {@link KEEPS_SEGMENTS} changes nothing; any other event (text
+   * edited, codes merged or deleted, a snapshot restored, ...) drops the cache of its source, or of all
+   * sources when it names none, so the next paint reads them again.
+   */
+  private onEvents(events: readonly EventRecord[]): void {
+    this.generation++;
+    const repo = this.wb.repo();
+    if (!repo || repo !== this.marksRepo) {
+      this.marks.clear();
+      this.marksRepo = repo;
+    }
+    for (const e of events) {
+      const sid = typeof e.payload.source_id === 'number' ? e.payload.source_id : undefined;
+      const type = e.event_type;
+      if (type === 'coding.segment_coded' || type === 'coding.segment_uncoded' || type === 'coding.segment_updated') {
+        if (sid === undefined) {
+          this.marks.clear();
+          continue;
+        }
+        const cached = this.marks.get(sid);
+        if (cached && repo) {
+          const id = Number(e.payload.segment_id);
+          const at = cached.findIndex((m) => m.segment_id === id);
+          if (at >= 0) cached.splice(at, 1);
+          const seg = type === 'coding.segment_uncoded' ? undefined : repo.getSegment(id);
+          if (seg && seg.source_id === sid) {
+            const { text: _text, ...mark } = seg;
+            cached.push(mark);
+          }
+        }
+        this.paintSoon.add(sid);
+      } else if (!KEEPS_SEGMENTS.has(type)) {
+        if (sid === undefined) this.marks.clear();
+        else this.marks.delete(sid);
+      }
+    }
+    if (this.paintSoon.size > 0) {
+      this.paintTimer ??= setImmediate(() => {
+        this.paintTimer = undefined;
+        const sources = [...this.paintSoon];
+        this.paintSoon.clear();
+        for (const sid of sources) this.refreshSource(sid);
+      });
+    }
+  }
+
+  /** The segments of a source: the cached list, or read from the project (and cached). */
+  private segmentsOf(repo: ProjectRepository, sourceId: number): SegmentMark[] {
+    if (repo !== this.marksRepo) {
+      this.marks.clear();
+      this.marksRepo = repo;
+    }
+    let list = this.marks.get(sourceId);
+    if (!list) this.marks.set(sourceId, (list = repo.listSegmentMarksForSource(sourceId)));
+    return list;
   }
 
   /** Redraws every visible editor. */
@@ -145,8 +236,10 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     for (const editor of vscode.window.visibleTextEditors) this.draw(editor, reason);
   }
 
-  /** Redraws the editors showing `doc`. */
+  /** Redraws the editors showing `doc`, reading its segments again (a text edit moves them through the edit tracker). */
   refreshDocument(doc: vscode.TextDocument): void {
+    const sid = this.docs.sourceIdFor(doc);
+    if (sid !== undefined) this.marks.delete(sid);
     for (const editor of vscode.window.visibleTextEditors) if (editor.document === doc) this.draw(editor, 'data');
   }
 
@@ -181,6 +274,15 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     });
   }
 
+  /**
+   * `performance.now()` (this extension host's clock, milliseconds) at the end of the last paint of source
+   * `sourceId` that drew its data (reason `data` or `display`; scrolling does not count), or undefined
+   * when none happened yet. For benchmarks polling "painted after t0" (bench/rig/suite.ts).
+   */
+  lastPaint(sourceId: number): number | undefined {
+    return this.lastPaints.get(sourceId);
+  }
+
   /** Highlights a segment for `ms` milliseconds in the editors that show its source. */
   flash(segment: Pick<Segment, 'source_id' | 'start_pos' | 'end_pos'>, ms: number): void {
     if (ms <= 0) return;
@@ -200,6 +302,8 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     const repo = this.wb.repo();
     const sourceId = repo ? this.docs.sourceIdFor(editor.document) : undefined;
     const old = this.states.get(editor);
+    // already drawn from the same data (the segment events painted it at once; the event batch asks again)
+    if (reason === 'data' && old && repo && old.repo === repo && old.sourceId === sourceId && old.generation === this.generation && old.docVersion === editor.document.version) return;
     if (!repo || sourceId === undefined) {
       if (old) {
         for (const k of [...old.segmentKeys, ...old.windowKeys]) {
@@ -216,10 +320,13 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     for (const c of repo.listCodeLabels()) looks.set(c.code_id, { code_id: c.code_id, name: c.name, color: safeColour(c.color) });
     const text = editor.document.getText();
     const lines = new LineIndex(text);
-    const layout = layoutCodings(text, repo.listSegmentMarksForSource(sourceId), looks, lines);
+    const layout = layoutCodings(text, this.segmentsOf(repo, sourceId), looks, lines);
     const display = codingDisplaySetting();
     const state: EditorState = {
       sourceId,
+      repo,
+      generation: this.generation,
+      docVersion: editor.document.version,
       layout,
       lines,
       text,
@@ -233,7 +340,9 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     this.paintWindow(editor, state, old);
     this.states.set(editor, state);
     this.collect();
-    this.paintEmitter.fire({ source_id: sourceId, uri: editor.document.uri.toString(), reason, segments: layout.segments.length, ms: performance.now() - t0 });
+    const t1 = performance.now();
+    this.lastPaints.set(sourceId, t1);
+    this.paintEmitter.fire({ source_id: sourceId, uri: editor.document.uri.toString(), reason, segments: layout.segments.length, ms: t1 - t0 });
   }
 
   private range(lines: LineIndex, start: number, end: number): vscode.Range {

@@ -178,8 +178,11 @@ export function retrievePassages(ctx: Ctx, query: RetrievalQuery): RetrievalResu
   return { combine, codes, passages, source_count: new Set(passages.map((p) => p.source_id)).size };
 }
 
+/** Source names in reading order ("interview-2" before "interview-10"), case and accents aside; ties by code unit. */
+const NAMES = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
 function compareNames(a: string, b: string): number {
-  return a.localeCompare(b, 'en', { numeric: true, sensitivity: 'base' }) || (a < b ? -1 : a > b ? 1 : 0);
+  return a === b ? 0 : NAMES.compare(a, b) || (a < b ? -1 : 1);
 }
 
 /** Segments on exactly the same range form one group. */

@@ -131,6 +131,7 @@ const SECTIONS: [file: string, what: string, sized: boolean][] = [
   ['search.ts', 'search_text', true],
   ['duplicateCodes.ts', 'detect_duplicate_codes (5,000 codes at every size)', false],
   ['undo.ts', 'undo and redo with 100,000 history events (and past 10,000 text edits)', false],
+  ['retrieval.ts', 'retrieve_segments (or, and, overlap) on a 5,000-turn transcript', false],
   ['analytics.ts', 'import_analytics', true],
   ['rig.ts', 'the researcher in the real VS Code extension host (activation, Codes tree, coding, undo)', false],
 ];

@@ -248,7 +248,7 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
       const s = await snapshots();
       return s.length > after.length ? s : undefined;
     });
-    assert.match(newest[0]!.message, /create_code: After erasure/);
+    assert.match(newest[0]!.message, /^Created the code 'After erasure'$/);
     const diff = (await call('view_diff', { from_ref: newest[1]!.ref, to_ref: newest[0]!.ref })).data;
     assert.deepEqual(diff.codes.added, ['After erasure']);
     const firstDiff = (await call('view_diff', { from_ref: newest[newest.length - 1]!.ref, to_ref: newest[0]!.ref })).data;

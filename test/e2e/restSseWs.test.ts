@@ -248,6 +248,7 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
         assert.equal(r.status, 202, `${urlPath}: ${JSON.stringify(r.body)}`);
         assert.equal(r.body.success, true);
         assert.equal(r.body.data.status, 'pending_approval');
+        assert.equal(r.headers['retry-after'], String(r.body.data.poll_after_ms / 1000), `${urlPath}: Retry-After is poll_after_ms in seconds`);
         assert.equal(r.body.data.trust_level, level, urlPath);
         assert.match(r.body.data.request_id, /^[0-9a-f-]{36}$/);
         pendingIds.push(r.body.data.request_id);

@@ -212,10 +212,14 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
     return outcome;
   };
 
-  /** Sends an outcome with its status (and Retry-After when rate-limited). */
+  /** Sends an outcome with its status (and Retry-After when rate-limited, or held: its poll_after_ms). */
   const reply = (res: Response, outcome: InvokeOutcome, data?: unknown) => {
     const env = outcome.envelope;
-    const retry = !env.success ? (env.details as { retry_after_ms?: number } | undefined)?.retry_after_ms : undefined;
+    const retry = !env.success
+      ? (env.details as { retry_after_ms?: number } | undefined)?.retry_after_ms
+      : outcome.status === 'pending'
+        ? (env.data as { poll_after_ms?: number } | undefined)?.poll_after_ms
+        : undefined;
     if (retry !== undefined) res.set('Retry-After', String(Math.ceil(retry / 1000)));
     send(res, statusOf(outcome), env.success && data !== undefined ? ok(data) : env);
   };

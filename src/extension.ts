@@ -144,6 +144,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     tools: ALL_TOOLS,
     project: () => controller.current(),
     tokens,
+    researcherName: () => settings.coderName(),
     overrides: (cfg) => applySettingOverrides(cfg, (p, l) => TrustPolicy.checkOverride(ALL_TOOLS, p, l, cfg.trust.default_level), (m) => configProblems.push(m)),
     audit: {
       append: (line) => {

@@ -56,6 +56,12 @@ export interface AgentContextOptions {
   /** VS Code settings that override the file (same shape, partial) */
   overrides?: (cfg: AgentContextConfig) => AgentContextConfig;
   tokens: Tokens;
+  /**
+   * The researcher's coder name (issue 14, item 1): calls made with the reviewer token are recorded as this
+   * coder (segment owners, events' `caused_by.user`, approval decisions, snapshot authors), whatever client
+   * name or `X-Marginalia-User` the request carries. Default: the client's user as before.
+   */
+  researcherName?: () => string;
   audit?: AuditStorage;
   clock?: Clock;
   logger?: Logger;
@@ -221,12 +227,14 @@ export class AgentContext implements Disposable {
   }
 
   private callerOf(session: Session, user?: string): Caller {
+    const researcher = session.context.preferences.role === 'researcher';
+    const name = researcher ? this.opts.researcherName?.() : undefined;
     return {
       session_id: session.session_id,
       client_type: session.client_type,
       client_name: session.client_name,
-      user: user ?? session.context.user_id,
-      researcher: session.context.preferences.role === 'researcher',
+      user: name || (user ?? session.context.user_id),
+      researcher,
     };
   }
 

@@ -142,7 +142,15 @@ function feedSnapshots(pipeline: ToolPipeline, project: () => OpenProject | null
  */
 export function createAgentContextFor(
   projectPath: string,
-  opts: { project: () => OpenProject | null; logger: Logger; clock?: Clock; tokens?: ReturnType<typeof loadTokens>; overrides?: (c: AgentContextConfig) => AgentContextConfig },
+  opts: {
+    project: () => OpenProject | null;
+    logger: Logger;
+    clock?: Clock;
+    tokens?: ReturnType<typeof loadTokens>;
+    overrides?: (c: AgentContextConfig) => AgentContextConfig;
+    /** the researcher's coder name (see AgentContextOptions.researcherName) */
+    researcherName?: () => string;
+  },
 ): AgentContext {
   // the audit path comes from the configuration the context itself loads
   const holder: { ctx?: AgentContext } = {};
@@ -152,6 +160,7 @@ export function createAgentContextFor(
     configText: readConfigText(projectPath),
     overrides: opts.overrides,
     tokens: opts.tokens ?? loadTokens(),
+    researcherName: opts.researcherName,
     audit: fileAuditStorage(projectPath, () => holder.ctx?.config.audit.log_path ?? '.marginalia/audit.jsonl'),
     clock: opts.clock,
     logger: opts.logger,

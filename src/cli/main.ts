@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isToolError } from '../core/errors';
@@ -7,6 +6,7 @@ import type { Logger } from '../core/log';
 import { DEFAULT_PORT } from '../adapters/http/httpServer';
 import { announceProject, createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
 import { loadTokens, writeDiscovery } from './credentials';
+import { researcherCoderName } from './coderName';
 import { seedProject } from './seed';
 import { MCP_USAGE, McpUsageError, runMcp } from './mcpCommand';
 import { startSurfaces, type RunningSurfaces } from './surfaces';
@@ -19,8 +19,10 @@ export const VERSION = '0.1.0';
 const USAGE = `marginalia ${VERSION}: qualitative data analysis for people and agents
 
 Usage:
-  marginalia serve --project PATH [--port N] [--host 127.0.0.1] [--seed DIR] [--allow-path DIR ...]
+  marginalia serve --project PATH [--port N] [--host 127.0.0.1] [--seed DIR] [--allow-path DIR ...] [--coder NAME]
       Open (or create) the project PATH (.qda) and serve the HTTP tool interface.
+      --coder NAME is the researcher's name, recorded on everything done with the reviewer token (default:
+      MARGINALIA_CODER, else git's user.name, else the OS user).
       Agents' import and export paths must lie in the project's folder, a folder given with --allow-path
       (repeatable) or one listed in agent_context.allowed_paths (.marginalia/config.yaml); symbolic links
       are followed before the check. The researcher's token may use any path.
@@ -88,7 +90,7 @@ const CALL_LOG_FLUSH_MS = 25;
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' }, 'allow-path': { type: 'string', multiple: true } },
+    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' }, 'allow-path': { type: 'string', multiple: true }, coder: { type: 'string' } },
     strict: true,
   });
   const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
@@ -108,9 +110,11 @@ async function serve(argv: string[]): Promise<void> {
   // a local Whisper-compatible server for transcribe_media (the headless counterpart of marginalia.transcription.endpoint)
   const transcriptionEndpoint = process.env.MARGINALIA_TRANSCRIPTION_ENDPOINT?.trim() || undefined;
   const tokens = loadTokens();
+  // the researcher's name on everything done with the reviewer token (--coder, MARGINALIA_CODER, git user.name, the OS user)
+  const coder = researcherCoderName({ flag: values.coder, cwd: path.dirname(abs) });
   let agent;
   try {
-    agent = createAgentContextFor(abs, { project: () => project, logger, tokens });
+    agent = createAgentContextFor(abs, { project: () => project, logger, tokens, researcherName: () => coder });
   } catch (e) {
     await project.close();
     throw e;
@@ -123,7 +127,6 @@ async function serve(argv: string[]): Promise<void> {
     const seeded = await seedProject(pipeline, path.resolve(values.seed));
     if (seeded) logger.info(`seeded from ${values.seed}: ${seeded.sources} sources, ${seeded.codes} codes, ${seeded.segments} codings`);
   }
-  const coder = process.env.MARGINALIA_CODER?.trim() || os.userInfo().username;
   announceProject(pipeline, project, 'opened', 'serve', coder, logger);
   // every surface the configuration turns on (src/cli/surfaces.ts, the same composition as the extension's);
   // --mcp-open drops the token on /mcp for the conformance suite only

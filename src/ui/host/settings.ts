@@ -1,6 +1,6 @@
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { AgentContextConfig, TrustLevel } from '../../agent/config';
+import { researcherCoderName } from '../../cli/coderName';
 
 /** Typed access to the `marginalia.*` settings (package.json `contributes.configuration`). */
 export const settings = {
@@ -8,8 +8,10 @@ export const settings = {
   serverPort: (): number => vscode.workspace.getConfiguration('marginalia').get<number>('server.port', 8765),
   /** Whether the HTTP tool server runs while a project is open. */
   serverEnabled: (): boolean => vscode.workspace.getConfiguration('marginalia').get<boolean>('server.enabled', true),
-  /** The researcher's coder name (owner of what they create); the OS user name when unset. */
-  coderName: (): string => vscode.workspace.getConfiguration('marginalia').get<string>('coder.name', '').trim() || safeUserName(),
+  /** The researcher's coder name (owner of what they create): `marginalia.coder.name`, else git's user.name, else the OS user. */
+  coderName: (): string =>
+    vscode.workspace.getConfiguration('marginalia').get<string>('coder.name', '').trim() ||
+    researcherCoderName({ env: {}, cwd: vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath }),
   /** Milliseconds an agent-coded segment flashes. */
   flashMs: (): number => vscode.workspace.getConfiguration('marginalia').get<number>('coding.flashMs', 500),
   /** Base URL of a local Whisper-compatible transcription server for transcribe_media; undefined when unset. */
@@ -48,10 +50,3 @@ export function applySettingOverrides(cfg: AgentContextConfig, check: (pattern: 
   return out;
 }
 
-function safeUserName(): string {
-  try {
-    return os.userInfo().username || 'researcher';
-  } catch {
-    return 'researcher';
-  }
-}

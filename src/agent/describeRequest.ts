@@ -310,6 +310,14 @@ const DESCRIBERS: Readonly<Record<string, Describer>> = {
     return `add a passage of ${sourceName(repo, a.source_id, false)} to ${the('case', caseName(repo, a.case_id))}${text ? `: ${text}` : ''}`;
   },
   set_case_attribute: (repo, a) => `set ${quoted(str(a.attribute_name) ?? '')} of ${the('case', caseName(repo, a.case_id))} to ${JSON.stringify(a.value)}`,
+  rename_case: (repo, a) => `rename ${the('case', caseName(repo, a.case_id))} to ${quoted(str(a.new_name) ?? '')}`,
+  remove_source_from_case: (repo, a) => `take ${the('source', sourceName(repo, a.source_id))} out of ${the('case', caseName(repo, a.case_id))} (the source stays)`,
+  remove_case_attribute: (repo, a) => `remove ${quoted(str(a.attribute_name) ?? '')} from ${the('case', caseName(repo, a.case_id))}`,
+  rename_case_attribute: (repo, a) => {
+    const name = str(a.attribute_name) ?? '';
+    const n = repo.listCaseAttributes().filter((x) => x.name === name).length;
+    return `rename the case attribute ${quoted(name)} to ${quoted(str(a.new_name) ?? '')} (on ${plural(n, 'case')})`;
+  },
   restore_snapshot: (_repo, a) => `restore the whole project to the snapshot ${String(a.ref).slice(0, 12)} (later changes are undone)`,
 };
 

@@ -101,6 +101,15 @@ describe('agent/describeRequest: approval requests in words', () => {
     assert.equal(words('erase_source', { source_id: ids.source, confirm: true }), "erase source 'interview-04' and its 4 codings, its text and every trace of it in the history");
   });
 
+  it('the case management tools name the case, the source and the attribute (and on how many cases it is renamed)', async () => {
+    const kase = (await ok('create_case', { name: 'P04' })).case_id;
+    await ok('set_case_attribute', { case_id: kase, attribute_name: 'Age', value: 61 });
+    assert.equal(words('rename_case', { case_id: kase, new_name: 'Participant 4' }), "rename the case 'P04' to 'Participant 4'");
+    assert.equal(words('remove_source_from_case', { case_id: kase, source_id: ids.source }), "take the source 'interview-04' out of the case 'P04' (the source stays)");
+    assert.equal(words('remove_case_attribute', { case_id: kase, attribute_name: 'Age' }), "remove 'Age' from the case 'P04'");
+    assert.equal(words('rename_case_attribute', { attribute_name: 'Age', new_name: 'Age at interview' }), "rename the case attribute 'Age' to 'Age at interview' (on 1 case)");
+  });
+
   it('apply_code and delete_segment quote the passage, at most 80 characters', () => {
     const applied = words('apply_code', { code_id: ids.conflict, source_id: ids.source, ...span('tension about the water') });
     assert.equal(applied, "code interview-04 with 'Conflict': 'tension about the water'");

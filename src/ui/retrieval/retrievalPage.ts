@@ -11,8 +11,7 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
     scriptUri,
     style: STYLE,
     body: `<div id="query">
-<div class="row"><select id="addCode" aria-label="Add a code"></select></div>
-<div id="codes" role="list" aria-label="Codes retrieved"></div>
+<div id="codeRow"><span id="codes" role="list" aria-label="Codes retrieved"></span><select id="addCode" aria-label="Add a code"></select></div>
 <div class="row"><label for="combine">Combine</label><select id="combine">
 <option value="or" title="every passage of any of the codes">OR: any of the codes</option>
 <option value="and" title="only in sources holding every one of the codes">AND: all in one source</option>
@@ -27,7 +26,7 @@ export function retrievalHtml(cspSource: string, scriptUri: string, nonce = newN
 <div class="row"><label for="coder">Coder</label><select id="coder"></select></div>
 </details>
 </div>
-<div id="head"><div id="summary"></div><div id="exports">
+<div id="head"><div id="summary"></div><div id="exports"><span>Export</span>
 <button type="button" data-format="csv" title="Export the passages as CSV">CSV</button>
 <button type="button" data-format="md" title="Export the passages as Markdown">Markdown</button>
 <button type="button" data-format="html" title="Export the passages as HTML">HTML</button>
@@ -42,16 +41,17 @@ body { padding: 0 8px 8px; font-family: var(--vscode-font-family); font-size: va
 .row { display: flex; gap: 6px; align-items: center; margin: 4px 0; }
 .row label { flex: 0 0 7.5em; color: var(--vscode-descriptionForeground); }
 select { flex: 1; min-width: 0; color: var(--vscode-dropdown-foreground); background: var(--vscode-dropdown-background); border: 1px solid var(--vscode-dropdown-border, transparent); padding: 2px 4px; }
-#codes { display: flex; flex-wrap: wrap; gap: 4px; margin: 4px 0; }
-#codes:empty { display: none; }
+#codeRow { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; margin: 6px 0 4px; }
+#codes { display: contents; }
+#addCode { flex: 1 1 8em; }
 .chip { display: inline-flex; gap: 4px; align-items: center; padding: 1px 2px 1px 6px; border-radius: 10px; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); }
 .chip button { border: none; background: none; color: inherit; cursor: pointer; padding: 0 4px; font-size: 1em; line-height: 1; }
 .swatch { display: inline-block; flex: 0 0 10px; width: 10px; height: 10px; border-radius: 2px; }
 details { margin: 4px 0; }
 summary { cursor: pointer; }
-#head { display: flex; align-items: center; gap: 6px; margin-top: 8px; border-top: 1px solid var(--vscode-panel-border); padding-top: 6px; }
+#head { margin-top: 8px; border-top: 1px solid var(--vscode-panel-border); padding-top: 6px; }
 #summary { font-weight: 600; }
-#exports { margin-left: auto; display: flex; gap: 4px; }
+#exports { display: flex; gap: 4px; align-items: center; margin-top: 4px; color: var(--vscode-descriptionForeground); font-size: 0.9em; }
 #exports button, .more { font-size: 0.85em; padding: 1px 6px; color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); border: none; border-radius: 2px; cursor: pointer; }
 #filters { color: var(--vscode-descriptionForeground); font-size: 0.9em; }
 .source { margin: 10px 0 2px; font-weight: 600; }

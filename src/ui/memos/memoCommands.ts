@@ -74,7 +74,7 @@ export function createMemos(d: MemosDeps): Memos {
       void vscode.window.showWarningMessage(d.wb.repo() ? `That ${target.kind === 'segment' ? 'coded passage' : target.kind} no longer exists.` : 'Open a project first.');
       return undefined;
     }
-    const doc = await vscode.workspace.openTextDocument(memoUri(target, label));
+    const doc = await vscode.workspace.openTextDocument(memoUri(target, label, access.projectId()));
     const md = doc.languageId === 'markdown' ? doc : await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     return vscode.window.showTextDocument(md, { preview: false });
   };

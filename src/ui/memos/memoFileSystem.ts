@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { EventRecord } from '../../domain/events';
 import type { Logger } from '../../core/log';
 import { LOCAL_SESSION } from '../workbench';
-import { KIND_WORDS, MEMO_SCHEME, parseMemoUri, targetKey, type MemoAccess, type MemoTarget } from './memoTargets';
+import { KIND_WORDS, MEMO_SCHEME, memoKey, parseMemoUri, type MemoAccess, type MemoTarget } from './memoTargets';
 
 /** The URI scheme of the read-only "theirs" side of a memo comparison. */
 export const MEMO_THEIRS_SCHEME = 'marginalia-memo-theirs';
@@ -28,6 +28,8 @@ export interface MemoConflict {
 export type MemoConflictResolver = (c: MemoConflict) => Promise<MemoConflictChoice | undefined>;
 
 interface Tracked {
+  /** the memo the tab shows */
+  target: MemoTarget;
   /** the memo text the tab last read or saved */
   baseline: string;
   /** the tab's modification time (milliseconds): raised when the stored memo changed and the tab may reload */
@@ -95,8 +97,8 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
       onEvents((events) => this.onEvents(events)),
       vscode.workspace.onDidCloseTextDocument((doc) => {
         if (doc.uri.scheme === MEMO_THEIRS_SCHEME) this.theirs.delete(doc.uri.toString());
-        const t = parseMemoUri(doc.uri);
-        if (t && !this.openDocument(t)) this.tracked.delete(targetKey(t));
+        const key = memoKey(doc.uri);
+        if (key !== undefined && !this.openDocument(key)) this.tracked.delete(key);
       }),
     );
   }
@@ -114,24 +116,24 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
     return name === undefined ? `${KIND_WORDS[t.kind]} ${t.id}` : `${KIND_WORDS[t.kind]} "${name}"`;
   }
 
-  private targetOf(uri: vscode.Uri): MemoTarget {
+  /** The memo of a tab URI and its key; FileNotFound when it is not a memo's. */
+  private targetOf(uri: vscode.Uri): { t: MemoTarget; key: string } {
     const t = parseMemoUri(uri);
-    if (!t) throw vscode.FileSystemError.FileNotFound(uri);
-    return t;
+    const key = memoKey(uri);
+    if (!t || key === undefined) throw vscode.FileSystemError.FileNotFound(uri);
+    return { t, key };
   }
 
+  /** The stored memo text; FileNotFound when its owner is gone or the tab belongs to another project than the open one. */
   private current(uri: vscode.Uri, t: MemoTarget): string {
+    if (uri.authority !== this.access.projectId()) throw vscode.FileSystemError.FileNotFound(uri);
     const text = this.access.read(t);
     if (text === undefined) throw vscode.FileSystemError.FileNotFound(uri);
     return text;
   }
 
-  private openDocument(t: MemoTarget): vscode.TextDocument | undefined {
-    const key = targetKey(t);
-    return vscode.workspace.textDocuments.find((d) => {
-      const o = parseMemoUri(d.uri);
-      return o !== undefined && targetKey(o) === key && !d.isClosed;
-    });
+  private openDocument(key: string): vscode.TextDocument | undefined {
+    return vscode.workspace.textDocuments.find((d) => !d.isClosed && memoKey(d.uri) === key);
   }
 
   // --- FileSystemProvider ---------------------------------------------------------------------------
@@ -142,35 +144,33 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
   }
 
   stat(uri: vscode.Uri): vscode.FileStat {
-    const t = this.targetOf(uri);
+    const { t, key } = this.targetOf(uri);
     const text = this.current(uri, t);
-    const tr = this.tracked.get(targetKey(t));
+    const tr = this.tracked.get(key);
     return { type: vscode.FileType.File, ctime: 0, mtime: tr?.mtime ?? 1, size: encoder.encode(text).byteLength };
   }
 
   readFile(uri: vscode.Uri): Uint8Array {
-    const t = this.targetOf(uri);
+    const { t, key } = this.targetOf(uri);
     const text = this.current(uri, t);
-    const key = targetKey(t);
     const tr = this.tracked.get(key);
     if (tr) {
       tr.baseline = text;
       tr.announced = undefined;
-    } else this.tracked.set(key, { baseline: text, mtime: 1 });
+    } else this.tracked.set(key, { target: t, baseline: text, mtime: 1 });
     return encoder.encode(text);
   }
 
   async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
-    const t = this.targetOf(uri);
+    const { t, key } = this.targetOf(uri);
     let yours: string;
     try {
       yours = decoder.decode(content);
     } catch {
       throw new Error('A memo must be UTF-8 text.');
     }
-    const key = targetKey(t);
     const theirs = this.current(uri, t);
-    const tr = this.tracked.get(key) ?? { baseline: theirs, mtime: 1 };
+    const tr = this.tracked.get(key) ?? { target: t, baseline: theirs, mtime: 1 };
     this.tracked.set(key, tr);
     if (theirs !== tr.baseline && theirs !== yours) {
       const choice = await this.resolveConflict({ uri, target: t, what: this.describe(t), theirs, yours, changedBy: tr.changedBy ?? 'someone else' });
@@ -260,13 +260,13 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
     const by = [...events].reverse().find((e) => e.caused_by.session_id !== LOCAL_SESSION)?.caused_by;
     for (const [key, tr] of this.tracked) {
       if (this.saving.has(key)) continue;
-      const [kind, id] = key.split('/');
-      const t = { kind, id: Number(id) } as MemoTarget;
-      const doc = this.openDocument(t);
+      const t = tr.target;
+      const doc = this.openDocument(key);
       if (!doc) {
         this.tracked.delete(key);
         continue;
       }
+      if (doc.uri.authority !== this.access.projectId()) continue; // a tab of a project no longer open
       const now = this.access.read(t);
       if (now === undefined || now === tr.baseline) continue;
       tr.changedBy = by ? `${by.user || by.session_id}` : 'you, elsewhere';

@@ -57,9 +57,13 @@ function fileNameOf(label: string): string {
   return (cps.length > 80 ? `${cps.slice(0, 79).join('')}…` : clean) || 'memo';
 }
 
-/** The tab URI of a memo, e.g. `marginalia-memo:/Codes/Food security.md?code=12`; `label` names the owner. */
-export function memoUri(target: MemoTarget, label: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: MEMO_SCHEME, path: `/${GROUP_FOLDERS[target.kind]}/${fileNameOf(label)}.md`, query: `${target.kind}=${target.id}` });
+/**
+ * The tab URI of a memo, e.g. `marginalia-memo://<project>/Codes/Food security.md?code=12`; `label` names the
+ * owner; `project` (the project's GUID, see MemoAccess.projectId) keeps a tab from another project from ever
+ * reading or writing the open one's memo of the same id.
+ */
+export function memoUri(target: MemoTarget, label: string, project = ''): vscode.Uri {
+  return vscode.Uri.from({ scheme: MEMO_SCHEME, authority: project, path: `/${GROUP_FOLDERS[target.kind]}/${fileNameOf(label)}.md`, query: `${target.kind}=${target.id}` });
 }
 
 /** The memo a tab URI stands for (its query), or undefined when it is not one (wrong scheme, unknown kind, bad id). */
@@ -70,9 +74,10 @@ export function parseMemoUri(uri: vscode.Uri): MemoTarget | undefined {
   return { kind: m[1] as MemoKind, id: Number(m[2]) };
 }
 
-/** A key for a memo target (`code/12`). */
-export function targetKey(t: MemoTarget): string {
-  return `${t.kind}/${t.id}`;
+/** A key for a memo tab: its project and target (`<project>|code/12`), or undefined when the URI is not a memo's. */
+export function memoKey(uri: vscode.Uri): string | undefined {
+  const t = parseMemoUri(uri);
+  return t ? `${uri.authority}|${t.kind}/${t.id}` : undefined;
 }
 
 /**
@@ -90,6 +95,11 @@ export class MemoAccess {
 
   private repo(): ProjectRepository | undefined {
     return this.wb.repo() ?? undefined;
+  }
+
+  /** The open project's identity for memo URIs (its GUID, lower-case hex), or '' when none is open. */
+  projectId(): string {
+    return this.wb.repo()?.projectGuid() ?? '';
   }
 
   /** The owner's name in words ("Food security", "Food security in interview-04", "Project briefing"), or undefined when it is gone. */

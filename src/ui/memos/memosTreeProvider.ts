@@ -133,7 +133,7 @@ export class MemosTreeProvider implements vscode.TreeDataProvider<MemosNode>, vs
     const e = node.entry;
     const item = new vscode.TreeItem(e.label, vscode.TreeItemCollapsibleState.None);
     item.id = `memo:${e.target.kind}/${e.target.id}`;
-    item.resourceUri = memoUri(e.target, e.label);
+    item.resourceUri = memoUri(e.target, e.label, this.access.projectId());
     item.iconPath = new vscode.ThemeIcon(e.target.kind === 'project' ? 'book' : 'note');
     item.description = e.excerpt !== undefined ? `“${e.excerpt}”` : e.memo.trim() === '' ? '(empty: click to write)' : oneLine(e.memo, 80);
     const tip = new vscode.MarkdownString();

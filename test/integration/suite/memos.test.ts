@@ -123,6 +123,7 @@ describe('Memos in VS Code', function () {
     assert.equal(editor.document.uri.scheme, 'marginalia-memo');
     assert.equal(editor.document.uri.path, '/Codes/Food security.md', 'the tab is named after the code');
     assert.equal(editor.document.uri.query, `code=${ids.code}`);
+    assert.match(editor.document.uri.authority, /^[0-9a-f]{32}$/, "the project's GUID: a tab never writes another project's memo");
     assert.equal(editor.document.languageId, 'markdown');
     assert.equal(editor.document.getText(), '', 'no memo yet');
     const memo = '# When to apply\n\nAny talk of **food** as a reason to join — not the harvest itself. \u{1F345}\n';
@@ -264,5 +265,18 @@ describe('Memos in VS Code', function () {
     assert.equal(item.command?.command, 'marginalia.memos.open');
     const opened = (await vscode.commands.executeCommand(item.command!.command, ...(item.command!.arguments ?? []))) as vscode.TextEditor;
     assert.equal(path.posix.basename(opened.document.uri.path), 'Food security.md');
+  });
+
+  it('a memo tab of a project that is no longer open never writes the open one', async () => {
+    const editor = (await vscode.commands.executeCommand('marginalia.memos.open', { kind: 'code', id: ids.code })) as vscode.TextEditor;
+    await typeInto(editor, 'Written for the first project.');
+    await vscode.commands.executeCommand('marginalia.project.new', path.join(ws(), 'other.qda'));
+    const o = await api.workbench.pipeline.invoke('create_code', { name: 'Other code' }, api.workbench.caller());
+    assert.ok(o.envelope.success);
+    const otherCode = (o.envelope.data as { code_id: number }).code_id;
+    assert.equal(otherCode, ids.code, 'the same id in the other project, so only the project tells the two memos apart');
+    assert.equal(await editor.document.save(), false, 'the stale tab is not saved');
+    assert.equal(api.workbench.repo()?.getCode(otherCode)?.memo, null, "the open project's code keeps its (empty) memo");
+    await vscode.commands.executeCommand('workbench.action.files.revert');
   });
 });

@@ -69,6 +69,7 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
   private probe: RefreshProbe | undefined;
   /** categories the researcher collapsed in this session (VS Code asks for no children of those) */
   private readonly collapsed = new Set<number>();
+  private readonly subscriptions: vscode.Disposable[] = [];
   readonly view: vscode.TreeView<CodesNode>;
 
   constructor(
@@ -76,12 +77,18 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     private readonly icons: ColorIcons,
   ) {
     this.view = vscode.window.createTreeView('marginalia.codes', { treeDataProvider: this, dragAndDropController: this, showCollapseAll: true, canSelectMany: false });
-    this.view.onDidCollapseElement((e) => {
-      if (e.element.kind === 'category') this.collapsed.add(e.element.category.category_id);
-    });
-    this.view.onDidExpandElement((e) => {
-      if (e.element.kind === 'category') this.collapsed.delete(e.element.category.category_id);
-    });
+    this.subscriptions.push(
+      this.view.onDidCollapseElement((e) => {
+        if (e.element.kind === 'category') this.collapsed.add(e.element.category.category_id);
+      }),
+      this.view.onDidExpandElement((e) => {
+        if (e.element.kind === 'category') this.collapsed.delete(e.element.category.category_id);
+      }),
+      // another project's codebook starts unfiltered
+      wb.controller.onDidChangeProject(() => {
+        if (this.filterText !== undefined) void this.setFilter(undefined);
+      }),
+    );
   }
 
   /** Reloads from the project and redraws. */
@@ -333,6 +340,7 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
   }
 
   dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
     this.view.dispose();
     this.changed.dispose();
   }

@@ -280,5 +280,15 @@ describe('Codebook in VS Code', function () {
     const expected = (await codes()).length + (await categories()).length;
     assert.ok(timing.ms >= 0);
     assert.equal(timing.rows >= expected, true, `${timing.rows} rows for ${expected} codes and categories (${timing.drawnByView ? 'drawn by the view' : 'walked'})`);
+    assert.equal(timing.complete, true);
+  });
+
+  it('another project starts with the Codes filter cleared', async () => {
+    await vscode.commands.executeCommand('marginalia.codes.filter', 'Trust');
+    assert.equal(api.codesTree.view.description, 'Filter: Trust');
+    await vscode.commands.executeCommand('marginalia.project.new', file('codebook-second.qda'));
+    await until('the filter to clear', () => api.codesTree.filter === undefined);
+    assert.equal(api.codesTree.view.description, undefined);
+    assert.deepEqual(api.codesTree.rows(), []);
   });
 });

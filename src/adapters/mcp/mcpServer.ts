@@ -135,7 +135,7 @@ const GENERIC_OUTPUT: Record<string, unknown> = {
   type: 'object',
   additionalProperties: true,
   description:
-    'The data of the tool (see its description for the shape), or {status: "pending_approval", request_id, tool, trust_level, expires_at, message} when the call waits for the researcher. Precise output schemas per tool are a follow-up.',
+    'The data of the tool (see its description for the shape), or {status: "pending_approval", request_id, tool, trust_level, expires_at, poll_after_ms, message} when the call waits for the researcher. Precise output schemas per tool are a follow-up.',
 };
 
 /**
@@ -205,7 +205,7 @@ export function toToolResult(outcome: InvokeOutcome): CallToolResult {
     const p = env.data as PendingApproval;
     const text =
       `PENDING APPROVAL: ${outcome.tool} waits for the researcher's approval (trust level ${p.trust_level}); nothing has changed yet. ` +
-      `Call get_approval_status with {"request_id": "${p.request_id}"} to learn whether it was approved and what it returned; ` +
+      `Call get_approval_status with {"request_id": "${p.request_id}", "wait_ms": 30000} to wait for the decision and what it returned (or poll no more often than every ${p.poll_after_ms} ms, which never spends your rate budget); ` +
       `unanswered, it is rejected at ${p.expires_at}. Carry on with other work meanwhile.\n${JSON.stringify(env.data)}`;
     return { content: [{ type: 'text', text }], structuredContent: data };
   }

@@ -2,7 +2,7 @@
 // 13, item 7). Codes combined with AND (same source), OR and overlapping give exactly the passages written
 // out below, with source name and speaker; a document attribute narrows them; a click opens the passage
 // selected in its source; the result exports to CSV, Markdown and HTML; Search lists hits with their
-// speaker, "Code All Hits" codes every hit in one action and one undo removes them all.
+// speaker, "Code All Hits" codes every hit in one action and one Marginalia: Undo removes them all.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -172,8 +172,16 @@ describe('Retrieval in VS Code', function () {
     await api.settled();
     assert.deepEqual(rows(await retrieve({ code_ids: [ids.rota], combine: 'or' })), ['interview-01 | ROSA | Rota | rota', 'interview-02 | AMADOU | Rota | rota'], 'the view follows');
 
-    const undone = await call('undo', {});
-    assert.equal(undone.undone.changes.length, 2, 'one undo, both codings');
+    // one Marginalia: Undo (outside a source editor, so Marginalia's own last action) removes both codings
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const step = (await vscode.commands.executeCommand('marginalia.undo')) as { by: string; description: string; correlation_id: string };
+    assert.equal(step.by, 'marginalia', JSON.stringify(step));
+    const codings = api.workbench.repo()!.listEventsByCorrelation(step.correlation_id).filter((e) => e.event_type === 'coding.segment_coded');
+    assert.deepEqual(
+      codings.map((e) => e.payload.text),
+      ['rota', 'rota'],
+      'both hits were coded by the one action that was undone',
+    );
     assert.equal((await call('list_segments', { code_id: ids.rota })).total, 0);
     await api.settled();
     assert.deepEqual(rows(await retrieve({ code_ids: [ids.rota], combine: 'or' })), []);

@@ -29,7 +29,8 @@ describe('retrieve_segments over HTTP (real CLI)', function () {
     d.passages.map((p) => `${p.source_name} | ${p.speaker ?? `¶${p.paragraph}`} | ${p.codes.map((c) => c.name).join('+')} | ${p.text}`);
 
   before(async () => {
-    server = await startServer(path.join(tmpDir('marginalia-retrieval-e2e-'), 'study.qda'));
+    // the researcher's coder name (the reviewer token's calls are recorded under it)
+    server = await startServer(path.join(tmpDir('marginalia-retrieval-e2e-'), 'study.qda'), [], { MARGINALIA_CODER: 'Ana Researcher' });
     base = server.base;
     id.i01 = (await t.ok('add_text_source', { name: 'interview-01', content: I01 })).source_id;
     id.notes = (await t.ok('add_text_source', { name: 'field notes', content: NOTES })).source_id;
@@ -75,10 +76,10 @@ describe('retrieve_segments over HTTP (real CLI)', function () {
     assert.deepEqual(await t.ok('retrieve_segments', query, AS_AGENT), researcher);
     assert.deepEqual(
       researcher.passages.map((p: { coders: string[] }) => p.coders),
-      [['http-client'], ['coding-agent']],
+      [['Ana Researcher'], ['coding-agent']],
     );
     assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.coop], filters: { coder: 'coding-agent' } })), ['field notes | ¶2 | Cooperation | the rota came up again.']);
-    assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.water, id.coop], combine: 'and', filters: { coder: 'http-client' } })), [
+    assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.water, id.coop], combine: 'and', filters: { coder: 'Ana Researcher' } })), [
       'interview-01 | ROSA | Water | We walk to the well every morning.',
       'interview-01 | ROSA | Cooperation | The rota helps.',
     ]);

@@ -986,8 +986,9 @@ export class ToolPipeline {
 
   /**
    * The version check on approval (issue 14 item 5; agent-context spec, conflict table: "the same code renamed
-   * by two sessions: version check"): every entity the held call named must still be at the version it had
-   * when the call was held. Errors: VERSION_CONFLICT (409) naming each change, what it was and who made it
+   * by two sessions: version check"): every code, category and source the held call named must still be at
+   * the version it had when the call was held, and every text segment must still exist (a segment modified
+   * meanwhile is "last write wins" in that table: the approved call's write is the last). Errors: VERSION_CONFLICT (409) naming each change, what it was and who made it
    * (`details.changes`: {@link VersionChange}[]); the request stays pending, so the researcher can approve an
    * edited call or reject it.
    */
@@ -1003,7 +1004,8 @@ export class ToolPipeline {
       const [kind, id] = key.split(':');
       return { kind: kind as EntityRef['kind'], id: Number(id) };
     });
-    const changed = project.repo.entityVersions(refs).filter((v) => v.version !== read.versions[`${v.kind}:${v.id}`]);
+    // a text segment changed meanwhile is last write wins (the spec's conflict table); only its deletion conflicts
+    const changed = project.repo.entityVersions(refs).filter((v) => (v.kind === 'segment' ? v.version === null : v.version !== read.versions[`${v.kind}:${v.id}`]));
     if (changed.length === 0) return;
     const causes = this.lastEventsAbout(project, read.seq, changed);
     const changes: VersionChange[] = changed.map((v) => ({

@@ -318,6 +318,23 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     assert.equal(handle.repo.getCode(conflict)?.name, 'Dispute');
   });
 
+  it('a text segment modified meanwhile is last write wins; one deleted meanwhile is VERSION_CONFLICT', async () => {
+    await open('agent_context:\n  trust:\n    overrides:\n      update_segment_memo: suggest\n');
+    const { source, me } = await study();
+    const [first, second] = handle.repo.listSegmentsForSource(source).map((x) => x.segment_id);
+    const agentSession = bot();
+    const memo = data(await agent.call(agentSession, 'update_segment_memo', { segment_id: first, memo: 'the agent\'s reading' }));
+    data(await agent.call(me, 'update_segment_memo', { segment_id: first, memo: 'the researcher\'s reading' }));
+    assert.equal((await agent.approve(me, memo.request_id)).status, 'ok', 'last write wins');
+    assert.equal(handle.repo.getSegment(first as number)?.memo, "the agent's reading");
+
+    const late = data(await agent.call(agentSession, 'update_segment_memo', { segment_id: second, memo: 'too late' }));
+    data(await agent.call(me, 'delete_segment', { segment_id: second }));
+    const refused = await agent.approve(me, late.request_id);
+    assert.equal(errorCode(refused), 'VERSION_CONFLICT');
+    assert.match((refused.envelope as { error: string }).error, new RegExp(`segment ${second} was deleted by researcher`));
+  });
+
   it('every approval-deciding tool called by an agent answers APPROVAL_FORBIDDEN and queues nothing; the researcher decides what they suggested', async () => {
     await open();
     const { tension, conflict, source, me } = await study();

@@ -152,8 +152,9 @@ export interface PendingApproval {
   expires_at: string;
   /**
    * How long to wait before asking get_approval_status, in milliseconds (`approvals.poll_after_ms`, default
-   * 2000; HTTP also sends it as `Retry-After` in whole seconds, at least 1). Polling one's own request at this pace never spends the rate
-   * budget; `wait_ms` (up to {@link MAX_APPROVAL_WAIT_MS}) makes one call wait for the decision instead.
+   * 2000; HTTP also sends it as `Retry-After` in whole seconds, at least 1). Polling one's own request at
+   * this pace never spends the rate budget; `wait_ms` (up to {@link MAX_APPROVAL_WAIT_MS}) makes one call
+   * wait for the decision instead.
    */
   poll_after_ms: number;
   message: string;

@@ -67,6 +67,7 @@ export function createMemos(d: MemosDeps): Memos {
   const access = new MemoAccess(d.wb, d.briefingFallback);
   const files = new MemoFileSystem(access, d.logger, d.onEvents);
   const tree = new MemosTreeProvider(d.wb, access, d.onEvents);
+  const projectChanged = d.wb.controller.onDidChangeProject(() => files.reloadOpenTabs());
 
   const open = async (target: MemoTarget): Promise<vscode.TextEditor | undefined> => {
     const label = access.label(target);
@@ -139,6 +140,7 @@ export function createMemos(d: MemosDeps): Memos {
     commands,
     open,
     dispose() {
+      projectChanged.dispose();
       tree.dispose();
       files.dispose();
     },

@@ -250,6 +250,21 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
     const timer = setTimeout(fire, 2000);
   }
 
+  /**
+   * After a project was opened: asks VS Code to read again every clean memo tab of it (tabs restored after a
+   * reload could not be read before the project was open).
+   */
+  reloadOpenTabs(): void {
+    const project = this.access.projectId();
+    for (const doc of vscode.workspace.textDocuments) {
+      const key = memoKey(doc.uri);
+      if (key === undefined || doc.isDirty || doc.uri.authority !== project) continue;
+      const tr = this.tracked.get(key);
+      if (tr) this.fireChanged(doc.uri, tr);
+      else this.changed.fire([{ type: vscode.FileChangeType.Changed, uri: doc.uri }]);
+    }
+  }
+
   private fireChanged(uri: vscode.Uri, tr: Tracked): void {
     tr.mtime = Math.max(tr.mtime + 1, Date.now());
     this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);

@@ -131,12 +131,21 @@ describe('e2e: held calls are real proposals (HTTP)', function () {
     const code = (await callTool(base, 'create_code', { name: 'Water' }, AS_RESEARCHER)).body.data.code_id as number;
     const asked = await callTool(base, 'rename_code', { code_id: code, new_name: 'Water access' }, AS_AGENT);
     assert.equal(asked.status, 202, JSON.stringify(asked.body));
-    const renamed = await callTool(base, 'rename_code', { code_id: code, new_name: 'Water rights' }, { ...AS_RESEARCHER, 'x-marginalia-client': 'alice-desk' });
+    const renamed = await callTool(base, 'rename_code', { code_id: code, new_name: 'Water rights' }, AS_RESEARCHER);
     assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
     const approved = await request(base, 'POST', `/approvals/${asked.body.data.request_id}/approve`, {}, AS_RESEARCHER);
     assert.deepEqual([approved.status, approved.body.error_code], [409, 'VERSION_CONFLICT'], JSON.stringify(approved.body));
-    assert.match(approved.body.error, /code 'Water rights' changed \(version 1 -> 2: coding\.code_renamed\) by alice-desk/);
-    assert.equal(approved.body.details.changes[0].changed_by.event_type, 'coding.code_renamed');
+    // who renamed it, as the event log records the researcher's rename
+    const log = await request(base, 'GET', '/events/history?patterns=coding.code_renamed&limit=1000', undefined, AS_RESEARCHER);
+    const rename = (log.body.data.events as { aggregate_id: string; payload: { new_name?: string }; caused_by: { user: string; client_type: string } }[]).find(
+      (e) => e.aggregate_id === String(code) && e.payload.new_name === 'Water rights',
+    );
+    assert.ok(rename, JSON.stringify(log.body));
+    assert.ok(approved.body.error.includes(`code 'Water rights' changed (version 1 -> 2: coding.code_renamed) by ${rename.caused_by.user} (${rename.caused_by.client_type})`), approved.body.error);
+    assert.deepEqual(
+      [approved.body.details.changes[0].changed_by.event_type, approved.body.details.changes[0].changed_by.user],
+      ['coding.code_renamed', rename.caused_by.user],
+    );
     assert.equal((await callTool(base, 'get_code', { code_id: code }, AS_RESEARCHER)).body.data.name, 'Water rights');
     const status = await callTool(base, 'get_approval_status', { request_id: asked.body.data.request_id }, AS_AGENT);
     assert.equal(status.body.data.status, 'pending', 'it still waits for an edited approval or a rejection');

@@ -59,7 +59,8 @@ export interface AgentContextOptions {
   /**
    * The researcher's coder name (issue 14, item 1): calls made with the reviewer token are recorded as this
    * coder (segment owners, events' `caused_by.user`, approval decisions, snapshot authors), whatever client
-   * name or `X-Marginalia-User` the request carries. Default: the client's user as before.
+   * name the request carries; an explicit user (`X-Marginalia-User`) from the reviewer token names another
+   * human coder the researcher enters work for. Default: the client's user as before.
    */
   researcherName?: () => string;
   audit?: AuditStorage;
@@ -233,7 +234,9 @@ export class AgentContext implements Disposable {
       session_id: session.session_id,
       client_type: session.client_type,
       client_name: session.client_name,
-      user: name || (user ?? session.context.user_id),
+      // the researcher may name another human coder explicitly (X-Marginalia-User: entering a colleague's codings
+      // for an agreement check); otherwise the researcher's own coder name, never the client's name
+      user: user ?? (name || session.context.user_id),
       researcher,
     };
   }

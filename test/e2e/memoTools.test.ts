@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { AGENT_TOKEN, AS_AGENT, callTool, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { AGENT_TOKEN, AS_AGENT, callTool, RESEARCHER_CODER, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 import { toolClient } from '../helpers/toolClient';
 
 const UNKNOWN = 987654;
@@ -94,7 +94,7 @@ describe('memo tools over HTTP (real CLI)', function () {
     assert.equal(r.description, description);
     assert.deepEqual(r.research_questions, ['How do gardens build trust?', 'Who stays, and why?']);
     assert.equal(r.methodology, undefined, 'never saved');
-    assert.equal(r.updated_by, 'http-client');
+    assert.equal(r.updated_by, RESEARCHER_CODER, "the researcher's coder name (MARGINALIA_CODER), not the client's name");
     const b = await briefing();
     assert.equal(b.description, description, 'the stored description wins over the file');
     assert.deepEqual(b.research_questions, ['How do gardens build trust?', 'Who stays, and why?']);

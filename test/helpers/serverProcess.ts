@@ -28,6 +28,8 @@ export const AGENT_TOKEN = 'test-agent-token-0123456789abcdef';
 /** The researcher's token every test server runs with (MARGINALIA_REVIEWER_TOKEN). */
 export const REVIEWER_TOKEN = 'test-reviewer-token-fedcba9876543210';
 /** `Authorization` headers for the two roles. */
+/** The researcher's coder name in servers started by {@link startServer} (MARGINALIA_CODER): what the reviewer token's calls are recorded as. */
+export const RESEARCHER_CODER = 'Test Researcher';
 export const AS_AGENT = { authorization: `Bearer ${AGENT_TOKEN}` };
 export const AS_RESEARCHER = { authorization: `Bearer ${REVIEWER_TOKEN}` };
 
@@ -58,7 +60,7 @@ export interface ServerProcess {
 export function startServer(projectPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'marginalia.js'), 'serve', '--project', projectPath, '--port', '0', ...args], {
     // known tokens, and a private MARGINALIA_HOME so tests never touch the user's ~/.marginalia
-    env: { ...process.env, MARGINALIA_TOKEN: AGENT_TOKEN, MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN, MARGINALIA_HOME: path.join(path.dirname(projectPath), '.marginalia-home'), ...env },
+    env: { ...process.env, MARGINALIA_TOKEN: AGENT_TOKEN, MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN, MARGINALIA_CODER: RESEARCHER_CODER, MARGINALIA_HOME: path.join(path.dirname(projectPath), '.marginalia-home'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -403,13 +403,18 @@ export class CodedSegmentDecorations implements vscode.Disposable {
       const blank = (line: number) => !/\S/.test(s.text.slice(s.lines.lineStart(line), s.lines.lineEnd(line)));
       for (const m of marksForLines(s.layout, from, to, blank)) {
         const endChar = s.lines.lineEnd(m.line) - s.lines.lineStart(m.line);
+        // labels at the line's end, after its text. VS Code 1.139 does not wrap a line again when injected text
+        // changes (seen with wrappingStrategy "advanced"), so labels on a nearly full last visual line run past
+        // the right edge; at the line's start they would push the text itself out of view instead
         const at = new vscode.Range(m.line, endChar, m.line, endChar);
         m.labels.forEach((l, i) => {
           const name = l.name.length > LABEL_MAX ? `${l.name.slice(0, LABEL_MAX - 1)}…` : l.name;
-          const text = `\u00a0${name}\u00a0`;
+          // injected texts at one position keep the order given here
           labels.push({
             range: at,
-            renderOptions: { after: { contentText: text, color: l.textColor, backgroundColor: l.color, margin: i === 0 ? '0 0 0 1.5em' : '0 0 0 0.4em', fontStyle: 'normal', fontWeight: 'normal' } },
+            renderOptions: {
+              after: { contentText: `\u00a0${name.replace(/ /g, '\u00a0')}\u00a0`, color: l.textColor, backgroundColor: l.color, margin: i === 0 ? '0 0 0 1.5em' : '0 0 0 0.4em', fontStyle: 'normal', fontWeight: 'normal' },
+            },
           });
           s.drawn.labels.push({ ...l, line: m.line, text: name });
         });
@@ -461,8 +466,10 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     const [kind, color] = key.split('|') as [string, string];
     const ruler = { overviewRulerColor: color, overviewRulerLane: vscode.OverviewRulerLane.Right };
     const closed = vscode.DecorationRangeBehavior.ClosedClosed;
-    if (kind === 'tint') t = vscode.window.createTextEditorDecorationType({ backgroundColor: `${color}${key.split('|')[2]}`, borderRadius: '2px', rangeBehavior: closed, ...ruler });
-    else if (kind === 'u0') t = vscode.window.createTextEditorDecorationType({ borderStyle: 'none none solid none', borderWidth: '0 0 2px 0', borderColor: color, rangeBehavior: closed, ...ruler });
+    // `cursor: text` (the editor's own cursor) gives tints and lane-0 underlines an inline class too, so the
+    // rendered text is cut into spans at every coded passage's ends, as it is for lane-1 underlines
+    if (kind === 'tint') t = vscode.window.createTextEditorDecorationType({ backgroundColor: `${color}${key.split('|')[2]}`, borderRadius: '2px', cursor: 'text', rangeBehavior: closed, ...ruler });
+    else if (kind === 'u0') t = vscode.window.createTextEditorDecorationType({ borderStyle: 'none none solid none', borderWidth: '0 0 2px 0', borderColor: color, cursor: 'text', rangeBehavior: closed, ...ruler });
     else if (kind === 'u1') t = vscode.window.createTextEditorDecorationType({ textDecoration: `underline solid ${color} 2px`, rangeBehavior: closed, ...ruler });
     else {
       const svg = stripesSvg(columns ?? []);

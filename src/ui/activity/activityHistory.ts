@@ -25,7 +25,7 @@ import { TOOLS_BY_NAME } from '../../tools/registry';
 /** Most items kept (agent-context spec, section 8). */
 export const MAX_ACTIVITY_ITEMS = 1000;
 /** How many of the newest stored events a rebuild reads at most (bounds the work on a long-lived project). */
-export const REBUILD_EVENT_WINDOW = 20_000;
+export const REBUILD_EVENT_WINDOW = 5_000;
 
 /** The researcher's UI session and the pipeline's own (src/ui/workbench.ts LOCAL_SESSION; src/agent/pipeline.ts). */
 const NOT_AGENTS = new Set(['local', 'marginalia']);
@@ -129,6 +129,24 @@ interface SessionInfo {
   role: string | null;
 }
 
+/**
+ * `repo` with its single-item reads (getCode, getSource, getCategory, getCase, getFolder) remembered for the
+ * length of one rebuild: naming hundreds of calls asks for the same few codes again and again, and getCode
+ * counts the code's passages each time.
+ */
+function memoNames(repo: ProjectRepository): ProjectRepository {
+  const memo = Object.create(repo) as ProjectRepository;
+  for (const method of ['getCode', 'getSource', 'getCategory', 'getCase', 'getFolder'] as const) {
+    const seen = new Map<number, unknown>();
+    const original = (repo[method] as (id: number) => unknown).bind(repo);
+    (memo as unknown as Record<string, unknown>)[method] = (id: number) => {
+      if (!seen.has(id)) seen.set(id, original(id));
+      return seen.get(id);
+    };
+  }
+  return memo;
+}
+
 /** The newest `window` stored events, oldest first, read in pages of 500. */
 function recentEvents(repo: ProjectRepository, window: number): EventRecord[] {
   const out: EventRecord[] = [];
@@ -157,7 +175,8 @@ const STATUS_OF: Readonly<Record<ApprovalRecord['status'], ActivityStatus>> = {
  *   `caused_by` session is an agent's, titled by its first event, with Undo where it still applies.
  * Pending requests of a session behind an earlier pending one are QUEUED (as live). Reads only.
  */
-export function rebuildActivity(repo: ProjectRepository, opts: { window?: number } = {}): ActivityItem[] {
+export function rebuildActivity(project: ProjectRepository, opts: { window?: number } = {}): ActivityItem[] {
+  const repo = memoNames(project);
   const events = recentEvents(repo, opts.window ?? REBUILD_EVENT_WINDOW);
   const sessions = new Map<string, SessionInfo>();
   const groups = new Map<string, EventRecord[]>();

@@ -22,25 +22,36 @@ export class ActivityLog implements vscode.Disposable {
   /** Fires with the changed item, or undefined when many changed. */
   readonly onDidChange = this.changed.event;
   private counter = 0;
+  /** set by {@link reload}: the list is rebuilt when next read (the view may never be shown) */
+  private stale = false;
 
   /** `repo`: the open project's repository (null when none), read to name things. */
   constructor(private readonly repo: () => ProjectRepository | null = () => null) {}
 
-  /** Every item, newest first. */
+  /** Every item, newest first (rebuilt from the project first when {@link reload} asked for it). */
   all(): readonly ActivityItem[] {
+    if (this.stale) {
+      this.stale = false;
+      const repo = this.repo();
+      this.items = repo ? rebuildActivity(repo) : [];
+    }
     return this.items;
   }
 
-  /** Replaces the list with the one rebuilt from the open project's events and approvals (empty without a project). */
+  /**
+   * Replaces the list with the one rebuilt from the open project's events and approvals (empty without a
+   * project), lazily: the rebuild reads up to REBUILD_EVENT_WINDOW events, so it runs when the list is next
+   * read (the Agent Activity view shown), not while a project opens.
+   */
   reload(): void {
-    const repo = this.repo();
-    this.items = repo ? rebuildActivity(repo) : [];
+    this.stale = true;
     this.changed.fire(undefined);
   }
 
   /** Records a finished call (researcher calls and approval decisions are skipped). */
   recordCall(call: CallRecord): void {
     if (call.caller.session_id === LOCAL_SESSION || call.caller.researcher || call.tool.startsWith('approve:') || call.tool === 'reject') return;
+    this.all(); // a pending rebuild first: it reads the log as it was before this call
     const status: ActivityStatus =
       call.decision === 'pending' ? 'PENDING_APPROVAL' : call.decision === 'denied' ? 'REJECTED' : call.status === 'failed' ? 'FAILED' : 'COMPLETED';
     const repo = this.repo();
@@ -69,6 +80,7 @@ export class ActivityLog implements vscode.Disposable {
    * events of a completed call give its words, its correlation id (what Undo needs) and whether Undo applies.
    */
   recordEvents(events: readonly EventRecord[]): void {
+    if (this.stale) return; // the rebuild will read these events from the log
     const repo = this.repo();
     const byCorrelation = new Map<string, EventRecord[]>();
     for (const e of events) {

@@ -335,6 +335,15 @@ export class ToolPipeline {
     });
   }
 
+  /**
+   * The viewer of {@link listTools} for `caller`: the researcher, or an agent with its session's own trust
+   * floor (`context.trust_level`; auto when the session is unknown). Reads only: touches no session.
+   */
+  viewerOf(caller: Caller): ToolViewer {
+    if (caller.researcher || !this.opts.agent) return { researcher: true };
+    return { researcher: false, floor: this.opts.agent.sessions.get(caller.session_id)?.context.trust_level ?? 'auto' };
+  }
+
   private baseListing(): ToolListing[] {
     this.listing ??= this.opts.tools.filter((t) => (t.audience ?? 'agents') === 'agents').map((t) => ({
       name: t.name,

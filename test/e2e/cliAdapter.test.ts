@@ -163,6 +163,8 @@ describe('CLI adapter (marginalia cli: stdin commands, stdout responses, stderr 
       // processing continued after the bad lines
       const tools = await c.send({ id: 3, op: 'list_tools' });
       assert.ok(tools.data.tools.some((t: any) => t.name === 'create_code' && t.inputSchema.type === 'object'));
+      // each with the trust level that applies to this caller (issue 14 item 6)
+      assert.ok(tools.data.tools.every((t: any) => ['auto', 'notify', 'suggest', 'require', 'researcher_only'].includes(t.trust_level)), JSON.stringify(tools.data.tools[0]));
       const beat = await c.send({ id: 4, op: 'heartbeat' });
       assert.equal(beat.data.session_id, ready.session_id);
       assert.equal(await c.end(), 0);

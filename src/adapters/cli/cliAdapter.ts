@@ -303,10 +303,10 @@ export class LocalCliBackend implements CliBackend {
     return this.log('reject', this.opts.agent.reject(this.caller, requestId, reason));
   }
 
-  /** `{count, tools}` as `GET /tools` lists them. */
+  /** `{count, tools}` as `GET /tools` lists them, with the trust level that applies to this caller. */
   async listTools(): Promise<Envelope> {
     this.opts.agent.sessions.touch(this.sessionId);
-    const tools = this.opts.pipeline.listTools();
+    const tools = this.opts.pipeline.listTools(this.opts.pipeline.viewerOf(this.caller));
     return ok({ count: tools.length, tools });
   }
 

@@ -235,7 +235,8 @@ export function createWsAdapter(opts: WsOptions): WsAdapter {
         }
         default: {
           touch();
-          const tools = pipeline.listTools();
+          // with the trust level that applies to this connection's caller (issue 14 item 6)
+          const tools = pipeline.listTools(pipeline.viewerOf(caller));
           return { type: 'reply', id, ok: true, data: { count: tools.length, tools } };
         }
       }

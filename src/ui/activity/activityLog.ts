@@ -70,7 +70,8 @@ export class ActivityLog implements vscode.Disposable {
       correlation_id: call.request_id,
       undoable: false,
     };
-    this.items = [item, ...this.items].slice(0, MAX_ACTIVITY_ITEMS);
+    // a rebuild just now may have read this request from the log already: one item per request
+    this.items = [item, ...this.items.filter((x) => x.id !== item.id)].slice(0, MAX_ACTIVITY_ITEMS);
     requeue(this.items);
     this.changed.fire(undefined);
   }
@@ -108,6 +109,8 @@ export class ActivityLog implements vscode.Disposable {
         this.items.find((x) => x.session_id === sid && x.status === 'COMPLETED' && !x.request_id && x.correlation_id === undefined);
       if (!item) continue;
       item.correlation_id = cid;
+      // a rebuild while this call was being recorded read its events from the log as an item of their own
+      this.items = this.items.filter((x) => x.id !== `events:${cid}`);
       const done = describeDone(repo, group);
       if (done.words) item.description = done.words;
       item.undoable = item.status === 'COMPLETED' && done.undoable;

@@ -110,11 +110,12 @@ export class ActivityLog implements vscode.Disposable {
       if (!item) continue;
       item.correlation_id = cid;
       // a rebuild while this call was being recorded read its events from the log as an item of their own
+      const before = this.items.length;
       this.items = this.items.filter((x) => x.id !== `events:${cid}`);
       const done = describeDone(repo, group);
       if (done.words) item.description = done.words;
       item.undoable = item.status === 'COMPLETED' && done.undoable;
-      this.changed.fire(item);
+      this.changed.fire(this.items.length === before ? item : undefined);
     }
   }
 

@@ -255,13 +255,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   // trust level notify: the action ran; tell the researcher, batched so a busy agent makes one message
   const notices = new Map<string, string[]>();
   let noticeTimer: NodeJS.Timeout | undefined;
+  // in words: the Agent Activity item each call made (its words come with the call's events, before the message shows)
   const notifyLater = (client: string, tool: string) => {
-    notices.set(client, [...(notices.get(client) ?? []), tool.replace(/_/g, ' ')]);
+    const item = activity.all()[0];
+    const ref = item && item.tool === tool && item.client_name === client ? item.id : `tool:${tool}`;
+    notices.set(client, [...(notices.get(client) ?? []), ref]);
     noticeTimer ??= setTimeout(() => {
       noticeTimer = undefined;
-      for (const [who, tools] of notices) {
-        const counts = [...new Set(tools)].map((t) => `${t}${tools.filter((x) => x === t).length > 1 ? ` ×${tools.filter((x) => x === t).length}` : ''}`);
-        void vscode.window.showInformationMessage(`${who} did: ${counts.join(', ')} (trust level notify). See Agent Activity.`);
+      for (const [who, refs] of notices) {
+        const words = refs.map((r) => (r.startsWith('tool:') ? r.slice(5).replace(/_/g, ' ') : (activity.all().find((x) => x.id === r)?.description ?? '')));
+        const shown = [...new Set(words.filter(Boolean))];
+        const more = shown.length > 3 ? ` and ${shown.length - 3} more` : '';
+        void vscode.window.showInformationMessage(`${who}: ${shown.slice(0, 3).join('; ')}${more}. See Agent Activity.`);
       }
       notices.clear();
     }, 1500);

@@ -52,10 +52,21 @@ export function identName(s: string): string {
  * by a `.git` entry (its workspace scan, and a file watcher on paths containing `/.git`) and by
  * `git rev-parse --show-toplevel`, which looks for `.git` in each enclosing folder; a git directory named
  * `history.git` beside the working tree is found by neither, so the history never shows in Source Control
- * and is never offered for publishing (issue 13, item 9).
+ * and is never offered for publishing (issue 13, item 9). A history still at `<dir>/.git` (one that
+ * {@link migrateHistoryDir} could not move) is used where it is.
  */
 export function gitDirOf(dir: string): string {
-  return `${path.resolve(dir)}.git`;
+  const next = `${path.resolve(dir)}.git`;
+  // a history not yet moved (migrateHistoryDir failed, e.g. the folder was in use on Windows) stays usable where it is
+  if (!fs.existsSync(next)) {
+    const old = path.join(dir, '.git');
+    try {
+      if (fs.statSync(old).isDirectory()) return old;
+    } catch {
+      // none there either: the new place
+    }
+  }
+  return next;
 }
 
 /**
@@ -66,7 +77,7 @@ export function gitDirOf(dir: string): string {
  */
 export function migrateHistoryDir(dir: string): boolean {
   const old = path.join(dir, '.git');
-  const next = gitDirOf(dir);
+  const next = `${path.resolve(dir)}.git`;
   let moved = false;
   try {
     if (fs.statSync(old).isDirectory() && !fs.existsSync(next)) {

@@ -13,7 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { AS_AGENT, callTool, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { AS_AGENT, callTool, request, RESEARCHER_CODER, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 import { toolClient } from '../helpers/toolClient';
 
 const UNKNOWN = 987654;
@@ -120,7 +120,15 @@ describe('category tools over HTTP (real CLI)', function () {
       'no coding event before approval',
     );
     assert.deepEqual(await t.approve(rename), { category_id: cat.places, old_name: 'Places', new_name: 'Locations' });
-    assert.deepEqual(await t.approve(memo), { category_id: cat.places, old_memo: null, new_memo: 'sites of the study' });
+    // the memo request read the category before the rename just approved: the version check names the change
+    // (issue 14, item 5), and the researcher approves it as edited (here: the same arguments) after looking
+    const stale = await request(base, 'POST', `/approvals/${memo}/approve`, {});
+    assert.equal(stale.status, 409, JSON.stringify(stale.body));
+    assert.equal(stale.body.error_code, 'VERSION_CONFLICT');
+    assert.match(stale.body.error, /category 'Locations' changed .*coding\.category_renamed/);
+    const edited = await request(base, 'POST', `/approvals/${memo}/approve`, { arguments: { category_id: cat.places, memo: 'sites of the study' } });
+    assert.equal(edited.status, 200, JSON.stringify(edited.body));
+    assert.deepEqual(edited.body.data.result, { category_id: cat.places, old_memo: null, new_memo: 'sites of the study' });
     const deleted = await t.approve(del);
     assert.deepEqual([deleted.deleted, deleted.name, deleted.codes_moved], [true, 'Spare', 0]);
     const coding = await t.events(seq, 'coding.*');
@@ -173,7 +181,7 @@ describe('category tools over HTTP (real CLI)', function () {
       code_ids: [code.fear, code.worry].sort((a: number, b: number) => a - b),
       sub_category_ids: [cat.anger],
       // who made it, kept when undo makes it again
-      owner: 'http-client',
+      owner: RESEARCHER_CODER,
     });
     assert.equal(new Set(events.map((e) => e.metadata.correlation_id)).size, 1, 'one call, one correlation id');
   });

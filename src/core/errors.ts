@@ -49,6 +49,7 @@ export const ERROR_CODES = [
   'FORBIDDEN_HOST', // Marginalia: Host header is not a loopback name (DNS rebinding guard)
   'VERSION_CONTROL_NOT_INITIALIZED', // Marginalia: version-control tools before initialize_version_control (no .marginalia/history)
   'SNAPSHOT_NOT_FOUND', // Marginalia: a ref that names no snapshot of the project history
+  'ATTRIBUTE_NOT_FOUND', // Marginalia: no case has a case attribute of that name (rename_case_attribute)
   'SUGGESTION_NOT_FOUND', // Marginalia: no suggestion (of the kind the tool takes) with that suggestion_id / merge_suggestion_id
   'BATCH_NOT_FOUND', // Marginalia: no suggestion batch with that batch_id / suggestion_batch_id
   'SUGGESTION_ALREADY_DECIDED', // Marginalia: approving a rejected suggestion, or rejecting an approved one (its status is in details)

@@ -603,7 +603,7 @@ export function listCaseAttributeDefinitions(ctx: Pick<Ctx, 'repo'>): CaseAttrib
  * case's type and value. Renaming to the same name writes nothing (`case_ids` empty, `changed: false`);
  * a change of letter case only ("age" to "Age") is a rename. Emits case.attribute_renamed {old_name,
  * new_name, case_ids}.
- * Errors: INVALID_ARGUMENTS (a bad name, or no case has `attribute_name`), DUPLICATE_NAME (a case already
+ * Errors: INVALID_ARGUMENTS (a bad name), ATTRIBUTE_NOT_FOUND (no case has `attribute_name`), DUPLICATE_NAME (a case already
  * has an attribute named `new_name`: renaming would merge two attributes; nothing is written).
  */
 export function renameCaseAttribute(ctx: Ctx, attributeName: string, newName: string): { old_name: string; new_name: string; case_ids: number[]; changed: boolean } {
@@ -611,7 +611,7 @@ export function renameCaseAttribute(ctx: Ctx, attributeName: string, newName: st
   const name = cleanName(newName, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
   const all = ctx.repo.listCaseAttributes();
   const holders = all.filter((a) => a.name === oldName);
-  if (holders.length === 0) throw new ToolError('INVALID_ARGUMENTS', `No case has an attribute named "${oldName}" (names are exact)`, { attribute_name: oldName });
+  if (holders.length === 0) throw new ToolError('ATTRIBUTE_NOT_FOUND', `No case has an attribute named "${oldName}" (names are exact)`, { attribute_name: oldName });
   if (name === oldName) return { old_name: oldName, new_name: name, case_ids: [], changed: false };
   const clash = all.filter((a) => a.name === name).map((a) => a.case_id);
   if (clash.length > 0) {

@@ -95,7 +95,7 @@ export const renameCaseAttributeTool = defineTool({
   title: 'Rename Case Attribute',
   description:
     'Rename an attribute on every case that has it (exact names; each case keeps its type and value). The same name again changes nothing (changed: false). ' +
-    'Returns {old_name, new_name, case_ids, case_count, changed}. Errors: INVALID_ARGUMENTS (a bad name, or no case has attribute_name), ' +
+    'Returns {old_name, new_name, case_ids, case_count, changed}. Errors: INVALID_ARGUMENTS (a bad name), ATTRIBUTE_NOT_FOUND (no case has attribute_name), ' +
     'DUPLICATE_NAME (some case already has an attribute named new_name; details.case_ids), CASES_NOT_LISTED/NO_CONTEXT.',
   input: args({
     attribute_name: nameText(MAX_ATTRIBUTE_NAME).describe('the attribute to rename (exact name)'),

@@ -140,7 +140,7 @@ describe('case management tools over HTTP (real CLI)', function () {
     await failsCleanly('remove_source_from_case', { case_id: kase.p1, source_id: UNKNOWN }, 'SOURCE_NOT_FOUND');
     await failsCleanly('remove_case_attribute', { case_id: UNKNOWN, attribute_name: 'Age at interview' }, 'CASE_NOT_FOUND');
     await failsCleanly('remove_case_attribute', { case_id: kase.p1 }, 'INVALID_ARGUMENTS');
-    await failsCleanly('rename_case_attribute', { attribute_name: 'Nobody has this', new_name: 'Y' }, 'INVALID_ARGUMENTS');
+    await failsCleanly('rename_case_attribute', { attribute_name: 'Nobody has this', new_name: 'Y' }, 'ATTRIBUTE_NOT_FOUND');
     await failsCleanly('rename_case_attribute', { attribute_name: 'Interviewed', new_name: 'Age at interview' }, 'DUPLICATE_NAME');
     const dup = await t.fails('rename_case_attribute', { attribute_name: 'Interviewed', new_name: 'Age at interview' }, 'DUPLICATE_NAME');
     assert.deepEqual(dup.details?.case_ids, [kase.p1, kase.p2].sort((a, b) => (a as number) - (b as number)));

@@ -559,7 +559,7 @@ describe('agent/pipeline', () => {
       remove_source_from_case: ['CASE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'CASES_NOT_LISTED/NO_CONTEXT'],
       remove_case_attribute: ['CASE_NOT_FOUND', 'INVALID_ARGUMENTS', 'CASES_NOT_LISTED/NO_CONTEXT'],
       list_case_attributes: ['CASES_NOT_LISTED/NO_CONTEXT'],
-      rename_case_attribute: ['INVALID_ARGUMENTS', 'DUPLICATE_NAME', 'CASES_NOT_LISTED/NO_CONTEXT'],
+      rename_case_attribute: ['INVALID_ARGUMENTS', 'ATTRIBUTE_NOT_FOUND', 'DUPLICATE_NAME', 'CASES_NOT_LISTED/NO_CONTEXT'],
       // AV coding (the HTTP spec's AV table)
       apply_av_code: ['AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE', 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT'],
       list_av_segments: ['SOURCE_NOT_FOUND'],

@@ -680,6 +680,8 @@ describe('domain/cases through the pipeline', () => {
         remove_case_attribute: { case_id: 1, attribute_name: 'age' },
         list_case_attributes: {},
         rename_case_attribute: { attribute_name: 'age', new_name: 'Age' },
+        // the case memo (src/tools/memoTools.ts)
+        update_case_memo: { case_id: 1, memo: 'm' },
       };
       const caseTools = none.listTools().filter((t) => t.group === 'case').map((t) => t.name);
       assert.deepEqual(caseTools.sort(), Object.keys(calls).sort());

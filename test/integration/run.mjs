@@ -312,7 +312,8 @@ async function takeScreenshots(page, dir) {
     const name = step.name ?? '(unnamed step)';
     log(`step: ${name}`);
     try {
-      await step.run({ page, outDir: dir, workspace: ws, log });
+      // home: the VS Code server's HOME (its ~/.marginalia holds the discovery file of the extension's tool server)
+      await step.run({ page, outDir: dir, workspace: ws, log, home: process.env.MARGINALIA_HOME ?? join(dirs.home, '.marginalia') });
     } catch (err) {
       const failShot = join(tmp, 'failed-step.png');
       await page.screenshot({ path: failShot }).catch(() => {});

@@ -1,10 +1,59 @@
 // Steps of `node test/integration/run.mjs screenshot OUT_DIR --workspace=DIR` (npm run screenshots ->
 // docs/images). The workspace is the sample study with a seeded project (prepareScreenshotWorkspace.mjs),
 // which Marginalia opens on activation because it is the workspace's only .qda file.
-// Each step gets { page, outDir, workspace, log }; a step that throws fails the run.
+// Each step gets { page, outDir, workspace, log, home }; a step that throws fails the run.
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const row = (page, text) => page.locator('.monaco-list-row', { hasText: text }).first();
+
+/** Runs a command from the palette (F1), retrying when a webview swallowed the key. */
+async function palette(page, title) {
+  const item = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('F1');
+    await page.keyboard.type(title);
+    try {
+      await item.waitFor({ timeout: 5_000 });
+      break;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      await page.keyboard.press('Escape');
+      await page.locator('.part.sidebar .title-label').first().click();
+    }
+  }
+  await page.keyboard.press('Enter');
+}
+
+/** The frame (any webview's inner document) whose body contains `text`. */
+async function frameWith(page, text, timeout = 30_000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    for (const f of page.frames()) {
+      if (await f.getByText(text).first().isVisible().catch(() => false)) return f;
+    }
+    if (Date.now() > end) throw new Error(`no webview shows "${text}"`);
+    await page.waitForTimeout(200);
+  }
+}
+
+/** The HTTP tool server of the extension (its discovery file) as { url, token }. */
+function toolServer(home) {
+  const dir = join(home, 'servers');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  if (files.length === 0) throw new Error(`no discovery file in ${dir}`);
+  const info = JSON.parse(readFileSync(join(dir, files[0]), 'utf8'));
+  return { url: info.url, token: info.token };
+}
+
+async function callTool(server, name, args) {
+  const res = await fetch(`${server.url}/tools/${name}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', 'x-marginalia-client': 'Claude Code' },
+    body: JSON.stringify({ arguments: args }),
+  });
+  return { status: res.status, body: await res.json() };
+}
 
 export const steps = [
   {
@@ -19,33 +68,93 @@ export const steps = [
     },
   },
   {
-    name: 'coded transcript',
+    name: 'coded transcript with an overlap',
     async run({ page, outDir }) {
-      // collapse the first category so "Food security" is on screen, then click it: its segments show in
-      // the Coded Segments view; clicking the segment opens the transcript at the coded passage
-      await row(page, 'Belonging').click();
-      const code = page.locator('.monaco-list-row', { has: page.getByText('Food security', { exact: true }) }).first();
-      await code.waitFor({ timeout: 15_000 });
-      await code.click();
-      await row(page, 'is not a hobby').waitFor({ timeout: 30_000 });
-      await row(page, 'is not a hobby').click();
-      await page.locator('.view-lines', { hasText: 'is not a hobby' }).first().waitFor({ timeout: 30_000 });
-      await page.waitForTimeout(1500); // the reveal flash ends
-      await page.keyboard.press('Escape'); // drop the selection so the code's tint shows
-      await page.waitForTimeout(300);
+      // Mei's answer about her husband's crops carries three overlapping codes (samples/community-gardens/codings.yaml)
+      await row(page, 'interview-03-mei').click();
+      await page.locator('.view-lines', { hasText: 'Interview 03' }).first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Control+G');
+      await page.keyboard.type('25');
+      await page.keyboard.press('Enter');
+      await page.locator('.view-lines', { hasText: 'The same things my husband grew' }).first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(1200);
       await page.screenshot({ path: join(outDir, 'coded-transcript.png') });
     },
   },
   {
     name: 'hover',
     async run({ page, outDir }) {
-      const span = page.locator('.view-lines span', { hasText: 'is not a hobby' }).last();
+      const span = page.locator('.view-lines span', { hasText: 'Chinese chives' }).last();
       const box = await span.boundingBox();
       if (!box) throw new Error('the coded passage is not on screen');
-      await page.mouse.move(box.x + box.width - 20, box.y + box.height / 2);
-      await page.locator('.monaco-hover', { hasText: 'Food security' }).first().waitFor({ timeout: 15_000 });
+      await page.mouse.move(box.x + Math.min(60, box.width / 2), box.y + box.height / 2);
+      await page.locator('.monaco-hover', { hasText: 'Food and cultural identity' }).first().waitFor({ timeout: 15_000 });
       await page.waitForTimeout(500);
       await page.screenshot({ path: join(outDir, 'hover.png') });
+      await page.mouse.move(5, 5);
+    },
+  },
+  {
+    name: 'retrieval',
+    async run({ page, outDir }) {
+      // a click on a code in the Codes view shows its passages in the Retrieval view
+      const code = page.locator('.monaco-list-row', { has: page.getByText('Food security', { exact: true }) }).first();
+      await code.click();
+      // give the Retrieval view the side bar: collapse Codes and Sources for the picture, then open them again
+      const header = (name) => page.locator('.pane-header .title', { hasText: new RegExp(`^${name}$`) }).first();
+      await header('Codes').click();
+      await header('Sources').click();
+      await frameWith(page, 'twenty-five quid is not a hobby');
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'retrieval.png') });
+      await header('Codes').click();
+      await header('Sources').click();
+    },
+  },
+  {
+    name: 'memo tab',
+    async run({ page, outDir }) {
+      const code = page.locator('.monaco-list-row', { has: page.getByText('Food security', { exact: true }) }).first();
+      await code.click({ button: 'right' });
+      const item = page.getByRole('menuitem', { name: 'Open Memo', exact: true }).first();
+      await item.waitFor({ timeout: 10_000 });
+      await page.waitForTimeout(300);
+      await item.click();
+      await page.locator('.tab', { hasText: 'Food security' }).first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(1000);
+      await page.screenshot({ path: join(outDir, 'memo-tab.png') });
+    },
+  },
+  {
+    name: 'cases with attributes',
+    async run({ page, outDir }) {
+      await palette(page, 'Marginalia: Case Attributes Table');
+      await frameWith(page, 'treasurer');
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'cases.png') });
+    },
+  },
+  {
+    name: 'approval in words',
+    async run({ page, outDir, home }) {
+      // an agent (the install's agent token, as Claude Code would send it) asks to merge two codes: merge
+      // requires the researcher's approval, and the request is described with names and counts
+      const server = toolServer(home);
+      const codes = (await callTool(server, 'list_codes', {})).body.data.codes;
+      const id = (name) => {
+        const c = codes.find((x) => x.name === name);
+        if (!c) throw new Error(`no code ${name}`);
+        return c.code_id;
+      };
+      const asked = await callTool(server, 'merge_codes', { source_code_id: id('Volunteering burden'), target_code_id: id('Council bureaucracy') });
+      if (asked.status !== 202) throw new Error(`merge_codes answered ${asked.status}: ${JSON.stringify(asked.body)}`);
+      await palette(page, 'Focus on Pending Approvals View');
+      await row(page, 'Volunteering burden').waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(1000);
+      await page.screenshot({ path: join(outDir, 'approval.png') });
+      // back to the main container for the next steps
+      await palette(page, 'Focus on Codes View');
     },
   },
   {
@@ -54,12 +163,8 @@ export const steps = [
       // Marginalia: Open Reports from the command palette: the webview draws the frequency bar chart; a
       // click on a bar lists its coded segments in a quick pick
       await page.keyboard.press('Escape');
-      await page.keyboard.press('F1');
-      await page.keyboard.type('Marginalia: Open Reports');
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Reports' }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-      const view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
-      await view.locator('#summary', { hasText: 'coded segments' }).waitFor({ timeout: 30_000 });
+      await palette(page, 'Marginalia: Open Reports');
+      const view = await frameWith(page, 'coded segments');
       await page.waitForTimeout(800);
       await page.screenshot({ path: join(outDir, 'reports.png') });
       // the first (longest) bar is at the top of the chart, left-aligned: click its start
@@ -75,23 +180,8 @@ export const steps = [
   {
     name: 'codebook health',
     async run({ page, outDir }) {
-      // F1 can be swallowed while the Reports webview (an iframe) has the focus: give the workbench the
-      // focus and try again
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Focus Problems' }).first();
-      for (let attempt = 1; ; attempt++) {
-        await page.keyboard.press('F1');
-        await page.keyboard.type('View: Focus Problems');
-        try {
-          await row.waitFor({ timeout: 5_000 });
-          break;
-        } catch (e) {
-          if (attempt === 3) throw e;
-          await page.keyboard.press('Escape');
-          await page.locator('.part.sidebar .title-label').first().click();
-        }
-      }
-      await page.keyboard.press('Enter');
-      await page.locator('.markers-panel .monaco-list-row', { hasText: 'marginalia-codebook' }).first().waitFor({ timeout: 30_000 });
+      await palette(page, 'View: Focus Problems');
+      await page.locator('.markers-panel .monaco-list-row').first().waitFor({ timeout: 30_000 });
       await page.waitForTimeout(800);
       await page.screenshot({ path: join(outDir, 'codebook-health.png') });
     },

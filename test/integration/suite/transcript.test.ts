@@ -70,7 +70,10 @@ describe('Transcripts in VS Code', function () {
     assert.equal(transcriptDoc.languageId, LANGUAGE);
     assert.equal(transcriptDoc.getText(), TRANSCRIPT, 'the text is unchanged');
     const editorCfg = vscode.workspace.getConfiguration('editor', transcriptDoc);
-    assert.equal(editorCfg.get('wordWrap'), 'on');
+    // wrapped at the window or at 80 columns, whichever is narrower: long turns never run off screen, and the
+    // coding labels at line ends (src/ui/decorations) have room to the right of a full line
+    assert.equal(editorCfg.get('wordWrap'), 'bounded');
+    assert.equal(editorCfg.get('wordWrapColumn'), 80);
     assert.equal(editorCfg.get('wrappingStrategy'), 'advanced', 'the browser wraps, right for a proportional font');
     assert.equal(editorCfg.get('minimap.enabled'), false);
     assert.equal(editorCfg.get('lineNumbers'), 'off');
@@ -93,7 +96,7 @@ describe('Transcripts in VS Code', function () {
     await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file('opened-from-explorer.txt')));
     const doc = await until('the Explorer-opened source', () => vscode.workspace.textDocuments.find((d) => d.uri.fsPath === file('opened-from-explorer.txt')));
     await until('the transcript language', () => doc.languageId === LANGUAGE);
-    assert.equal(vscode.workspace.getConfiguration('editor', doc).get('wordWrap'), 'on');
+    assert.equal(vscode.workspace.getConfiguration('editor', doc).get('wordWrap'), 'bounded');
     // the researcher chooses plain text from the status bar: Marginalia does not switch it back
     await vscode.languages.setTextDocumentLanguage(doc, 'plaintext');
     await new Promise((r) => setTimeout(r, 1000));
@@ -104,7 +107,7 @@ describe('Transcripts in VS Code', function () {
     const editor = (await vscode.commands.executeCommand('marginalia.sources.open', ids.stored)) as vscode.TextEditor;
     assert.equal(editor.document.uri.scheme, 'qda');
     assert.equal(editor.document.languageId, LANGUAGE);
-    assert.equal(vscode.workspace.getConfiguration('editor', editor.document).get('wordWrap'), 'on');
+    assert.equal(vscode.workspace.getConfiguration('editor', editor.document).get('wordWrap'), 'bounded');
   });
 
   it('marginalia.transcript.lineNumbers and .fontFamily reach the transcript editor, and clearing them restores the defaults', async () => {

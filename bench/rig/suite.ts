@@ -17,7 +17,7 @@ import { loadSqlJs } from '../../src/store/sqljs';
 
 /** One measured figure: milliseconds per repetition, and the floor's. */
 export interface RigFigure {
-  key: 'activation' | 'codesTree' | 'codingPaint' | 'undoPaint';
+  key: 'activation' | 'codesTree' | 'codesTreeView' | 'codingPaint' | 'undoPaint';
   samples: number[];
   floorSamples: number[];
   note?: string;
@@ -101,8 +101,14 @@ export async function run(): Promise<void> {
     // 2. Codes tree with 2,000 codes in 100 categories
     const categories: number[] = [];
     for (let c = 0; c < 100; c++) categories.push((await call<{ category_id: number }>('create_category', { name: `Theme ${c}` })).category_id);
+    // distinct names (two words of 50 x 40): "Code 1" ... "Code 2000" would all be near-duplicates to codebook health
+    const FIRST = ['Quiet', 'Shared', 'Hidden', 'Early', 'Late', 'Local', 'Public', 'Private', 'Daily', 'Seasonal', 'Urban', 'Rural', 'Formal', 'Informal', 'Mutual', 'Personal', 'Civic', 'Domestic', 'Material', 'Moral', 'Social', 'Spatial', 'Temporal', 'Bodily', 'Digital', 'Economic', 'Emotional', 'Familial', 'Financial', 'Collective', 'Individual', 'Practical', 'Symbolic', 'Cultural', 'Ecological', 'Political', 'Religious', 'Medical', 'Legal', 'Technical', 'Seasoned', 'Novice', 'Absent', 'Present', 'Distant', 'Nearby', 'Hopeful', 'Anxious', 'Tired', 'Proud'];
+    const SECOND = ['harvest', 'waiting list', 'water rota', 'tool shed', 'seed swap', 'compost', 'allotment', 'council letter', 'bench', 'gate code', 'rain', 'drought', 'frost', 'neighbour', 'grandchild', 'recipe', 'market', 'budget', 'meeting', 'rule', 'conflict', 'friendship', 'trust', 'grief', 'memory', 'migration', 'language', 'belonging', 'exclusion', 'labour', 'knowledge', 'care', 'health', 'rest', 'pride', 'shame', 'gift', 'debt', 'habit', 'future'];
     const codeIds: number[] = [];
-    for (let i = 0; i < 2000; i++) codeIds.push((await call<{ code_id: number }>('create_code', { name: `Code ${i}`, category_id: categories[i % 100] })).code_id);
+    for (let i = 0; i < 2000; i++) {
+      const name = `${FIRST[i % 50]} ${SECOND[Math.floor(i / 50)]}`;
+      codeIds.push((await call<{ code_id: number }>('create_code', { name, category_id: categories[i % 100] })).code_id);
+    }
     result.codes = codeIds.length;
     await api.settled();
     const tree = api.codesTree as unknown as {
@@ -133,6 +139,17 @@ export async function run(): Promise<void> {
       if (items.length !== 2000) throw new Error(`floor saw ${items.length} codes`);
     }
     result.figures.push({ key: 'codesTree', samples: treeSamples, floorSamples: treeFloor });
+    // the same refresh as VS Code's own view draws it (every expanded category asked for by the workbench)
+    await vscode.commands.executeCommand('marginalia.codes.focus');
+    const viewTree = api.codesTree as unknown as { refreshAndWait(timeoutMs?: number): Promise<{ ms: number; rows: number; drawnByView: boolean; complete: boolean }> };
+    const viewSamples: number[] = [];
+    let viewNote = '';
+    for (let r = 0; r < Math.min(REPS, 10); r++) {
+      const t = await viewTree.refreshAndWait(10_000);
+      viewSamples.push(t.ms);
+      viewNote = `${t.rows} rows, drawn by the view: ${t.drawnByView}, complete: ${t.complete}`;
+    }
+    result.figures.push({ key: 'codesTreeView', samples: viewSamples, floorSamples: treeFloor, note: viewNote });
 
     // 3. a 5,000-segment transcript: 2,500 lines, two codings per line
     const lines = Array.from({ length: 2500 }, (_, i) => `P${i % 7}: line ${i} of the interview, about gardens, neighbours, food and the long walk to the allotment on Saturdays.`);

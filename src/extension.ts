@@ -296,7 +296,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       }
     }
     if (codes) {
-      codesTree.refresh();
+      // codings added or removed change only their codes' counts: redraw those rows, not the whole tree
+      const segmentOnly = events.every((e) => !e.event_type.startsWith('coding.') || ((e.event_type === 'coding.segment_coded' || e.event_type === 'coding.segment_uncoded') && typeof e.payload.code_id === 'number'));
+      if (segmentOnly) codesTree.refreshCodeRows(events.filter((e) => e.event_type.startsWith('coding.')).map((e) => e.payload.code_id as number));
+      else codesTree.refresh();
     }
     if (codes || sourceList || events.some((e) => e.event_type.startsWith('case.'))) void retrieval.refresh();
     if (codes || sourceList) sourcesTree.refresh();

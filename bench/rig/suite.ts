@@ -140,7 +140,10 @@ export async function run(): Promise<void> {
     }
     result.figures.push({ key: 'codesTree', samples: treeSamples, floorSamples: treeFloor });
     // the same refresh as VS Code's own view draws it (every expanded category asked for by the workbench)
+    await vscode.commands.executeCommand('workbench.view.extension.marginalia');
     await vscode.commands.executeCommand('marginalia.codes.focus');
+    await until('the Codes view to be visible', () => (api.codesTree as unknown as { view: vscode.TreeView<unknown> }).view.visible, 10_000);
+    await new Promise((r) => setTimeout(r, 500));
     const viewTree = api.codesTree as unknown as { refreshAndWait(timeoutMs?: number): Promise<{ ms: number; rows: number; drawnByView: boolean; complete: boolean }> };
     const viewSamples: number[] = [];
     let viewNote = '';

@@ -226,9 +226,9 @@ async function seed(samples: string, fx: FixtureFiles): Promise<void> {
   await call('create_folder', { name: 'Empty folder' });
   await call('move_source_to_folder', { source_id: s1, folder_id: f1 });
   await call('move_source_to_folder', { source_id: uni, folder_id: f2 });
-  const case1 = (await call('create_case', { name: 'Amara', memo: 'gardener' })).case_id as number;
+  const case1 = (await call('create_case', { name: 'Amara (fuzz)', memo: 'gardener' })).case_id as number;
   const case2 = (await call('create_case', { name: 'Jonas 🚲' })).case_id as number;
-  await call('create_case', { name: 'Mei' });
+  await call('create_case', { name: 'Mei (fuzz)' });
   await call('add_source_to_case', { case_id: case1, source_id: uni });
   await call('add_segment_to_case', { case_id: case2, source_id: s1, start_pos: 0, end_pos: 100 });
   await call('set_case_attribute', { case_id: case1, attribute_name: 'age', value: 67, type: 'number' });

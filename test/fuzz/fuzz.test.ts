@@ -62,8 +62,8 @@ const LANES = Math.max(1, Number(process.env.FUZZ_LANES ?? 2));
 const ONLY_MUTATIONS = process.env.FUZZ_MUTATIONS?.split(',')
   .map((k) => k.trim())
   .filter((k): k is MutationKind => (MUTATION_KINDS as readonly string[]).includes(k));
-/** Groups whose valid calls are slow (git), started first and sent fewer valid inputs (see VALID_WEIGHT_BY_GROUP). */
-const SLOW_GROUPS = ['version_control'];
+/** Groups whose valid calls are slow (git; erase_source rewrites the history), started first on separate lanes; version control is sent fewer valid inputs (see VALID_WEIGHT_BY_GROUP). */
+const SLOW_GROUPS = ['version_control', 'source'];
 /**
  * The weight of a valid (unmutated) input per group, against the mutations' (mutations.ts); default
  * VALID_WEIGHT (about 35% valid). Version control's valid calls run git (100-200 ms each): about 5% there.

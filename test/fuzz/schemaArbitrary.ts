@@ -264,6 +264,9 @@ function hintFor(key: string | undefined, s: JsonSchema, ctx: GenContext): fc.Ar
     return fc.array(idArb(kind === 'source' && ctx.group === 'av' ? 'avSource' : kind), { minLength: s.minItems ?? 0, maxLength: Math.max(s.minItems ?? 0, Math.min(s.maxItems ?? 4, 4)) });
   }
   if (POSITION_KEYS.has(key) && s.type === 'integer') return fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: -1, max: 1 })).map(([r, d]) => new Ref('pos', r, d));
+  // get_approval_status's long poll waits for a decision nobody gives here: short waits exercise it without
+  // spending up to 30 s per valid call (the group took 21 minutes with the schema's full range)
+  if (key === 'wait_ms' && s.type === 'integer') return fc.constantFrom(0, 1, 25);
   if ((key === 'start_ms' || key === 'end_ms') && s.type === 'integer') return fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.constantFrom(0, 1000, 4500, 10_000, 14_000));
   if (s.type === 'string') {
     switch (key) {

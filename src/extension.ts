@@ -353,6 +353,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       void history.refresh();
       void retrieval.show(undefined);
       decorations.refreshAll();
+      docs.refreshAll();
       void editTracker.trackOpenDocuments();
     }),
     registerLmTools(pipeline, [...TOOLS, ...EDITOR_TOOLS], () => agent.implicitCaller(`Bearer ${tokens.agent}`, LM_CLIENT_NAME, 'CUSTOM', 'vscode-chat-agent')),

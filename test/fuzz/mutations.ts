@@ -375,8 +375,11 @@ export function buildRequest(input: BuildInput): BuiltRequest {
   };
   const site = (pred: (s: Site) => boolean, n: number): Site => choose(pred, n) ?? choose(() => true, n) ?? { path: ['unexpected'], key: 'unexpected', schema: {}, present: false, required: false };
   const set = (s: Site, v: unknown, what: string) => {
-    setAt(args, s.path, v);
-    note = `${m?.kind} ${s.path.join('.')}=${what}`;
+    // a valid long-poll wait (get_approval_status wait_ms up to 30 000) would only make the fuzz sleep for a
+    // decision nobody gives: valid waits are shortened; the invalid ones (negative, over 30 000) stay as they are
+    const tamed = s.path[s.path.length - 1] === 'wait_ms' && typeof v === 'number' && Number.isInteger(v) && v > 25 && v <= 30_000 ? 25 : v;
+    setAt(args, s.path, tamed);
+    note = `${m?.kind} ${s.path.join('.')}=${tamed === v ? what : `${what} (waits 25 ms)`}`;
   };
   const isString = (s: Site) => typesOf(s.schema).has('string');
   const isNumeric = (s: Site) => typesOf(s.schema).has('integer') || typesOf(s.schema).has('number');

@@ -135,7 +135,9 @@ export class CodebookDiagnostics implements vscode.Disposable, vscode.TextDocume
       if (source && text !== null) {
         const uri = this.docs.uriFor(source);
         const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-        located = { uri, range: open ? (s, e) => toVsRange(open, s, e) : rangeInText(text) };
+        // an open document shows the stored text unless it lags behind (a qda: document opened before its source
+        // existed, or typing not stored yet): then the stored text places the range
+        located = { uri, range: open && open.getText() === text ? (s, e) => toVsRange(open, s, e) : rangeInText(text) };
       }
       texts.set(id, located);
       return located;

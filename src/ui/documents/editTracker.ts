@@ -45,6 +45,8 @@ export class EditTracker implements vscode.Disposable {
   /** Starts tracking the open documents of the (newly opened) project. */
   trackOpenDocuments(): Promise<void> {
     this.shadow.clear();
+    // source ids of the previous project mean nothing in this one
+    this.lastEdit.clear();
     return this.enqueue(async () => {
       for (const d of vscode.workspace.textDocuments) await this.track(d);
     });

@@ -66,6 +66,15 @@ export class SourceDocuments implements vscode.TextDocumentContentProvider, vsco
     return editor;
   }
 
+  /**
+   * Tells every open `qda:` document to read its text again: after another project opened, a document with the
+   * same source id and name would otherwise keep the previous project's text (and every range computed on it
+   * would be off).
+   */
+  refreshAll(): void {
+    for (const d of vscode.workspace.textDocuments) if (d.uri.scheme === QDA_SCHEME) this.changed.fire(d.uri);
+  }
+
   /** Tells open `qda:` documents of a source that its text changed. */
   refresh(sourceId: number, name: string): void {
     this.changed.fire(vscode.Uri.from({ scheme: QDA_SCHEME, path: `/${sourceId}/${name}` }));

@@ -92,6 +92,13 @@ describe('Memos in VS Code', function () {
     const ext = vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID);
     assert.ok(ext);
     api = await ext.activate();
+    // the suites share one window: a workspace file left with unsaved typing by an earlier suite would make this
+    // project's source of the same file "being edited", and an agent's change to it wait for the researcher
+    for (const d of vscode.workspace.textDocuments.filter((x) => x.isDirty && x.uri.scheme === 'file')) {
+      await vscode.window.showTextDocument(d);
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('marginalia.project.new', path.join(ws(), 'memos.qda'));
     const state = api.controller.serverState;
     assert.equal(state.state, 'running', 'the HTTP tool server runs (marginalia.server.enabled)');

@@ -85,6 +85,9 @@ describe('Supervision in VS Code', function () {
     savedCoder = vscode.workspace.getConfiguration('marginalia').inspect<string>('coder.name')?.workspaceValue;
     await vscode.workspace.getConfiguration('marginalia').update('coder.name', CODER, vscode.ConfigurationTarget.Workspace);
     fs.mkdirSync(path.dirname(projectFile()), { recursive: true });
+    // the suites share one extension host, each agent client its own implicit session: room for all of them
+    fs.mkdirSync(path.join(path.dirname(projectFile()), '.marginalia'), { recursive: true });
+    fs.writeFileSync(path.join(path.dirname(projectFile()), '.marginalia', 'config.yaml'), 'agent_context:\n  sessions:\n    max_concurrent: 50\n');
     await vscode.commands.executeCommand('marginalia.project.new', projectFile());
     const state = api.controller.serverState;
     assert.equal(state.state, 'running');

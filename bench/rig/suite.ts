@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MarginaliaApi } from '../../src/extension';
 import { loadSqlJs } from '../../src/store/sqljs';
+import type { CodesNode } from '../../src/ui/codebook/codebookIndex';
 
 /** One measured figure: milliseconds per repetition, and the floor's. */
 export interface RigFigure {
@@ -51,15 +52,17 @@ function ok<T>(outcome: { envelope: { success: boolean; data?: unknown; error?: 
 
 /**
  * Resolves once the decorations of `sourceId` in the visible editors have been painted after `since`
- * (performance.now()). Uses the decorations module's paint hook.
+ * (performance.now()), by CodedSegmentDecorations.lastPaint.
  */
 function painted(api: MarginaliaApi, sourceId: number, since: number): Promise<number> {
-  const deco = api.decorations as unknown as { lastPaint?: (sourceId: number) => number | undefined };
-  if (typeof deco.lastPaint !== 'function') throw new Error('CodedSegmentDecorations.lastPaint(sourceId) is missing: the bench needs the paint hook');
-  return until('the decorations to be painted', () => {
-    const t = deco.lastPaint?.(sourceId);
-    return t !== undefined && t >= since ? t : undefined;
-  }, 10_000);
+  return until(
+    'the decorations to be painted',
+    () => {
+      const t = api.decorations.lastPaint(sourceId);
+      return t !== undefined && t >= since ? t : undefined;
+    },
+    10_000,
+  );
 }
 
 export async function run(): Promise<void> {
@@ -111,12 +114,8 @@ export async function run(): Promise<void> {
     }
     result.codes = codeIds.length;
     await api.settled();
-    const tree = api.codesTree as unknown as {
-      refresh(): void;
-      getChildren(node?: unknown): unknown[] | Promise<unknown[]>;
-      getTreeItem(node: unknown): vscode.TreeItem | Promise<vscode.TreeItem>;
-    };
-    const walk = async (node?: unknown): Promise<number> => {
+    const tree = api.codesTree;
+    const walk = async (node?: CodesNode): Promise<number> => {
       let n = 0;
       for (const child of await tree.getChildren(node)) {
         await tree.getTreeItem(child);
@@ -142,13 +141,12 @@ export async function run(): Promise<void> {
     // the same refresh as VS Code's own view draws it (every expanded category asked for by the workbench)
     await vscode.commands.executeCommand('workbench.view.extension.marginalia');
     await vscode.commands.executeCommand('marginalia.codes.focus');
-    await until('the Codes view to be visible', () => (api.codesTree as unknown as { view: vscode.TreeView<unknown> }).view.visible, 10_000);
+    await until('the Codes view to be visible', () => api.codesTree.view.visible, 10_000);
     await new Promise((r) => setTimeout(r, 500));
-    const viewTree = api.codesTree as unknown as { refreshAndWait(timeoutMs?: number): Promise<{ ms: number; rows: number; drawnByView: boolean; complete: boolean }> };
     const viewSamples: number[] = [];
     let viewNote = '';
     for (let r = 0; r < Math.min(REPS, 10); r++) {
-      const t = await viewTree.refreshAndWait(10_000);
+      const t = await api.codesTree.refreshAndWait(10_000);
       viewSamples.push(t.ms);
       viewNote = `${t.rows} rows, drawn by the view: ${t.drawnByView}, complete: ${t.complete}`;
     }

@@ -17,7 +17,7 @@ import * as nodePath from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { RawBody } from './harness';
-import { isIdSchema, POSITION_KEYS, RANGE_PAIRS, UNICODE_EDGES, UNKNOWN_IDS, type JsonSchema } from './schemaArbitrary';
+import { FUZZ_MAX_WAIT_MS, isIdSchema, POSITION_KEYS, RANGE_PAIRS, UNICODE_EDGES, UNKNOWN_IDS, type JsonSchema } from './schemaArbitrary';
 
 /** Every kind of mutation. */
 export const MUTATION_KINDS = [
@@ -377,9 +377,9 @@ export function buildRequest(input: BuildInput): BuiltRequest {
   const set = (s: Site, v: unknown, what: string) => {
     // a valid long-poll wait (get_approval_status wait_ms up to 30 000) would only make the fuzz sleep for a
     // decision nobody gives: valid waits are shortened; the invalid ones (negative, over 30 000) stay as they are
-    const tamed = s.path[s.path.length - 1] === 'wait_ms' && typeof v === 'number' && Number.isInteger(v) && v > 25 && v <= 30_000 ? 25 : v;
+    const tamed = s.path[s.path.length - 1] === 'wait_ms' && typeof v === 'number' && Number.isInteger(v) && v > FUZZ_MAX_WAIT_MS && v <= 30_000 ? FUZZ_MAX_WAIT_MS : v;
     setAt(args, s.path, tamed);
-    note = `${m?.kind} ${s.path.join('.')}=${tamed === v ? what : `${what} (waits 25 ms)`}`;
+    note = `${m?.kind} ${s.path.join('.')}=${tamed === v ? what : `${what} (waits ${FUZZ_MAX_WAIT_MS} ms)`}`;
   };
   const isString = (s: Site) => typesOf(s.schema).has('string');
   const isNumeric = (s: Site) => typesOf(s.schema).has('integer') || typesOf(s.schema).has('number');

@@ -68,6 +68,12 @@ export function isIdSchema(s: JsonSchema | undefined): boolean {
 }
 
 /** Unknown ids that look valid (positive, at most 15 digits). */
+/**
+ * The longest get_approval_status `wait_ms` a fuzz input keeps (milliseconds): a valid long poll (up to 30 000)
+ * only waits for a decision nobody gives here. Generated waits stay at or under it; mutations shorten valid ones.
+ */
+export const FUZZ_MAX_WAIT_MS = 25;
+
 export const UNKNOWN_IDS: readonly (number | string)[] = [999_999, 424_242, 2_147_483_647, 4_294_967_296, Number.MAX_SAFE_INTEGER, '999999999999999', '31337'];
 
 /** Strings a tool should survive wherever text goes: surrogates, astral characters, combining marks, bidi marks, NUL, line ends, injections. */
@@ -266,7 +272,7 @@ function hintFor(key: string | undefined, s: JsonSchema, ctx: GenContext): fc.Ar
   if (POSITION_KEYS.has(key) && s.type === 'integer') return fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: -1, max: 1 })).map(([r, d]) => new Ref('pos', r, d));
   // get_approval_status's long poll waits for a decision nobody gives here: short waits exercise it without
   // spending up to 30 s per valid call (the group took 21 minutes with the schema's full range)
-  if (key === 'wait_ms' && s.type === 'integer') return fc.constantFrom(0, 1, 25);
+  if (key === 'wait_ms' && s.type === 'integer') return fc.constantFrom(0, 1, FUZZ_MAX_WAIT_MS);
   if ((key === 'start_ms' || key === 'end_ms') && s.type === 'integer') return fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.constantFrom(0, 1000, 4500, 10_000, 14_000));
   if (s.type === 'string') {
     switch (key) {

@@ -5,6 +5,12 @@ import * as fs from 'node:fs';
 
 const production = process.argv.includes('--production');
 fs.mkdirSync('dist', { recursive: true });
+// a production build (the .vsix) ships no source maps: drop those an earlier development build left in dist/
+if (production) {
+  for (const dir of ['dist', 'dist/webview']) {
+    if (fs.existsSync(dir)) for (const f of fs.readdirSync(dir)) if (f.endsWith('.map')) fs.rmSync(`${dir}/${f}`);
+  }
+}
 fs.copyFileSync('node_modules/sql.js/dist/sql-wasm.wasm', 'dist/sql-wasm.wasm');
 
 const common = {

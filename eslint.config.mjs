@@ -1,4 +1,4 @@
-// ESLint flat config. Besides the recommended TypeScript rules it enforces the layers of DESIGN.md:
+// ESLint flat config. Besides the recommended TypeScript rules it enforces the layers of docs/architecture.md:
 // `vscode` may be imported only by src/extension.ts, src/ui/** and src/adapters/lm/**, and each inner
 // layer may import only the layers beneath it.
 import js from '@eslint/js';
@@ -13,8 +13,8 @@ function layer(files, forbidden, why) {
       'no-restricted-imports': [
         'error',
         {
-          paths: [{ name: 'vscode', message: `${why}: only extension.ts, ui/ and adapters/lm/ may import vscode (DESIGN.md, Layers).` }],
-          patterns: forbidden.map((group) => ({ group: [group], message: `${why} (DESIGN.md, Layers).` })),
+          paths: [{ name: 'vscode', message: `${why}: only extension.ts, ui/ and adapters/lm/ may import vscode (docs/architecture.md, Layers).` }],
+          patterns: forbidden.map((group) => ({ group: [group], message: `${why} (docs/architecture.md, Layers).` })),
         },
       ],
     },

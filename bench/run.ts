@@ -5,7 +5,8 @@
  * Sections:
  * 1. HTTP: `POST /tools/list_codes` (50-code project) against the built CLI server in a child process,
  *    versus a raw node:http child answering the same response bytes from memory (the floor), plus an
- *    express 5 child answering the same bytes (attribution: framework vs tool cost). Sequential calls
+ *    express 5 child answering the same bytes (attribution: framework vs tool cost), and the same call made
+ *    with a per-agent credential (`POST /agents`; issue 14, goal 1.5x the floor). Sequential calls
  *    from one node:http keep-alive socket per server; the servers are measured in rotating blocks so
  *    drift on a shared VM hits them alike.
  * 2. Durable mutation: `create_code` through the in-process pipeline on a ~100 MB and a ~1 MB project,
@@ -30,6 +31,11 @@
  * 16. The researcher in the real VS Code extension host (bench/rig.ts): activation to populated trees on a ~100 MB
  *     project, a Codes tree refresh with 2,000 codes, coding a selection and undoing it until painted on a
  *     5,000-segment transcript; goals (issue 13) 1.5 s, 100 ms, 50 ms, 50 ms.
+ * 17. Merging two histories (bench/merge.ts): parse + mergeDumps + apply in one transaction, 50,000 new segments on
+ *     each side into a 100,000-segment project (20,000 without BENCH_FULL=1), against `git merge` of the same dumps;
+ *     goal (issue 16) 5 s.
+ * 18. The coder comparison's statistics (bench/agreement.ts): 1,000 bootstrap draws on 1,000,000 segments of
+ *     5 coders (10,000 sources, 200 codes) under 2 s at BENCH_FULL=1, against one pass over the ranges.
  * Section 2 runs create_code at ~1, ~10 and ~100 MB, and at ~500 MB with BENCH_FULL=1 (generated once in
  * about 2 minutes, then cached; about 1.7 GB peak RSS while checkpointing).
  * Results with date, machine and load are recorded by hand in bench/RESULTS.md.
@@ -76,6 +82,8 @@ const CFG = QUICK
   : { httpWarm: 500, httpCalls: 3000, httpBlock: 250, largeBytes: 100e6, smallBytes: 1e6, mutations: 500, mutationWarm: 20, saveReps: 3 };
 const CODES = 50;
 const HTTP_GOAL_RATIO = 2;
+/** issue 14: an HTTP tool call made with a per-agent credential stays within this many times the floor */
+const NAMED_GOAL_RATIO = 1.5;
 const MUTATION_GOAL_MS = 1;
 
 const caller: Caller = { session_id: 'bench', client_type: 'CUSTOM', client_name: 'bench', user: 'bench' };
@@ -87,11 +95,13 @@ const T0 = performance.now();
 
 interface HttpResult {
   real: Stats;
+  /** the same server and call with a per-agent credential (issued by `POST /agents`; issue 14 item 2) */
+  named: Stats;
   floor: Stats;
   /** express 5 answering the same bytes: attribution, not a floor */
   express: Stats;
   /** server CPU (user + system) per measured call, ms; undefined without /proc */
-  cpu: { real?: number; floor?: number; express?: number; inProcess?: number };
+  cpu: { real?: number; named?: number; floor?: number; express?: number; inProcess?: number };
   inProcess?: Stats;
   /** the same in-process list_codes on the large project (50 codes, many more segments) */
   inProcessLarge?: { stats: Stats; cpu: number; bytes: number; segments: number };
@@ -131,6 +141,8 @@ const SECTIONS: [file: string, what: string, sized: boolean][] = [
   ['search.ts', 'search_text', true],
   ['duplicateCodes.ts', 'detect_duplicate_codes (5,000 codes at every size)', false],
   ['undo.ts', 'undo and redo with 100,000 history events (and past 10,000 text edits)', false],
+  ['merge.ts', 'merging two histories: 50,000 new segments each into a 100,000-segment project (reduced without BENCH_FULL)', true],
+  ['agreement.ts', 'coder comparison: 1,000 bootstrap draws on 1,000,000 segments and 5 coders (reduced without BENCH_FULL)', true],
   ['retrieval.ts', 'retrieve_segments (or, and, overlap) on a 5,000-turn transcript', false],
   ['analytics.ts', 'import_analytics', true],
   ['rig.ts', 'the researcher in the real VS Code extension host (activation, Codes tree, coding, undo)', false],
@@ -194,6 +206,7 @@ async function main(): Promise<void> {
       // BENCH_ONLY=http: section 1 alone, for iterating on the HTTP path (not a recorded run)
       process.stdout.write(`${table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], httpRows(http))}\n`);
       process.stdout.write(`loadavg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+      process.stdout.write(`per-agent credential p50 / floor p50: ${ratio(http.named.p50, http.floor.p50)} (goal ${NAMED_GOAL_RATIO}x, issue 14)\n`);
       return;
     }
     await noteContention('before create_code');
@@ -236,7 +249,8 @@ async function benchHttp(project: GeneratedProject, runDir: string): Promise<Htt
   const file = path.join(dir, 'bench.qda');
   copyProject(project.file, file);
   const agentToken = randomBytes(24).toString('base64url');
-  const env = { MARGINALIA_TOKEN: agentToken, MARGINALIA_REVIEWER_TOKEN: randomBytes(24).toString('base64url'), MARGINALIA_HOME: path.join(runDir, 'home') };
+  const reviewerToken = randomBytes(24).toString('base64url');
+  const env = { MARGINALIA_TOKEN: agentToken, MARGINALIA_REVIEWER_TOKEN: reviewerToken, MARGINALIA_HOME: path.join(runDir, 'home') };
   // Every server gets the same request: an agent's bearer token and client name.
   const headers = { authorization: `Bearer ${agentToken}`, 'x-marginalia-client': 'bench' };
   const servers: ChildServer[] = [];
@@ -251,6 +265,12 @@ async function benchHttp(project: GeneratedProject, runDir: string): Promise<Htt
     const first = await realClient.call();
     const parsed = JSON.parse(first.body.toString('utf8')) as { success: boolean; data?: { count: number } };
     if (first.status !== 200 || !parsed.success || parsed.data?.count !== CODES) throw new Error(`list_codes answered ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`);
+    // a per-agent credential (issue 14 item 2), issued by the researcher: the same call made with it
+    const issued = await fetch(`http://127.0.0.1:${real.port}/agents`, { method: 'POST', headers: { authorization: `Bearer ${reviewerToken}`, 'content-type': 'application/json' }, body: '{"name":"bench-agent"}' });
+    const namedToken = ((await issued.json()) as { data?: { token?: string } }).data?.token;
+    if (issued.status !== 201 || !namedToken) throw new Error(`POST /agents answered ${issued.status}`);
+    const namedClient = new KeepAliveClient(real.port, '/tools/list_codes', '{"arguments":{}}', { authorization: `Bearer ${namedToken}`, 'x-marginalia-client': 'bench' });
+    clients.push(namedClient);
     const bodyFile = path.join(runDir, 'list_codes.response.json');
     fs.writeFileSync(bodyFile, first.body);
 
@@ -262,7 +282,7 @@ async function benchHttp(project: GeneratedProject, runDir: string): Promise<Htt
     servers.push(ex);
     const exClient = new KeepAliveClient(ex.port, '/tools/list_codes', '{"arguments":{}}', headers);
     clients.push(exClient);
-    for (const c of [floorClient, exClient]) {
+    for (const c of [floorClient, exClient, namedClient]) {
       if (!(await c.call()).body.equals(first.body)) throw new Error(`the server on port ${c.port} does not answer the same bytes`);
     }
 
@@ -271,6 +291,7 @@ async function benchHttp(project: GeneratedProject, runDir: string): Promise<Htt
       { client: floorClient, pid: floor.child.pid, lat: [] as number[], cpu: 0 as number | undefined },
       { client: exClient, pid: ex.child.pid, lat: [] as number[], cpu: 0 as number | undefined },
       { client: realClient, pid: real.child.pid, lat: [] as number[], cpu: 0 as number | undefined },
+      { client: namedClient, pid: real.child.pid, lat: [] as number[], cpu: 0 as number | undefined },
     ];
     log(`http: ${n} response bytes; warm-up ${CFG.httpWarm} calls each, then ${CFG.httpCalls} each in rotating blocks of ${CFG.httpBlock}`);
     for (const t of targets) await t.client.run(CFG.httpWarm, n);
@@ -284,9 +305,9 @@ async function benchHttp(project: GeneratedProject, runDir: string): Promise<Htt
         t.cpu = t.cpu === undefined || c0 === undefined || c1 === undefined ? undefined : t.cpu + (c1 - c0);
       }
     }
-    const [f, e, r] = targets.map((t) => stats(t.lat)) as [Stats, Stats, Stats];
-    const [cf, ce, cr] = targets.map((t) => (t.cpu === undefined ? undefined : t.cpu / t.lat.length));
-    return { floor: f, express: e, real: r, cpu: { floor: cf, express: ce, real: cr }, responseBytes: n };
+    const [f, e, r, a] = targets.map((t) => stats(t.lat)) as [Stats, Stats, Stats, Stats];
+    const [cf, ce, cr, ca] = targets.map((t) => (t.cpu === undefined ? undefined : t.cpu / t.lat.length));
+    return { floor: f, express: e, real: r, named: a, cpu: { floor: cf, express: ce, real: cr, named: ca }, responseBytes: n };
   } finally {
     for (const c of clients) c.close();
     for (const s of servers) await s.stop();
@@ -433,6 +454,7 @@ function httpRows(h: HttpResult): string[][] {
     ['raw node:http child, same bytes (FLOOR)', ...latencyCells(h.floor), '1.00x', cpuCell(h.cpu.floor)],
     ['(info) express 5 child, same bytes, no tool', ...latencyCells(h.express), ratio(h.express.p50, h.floor.p50), cpuCell(h.cpu.express)],
     ['marginalia serve child (built CLI)', ...latencyCells(h.real), ratio(h.real.p50, h.floor.p50), cpuCell(h.cpu.real)],
+    ['same, with a per-agent credential (POST /agents)', ...latencyCells(h.named), ratio(h.named.p50, h.floor.p50), cpuCell(h.cpu.named)],
   ];
   if (h.inProcess) hr.push(['(info) pipeline.invoke list_codes in-process (no HTTP, no agent layer)', ...latencyCells(h.inProcess), ratio(h.inProcess.p50, h.floor.p50), cpuCell(h.cpu.inProcess)]);
   const big = h.inProcessLarge;
@@ -534,6 +556,14 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
       unit: 'ms',
       goal: HTTP_GOAL_RATIO * h.floor.p50,
       goalSource: `${HTTP_GOAL_RATIO}x the floor`,
+      floor: { label: 'raw node:http answering the same bytes', value: h.floor.p50 },
+    },
+    {
+      name: `HTTP list_codes p50 with a per-agent credential (p99 ${ms(h.named.p99)} ms vs floor ${ms(h.floor.p99)} ms)`,
+      value: h.named.p50,
+      unit: 'ms',
+      goal: NAMED_GOAL_RATIO * h.floor.p50,
+      goalSource: `${NAMED_GOAL_RATIO}x the floor (issue 14)`,
       floor: { label: 'raw node:http answering the same bytes', value: h.floor.p50 },
     },
     ...[...muts.slice(2).reverse(), lg, sm].map(

@@ -27,6 +27,7 @@ import { MIGRATIONS } from '../src/store/migrations';
 import { loadSqlJs } from '../src/store/sqljs';
 import { FULL, QUICK, machineLine, sectionMain, type Figure, type SectionResult } from './lib/section';
 import { ms, stats, table } from './lib/stats';
+import { mulberry32 as rng } from '../src/core/random';
 
 const SOURCES = FULL ? 10_000 : 500;
 const SEGMENTS_PER_SOURCE = 10;
@@ -42,18 +43,6 @@ const T0 = performance.now();
 
 function log(msg: string): void {
   process.stderr.write(`[search +${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
-}
-
-/** A deterministic PRNG (mulberry32), so every run generates the same project. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A vocabulary of pseudo-words (2% with an accented letter) and a Zipf sampler over it. */
@@ -93,7 +82,11 @@ async function generate(file: string): Promise<void> {
   const word = vocabulary(rand, 30_000);
   const SQL = await loadSqlJs();
   const db = new SQL.Database();
-  for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) db.exec(m.sql);
+  for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
+    // the SQL functions a migration calls (migration 11's derived GUIDs), registered as the store does
+    for (const [name, fn] of Object.entries(m.functions ?? {})) db.create_function(name, fn);
+    db.exec(m.sql);
+  }
   db.exec(`PRAGMA user_version = ${Math.max(...MIGRATIONS.map((m) => m.version))}`);
   const now = '2026-01-01T00:00:00.000Z';
   db.exec('BEGIN');

@@ -27,6 +27,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { mulberry32 as rng } from '../src/core/random';
 
 /** Options of {@link generateGa4}. */
 export interface Ga4Options {
@@ -57,18 +58,6 @@ export interface Ga4Truth {
   /** noise lines by kind */
   noise: { blank: number; invalid_json: number; without_user: number };
   users: Map<string, Ga4UserTruth>;
-}
-
-/** A deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const PAGES = [

@@ -1,6 +1,6 @@
 /**
  * The VS Code composition root: the only file (with cli/) that wires the layers together. It owns the
- * two lifetimes of DESIGN.md: the extension's (everything registered here) and the open project's
+ * two lifetimes of docs/architecture.md: the extension's (everything registered here) and the open project's
  * (ProjectController.scope).
  */
 import * as fs from 'node:fs';
@@ -12,7 +12,7 @@ import type { EventRecord } from './domain/events';
 import { AgentContext } from './agent/agentContext';
 import { TrustPolicy } from './agent/trust';
 import { ALL_TOOLS, announceProject, createPipeline, openProjectHandle } from './cli/compose';
-import { fileAuditStorage, readConfigText, writeDiscovery } from './cli/credentials';
+import { fileAgentCredentialStorage, fileAuditStorage, readConfigText, writeDiscovery } from './cli/credentials';
 import { VERSION } from './cli/main';
 import { EDITOR_TOOLS } from './tools/editorTools';
 import { TOOLS } from './tools/registry';
@@ -25,16 +25,26 @@ import { EditTracker } from './ui/documents/editTracker';
 import { SourceDocuments } from './ui/documents/sourceDocuments';
 import { OutputLogger } from './ui/host/outputLogger';
 import { applySettingOverrides, settings } from './ui/host/settings';
-import { loadSecretTokens } from './ui/host/tokens';
+import { AgentTokenSecrets, loadSecretTokens } from './ui/host/tokens';
 import { ApprovalsView } from './ui/approvals/approvalsView';
 import { ActivityLog } from './ui/activity/activityLog';
 import { ActivityView } from './ui/activity/activityView';
+import { AgentFollower, readMode } from './ui/observer/agentFollower';
+import { AgentNotices } from './ui/observer/agentNotices';
+import { PauseCommands } from './ui/observer/pauseCommands';
+import { undoAgentActionTool } from './tools/editorTools';
 import { HistoryView, type SnapshotItem } from './ui/history/historyView';
+import { SyncCommands } from './ui/history/syncCommands';
+import { mergeCommands } from './ui/merge/mergeCommands';
+import { MergeConflictsView } from './ui/merge/mergeConflictsView';
 import { registerAgentCommands, registerMcpProvider } from './ui/agents/agentCommands';
+import { ConnectedAgentsView } from './ui/agents/connectedAgentsView';
+import { openProjectCredentialStorage } from './ui/agents/credentialStore';
 import { ProjectController } from './ui/projectController';
 import { isReportsView, ReportsPanel } from './ui/reports/reportsPanel';
 import { CodebookDiagnostics } from './ui/diagnostics/codebookDiagnostics';
 import { MarginaliaStatusBar } from './ui/statusBar';
+import { BlindCodingStatus } from './ui/teamScope';
 import { createMemos, type Memos } from './ui/memos/memoCommands';
 import { projectInfoReader } from './cli/projectInfo';
 import { UndoCommands } from './ui/undo/undoCommands';
@@ -46,7 +56,7 @@ import { RetrievalView } from './ui/retrieval/retrievalView';
 import { CodesTreeProvider } from './ui/trees/codesTreeProvider';
 import { ColorIcons } from './ui/trees/colorIcons';
 import { SourcesTreeProvider } from './ui/trees/sourcesTreeProvider';
-import { LOCAL_SESSION, Workbench } from './ui/workbench';
+import { causedByAgent, LOCAL_SESSION, Workbench } from './ui/workbench';
 import type { NavigationTarget } from './tools/context';
 
 /** What activate() returns: the extension's parts, for integration tests and other extensions. */
@@ -64,12 +74,18 @@ export interface MarginaliaApi {
   editTracker: EditTracker;
   documents: SourceDocuments;
   statusBar: MarginaliaStatusBar;
+  /** blind coding's status bar hint (issue 16 item 5; src/ui/teamScope.ts) */
+  blindCoding: BlindCodingStatus;
   /** Marginalia: Undo / Redo and the editor's undo order (Ctrl+Z in a source editor) */
   undo: UndoCommands;
   agent: AgentContext;
   approvals: ApprovalsView;
+  /** the Connected Agents view (marginalia.agents): agent credentials, their sessions, End Session, Revoke */
+  connectedAgents: ConnectedAgentsView;
   activity: ActivityLog;
   history: HistoryView;
+  /** the Merge Conflicts view (marginalia.mergeConflicts, issue 16 item 4; src/ui/merge/) */
+  mergeConflicts: MergeConflictsView;
   /** the Reports webview panel (marginalia.reports.open) */
   reports: ReportsPanel;
   /** codebook health in the Problems panel */
@@ -78,6 +94,8 @@ export interface MarginaliaApi {
   tokens: { agent: string; reviewer: string };
   /** memos as Markdown tabs (marginalia-memo:), the Memos view and its commands (issue 13 item 6) */
   memos: Memos;
+  /** hybrid mode (issue 14 item 9): the agent follower, notify-level messages, Pause / Resume Agents */
+  observer: { follower: AgentFollower; notices: AgentNotices; pause: PauseCommands };
   /** resolves once the trees and decorations have caught up with every event published so far */
   settled(): Promise<void>;
   /** the last short confirmation shown in the status bar ("Coded with 'X' in interview-04"), for tests */
@@ -145,6 +163,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     project: () => controller.current(),
     tokens,
     researcherName: () => settings.coderName(),
+    // the open project's agent credentials, in the file `marginalia agent add|list|revoke --project P` uses
+    credentials: openProjectCredentialStorage(() => controllerRef?.current()?.path, fileAgentCredentialStorage),
     overrides: (cfg) => applySettingOverrides(cfg, (p, l) => TrustPolicy.checkOverride(ALL_TOOLS, p, l, cfg.trust.default_level), (m) => configProblems.push(m)),
     audit: {
       append: (line) => {
@@ -224,10 +244,31 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const editTracker = new EditTracker(wb, docs);
   late.editTracker = editTracker;
   const statusBar = new MarginaliaStatusBar(controller);
+  // blind coding's status bar hint; the Codes tree and the decorations read through the researcher's scope (src/ui/teamScope.ts)
+  const blindCoding = new BlindCodingStatus(wb, () => {
+    codesTree.refresh();
+    decorations.refreshAll();
+  });
+  context.subscriptions.push(blindCoding);
   const undo = new UndoCommands(wb, docs, () => editTracker.flush(), statusBar);
   context.subscriptions.push(undo);
   const approvals = new ApprovalsView(wb, agent);
+  const connectedAgents = new ConnectedAgentsView(agent, () => !!controller.current(), (l) => pipeline.onEvents(l));
+  context.subscriptions.push(connectedAgents, controller.onDidChangeProject(() => connectedAgents.refresh()));
   const history = new HistoryView(wb);
+  // the history's git remote: Configure Remote, Sync Project, the sync state in the status bar (src/ui/history/syncCommands.ts)
+  const sync = new SyncCommands(wb, () => {
+    codesTree.refresh();
+    sourcesTree.refresh();
+    casesTree.refresh();
+    decorations.refreshAll();
+    docs.refreshAll();
+    void retrieval.refresh();
+    void history.refresh();
+  });
+  context.subscriptions.push(sync);
+  const mergeConflicts = new MergeConflictsView(wb);
+  context.subscriptions.push(mergeConflicts);
   const activity = new ActivityLog(() => wb.repo());
   const activityView = new ActivityView(context.extensionUri, activity, wb, approvals);
   const reports = new ReportsPanel(context.extensionUri, wb, docs, decorations);
@@ -252,32 +293,44 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     historyTimer = setTimeout(() => void history.refresh(), 3000);
   };
 
-  // trust level notify: the action ran; tell the researcher, batched so a busy agent makes one message
-  const notices = new Map<string, string[]>();
-  let noticeTimer: NodeJS.Timeout | undefined;
-  // in words: the Agent Activity item each call made (its words come with the call's events, before the message shows)
-  const notifyLater = (client: string, tool: string) => {
-    const item = activity.all()[0];
-    const ref = item && item.tool === tool && item.client_name === client ? item.id : `tool:${tool}`;
-    notices.set(client, [...(notices.get(client) ?? []), ref]);
-    noticeTimer ??= setTimeout(() => {
-      noticeTimer = undefined;
-      for (const [who, refs] of notices) {
-        const words = refs.map((r) => (r.startsWith('tool:') ? r.slice(5).replace(/_/g, ' ') : (activity.all().find((x) => x.id === r)?.description ?? '')));
-        const shown = [...new Set(words.filter(Boolean))];
-        const more = shown.length > 3 ? ` and ${shown.length - 3} more` : '';
-        void vscode.window.showInformationMessage(`${who}: ${shown.slice(0, 3).join('; ')}${more}. See Agent Activity.`);
-      }
-      notices.clear();
-    }, 1500);
-  };
+  // hybrid mode (issue 14 item 9, src/ui/observer/): follow agents, notify-level calls as messages with Undo and Show, Pause Agents
+  agent.mode = readMode();
+  const follower = new AgentFollower({ open: (id, range) => docs.open(id, range, true), flash: (seg, ms) => decorations.flash(seg, ms), mode: readMode, flashMs: settings.flashMs });
+  const agentNotices = new AgentNotices({
+    undo: async (correlation_id) => {
+      let problem: string | undefined;
+      await wb.call(undoAgentActionTool, { correlation_id }, { onFailure: (_code, message) => (problem = message) });
+      return problem;
+    },
+    show: async (n) => {
+      const coded = n.correlation_id ? wb.repo()?.listEventsByCorrelation(n.correlation_id).find((e) => e.event_type === 'coding.segment_coded') : undefined;
+      if (coded) await docs.open(coded.payload.source_id as number, { start: coded.payload.start as number, end: coded.payload.end as number });
+      else if (n.source_id !== null) await docs.open(n.source_id);
+      else await vscode.commands.executeCommand('marginalia.activity.focus');
+    },
+    showActivity: () => vscode.commands.executeCommand('marginalia.activity.focus'),
+  });
+  const pauseCommands = new PauseCommands({ agent, caller: () => wb.caller(), mode: readMode });
+  context.subscriptions.push(
+    follower,
+    agentNotices,
+    pauseCommands,
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('marginalia.mode')) return;
+      agent.mode = readMode();
+      pauseCommands.update();
+    }),
+  );
 
-  // Domain events from every session (UI, HTTP, LM tools) update the views; batched per 16 ms frame.
+  // Domain events from every session (UI, HTTP, LM tools) update the views: at once after a quiet spell (a
+  // researcher's action is drawn without waiting for a frame), else batched per 16 ms frame (an agent's burst).
   let pending: EventRecord[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
+  let lastFlush = -Infinity;
   let settledWaiters: (() => void)[] = [];
   const flushEvents = () => {
     flushTimer = undefined;
+    lastFlush = performance.now();
     const events = pending;
     pending = [];
     const sources = new Set<number>();
@@ -288,7 +341,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       if (e.event_type.startsWith('source.')) sourceList = true;
       const sid = e.payload.source_id;
       if (typeof sid === 'number') sources.add(sid);
-      if (e.event_type.startsWith('coding.code') || e.event_type === 'coding.codes_merged') {
+      // a code's name or colour is drawn in the editors: redraw them when it changes (not when a code is made or moved)
+      if (e.event_type === 'coding.code_renamed' || e.event_type === 'coding.code_updated' || e.event_type === 'coding.code_deleted' || e.event_type === 'coding.codes_merged') {
         for (const ed of vscode.window.visibleTextEditors) {
           const s = docs.sourceIdFor(ed.document);
           if (s !== undefined) sources.add(s);
@@ -299,10 +353,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       // codings added or removed change only their codes' counts: redraw those rows, not the whole tree
       const segmentOnly = events.every((e) => !e.event_type.startsWith('coding.') || ((e.event_type === 'coding.segment_coded' || e.event_type === 'coding.segment_uncoded') && typeof e.payload.code_id === 'number'));
       if (segmentOnly) codesTree.refreshCodeRows(events.filter((e) => e.event_type.startsWith('coding.')).map((e) => e.payload.code_id as number));
-      else codesTree.refresh();
+      else codesTree.update();
     }
     if (codes || sourceList || events.some((e) => e.event_type.startsWith('case.'))) void retrieval.refresh();
-    if (codes || sourceList) sourcesTree.refresh();
+    // the Sources view counts codings: only changes of passages move those counts (not a code made, renamed or moved)
+    const passages = events.some((e) => e.event_type.includes('segment_') || e.event_type === 'coding.code_deleted' || e.event_type === 'coding.codes_merged');
+    if (passages || sourceList) sourcesTree.refresh();
     if (events.some((e) => e.event_type.startsWith('case.') || e.event_type === 'source.deleted')) casesTree.refresh();
     for (const s of sources) decorations.refreshSource(s);
     if (events.some((e) => e.event_type.startsWith('approval.'))) approvals.refresh();
@@ -313,11 +369,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       casesTree.refresh();
       void retrieval.refresh();
       decorations.refreshAll();
+      void mergeConflicts.refresh();
     }
     if (events.length > 0) historyRefresh();
     for (const e of events) {
       if (e.event_type === 'approval.requested') void approvals.notify(e.aggregate_id);
-      if (e.event_type === 'coding.segment_coded' && e.caused_by.session_id !== LOCAL_SESSION) {
+      if (e.event_type === 'coding.segment_coded' && causedByAgent(e.caused_by)) {
         decorations.flash({ source_id: e.payload.source_id as number, start_pos: e.payload.start as number, end_pos: e.payload.end as number }, settings.flashMs());
       }
       if (e.event_type === 'source.text_edited' || e.event_type === 'source.text_reconciled') {
@@ -325,6 +382,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         if (src) docs.refresh(src.source_id, src.name);
       }
     }
+    void follower.onEvents(events);
+    agentNotices.onEvents(events);
     const waiters = settledWaiters;
     settledWaiters = [];
     for (const w of waiters) w();
@@ -333,12 +392,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     pipeline.onEvents((events) => {
       activity.recordEvents(events);
       pending.push(...events);
-      flushTimer ??= setTimeout(flushEvents, 16);
+      flushTimer ??= setTimeout(flushEvents, performance.now() - lastFlush > 100 ? 0 : 16);
     }),
     pipeline.onDidCall((call) => {
       activity.recordCall(call);
-      if (call.decision === 'notified') notifyLater(call.caller.client_name, call.tool);
-      if (call.caller.session_id !== LOCAL_SESSION) statusBar.agentActive(call.caller.session_id);
+      // role agent marks an AI action (issue 14 item 1): the researcher's own calls over HTTP are not an active agent
+      if (call.caller.session_id !== LOCAL_SESSION && !call.caller.researcher) statusBar.agentActive(call.caller.session_id);
     }),
     controller.onDidChangeProject((opened) => {
       if (opened) announceProject(pipeline, opened, 'opened', 'vscode', settings.coderName(), logger);
@@ -374,8 +433,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         'marginalia.history.showRawDiff': (s?: SnapshotItem) => history.showRawDiff(s),
         'marginalia.history.restore': (s?: SnapshotItem) => (s ? history.restore(s) : undefined),
         ...retrievalCommands({ wb, docs, retrieval }),
-        ...registerAgentCommands({ wb, agent, approvals, tokens, controller, extensionPath: context.extensionPath }),
+        ...registerAgentCommands({ wb, agent, approvals, tokens, controller, extensionPath: context.extensionPath, connectedAgents, agentSecrets: new AgentTokenSecrets(context.secrets) }),
         ...undo.commands(),
+        ...pauseCommands.commands(),
+        ...blindCoding.commands(),
+        ...sync.commands(),
+        ...mergeCommands({ wb, view: mergeConflicts }),
       },
       (id, e) => {
         logger.error(`${id} failed`, e);
@@ -396,15 +459,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     editTracker,
     documents: docs,
     statusBar,
+    blindCoding,
     undo,
     agent,
     approvals,
+    connectedAgents,
     activity,
     history,
+    mergeConflicts,
     reports,
     codebookHealth,
     tokens,
     memos,
+    observer: { follower, notices: agentNotices, pause: pauseCommands },
     settled: () =>
       new Promise<void>((resolve) => {
         if (!flushTimer && pending.length === 0) resolve();

@@ -5,7 +5,7 @@
 // behind it. After each view is drawn the page reports what it drew ('rendered').
 import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip, type ChartConfiguration, type ChartEvent, type ActiveElement, type Plugin, type Scale } from 'chart.js';
 import { MatrixController, MatrixElement } from 'chartjs-chart-matrix';
-import type { AgreementRow, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../src/protocol/reports';
+import type { AgreementRow, AgreementUnit, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../src/protocol/reports';
 
 /** "1 overlap", "2 overlaps": a count with its noun (the webview imports no src code but protocol types; src/core/plural.ts is the same rule). */
 function countOf(n: number, singular: string): string {
@@ -36,6 +36,8 @@ const box = byId<HTMLDivElement>('chart-box');
 const canvas = byId<HTMLCanvasElement>('chart');
 const table = byId<HTMLTableElement>('table');
 const exportBar = byId<HTMLDivElement>('export');
+/** below the table: the agreement view's per-code measures and disagreements (absent from older pages) */
+const details = document.getElementById('details') as HTMLDivElement | null;
 
 let request: ReportRequest = restoreRequest();
 let chart: Chart | undefined;
@@ -92,6 +94,7 @@ function reset(): void {
   box.style.display = 'none';
   table.replaceChildren();
   table.style.display = 'none';
+  details?.replaceChildren();
   controls.replaceChildren();
   summary.textContent = '';
   summary.title = '';
@@ -361,50 +364,104 @@ function fmt(v: number | null, digits: number, suffix = ''): string {
   return v === null ? '–' : `${v.toFixed(digits)}${suffix}`;
 }
 
-function drawAgreement(m: Extract<ToReportsWebview, { type: 'agreement' }>): void {
-  if (m.coders.length >= 2) {
-    const pickers = [0, 1].map((k) => {
-      const label = el('label', k === 0 ? 'Coder A ' : ' Coder B ');
-      const select = el('select');
-      select.id = k === 0 ? 'coder-a' : 'coder-b';
-      for (const c of m.coders) {
-        const o = el('option', c);
-        o.value = c;
-        o.selected = m.pair?.[k] === c;
-        select.append(o);
-      }
-      label.append(select);
-      return { label, select };
-    });
-    const change = () => {
-      const a = pickers[0]?.select.value ?? '';
-      const b = pickers[1]?.select.value ?? '';
-      if (a && b && a !== b) ask({ view: 'agreement', coders: [a, b] });
-      else summary.textContent = 'Pick two different coders.';
-    };
-    for (const p of pickers) {
-      p.select.addEventListener('change', change);
-      controls.append(p.label);
-    }
+/** The coder check boxes (two or more) and the unit picker of the agreement view. */
+function agreementControls(m: Extract<ToReportsWebview, { type: 'agreement' }>): void {
+  const chosen = new Set(m.selected ?? m.pair ?? []);
+  const boxes: HTMLInputElement[] = [];
+  const unit = el('select');
+  unit.id = 'agreement-unit';
+  for (const u of ['character', 'segment', 'sentence', 'paragraph'] as const) {
+    const o = el('option', u);
+    o.value = u;
+    o.selected = (m.unit ?? 'character') === u;
+    unit.append(o);
   }
+  const change = () => {
+    const coders = boxes.filter((b) => b.checked).map((b) => b.value);
+    if (coders.length >= 2) ask({ view: 'agreement', coders, unit: unit.value as AgreementUnit });
+    else summary.textContent = 'Pick two coders or more.';
+  };
+  for (const c of m.coders) {
+    const label = el('label');
+    const box = el('input');
+    box.type = 'checkbox';
+    box.value = c;
+    box.checked = chosen.has(c);
+    box.addEventListener('change', change);
+    boxes.push(box);
+    label.append(box, document.createTextNode(` ${c}`));
+    controls.append(label);
+  }
+  unit.addEventListener('change', change);
+  const unitLabel = el('label', 'Unit ');
+  unitLabel.append(unit);
+  controls.append(unitLabel);
+}
+
+/** Per code a table (measure, coders, value, 95% interval), then the disagreements with their text, below the main table. */
+function drawAgreementDetails(m: Extract<ToReportsWebview, { type: 'agreement' }>): void {
+  if (!details) return;
+  const parts: HTMLElement[] = [];
+  for (const t of m.tables ?? []) {
+    parts.push(el('h3', `${t.name} (${countOf(t.units, m.unit ?? 'character')})`));
+    const tbl = el('table', undefined, 'measures');
+    const head = el('tr');
+    for (const h of ['Measure', 'Coders', 'Value', '95% interval']) head.append(el('th', h));
+    const thead = el('thead');
+    thead.append(head);
+    const body = el('tbody');
+    for (const r of t.measures) {
+      const tr = el('tr');
+      tr.append(el('td', r.measure), el('td', r.coders), el('td', fmt(r.value, 3), 'n'), el('td', r.ci_low === null || r.ci_high === null ? '–' : `[${fmt(r.ci_low, 3)}, ${fmt(r.ci_high, 3)}]`, 'n'));
+      body.append(tr);
+    }
+    tbl.append(thead, body);
+    parts.push(tbl);
+  }
+  const dis = m.disagreements ?? [];
+  if (dis.length > 0) {
+    parts.push(el('h3', `Disagreements (${dis.length} shown)`));
+    const list = el('table', undefined, 'disagreements');
+    const head = el('tr');
+    for (const h of ['Code', 'Source', 'Position', 'Coded by', 'Not coded by', 'Text']) head.append(el('th', h));
+    const thead = el('thead');
+    thead.append(head);
+    const body = el('tbody');
+    for (const d of dis) {
+      const tr = el('tr');
+      tr.append(el('td', d.code), el('td', d.source), el('td', `${d.start_pos}–${d.end_pos}`, 'n'), el('td', d.coded_by.join(', ')), el('td', d.not_coded_by.join(', ')), el('td', d.text, 'quote'));
+      body.append(tr);
+    }
+    list.append(thead, body);
+    parts.push(list);
+  }
+  details.replaceChildren(...parts);
+}
+
+function drawAgreement(m: Extract<ToReportsWebview, { type: 'agreement' }>): void {
+  if (m.coders.length >= 2) agreementControls(m);
   if (m.note || !m.pair) {
     summary.textContent = m.note ?? 'Pick two coders.';
     return rendered('agreement', 0);
   }
+  const selected = m.selected ?? m.pair;
+  const two = selected.length === 2;
   const [a, b] = m.pair;
-  summary.textContent = `Agreement of ${a} and ${b}, character by character, over ${countOf(m.total_characters, 'character')} of ${countOf(m.source_count, 'source')} both coded. Click a row for both coders' segments of the code.`;
+  const unit = m.unit ?? 'character';
+  summary.textContent = `Agreement of ${selected.join(', ')} by ${unit} over ${countOf(m.total_characters, 'character')} of ${countOf(m.source_count, 'source')} coded by at least two of them; intervals: seeded bootstrap 95%. Click a row for the coders' segments of the code.`;
   summary.title = m.method;
   const head = el('tr');
-  for (const h of ['Code', '% agreement', "Cohen's κ", 'both', `only ${a}`, `only ${b}`]) head.append(el('th', h));
+  for (const h of two ? ['Code', '% agreement', "Cohen's κ", 'both', `only ${a}`, `only ${b}`] : ['Code', '% agreement', "Fleiss' κ"]) head.append(el('th', h));
   const thead = el('thead');
   thead.append(head);
   const body = el('tbody');
   const row = (r: AgreementRow, total: boolean) => {
     const tr = el('tr', undefined, total ? 'total' : 'clickable');
-    tr.append(el('td', r.name), el('td', fmt(r.percent_agreement, 1, '%'), 'n'), el('td', fmt(r.kappa, 3), 'n'), el('td', String(r.both), 'n'), el('td', String(r.only_a), 'n'), el('td', String(r.only_b), 'n'));
+    tr.append(el('td', r.name), el('td', fmt(r.percent_agreement, 1, '%'), 'n'), el('td', fmt(r.kappa, 3), 'n'));
+    if (two) tr.append(el('td', String(r.both), 'n'), el('td', String(r.only_a), 'n'), el('td', String(r.only_b), 'n'));
     if (!total) {
       tr.tabIndex = 0;
-      const go = () => drill({ kind: 'coders', code_id: r.code_id, coders: [a, b] });
+      const go = () => drill({ kind: 'coders', code_id: r.code_id, coders: selected });
       tr.addEventListener('click', go);
       tr.addEventListener('keydown', (e) => {
         if (e.key === 'Enter' || e.key === ' ') go();
@@ -416,6 +473,7 @@ function drawAgreement(m: Extract<ToReportsWebview, { type: 'agreement' }>): voi
   if (m.overall) body.append(row(m.overall, true));
   table.replaceChildren(thead, body);
   table.style.display = 'table';
+  drawAgreementDetails(m);
   rendered('agreement', m.rows.length);
 }
 

@@ -15,6 +15,8 @@ import * as path from 'node:path';
 import { ProjectStore, journalPath } from '../../src/store/projectStore';
 import { nameKey } from '../../src/domain/rules';
 import { MIGRATIONS } from '../../src/store/migrations';
+export { mulberry32 } from '../../src/core/random';
+import { mulberry32 } from '../../src/core/random';
 
 export interface ProjectSpec {
   /** short label used in the cache file name */
@@ -184,18 +186,6 @@ async function generate(file: string, spec: ProjectSpec): Promise<{ sources: num
   } finally {
     await store.close();
   }
-}
-
-/** A small fast seeded PRNG (uniform in [0, 1)). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** `n` distinct pronounceable pseudo-words of 2-10 letters. */

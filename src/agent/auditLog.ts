@@ -56,6 +56,15 @@ export interface AuditEntry {
   client_type: string;
   client_name: string;
   user: string;
+  /**
+   * The coder's role (issue 14, item 1): `researcher` (local UI, reviewer token) or `agent`; absent on refusals
+   * before a session was known and on lines written before roles were recorded.
+   */
+  role?: 'researcher' | 'agent';
+  /** the coder's name: the researcher's coder name, or the agent's credential name (else its client name) */
+  coder?: string;
+  /** the model an agent's client stated, when it did */
+  model?: string;
   tool: string;
   decision: AuditDecision;
   trust_level?: string;
@@ -85,6 +94,8 @@ export interface AuditStorage {
 export interface AuditFilter {
   session_id?: string;
   client_name?: string;
+  /** only lines of this coder role */
+  role?: 'researcher' | 'agent';
   tool?: string;
   decision?: AuditDecision;
   since?: string;
@@ -178,6 +189,7 @@ export class AuditLog implements AuditRedaction {
       }
       if (filter.session_id && e.session_id !== filter.session_id) continue;
       if (filter.client_name && e.client_name !== filter.client_name) continue;
+      if (filter.role && e.role !== filter.role) continue;
       if (filter.tool && e.tool !== filter.tool) continue;
       if (filter.decision && e.decision !== filter.decision) continue;
       if (filter.since && e.timestamp < filter.since) continue;

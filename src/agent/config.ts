@@ -46,6 +46,8 @@ export const agentContextSchema = z
         timeout_minutes: z.number().positive().max(24 * 60).default(5),
         /** Marginalia: most requests pending at once (spec: 10) */
         max_pending: z.number().int().min(1).max(1000).default(10),
+        /** Marginalia: most requests pending at once from one agent credential (all its sessions); issue 14 item 4 */
+        max_pending_per_agent: z.number().int().min(1).max(1000).default(5),
         /**
          * Marginalia: the pace at which an agent is told to poll get_approval_status, in milliseconds (the 202
          * answer's `poll_after_ms`, HTTP `Retry-After`); polls of its own request at this pace never spend its rate budget

@@ -58,6 +58,11 @@ interface Subscriber {
  */
 export class EventHub {
   private readonly subs = new Map<string, Subscriber>();
+  /**
+   * Applied to every event just before it is delivered, live or replayed (identity when unset): the agent layer
+   * replaces the words of sources closed to agents (AgentContext.attach, src/agent/agentAccess.ts).
+   */
+  redactor: ((e: EventRecord) => EventRecord) | undefined;
 
   constructor(
     private readonly history: (afterSeq: number, limit: number) => EventRecord[],
@@ -172,7 +177,7 @@ export class EventHub {
         const e = sub.queue.shift() as EventRecord;
         sub.lastSeq = e.metadata.sequence_number;
         sub.sentInWindow++;
-        sub.deliver({ kind: 'event', event: e });
+        sub.deliver({ kind: 'event', event: this.redactor ? this.redactor(e) : e });
         if (!this.subs.has(sub.id)) return;
       }
       if (sub.queue.length > 0 || sub.catchUp === undefined) break;

@@ -35,7 +35,7 @@ export const CATEGORY_RULES: Record<TrustCategory, CategoryRule> = {
  * Tools whose level is locked in the control panel (spec section 5): they can never be set below the
  * level the spec allows for their category (Suggest for delete and merge).
  */
-export const LOCKED_TOOLS: Readonly<Record<string, TrustLevel>> = { delete_code: 'suggest', merge_codes: 'suggest' };
+export const LOCKED_TOOLS: Readonly<Record<string, TrustLevel>> = { delete_code: 'suggest', merge_codes: 'suggest', resolve_merge_conflict: 'require' };
 
 /** Index of a level in strength order (auto 0 .. require 3). */
 export function strength(l: TrustLevel): number {

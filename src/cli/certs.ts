@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import forge from 'node-forge';
 import type { Role } from '../agent/agentContext';
-import { marginaliaHome } from './credentials';
+import { marginaliaHome, writePrivate } from './credentials';
 
 // Certificates for the gRPC adapter's mutual TLS, made with node-forge (maintained, pure JavaScript, no
 // dependencies, typed by @types/node-forge; key pairs come from Node's own crypto, so no openssl binary is
@@ -45,15 +45,6 @@ export function certFiles(dir: string): CertFiles {
 export function clientFiles(dir: string, name: string): { cert: string; key: string } {
   const d = path.resolve(dir);
   return { cert: path.join(d, `client-${name}.pem`), key: path.join(d, `client-${name}-key.pem`) };
-}
-
-/** Writes `text` atomically (temporary file, rename) readable by the user only (0600), in a 0700 folder. */
-function writePrivate(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, text, { mode: 0o600 });
-  fs.renameSync(tmp, file);
-  fs.chmodSync(file, 0o600);
 }
 
 /** A positive random 128-bit serial number as hex (RFC 5280 4.1.2.2: positive, at most 20 octets). */

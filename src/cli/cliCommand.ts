@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isToolError, ToolError } from '../core/errors';
+import { cliExitOf } from '../agent/errorClasses';
 import type { Logger } from '../core/log';
 import { CLIENT_TYPES, type ClientType } from '../agent/sessions';
 import { LocalCliBackend, runLineProtocol, type CliBackend } from '../adapters/cli/cliAdapter';
@@ -58,8 +59,8 @@ function flushed(): Promise<void> {
  * discovery file, so the researcher can approve what the CLI's agent asks for and other processes
  * (`marginalia mcp`, another `marginalia cli`) forward to it instead of finding the project locked.
  * The first stderr line is `{"type":"ready","mode":"local"|"forward",...}` (local: with `url`).
- * Errors (exit 2 with a `{"type":"error"}` line): INVALID_ARGUMENTS (usage), NO_PROJECT, PROJECT_LOCKED,
- * UNAUTHORIZED, SESSION_LIMIT, INVALID_CONFIG.
+ * Errors (a `{"type":"error"}` line, exit code from src/agent/errorClasses.ts: 2 refused, 3 retry later): INVALID_ARGUMENTS
+ * (usage), NO_PROJECT, PROJECT_LOCKED, UNAUTHORIZED, INVALID_CONFIG (2); SESSION_LIMIT, RATE_LIMITED (3).
  */
 export async function runCli(argv: string[], version: string): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { project: { type: 'string' }, client: { type: 'string' }, 'client-type': { type: 'string' } }, strict: true });
@@ -160,7 +161,7 @@ export async function runCli(argv: string[], version: string): Promise<void> {
       await cleanup();
       await project?.close();
       await flushed();
-      process.exit(2);
+      process.exit(cliExitOf(e.code));
     }
     throw e;
   }

@@ -3,12 +3,14 @@ import type { Logger } from '../core/log';
 import { AgentContext } from '../agent/agentContext';
 import type { AgentContextConfig } from '../agent/config';
 import { ToolPipeline, type AuditSink } from '../agent/pipeline';
-import { fileAuditStorage, loadTokens, readConfigText } from './credentials';
+import { fileAgentCredentialStorage, fileAuditStorage, loadTokens, readConfigText } from './credentials';
 import { ProjectStore, type StoreOptions } from '../store/projectStore';
 import { SqlProjectRepository } from '../store/sqlRepository';
 import { StoreDumpAccess } from '../store/dumpAccess';
 import { StoreErasure } from '../store/erasureStore';
 import { Snapshotter } from '../vcs/snapshotter';
+import { RemoteSync } from '../vcs/remote';
+import { mergeDumps, type MergeConflict } from '../vcs/merge/mergeDumps';
 import type { HostPort, OpenProject } from '../tools/context';
 import { EDITOR_TOOLS } from '../tools/editorTools';
 import { TOOLS } from '../tools/registry';
@@ -38,7 +40,17 @@ export interface HandleOptions extends StoreOptions {
 export async function openProjectHandle(path: string, opts: HandleOptions = {}): Promise<ProjectHandle> {
   const store = await ProjectStore.open(path, opts);
   const repo = new SqlProjectRepository(store);
-  const snapshotter = new Snapshotter(store.filePath, new StoreDumpAccess(store), { debounceMs: opts.snapshotDebounceMs, logger: opts.logger, repo });
+  const dumpAccess = new StoreDumpAccess(store);
+  const snapshotter = new Snapshotter(store.filePath, dumpAccess, { debounceMs: opts.snapshotDebounceMs, logger: opts.logger, repo });
+  // the history's git remote (issue 16 item 2): sync applies fetched or merged dumps in one store transaction
+  snapshotter.remote = new RemoteSync({
+    history: snapshotter,
+    rows: dumpAccess,
+    transaction: (fn) => store.transaction(fn),
+    merge: (base, ours, theirs) => mergeDumps(base, ours, theirs, { now: new Date().toISOString(), projectGuid: repo.projectGuid(), idFloor: idFloorOf(store) }),
+    // the merge's conflicts persist with it (merge_conflicts; list_merge_conflicts, resolve_merge_conflict)
+    recordConflicts: (conflicts, mergeRef) => repo.saveMergeConflicts(conflicts as MergeConflict[], mergeRef, new Date().toISOString()),
+  });
   return {
     store,
     name: store.name,
@@ -58,6 +70,11 @@ export async function openProjectHandle(path: string, opts: HandleOptions = {}):
       await store.close();
     },
   };
+}
+
+/** Per table, the highest id the project ever gave out (sqlite_sequence): a merge numbers the remote's new rows above it. */
+function idFloorOf(store: ProjectStore): Record<string, number> {
+  return Object.fromEntries(store.all<{ name: string; seq: number }>('SELECT name, seq FROM sqlite_sequence').map((r) => [r.name, Number(r.seq)]));
 }
 
 /**
@@ -162,6 +179,8 @@ export function createAgentContextFor(
     tokens: opts.tokens ?? loadTokens(),
     researcherName: opts.researcherName,
     audit: fileAuditStorage(projectPath, () => holder.ctx?.config.audit.log_path ?? '.marginalia/audit.jsonl'),
+    // the agents' named credentials, hashed, in <MARGINALIA_HOME>/agents/ (issue 14 item 2; `marginalia agent add`)
+    credentials: fileAgentCredentialStorage(projectPath),
     clock: opts.clock,
     logger: opts.logger,
   });

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isToolError } from '../core/errors';
-import type { Logger } from '../core/log';
+import { cliExitOf } from '../agent/errorClasses';
+import { stderrLogger } from '../core/log';
 import { DEFAULT_PORT } from '../adapters/http/httpServer';
 import { announceProject, createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
 import { loadTokens, writeDiscovery } from './credentials';
@@ -12,6 +13,9 @@ import { MCP_USAGE, McpUsageError, runMcp } from './mcpCommand';
 import { startSurfaces, type RunningSurfaces } from './surfaces';
 import { CLI_USAGE, runCli } from './cliCommand';
 import { CERTS_USAGE, runCerts } from './grpcCommands';
+import { AGENT_USAGE, AgentUsageError, runAgent } from './agentCommand';
+import { runWatch, WATCH_USAGE, WatchUsageError } from './watchCommand';
+import { runSync, SYNC_USAGE, SyncUsageError } from './syncCommand';
 
 /** The version printed by `marginalia --version` and `GET /`. */
 export const VERSION = '0.1.0';
@@ -19,7 +23,7 @@ export const VERSION = '0.1.0';
 const USAGE = `marginalia ${VERSION}: qualitative data analysis for people and agents
 
 Usage:
-  marginalia serve --project PATH [--port N] [--host 127.0.0.1] [--seed DIR] [--allow-path DIR ...] [--coder NAME]
+  marginalia serve --project PATH [--port N] [--host 127.0.0.1] [--seed DIR] [--allow-path DIR ...] [--coder NAME] [--ai-primary]
       Open (or create) the project PATH (.qda) and serve the HTTP tool interface.
       --coder NAME is the researcher's name, recorded on everything done with the reviewer token (default:
       MARGINALIA_CODER, else git's user.name, else the OS user).
@@ -36,26 +40,21 @@ Usage:
       agent_context.protocols.grpc.enabled in .marginalia/config.yaml (port protocols.grpc.port);
       --grpc-certs DIR names the certificate folder (default <MARGINALIA_HOME>/certs).
       MCP (Streamable HTTP, protocol revisions 2025-11-25 and 2026-07-28) is served at /mcp with the same
-      token. --mcp-open (ONLY for the MCP conformance suite, which cannot send a token) lets /mcp requests
+      token. --ai-primary runs in hybrid mode: agents lead and the researcher observes and approves from
+      \`marginalia watch\` (qda://project/settings reports mode "hybrid"). --mcp-open (ONLY for the MCP conformance suite, which cannot send a token) lets /mcp requests
       without a token through as the agent; Host and Origin are still checked.
 ${MCP_USAGE}
 ${CLI_USAGE}
 ${CERTS_USAGE}
+${AGENT_USAGE}
+${WATCH_USAGE}
+${SYNC_USAGE}
   marginalia token [--reviewer]
       Print this install's agent token, or with --reviewer the researcher's reviewer token (serve never
       prints it): REVIEWER=$(marginalia token --reviewer).
   marginalia --version
   marginalia --help
 `;
-
-function stderrLogger(): Logger {
-  const line = (level: string, msg: string) => process.stderr.write(`${new Date().toISOString()} ${level} ${msg}\n`);
-  return {
-    info: (m) => line('info', m),
-    warn: (m) => line('warn', m),
-    error: (m, e) => line('error', e instanceof Error ? `${m}: ${e.stack ?? e.message}` : m),
-  };
-}
 
 /**
  * A line writer that batches: lines written within {@link CALL_LOG_FLUSH_MS} go out in one write (or at
@@ -90,7 +89,7 @@ const CALL_LOG_FLUSH_MS = 25;
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' }, 'allow-path': { type: 'string', multiple: true }, coder: { type: 'string' } },
+    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' }, 'allow-path': { type: 'string', multiple: true }, coder: { type: 'string' }, 'ai-primary': { type: 'boolean' } },
     strict: true,
   });
   const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
@@ -122,7 +121,10 @@ async function serve(argv: string[]): Promise<void> {
   // folders agents' file paths may use besides the project's folder and agent_context.allowed_paths (src/core/pathPolicy.ts)
   const allowPaths = (values['allow-path'] ?? []).map((p) => path.resolve(p));
   for (const p of allowPaths) if (!fs.existsSync(p)) logger.warn(`--allow-path ${p} does not exist (yet)`);
-  const pipeline = createPipeline({ project: () => project, host: { ...headlessHost, transcriptionEndpoint, allowedRoots: () => allowPaths }, logger, agent });
+  // --ai-primary: hybrid mode (issue 14 item 9): agents lead, the researcher observes and approves with `marginalia watch`
+  const hybrid = values['ai-primary'] === true;
+  agent.mode = hybrid ? 'hybrid' : 'headless';
+  const pipeline = createPipeline({ project: () => project, host: { ...headlessHost, ...(hybrid ? { mode: 'hybrid' as const } : {}), transcriptionEndpoint, allowedRoots: () => allowPaths }, logger, agent });
   if (values.seed) {
     const seeded = await seedProject(pipeline, path.resolve(values.seed));
     if (seeded) logger.info(`seeded from ${values.seed}: ${seeded.sources} sources, ${seeded.codes} codes, ${seeded.segments} codings`);
@@ -146,6 +148,8 @@ async function serve(argv: string[]): Promise<void> {
   const removeDiscovery = writeDiscovery({ project: abs, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() });
   // expired sessions end and unanswered approval requests are rejected on time, even when idle
   const sweeper = setInterval(() => {
+    // a credential revoked by `marginalia agent revoke` (another process) ends its sessions within a second
+    agent.credentials.refresh();
     agent.sessions.sweep();
     pipeline.sweepApprovals();
   }, 1000);
@@ -175,7 +179,9 @@ async function serve(argv: string[]): Promise<void> {
       `Agent token:    ${tokens.agent}\n` +
       `Reviewer token: not shown (the researcher's: approves what agents propose; do not give it to agents). \`marginalia token --reviewer\` prints it.\n` +
       (server.surfaces.includes('mcp') ? `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n` : '') +
-      `Surfaces:       ${server.surfaces.join(', ')} (agent_context.protocols in .marginalia/config.yaml)\n\n` +
+      `Surfaces:       ${server.surfaces.join(', ')} (agent_context.protocols in .marginalia/config.yaml)\n` +
+      (hybrid ? `Mode:           hybrid (--ai-primary): watch agents and decide their requests with \`marginalia watch --project ${abs}\`\n` : '') +
+      `\n` +
       `Try (as an agent):\n` +
       `  curl -s ${base}/tools ${auth}\n` +
       `  curl -s -X POST ${base}/tools/get_project_context ${auth} ${json} -d '{"arguments":{}}'\n` +
@@ -219,12 +225,15 @@ export async function main(argv: string[]): Promise<void> {
     if (command === 'cli') return await runCli(rest, VERSION);
     if (command === 'certs') return runCerts(rest);
     if (command === 'token') return printToken(rest);
+    if (command === 'agent') return runAgent(rest);
+    if (command === 'watch') return await runWatch(rest);
+    if (command === 'sync') return await runSync(rest);
     throw new UsageError(`unknown command "${command}"`);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof McpUsageError || isToolError(e) || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    if (e instanceof UsageError || e instanceof McpUsageError || e instanceof AgentUsageError || e instanceof WatchUsageError || e instanceof SyncUsageError || isToolError(e) || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       // a ToolError names its code (e.g. INVALID_CONFIG, PROJECT_LOCKED) so scripts can tell failures apart
-      process.stderr.write(`marginalia: ${isToolError(e) ? `${e.code}: ` : ''}${(e as Error).message}${e instanceof UsageError || e instanceof McpUsageError ? `\n\n${USAGE}` : ''}\n`);
-      process.exit(2);
+      process.stderr.write(`marginalia: ${isToolError(e) ? `${e.code}: ` : ''}${(e as Error).message}${e instanceof UsageError || e instanceof McpUsageError || e instanceof AgentUsageError ? `\n\n${USAGE}` : ''}\n`);
+      process.exit(isToolError(e) ? cliExitOf(e.code) : 2);
     }
     throw e;
   }

@@ -2,25 +2,28 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isToolError, ToolError } from '../core/errors';
-import type { Logger } from '../core/log';
+import { stderrLogger, type Logger } from '../core/log';
 import type { AgentContext } from '../agent/agentContext';
 import { ContextBuilder } from '../agent/contextBuilder';
 import { CLIENT_TYPES, type ClientType } from '../agent/sessions';
 import { startHttpServer } from '../adapters/http/httpServer';
 import { forwardMcpStdio } from '../adapters/mcp/mcpForward';
+import { mountRest } from '../adapters/rest/restAdapter';
 import { createMcpHttpEndpoint, MCP_PATH, type McpHttpEndpoint } from '../adapters/mcp/mcpHttp';
 import { serveMcpStdio } from '../adapters/mcp/mcpStdio';
 import type { OpenProject } from '../tools/context';
 import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
-import { loadTokens, readDiscovery, writeDiscovery } from './credentials';
+import { AgentCredentials } from '../agent/agentCredentials';
+import { fileAgentCredentialStorage, loadTokens, readDiscovery, writeDiscovery } from './credentials';
 import { projectInfoReader } from './projectInfo';
 
 /** The `marginalia mcp` lines of the usage text. */
 export const MCP_USAGE = `  marginalia mcp --project PATH [--create] [--client-type TYPE]
       MCP over stdio for assistants that launch a command (Claude Code, Cursor, ...); MARGINALIA_PROJECT
       may give PATH. When another process owns the project (VS Code or marginalia serve; see its
-      discovery file), every MCP message is forwarded to that process's /mcp with its token, so calls
-      pass its trust layer and the researcher sees them live. Otherwise this process opens the project
+      discovery file), every MCP message is forwarded to that process's /mcp with MARGINALIA_TOKEN (an
+      agent's own credential acts under its name) or else that process's token, so calls pass its trust
+      layer and the researcher sees them live. Otherwise this process opens the project
       itself (--create makes a missing one), serves stdio, and also serves HTTP (tools, approvals, /mcp)
       on a free 127.0.0.1 port named in the discovery file. stdout carries only the protocol; logs go
       to stderr. --client-type (or MARGINALIA_CLIENT_TYPE) sets the session's client type
@@ -69,15 +72,6 @@ export function createServeMcp(opts: { agent: AgentContext; project: () => OpenP
   };
 }
 
-function stderrLogger(): Logger {
-  const line = (level: string, msg: string) => process.stderr.write(`${new Date().toISOString()} ${level} marginalia-mcp: ${msg}\n`);
-  return {
-    info: (m) => line('info', m),
-    warn: (m) => line('warn', m),
-    error: (m, e) => line('error', e instanceof Error ? `${m}: ${e.stack ?? e.message}` : m),
-  };
-}
-
 /** Errors of `marginalia mcp`'s arguments (the caller prints the usage). */
 export class McpUsageError extends Error {}
 
@@ -96,7 +90,7 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
   const typeArg = values['client-type'] ?? process.env.MARGINALIA_CLIENT_TYPE ?? 'CUSTOM';
   if (!(CLIENT_TYPES as readonly string[]).includes(typeArg) || typeArg === 'LOCAL_UI') throw new McpUsageError(`--client-type must be one of ${CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI').join(', ')} (got ${typeArg})`);
   const clientType = typeArg as ClientType;
-  const logger = stderrLogger();
+  const logger = stderrLogger('marginalia-mcp: ');
   const abs = path.resolve(projectPath);
 
   const owner = readDiscovery(abs);
@@ -113,7 +107,11 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
     throw e;
   }
   logger.info(`opened project ${project.name} at ${abs}; serving MCP on stdio`);
-  const tokens = loadTokens();
+  // MARGINALIA_TOKEN may be a named agent's own credential (Connect an Agent, `marginalia agent add`): the stdio
+  // client then acts as that agent; any other value is the install's own agent token, as in `marginalia serve`
+  const envToken = process.env.MARGINALIA_TOKEN || undefined;
+  const named = envToken !== undefined && new AgentCredentials(fileAgentCredentialStorage(abs)).identify(envToken) !== null;
+  const tokens = loadTokens({ isNamed: () => named });
   let agent: AgentContext;
   try {
     agent = createAgentContextFor(abs, { project: () => project, logger, tokens });
@@ -124,9 +122,24 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
   const pipeline = createPipeline({ project: () => project, host: headlessHost, logger, agent });
   const mcp = createServeMcp({ agent, project: () => project, projectPath: abs, version, logger, onCall: (l) => logger.info(l) });
   let server;
+  // the REST routes too: their event stream (GET /events/stream) is how a `marginalia mcp` forwarding here
+  // tells its 2025-era client of resource changes
+  let rest: { dispose(): void } | undefined;
   try {
-    server = await startHttpServer({ pipeline, port: 0, logger, version, agent, onCall: (l) => logger.info(l), extend: (app) => mcp.endpoint.mount(app) });
+    server = await startHttpServer({
+      pipeline,
+      port: 0,
+      logger,
+      version,
+      agent,
+      onCall: (l) => logger.info(l),
+      extend: (app) => {
+        mcp.endpoint.mount(app);
+        rest = mountRest(app, { agent, pipeline, logger });
+      },
+    });
   } catch (e) {
+    rest?.dispose();
     await mcp.dispose();
     await project.close();
     throw e;
@@ -139,7 +152,7 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
     pipeline.sweepApprovals();
   }, 1000);
   sweeper.unref();
-  const stdio = serveMcpStdio({ agent, context: mcp.context, version, authorization: `Bearer ${tokens.agent}`, clientType, logger, onCall: (l) => logger.info(l) });
+  const stdio = serveMcpStdio({ agent, context: mcp.context, version, authorization: `Bearer ${named ? envToken : tokens.agent}`, clientType, logger, onCall: (l) => logger.info(l) });
   let stopping: Promise<void> | undefined;
   const stop = (why: string) =>
     (stopping ??= (async () => {
@@ -147,6 +160,7 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
       clearInterval(sweeper);
       removeDiscovery();
       await stdio.close().catch(() => undefined);
+      rest?.dispose();
       await mcp.dispose();
       agent.dispose();
       await server.close();
@@ -160,9 +174,14 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
   process.exit(0);
 }
 
+/**
+ * Forwards stdio to the owner's `/mcp`. The credential is the agent's own: `MARGINALIA_TOKEN` when set (a named
+ * agent's token acts under its name there; a wrong one is refused there, never replaced), else the owner's
+ * install token from its discovery file.
+ */
 async function forwardTo(owner: { pid: number; mcp_url: string; token: string }, logger: Logger): Promise<void> {
   logger.info(`the project is open in process ${owner.pid}; forwarding MCP to ${owner.mcp_url}`);
-  const conn = forwardMcpStdio({ url: owner.mcp_url, authorization: `Bearer ${owner.token}`, logger });
+  const conn = forwardMcpStdio({ url: owner.mcp_url, authorization: `Bearer ${process.env.MARGINALIA_TOKEN || owner.token}`, logger });
   process.once('SIGINT', () => void conn.close().then(() => process.exit(0)));
   process.once('SIGTERM', () => void conn.close().then(() => process.exit(0)));
   await conn.closed;

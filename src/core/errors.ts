@@ -70,6 +70,14 @@ export const ERROR_CODES = [
   'NOTHING_TO_UNDO', // Marginalia: undo, and the caller has no action of their own left to undo
   'NOTHING_TO_REDO', // Marginalia: redo, and the caller has undone nothing since their last action
   'SOURCE_BUSY', // the researcher is editing the source and declined the agent's change
+  'SESSION_FORBIDDEN', // a session used, heartbeated or ended with a credential other than the one that opened it
+  'AGENT_EXISTS', // an agent credential of that name exists already (or the name is reserved)
+  'AGENT_NOT_FOUND', // no agent credential of that name
+  'MERGE_CONFLICT_NOT_FOUND', // Marginalia: resolve_merge_conflict with a conflict_id that names no open merge conflict (unknown, or resolved already)
+  'REMOTE_NOT_CONFIGURED', // Marginalia: sync_project before configure_remote (nothing is pushed without a remote the researcher configured)
+  'SYNC_DIVERGED', // Marginalia: the history and its remote both have new snapshots and no merge is available (src/vcs/remote.ts)
+  'REMOTE_UNREACHABLE', // Marginalia: git could not read or write the configured remote (not a repository, no access, no network)
+  'SOURCE_CLOSED', // the researcher closed the source (directly, or its folder or case) to agents: an agent may not read it (src/agent/agentAccess.ts)
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -7,8 +7,8 @@ import { ToolError, type ErrorCode } from './errors';
 export type PathAccess = 'read' | 'write';
 
 /**
- * The rule agents' file paths follow, as messages and documentation state it (README, "Agents, trust and
- * approvals"; the tool descriptions).
+ * The rule agents' file paths follow, as messages and documentation state it (docs/agents.md, "File
+ * paths"; the tool descriptions).
  */
 export const AGENT_PATH_RULE =
   "an agent may read and write files only inside the project's folder, the VS Code workspace folders, and the folders the researcher listed " +
@@ -74,14 +74,22 @@ export function isInside(real: string, root: string): boolean {
 }
 
 /**
- * Where the files an agent names may be (README, "Agents, trust and approvals": paths): a list of root
+ * Where the files an agent names may be (docs/agents.md, "File paths"): a list of root
  * folders, each resolved to its real path, plus folders inside them that are never written (the project's
- * `.marginalia`). The researcher's policy is unrestricted. Built by the pipeline per call
+ * `.marginalia`). The researcher's policy is unrestricted. Built by the pipeline once per call
  * (ToolPipeline.pathPolicy) from the project's folder, the host's allowed roots (VS Code workspace folders,
- * `marginalia serve --allow-path`) and `agent_context.allowed_paths`.
+ * `marginalia serve --allow-path`) and `agent_context.allowed_paths`, and used by every stage of that call.
+ *
+ * One resolution per path and call: a policy remembers the real path of each path it resolved
+ * ({@link realPath}), so the pipeline's check before the trust decision, the dry run, the substitution of real
+ * paths before the tool runs and the tool's own checks (export_data's output rules,
+ * src/exchange/exports.ts) follow the path's links once. A policy lives for one call; a call approved later
+ * gets a new one, so a path swapped for a link in the meantime is judged again.
  */
 export class PathPolicy {
   private resolved: { roots: readonly string[]; noWrite: readonly string[] } | null = null;
+  /** path as given -> its real path ({@link realPathOf}), for this policy's call */
+  private readonly reals = new Map<string, string>();
 
   private constructor(
     /** null: unrestricted; else computes the real roots and noWrite folders, once, on first use */
@@ -123,20 +131,35 @@ export class PathPolicy {
     });
   }
 
-  private get real(): { roots: readonly string[]; noWrite: readonly string[] } {
+  private get resolvedFolders(): { roots: readonly string[]; noWrite: readonly string[] } {
     if (!this.compute) return { roots: [], noWrite: [] };
     this.resolved ??= this.compute();
     return this.resolved;
   }
 
+  /**
+   * The real path of `p` ({@link realPathOf}: absolute, every symbolic link followed), resolved once per
+   * policy: later calls with the same `p`, or with the real path itself, answer from memory. For
+   * unrestricted policies too (the researcher's exports are judged by where they land).
+   */
+  realPath(p: string): string {
+    let r = this.reals.get(p);
+    if (r === undefined) {
+      r = realPathOf(p);
+      this.reals.set(p, r);
+      this.reals.set(r, r);
+    }
+    return r;
+  }
+
   /** Real absolute folders an agent's paths must lie in; null: unrestricted. */
   get roots(): readonly string[] | null {
-    return this.compute ? this.real.roots : null;
+    return this.compute ? this.resolvedFolders.roots : null;
   }
 
   /** Real absolute folders inside the roots that are never written. */
   get noWrite(): readonly string[] {
-    return this.real.noWrite;
+    return this.resolvedFolders.noWrite;
   }
 
   /** True unless this is the researcher's unrestricted policy. */
@@ -158,7 +181,7 @@ export class PathPolicy {
   resolve(p: string, access: PathAccess): PathResolution {
     const roots = this.roots;
     if (roots === null || !path.isAbsolute(p)) return { ok: true, real: p };
-    const real = realPathOf(p);
+    const real = this.realPath(p);
     const via = real === path.resolve(p) ? '' : ` (it resolves to ${real})`;
     if (!this.allows(real)) {
       return { ok: false, real, reason: `"${p}"${via} is outside the folders an agent may use: ${AGENT_PATH_RULE}. Allowed here: ${roots.join(', ') || 'none'}` };

@@ -6,6 +6,7 @@
  * overlapping one of its ranges. Like the other reports (src/domain/reports.ts), the matrices count text
  * segments only; AV segments are left out. Text positions are code points, ranges half-open.
  */
+import { compareAttributeValues } from './caseAnalysis';
 import type { Segment } from './model';
 import type { AttributeType, AttributeValue, ProjectRepository } from './ports';
 import type { MatrixCode } from './reports';
@@ -74,7 +75,7 @@ export function codeByAttributeMatrix(repo: MatrixRepository, name: string): Cod
     valued.add(a.case_id);
   }
   const columns = [...groups.entries()]
-    .sort(([, a], [, b]) => compareValues(a, b))
+    .sort(([, a], [, b]) => compareAttributeValues(a, b))
     .map(([key, g]) => ({ key, label: String(g.value), case_ids: g.case_ids.sort((x, y) => x - y) }));
   const unset = cases.filter((c) => !valued.has(c.case_id)).map((c) => c.case_id);
   if (unset.length > 0) columns.push({ key: 'unset', label: UNSET_LABEL, case_ids: unset.sort((x, y) => x - y) });
@@ -190,15 +191,6 @@ export function bySourceAndPosition(a: Segment, b: Segment): number {
   return a.source_id - b.source_id || a.start_pos - b.start_pos || a.end_pos - b.end_pos || a.segment_id - b.segment_id;
 }
 
-/** Orders typed values: by type name across types; numbers numerically, booleans false first, others by code unit. */
-function compareValues(a: { type: AttributeType; value: AttributeValue }, b: { type: AttributeType; value: AttributeValue }): number {
-  if (a.type !== b.type) return a.type < b.type ? -1 : 1;
-  if (typeof a.value === 'number' && typeof b.value === 'number') return a.value - b.value;
-  const x = String(a.value);
-  const y = String(b.value);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
 /** Case-insensitive, then exact, comparison of names (the order of the other reports). */
 function compareText(a: string, b: string): number {
   const x = a.toLowerCase();
@@ -259,7 +251,7 @@ export function codeByDocumentAttributeMatrix(repo: DocumentMatrixRepository, na
     g.source_ids.push(a.source_id);
   }
   const columns: DocumentMatrixColumn[] = [...groups.entries()]
-    .sort(([, a], [, b]) => compareValues(a, b))
+    .sort(([, a], [, b]) => compareAttributeValues(a, b))
     .map(([key, g]) => ({ key, label: String(g.value), source_ids: g.source_ids.sort((x, y) => x - y), segment_count: 0 }));
   columns.forEach((c, j) => c.source_ids.forEach((id) => columnOf.set(id, j)));
   const unset = repo

@@ -9,7 +9,7 @@ type Ctx = DomainContext<ProjectRepository>;
 
 /** The owner/session/time stamp of the current change. */
 export function stampOf(ctx: Ctx): Stamp {
-  return { owner: ctx.actor.user, session_id: ctx.actor.session_id, now: ctx.now };
+  return { owner: ctx.actor.user, session_id: ctx.actor.session_id, now: ctx.now, coder_role: ctx.actor.role ?? null };
 }
 
 /** The code with id `id`, or CODE_NOT_FOUND. */

@@ -16,7 +16,7 @@
  */
 import { countOf } from '../core/plural';
 import type { CodeWithCounts, CodedRanges, ProjectRepository } from './ports';
-import { DEFAULT_DUPLICATE_THRESHOLD, detectDuplicateCodes } from './suggestions';
+import { DEFAULT_DUPLICATE_THRESHOLD, detectDuplicateCodes } from './duplicateCodes';
 
 /** The kinds of codebook problems. */
 export type CodebookProblemKind = 'code_without_memo' | 'near_duplicate_names' | 'code_used_once' | 'same_code_overlap';

@@ -1,4 +1,4 @@
-import type { Actor } from './model';
+import type { Actor, CoderRole } from './model';
 
 /**
  * Dotted event types. The first fifteen are the agent-context spec's (section 6); the rest are the
@@ -79,6 +79,12 @@ export type EventType =
   // the research frame of the briefing saved (update_project_briefing; src/domain/memos.ts): {changed: [field names],
   // old: {field: value}, new: {field: value}} for the fields given (description, research_questions, methodology)
   | 'project.briefing_updated'
+  // hybrid mode (issue 14 item 9; src/agent/pipeline.ts): a call an agent made at trust level notify ran, so the researcher
+  // is told {tool, title, agent, coder, session_id, arguments (a summary), summary (in words), outcome, correlation_id, source_id};
+  // the researcher paused or resumed every agent {paused, by, held?, ran?, failed?, still_pending?} (bookkeeping, never undone)
+  | 'agent.notified'
+  | 'agents.paused'
+  | 'agents.resumed'
   // report jobs (src/domain/reports.ts): the spec's two, and its ReportFailed (payload: job_id, report_type, error_code, error)
   | 'analysis.report_started'
   | 'analysis.report_completed'
@@ -115,7 +121,24 @@ export interface EventRecord {
   timestamp: string;
   aggregate_type: string;
   aggregate_id: string;
-  caused_by: { session_id: string; client_type: string; user: string };
+  caused_by: CausedBy;
   payload: Record<string, unknown>;
   metadata: { correlation_id: string; sequence_number: number };
+}
+
+/**
+ * Who caused an event (the spec's `caused_by`, issue 14 item 1): the session, its client type and the coder
+ * recorded as owner (`user`), plus the coder's `role` and name (`coder`: the researcher's coder name, or the
+ * agent's credential name, else its client name); for an agent also its `client` name and the `model` when the
+ * client stated it (MCP clientInfo, `model` on /session/create, `X-Marginalia-Model`). `role` is absent only on
+ * events stored before roles were recorded whose session the migration could not place.
+ */
+export interface CausedBy {
+  session_id: string;
+  client_type: string;
+  user: string;
+  role?: CoderRole;
+  coder?: string;
+  client?: string;
+  model?: string;
 }

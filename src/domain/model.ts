@@ -10,9 +10,18 @@ export const SOURCE_TYPES = ['text', 'audio', 'video', 'image', 'pdf'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
 /** Who performs a change: the coder (owner) recorded on what it makes, and the session it came through. */
+/**
+ * Who a coder is (issue 14, item 1): the researcher (the local UI, or any call made with the reviewer token) or
+ * an agent (any other credential). Stored as `coder_role` on codes, categories, sources and segments (migration
+ * 14) and on every event's `caused_by.role`; `agent` marks an AI action.
+ */
+export type CoderRole = 'researcher' | 'agent';
+
 export interface Actor {
   /** the coder's name, stored as `owner` on every code, segment and source it creates */
   user: string;
+  /** the coder's role, stored as `coder_role` on what it creates; undefined: unknown (stored NULL) */
+  role?: CoderRole;
   /** the session id; `local` for the researcher's own UI */
   session_id: string;
   /** the spec's ClientType (ASSISTANT_A_CLI, ASSISTANT_B_CLI, REST_CLIENT, LOCAL_UI, CUSTOM) */
@@ -41,6 +50,8 @@ export interface Code {
   category_id: number | null;
   owner: string;
   session_id: string | null;
+  /** the owner's role (migration 14); null: recorded before roles were (and not derivable) */
+  coder_role?: CoderRole | null;
   created_at: string;
   updated_at: string;
   /** optimistic-locking version, incremented on each change */
@@ -72,6 +83,8 @@ export interface SourceInfo {
   owner: string;
   /** the session that added it (`local` for the researcher's UI) */
   session_id: string | null;
+  /** the owner's role (migration 14); null when unknown */
+  coder_role?: CoderRole | null;
   created_at: string;
 }
 
@@ -100,5 +113,7 @@ export interface Segment {
   importance: number;
   owner: string;
   session_id: string | null;
+  /** the owner's role (migration 14); null: recorded before roles were (and not derivable) */
+  coder_role?: CoderRole | null;
   created_at: string;
 }

@@ -1,5 +1,6 @@
+import type { MergeConflict, MergeConflictChoice, StoredMergeConflict } from './mergeConflicts';
 import type { EventRecord } from './events';
-import type { Category, Code, Folder, Segment, SegmentMark, SourceInfo, SourceType } from './model';
+import type { Category, Code, CoderRole, Folder, Segment, SegmentMark, SourceInfo, SourceType } from './model';
 
 /** A code with its usage counts. */
 export interface CodeWithCounts extends Code {
@@ -56,6 +57,8 @@ export interface Stamp {
   owner: string;
   session_id: string;
   now: string;
+  /** the owner's coder role, stored as `coder_role` (migration 14); absent: unknown (NULL) */
+  coder_role?: 'researcher' | 'agent' | null;
 }
 
 /**
@@ -88,6 +91,11 @@ export interface ProjectRepository {
   listSegmentMarksForSource(sourceId: number): SegmentMark[];
   /** Segments of a code across all sources, by source then position. */
   listSegmentsForCode(codeId: number): Segment[];
+  /**
+   * Who has coded with `codeId` (text and AV segments): one row per owner, session and coder role with the number
+   * of codings, most first (undo_agent_action, src/domain/undo.ts).
+   */
+  codingCodersOfCode(codeId: number): { owner: string; session_id: string | null; coder_role: 'researcher' | 'agent' | null; count: number }[];
   getSegment(id: number): Segment | undefined;
   findSegment(codeId: number, sourceId: number, start: number, end: number, owner: string): Segment | undefined;
   insertSegment(seg: NewSegment, stamp: Stamp): number;
@@ -147,7 +155,7 @@ export interface ProjectRepository {
   /** Requests with `status`, oldest first (all when undefined), at most `limit`. */
   listApprovals(status?: ApprovalRecord['status'], limit?: number): ApprovalRecord[];
   /** Records a decision and its outcome. */
-  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'reason' | 'result' | 'error_code' | 'arguments'>): void;
+  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'decided_by_coder' | 'decided_by_role' | 'reason' | 'result' | 'error_code' | 'arguments'>): void;
   // events
   /** Stored events with a sequence number above `afterSeq`, in order, at most `limit`. */
   listEventsSince(afterSeq: number, limit: number): EventRecord[];
@@ -350,6 +358,9 @@ export interface ApprovalRecord {
   expires_at: string;
   decided_at: string | null;
   decided_by: string | null;
+  /** who decided (issue 14 item 1, migration 16): the deciding coder's name and role; null while pending, for timeouts, and when unknown */
+  decided_by_coder?: string | null;
+  decided_by_role?: 'researcher' | 'agent' | null;
   reason: string | null;
   result: string | null;
   error_code: string | null;
@@ -439,6 +450,8 @@ export interface AvSegment {
   memo: string | null;
   owner: string;
   session_id: string | null;
+  /** the owner's coder role (migration 14); null when unknown */
+  coder_role?: 'researcher' | 'agent' | null;
   created_at: string;
 }
 
@@ -650,6 +663,13 @@ export interface ProjectRepository {
   listExchangeGuids(kind?: ExchangeGuidKind): ExchangeGuid[];
   /** Stores (or replaces) the GUID of an item. Runs inside the caller's transaction. */
   setExchangeGuid(kind: ExchangeGuidKind, localId: string, guid: string): void;
+  /**
+   * Every entity's own GUID (migration 17, the `guid` column that travels with the history; src/vcs/identity.ts) as
+   * exchange kinds: code, category, source, case, coding (a text segment), av_coding, case_selection. Exports
+   * prefer a stored exchange GUID, then this one, then the derived one, so a copy of the project exports the
+   * GUIDs the original did.
+   */
+  listEntityGuids(): ExchangeGuid[];
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -795,4 +815,104 @@ export interface ProjectRepository {
   projectBriefing(): StoredBriefing | undefined;
   /** Stores the research frame (replacing the stored one). Runs inside the caller's transaction. */
   setProjectBriefing(briefing: StoredBriefing): void;
+}
+
+/** What a researcher closed to agents (issue 14 item 11; table `agent_access`, src/agent/agentAccess.ts). */
+export type AgentAccessKind = 'source' | 'folder' | 'case';
+
+/** One closed target: a source, a folder (with its sub-folders) or a case (its member sources and ranges' sources). */
+export interface AgentAccessRule {
+  target_kind: AgentAccessKind;
+  target_id: number;
+  /** the target's name (source name, folder name, case name), or null when it no longer exists */
+  target_name: string | null;
+  access: 'closed';
+  /** the agents it is closed to, by name; null: every agent */
+  agents: string[] | null;
+  /** the coder who closed it */
+  set_by: string;
+  /** ISO 8601 UTC time it was closed */
+  set_at: string;
+}
+
+/** A source closed to agents, and through which rule (a source closed directly and via a folder appears once per rule). */
+export interface ClosedSourceRow {
+  source_id: number;
+  /** the source's name (its title) */
+  source_name: string;
+  /** the agents it is closed to; null: every agent */
+  agents: string[] | null;
+  via_kind: AgentAccessKind;
+  via_id: number;
+}
+
+export interface ProjectRepository {
+  // sources closed to agents (issue 14 item 11)
+  /** Every closed target, sources first, then folders, then cases, each by id. */
+  listAgentAccess(): AgentAccessRule[];
+  /**
+   * Closes a target to `agents` (null: every agent), replacing an earlier rule of the same target, or opens it
+   * again (`access` open: the rule is deleted). Runs inside the caller's transaction.
+   */
+  setAgentAccess(kind: AgentAccessKind, id: number, access: 'closed' | 'open', agents: string[] | null, setBy: string, now: string): void;
+  /** Every source closed by a rule: directly, through a closed folder or an ancestor of its folder, or a closed case it (or a range of it) belongs to. */
+  listClosedSources(): ClosedSourceRow[];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Blind coding (issue 16 item 5; src/domain/teamSettings.ts): the project's team setting, stored in the meta row
+// `team_settings` (a JSON object), and the per-coder counts a blind coder's reads show.
+
+/** The team setting as the project stores it (meta row `team_settings`). */
+export interface StoredTeamSettings {
+  /** true while blind coding is on: each coder sees only their own codings, the lead sees all */
+  blind: boolean;
+  /** the researcher's coder name who leads (sees all, may end blind coding); null: nobody named */
+  lead: string | null;
+  /** ISO 8601 UTC time blind coding was last switched on; null while it never was */
+  blind_since: string | null;
+  /** ISO 8601 UTC time of the last change */
+  updated_at: string;
+  /** the coder who changed it last */
+  updated_by: string;
+}
+
+/**
+ * A coder whose own codings a read is limited to: `coder` is the segment owner (the coder name), `role` the coder's
+ * role. A segment is that coder's when its owner is `coder` and its `coder_role` is `role` (a NULL role, from before
+ * roles, counts as the researcher's), so an agent naming a human's coder name does not see the human's codings.
+ */
+export interface CoderScope {
+  coder: string;
+  role: CoderRole;
+}
+
+export interface ProjectRepository {
+  // blind coding (issue 16 item 5)
+  /** The stored team setting, or undefined when none was ever saved (or the row is not a JSON object). */
+  teamSettings(): StoredTeamSettings | undefined;
+  /** Stores the team setting (replacing the stored one). Runs inside the caller's transaction. */
+  setTeamSettings(settings: StoredTeamSettings): void;
+  /**
+   * The codings of one coder (text and AV segments) counted per code and source: one row per (code_id, source_id)
+   * with `text` and `av` counts. `codeId` / `sourceId` narrow it to one code or one source.
+   */
+  coderCodingCounts(scope: CoderScope, only?: { codeId?: number; sourceId?: number }): { code_id: number; source_id: number; text: number; av: number }[];
+  /** The ids of one coder's text segments, ascending. */
+  coderSegmentIds(scope: CoderScope): number[];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Merge conflicts (issue 16 item 4; migration 18, src/domain/mergeConflicts.ts)
+
+export interface ProjectRepository {
+  // merge conflicts (issue 16 item 4)
+  /** Stores the conflicts of one merge; a stored conflict with the same id is opened again with the new values. Runs inside the caller's transaction. */
+  saveMergeConflicts(conflicts: readonly MergeConflict[], mergeRef: string | null, now: string): void;
+  /** The stored conflicts, open ones first, each group oldest first; `status` narrows to open or resolved ones. */
+  listMergeConflicts(status?: 'open' | 'resolved'): StoredMergeConflict[];
+  /** One stored conflict, or undefined. */
+  getMergeConflict(conflictId: string): StoredMergeConflict | undefined;
+  /** Marks a conflict resolved (`resolution` is stored as JSON). Runs inside the caller's transaction. */
+  markMergeConflictResolved(conflictId: string, r: { choice: MergeConflictChoice; resolution: unknown; resolved_by: string; resolved_at: string }): void;
 }

@@ -76,6 +76,9 @@ export interface PassageSegment {
   end_pos: number;
   /** the coder (segment owner) */
   owner: string;
+  /** the coder's name and role (issue 14 item 1): `agent` marks an AI coding; null when unknown (from before roles) */
+  coder: string;
+  coder_role: 'researcher' | 'agent' | null;
   memo: string | null;
 }
 
@@ -170,7 +173,7 @@ export function retrievePassages(ctx: Ctx, query: RetrievalQuery): RetrievalResu
         paragraph: at.paragraph,
         codes: codes.filter((c) => g.some((s) => s.code_id === c.code_id)).map((c) => codeById.get(c.code_id)!),
         coders: [...new Set(g.map((s) => s.owner))].sort(),
-        segments: g.map((s) => ({ segment_id: s.segment_id, code_id: s.code_id, start_pos: s.start_pos, end_pos: s.end_pos, owner: s.owner, memo: s.memo })),
+        segments: g.map((s) => ({ segment_id: s.segment_id, code_id: s.code_id, start_pos: s.start_pos, end_pos: s.end_pos, owner: s.owner, coder: s.owner, coder_role: s.coder_role ?? null, memo: s.memo })),
       });
     }
   }

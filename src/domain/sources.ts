@@ -8,7 +8,7 @@ import { cleanFolderName, cleanName, MAX_SOURCE_NAME } from './rules';
 type Ctx = DomainContext<ProjectRepository>;
 
 function stamp(ctx: Ctx): Stamp {
-  return { owner: ctx.actor.user, session_id: ctx.actor.session_id, now: ctx.now };
+  return { owner: ctx.actor.user, session_id: ctx.actor.session_id, now: ctx.now, coder_role: ctx.actor.role ?? null };
 }
 
 /** The source with id `id`, or SOURCE_NOT_FOUND. */
@@ -16,6 +16,20 @@ export function requireSource(ctx: Ctx, id: number): SourceWithCounts {
   const s = ctx.repo.getSource(id);
   if (!s) throw new ToolError('SOURCE_NOT_FOUND', `No source with source_id ${id}`);
   return s;
+}
+
+/**
+ * Checks that `[start, end)` (code points) is a non-empty range inside `source`'s text.
+ * Errors: INVALID_POSITION naming the source and its length (details: start_pos, end_pos, source_length).
+ */
+export function requireRangeInside(source: SourceWithCounts, start: number, end: number): void {
+  if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end <= start || end > source.length) {
+    throw new ToolError(
+      'INVALID_POSITION',
+      `The range [${start}, ${end}) is not inside the source "${source.name}" (0..${source.length} code points, end after start)`,
+      { start_pos: start, end_pos: end, source_length: source.length },
+    );
+  }
 }
 
 /** The folder with id `id`, or FOLDER_NOT_FOUND. */

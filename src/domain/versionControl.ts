@@ -1,5 +1,5 @@
 /**
- * Ports of version control (issue 6, item 4; DESIGN.md "The data": `.marginalia/history`).
+ * Ports of version control (issue 6, item 4; docs/architecture.md "The data": `.marginalia/history`).
  *
  * Two ports keep the layers apart: {@link ProjectRows} is what version control needs from the store
  * (read every row of a table, apply row changes), implemented by `store/dumpAccess.ts`; {@link VersionControl}
@@ -7,6 +7,7 @@
  * composition root through `OpenProject.vcs` and `PrepareContext.vcs`. Neither tools nor vcs import the store.
  */
 import type { Actor } from './model';
+import type { RemoteSyncPort } from './remoteSync';
 
 /** A stored value: one of SQLite's storage classes (INTEGER and REAL as number, TEXT, BLOB, NULL). */
 export type RowValue = number | string | Uint8Array | null;
@@ -158,6 +159,8 @@ export interface RestoreResult {
 export interface VersionControl {
   /** absolute path of the history repository */
   readonly historyDir: string;
+  /** the history's git remote (issue 16 item 2; src/vcs/remote.ts), when the host supplies one */
+  remote?: RemoteSyncPort;
   /** True when the history repository exists (cheap: no git call). */
   isInitialized(): boolean;
   /** Creates the history (git init, first snapshot "Initial snapshot"), or snapshots the current state when it exists. */

@@ -16,6 +16,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { ToolError } from '../core/errors';
+import { isInside, PathPolicy } from '../core/pathPolicy';
 import { OffsetMap } from '../core/offsets';
 import type { Segment } from '../domain/model';
 import type { AvSegment, CategoryWithCount, CodeWithCounts } from '../domain/ports';
@@ -44,13 +45,19 @@ export function isExportFormat(format: string): format is ExportFormat {
 
 /**
  * Checks where an export may be written and returns the path to write: absolute; its extension one of the
- * format's (case-insensitive); no `node_modules` folder on the way (after resolving symbolic links of the
- * folder); the folder exists; not a folder itself; not the project file, its journal or lock, nor inside the
- * project's `.marginalia` folder; not the file of one of the project's sources (`protectedFiles`), which an
- * export would destroy. An existing file of the right extension is replaced (atomically, see {@link writeAtomically}).
+ * format's (case-insensitive); its folder exists; judged by its real path (every symbolic link followed,
+ * resolved once through the call's path policy, `opts.paths`, which for an agent has already checked it
+ * against the folders agents may use; src/core/pathPolicy.ts): not a folder, no `node_modules` folder on the
+ * way, not the project file, its journal or lock, nor inside the project's `.marginalia` folder; not the file
+ * of one of the project's sources (`protectedFiles`), which an export would destroy. An existing file of the
+ * right extension is replaced (atomically, see {@link writeAtomically}). Returns the real path.
  * Errors: EXPORT_FAILED with the reason.
  */
-export async function checkOutputPath(outputPath: string, format: ExportFormat, opts: { projectPath: string | null; protectedFiles: readonly string[] }): Promise<string> {
+export async function checkOutputPath(
+  outputPath: string,
+  format: ExportFormat,
+  opts: { projectPath: string | null; protectedFiles: readonly string[]; paths?: PathPolicy },
+): Promise<string> {
   const fail = (why: string): never => {
     throw new ToolError('EXPORT_FAILED', `Cannot export to "${outputPath}": ${why}`);
   };
@@ -60,36 +67,26 @@ export async function checkOutputPath(outputPath: string, format: ExportFormat, 
   const allowed = EXPORT_FORMATS[format].extensions;
   if (!allowed.includes(ext)) fail(`a ${format} export must end with ${allowed.join(' or ')} (got "${ext || 'no extension'}")`);
   const dir = path.dirname(target);
-  let realDir: string;
   try {
-    const st = await fs.stat(dir);
-    if (!st.isDirectory()) fail(`${dir} is not a folder`);
-    realDir = await fs.realpath(dir);
+    if (!(await fs.stat(dir)).isDirectory()) fail(`${dir} is not a folder`);
   } catch (e) {
     if (e instanceof ToolError) throw e;
-    return fail(`the folder ${dir} does not exist`);
+    fail(`the folder ${dir} does not exist`);
   }
-  const real = path.join(realDir, path.basename(target));
+  const policy = opts.paths ?? PathPolicy.unrestricted();
+  const real = policy.realPath(target);
   for (const p of [target, real]) if (p.split(/[\\/]/).some((seg) => seg.toLowerCase() === 'node_modules')) fail('exports are never written inside node_modules');
   try {
-    const st = await fs.lstat(real);
-    if (st.isDirectory()) fail('that is a folder');
+    if ((await fs.stat(real)).isDirectory()) fail('that is a folder');
   } catch (e) {
     if (e instanceof ToolError) throw e;
   }
   if (opts.projectPath) {
     const project = path.resolve(opts.projectPath);
-    const projectDir = path.dirname(project);
-    let realProjectDir = projectDir;
-    try {
-      realProjectDir = await fs.realpath(projectDir);
-    } catch {
-      // the project folder is gone: nothing inside it to protect
-    }
+    const realProjectDir = policy.realPath(path.dirname(project));
     const own = [project, `${project}-journal`, `${project}.lock`].map((p) => path.join(realProjectDir, path.basename(p)));
-    if (own.includes(real)) fail('that is the project file or one of its companions');
-    const marginalia = path.join(realProjectDir, '.marginalia');
-    if (real === marginalia || real.startsWith(`${marginalia}${path.sep}`)) fail("exports are never written inside the project's .marginalia folder");
+    if (own.some((p) => isInside(real, p))) fail('that is the project file or one of its companions');
+    if (isInside(real, path.join(realProjectDir, '.marginalia'))) fail("exports are never written inside the project's .marginalia folder");
   }
   const protectedSet = new Set(opts.protectedFiles.map((p) => path.resolve(p)));
   if (protectedSet.has(target) || protectedSet.has(real)) fail('that file is a source of the project; exporting would overwrite it');

@@ -37,6 +37,7 @@ export type SnapshotReader = Pick<
   | 'listOrphans'
   | 'projectGuid'
   | 'listExchangeGuids'
+  | 'listEntityGuids'
 >;
 
 /** A source with its stored text (null for media). */
@@ -107,7 +108,8 @@ export function readProjectSnapshot(reader: SnapshotReader, meta: { name: string
     attributes: reader.listCaseAttributes(),
     source_attributes: reader.listSourceAttributes(),
     orphan_count: reader.listOrphans().length,
-    guids: new GuidResolver(reader.projectGuid(), reader.listExchangeGuids()),
+    // an exchange GUID a REFI file gave wins over the entity's own GUID (which a copy of the project shares), which wins over the derived one
+    guids: new GuidResolver(reader.projectGuid(), [...reader.listEntityGuids(), ...reader.listExchangeGuids()]),
   };
 }
 

@@ -3,13 +3,15 @@
  * page. Pure functions from the report to text; the tool writes the file.
  *
  * - CSV: RFC 4180 (comma separated, CRLF line ends, fields with a comma, quote or line break quoted, quotes
- *   doubled), one header row. Text cells that a spreadsheet would read as a formula (starting with `=`, `+`,
+ *   doubled), one header row per table (the coder comparison has several, one after another). Text cells that a spreadsheet would read as a formula (starting with `=`, `+`,
  *   `-`, `@`, tab or carriage return) get a leading apostrophe (OWASP, "CSV Injection").
  * - JSON: the report as get_report returns it, indented.
  * - HTML: one self-contained page, no scripts (a Content-Security-Policy meta forbids them), every text
  *   escaped (`& < > " '`), so a code named `<script>` shows as text.
  */
 import { countOf } from '../core/plural';
+import type { Measure } from '../domain/agreement/comparison';
+import type { AgreementMeasures, TwoCoderTable } from '../domain/coderComparison';
 import type { CoderComparisonResult, CooccurrenceResult, FrequencyResult, ReportView } from '../domain/reports';
 
 /** The export formats and their file extensions. */
@@ -51,30 +53,61 @@ function tablesOf(result: FrequencyResult | CooccurrenceResult | CoderComparison
           rows: result.codes.map((c, i) => [c.name, ...(result.matrix[i] ?? [])]),
         },
       ];
-    case 'coder_comparison': {
-      const [a, b] = result.coders;
-      const fixed = (v: number | null, digits: number) => (v === null ? null : Number(v.toFixed(digits)));
-      const row = (label: string, id: number | null, t: { both: number; only_a: number; only_b: number; neither: number; percent_agreement: number | null; kappa: number | null }) => [
-        id,
-        label,
-        t.both,
-        t.only_a,
-        t.only_b,
-        t.neither,
-        fixed(t.percent_agreement, 2),
-        fixed(t.kappa, 4),
-      ];
-      const rows = result.codes.map((c) => row(c.name, c.code_id, c));
-      if (result.overall) rows.push(row('(all codes)', null, result.overall));
-      return [
-        {
-          title: `Coder comparison of ${a} and ${b}: ${result.total_characters} characters of ${result.sources.length} sources, per code`,
-          header: ['code_id', 'code', 'both', `only ${a}`, `only ${b}`, 'neither', 'percent_agreement', 'kappa'],
-          rows,
-        },
-      ];
-    }
+    case 'coder_comparison':
+      return comparisonTables(result);
   }
+}
+
+/**
+ * The coder comparison's tables: with two coders first the 2x2 table per code (as before multi-coder
+ * agreement), then every measure per code with its 95% interval, then the disagreements with their text.
+ */
+function comparisonTables(result: CoderComparisonResult): Table[] {
+  const fixed = (v: number | null | undefined, digits: number) => (v === null || v === undefined ? null : Number(v.toFixed(digits)));
+  const tables: Table[] = [];
+  const unitName = result.unit ?? 'character';
+  if (result.coders.length === 2) {
+    const [a, b] = result.coders as [string, string];
+    const row = (label: string, id: number | null, t: Partial<TwoCoderTable>) => [id, label, t.both ?? 0, t.only_a ?? 0, t.only_b ?? 0, t.neither ?? 0, fixed(t.percent_agreement, 2), fixed(t.kappa, 4)];
+    const rows = result.codes.map((c) => row(c.name, c.code_id, c));
+    if (result.overall) rows.push(row('(all codes)', null, result.overall));
+    tables.push({
+      title: `Coder comparison of ${a} and ${b}: ${result.total_characters} characters of ${result.sources.length} sources, per code (unit: ${unitName})`,
+      header: ['code_id', 'code', 'both', `only ${a}`, `only ${b}`, 'neither', 'percent_agreement', 'kappa'],
+      rows,
+    });
+  }
+  const measureRows: (string | number | null)[][] = [];
+  const add = (id: number | null, label: string, m: AgreementMeasures | undefined) => {
+    if (!m) return;
+    const one = (name: string, coders: string, x: Measure) => measureRows.push([id, label, name, coders, m.units, fixed(x.value, 4), fixed(x.ci_low, 4), fixed(x.ci_high, 4)]);
+    one('percent_agreement', 'all', m.percent_agreement);
+    for (const k of m.cohen_kappa) one('cohen_kappa', k.coders.join(' & '), k);
+    one('fleiss_kappa', 'all', m.fleiss_kappa);
+    one('brennan_prediger', 'all', m.brennan_prediger);
+    one('gwet_ac1', 'all', m.gwet_ac1);
+    one('krippendorff_alpha', 'all', m.krippendorff_alpha);
+    one('unitizing_alpha', 'all', m.unitizing_alpha);
+  };
+  for (const c of result.codes) add(c.code_id, c.name, c.measures);
+  if (result.overall) add(null, '(all codes)', result.overall.measures);
+  tables.push({
+    title: `Agreement of ${result.coders.join(', ')} per code (unit: ${unitName}; 95% percentile bootstrap intervals, ${result.bootstrap?.draws ?? 0} draws, seed ${result.bootstrap?.seed ?? ''})`,
+    header: ['code_id', 'code', 'measure', 'coders', 'units', 'value', 'ci_low', 'ci_high'],
+    rows: measureRows,
+  });
+  tables.push({
+    title: `Disagreements (at most ${result.max_disagreements_per_code ?? 0} per code)`,
+    header: ['code', 'source', 'start_pos', 'end_pos', 'coded_by', 'not_coded_by', 'text'],
+    rows: (result.disagreements ?? []).map((d) => [d.code, d.source, d.start_pos, d.end_pos, d.coded_by.join('; '), d.not_coded_by.join('; '), d.text]),
+  });
+  const rate = (v: number | null) => fixed(v, 4);
+  tables.push({
+    title: 'Coding suggestions per suggesting coder (agent) and code: accepted unchanged, edited after approval, rejected, pending; rates of the decided',
+    header: ['coder', 'code_id', 'code', 'suggested', 'accepted', 'edited', 'rejected', 'pending', 'acceptance_rate', 'edit_rate', 'rejection_rate'],
+    rows: (result.suggestions?.by_code ?? []).map((x) => [x.coder, x.code_id, x.code, x.suggested, x.accepted, x.edited, x.rejected, x.pending, rate(x.acceptance_rate), rate(x.edit_rate), rate(x.rejection_rate)]),
+  });
+  return tables;
 }
 
 /** A CSV field per RFC 4180, with spreadsheet formulas neutralised. */

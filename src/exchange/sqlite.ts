@@ -8,7 +8,7 @@ import { ToolError } from '../core/errors';
 /**
  * Reading foreign SQLite files (RQDA `.rqda`, QualCoder `data.qda`, Taguette `.sqlite3`) in memory with sql.js.
  *
- * Exchange may not import the store (DESIGN.md, Layers), so this module loads its own sql.js instance, with
+ * Exchange may not import the store (docs/architecture.md, Layers), so this module loads its own sql.js instance, with
  * the wasm found the same way the store finds it (beside the bundle, else in node_modules). The duplication
  * is a few lines and buys isolation: a foreign database lives in a separate WebAssembly heap, so a large or
  * malformed file never grows or disturbs the heap that holds the open project, and the instance is created

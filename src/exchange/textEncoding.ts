@@ -7,7 +7,7 @@
  * where the file had a character.
  *
  * Byte-order marks: a leading BOM is the encoding's signature, not text, and is removed (as VS Code's
- * document model does, so the source text and the editor's document agree on every offset); the README's
+ * document model does, so the source text and the editor's document agree on every offset); docs/reference/http.md's
  * "Text is stored exactly as imported (... a UTF-8 byte-order mark dropped)". A U+FEFF after the first
  * character is text and kept. Sources: Unicode 15 section 23.8 "Specials" (BOM), WHATWG Encoding Standard
  * (labels `iso-8859-1` and `latin1` decode as windows-1252).

@@ -9,11 +9,17 @@
 /** The views of the Reports panel. */
 export type ReportsViewId = 'frequency' | 'cooccurrence' | 'agreement' | 'case' | 'attribute' | 'document_attribute';
 
-/** What the webview asks to see. `coders` and `attribute` pick the agreement pair and the attribute (default: the first). */
+/** The units of the agreement view (generate_coder_comparison's `unit`). */
+export type AgreementUnit = 'character' | 'segment' | 'sentence' | 'paragraph';
+
+/**
+ * What the webview asks to see. `coders` (two or more) and `unit` pick the agreement's coders and unit
+ * (default: the two coders with most segments, characters); `attribute` the attribute (default: the first).
+ */
 export type ReportRequest =
   | { view: 'frequency' }
   | { view: 'cooccurrence' }
-  | { view: 'agreement'; coders?: [string, string] }
+  | { view: 'agreement'; coders?: string[]; unit?: AgreementUnit }
   | { view: 'case' }
   | { view: 'attribute'; attribute?: string }
   | { view: 'document_attribute'; attribute?: string };
@@ -47,6 +53,34 @@ export interface AgreementRow {
   only_b: number;
 }
 
+/** One measure of a code's agreement table: its name, the coders it is about ("all" or a pair), value and 95% interval (null: undefined). */
+export interface AgreementMeasureRow {
+  measure: string;
+  coders: string;
+  value: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+}
+
+/** A code's (or all codes') agreement measures for any number of coders. */
+export interface AgreementMeasureTable {
+  code_id: number;
+  name: string;
+  units: number;
+  measures: AgreementMeasureRow[];
+}
+
+/** A disagreement shown with its text: who coded the unit and who did not. */
+export interface AgreementDisagreement {
+  code: string;
+  source: string;
+  start_pos: number;
+  end_pos: number;
+  text: string;
+  coded_by: string[];
+  not_coded_by: string[];
+}
+
 /** Extension -> webview: the data of one view, or a request to switch views. */
 export type ToReportsWebview =
   | { type: 'frequency'; project: string; codes: (AxisCode & { segment_count: number; source_count: number })[]; unused: number; segments: number; sources: number }
@@ -55,8 +89,16 @@ export type ToReportsWebview =
       type: 'agreement';
       project: string;
       coders: string[];
+      /** the first two selected coders (the 2x2 columns of `rows`), null when fewer than two */
       pair: [string, string] | null;
+      /** the coders compared (two or more) and the unit */
+      selected?: string[];
+      unit?: AgreementUnit;
+      /** with two coders: Cohen's kappa and the 2x2 counts; with more: Fleiss' kappa and zero counts */
       rows: AgreementRow[];
+      /** per code (then all codes) every measure with its interval */
+      tables?: AgreementMeasureTable[];
+      disagreements?: AgreementDisagreement[];
       overall: AgreementRow | null;
       total_characters: number;
       source_count: number;

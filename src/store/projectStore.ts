@@ -6,18 +6,14 @@ import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
 import { loadSqlJs } from './sqljs';
 import { MIGRATIONS } from './migrations';
+import { journalPath, readJournalSeq, replayJournal, type JournalEntry } from './journal';
 import { acquireLock, type ProjectLock } from './lock';
+import { fsyncDir, removeStaleTemps } from './projectFiles';
+
+export { journalPath } from './journal';
 
 /** A bound parameter list, in statement order. */
 export type Params = readonly SqlValue[];
-
-/** One committed transaction as the journal holds it: its sequence number and its statements. */
-interface JournalEntry {
-  /** sequence number, strictly increasing across the project's life */
-  s: number;
-  /** the statements with their bound values, in execution order */
-  q: [string, Params][];
-}
 
 /** Options of {@link ProjectStore.open}. */
 export interface StoreOptions {
@@ -509,20 +505,6 @@ function toObject(cols: string[], values: SqlValue[]): Record<string, SqlValue> 
   return o;
 }
 
-/** The journal beside a project file: `<file>-journal`. */
-export function journalPath(projectPath: string): string {
-  return `${projectPath}-journal`;
-}
-
-function readJournalSeq(db: Database): number {
-  try {
-    const res = db.exec("SELECT value FROM meta WHERE key = 'journal_seq'");
-    return Number(res[0]?.values[0]?.[0] ?? 0);
-  } catch {
-    return 0; // a database from before migration 1 has no meta table
-  }
-}
-
 /**
  * Settings of every connection to the in-memory database: foreign keys enforced; SQLite's own rollback
  * journal kept in memory (MEMORY), not as a second file in Emscripten's in-memory file system that every
@@ -530,85 +512,3 @@ function readJournalSeq(db: Database): number {
  * the in-memory database with its rollback journal either way. About 15% less CPU per small commit.
  */
 const CONNECTION_PRAGMAS = 'PRAGMA foreign_keys = ON; PRAGMA journal_mode = MEMORY';
-
-/**
- * Applies the journal's complete lines with a sequence above `baseSeq`. Bytes after the last newline are
- * a torn append that was never acknowledged: they are cut off. An unreadable complete line is
- * corruption (PROJECT_CORRUPT).
- */
-function replayJournal(db: Database, projectPath: string, baseSeq: number, logger: Logger): { seq: number; count: number } {
-  const jp = journalPath(projectPath);
-  if (!fs.existsSync(jp)) return { seq: baseSeq, count: 0 };
-  const buf = fs.readFileSync(jp);
-  let seq = baseSeq;
-  let count = 0;
-  let start = 0;
-  let validEnd = 0;
-  while (start < buf.length) {
-    const nl = buf.indexOf(0x0a, start);
-    if (nl < 0) break; // torn tail
-    const text = buf.toString('utf8', start, nl);
-    let entry: JournalEntry;
-    try {
-      entry = JSON.parse(text) as JournalEntry;
-    } catch {
-      // Appends are sequential, so a newline-terminated line was written whole; an unreadable one is damage.
-      throw new ToolError('PROJECT_CORRUPT', `Journal ${jp} is damaged at byte ${start}`);
-    }
-    if (entry.s > seq) {
-      if (entry.s !== seq + 1) throw new ToolError('PROJECT_CORRUPT', `Journal ${jp} skips from ${seq} to ${entry.s}`);
-      db.exec('BEGIN');
-      try {
-        for (const [sql, params] of entry.q) db.run(sql, params as SqlValue[]);
-        db.exec('COMMIT');
-      } catch (e) {
-        db.exec('ROLLBACK');
-        throw new ToolError('PROJECT_CORRUPT', `Journal entry ${entry.s} does not apply: ${(e as Error).message}`);
-      }
-      seq = entry.s;
-      count++;
-    }
-    start = nl + 1;
-    validEnd = start;
-  }
-  if (validEnd < buf.length) {
-    logger.warn(`cut a torn journal tail of ${buf.length - validEnd} bytes`);
-    fs.truncateSync(jp, validEnd);
-  }
-  return { seq, count };
-}
-
-/** True when `pid` is a live process other than this one. */
-function isAliveOther(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Removes checkpoint temp files (`<file>.tmp-<pid>`) left by a process that died mid-checkpoint. */
-function removeStaleTemps(projectPath: string): void {
-  const dir = path.dirname(projectPath);
-  const prefix = `${path.basename(projectPath)}.tmp-`;
-  for (const f of fs.readdirSync(dir)) {
-    if (!f.startsWith(prefix)) continue;
-    const pid = Number(f.slice(prefix.length));
-    if (!isAliveOther(pid)) fs.rmSync(path.join(dir, f), { force: true });
-  }
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = fs.openSync(dir, 'r');
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    // Some filesystems refuse fsync on directories; the rename is still atomic.
-  }
-}

@@ -27,6 +27,9 @@ import type { SearchFilter, SearchSegment, SearchSourceHit, SearchSourceOffsets 
 import type { ExchangeGuid, ExchangeGuidKind } from '../domain/ports';
 import type { SourceAttribute } from '../domain/ports';
 import type { StoredBriefing } from '../domain/ports';
+import type { CoderScope, StoredTeamSettings } from '../domain/ports';
+import type { AgentAccessKind, AgentAccessRule, ClosedSourceRow } from '../domain/ports';
+import type { MergeConflict, MergeConflictChoice, StoredMergeConflict } from '../domain/mergeConflicts';
 import type { EntityRef, EntityVersion } from '../domain/ports';
 import type { CodedRanges, ReportFilter, ReportRecord, ReportStatus, ReportType } from '../domain/ports';
 import { ToolError } from '../core/errors';
@@ -44,18 +47,20 @@ import type {
 } from '../domain/ports';
 import type { ProjectStore } from './projectStore';
 
-const CODE_COLS = `c.id AS code_id, c.name, c.color, c.memo, c.category_id, c.owner, c.session_id, c.created_at, c.updated_at, c.version,
+const CODE_COLS = `c.id AS code_id, c.name, c.color, c.memo, c.category_id, c.owner, c.session_id, c.coder_role, c.created_at, c.updated_at, c.version,
   (SELECT count(*) FROM segments s WHERE s.code_id = c.id) AS segment_count,
   (SELECT count(*) FROM av_segments a WHERE a.code_id = c.id) AS av_segment_count`;
 
 const SOURCE_COLS = `s.id AS source_id, s.name, s.type, s.memo, s.origin, s.file_path, s.mime, s.size_bytes, s.folder_id,
-  s.content_length AS length, s.owner, s.session_id, s.created_at,
+  s.content_length AS length, s.owner, s.session_id, s.coder_role, s.created_at,
   (SELECT count(*) FROM segments g WHERE g.source_id = s.id) AS segment_count,
   (SELECT count(*) FROM av_segments a WHERE a.source_id = s.id) AS av_segment_count`;
 
-const SEGMENT_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at`;
+const SEGMENT_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, coder_role, created_at`;
+/** A coder's codings (a CoderScope's role as `?`): a NULL role (from before roles) counts as the researcher's. */
+const CODER_ROLE_MATCH = `(CASE WHEN coder_role = 'agent' THEN 'agent' ELSE 'researcher' END) = ?`;
 /** {@link SEGMENT_COLS} without the text. */
-const SEGMENT_MARK_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, memo, importance, owner, session_id, created_at`;
+const SEGMENT_MARK_COLS = `id AS segment_id, code_id, source_id, start_pos, end_pos, memo, importance, owner, session_id, coder_role, created_at`;
 
 /** A row of `events` as stored since migration 9 (src/store/eventRows.ts). */
 interface StoredEventRow {
@@ -70,6 +75,24 @@ interface StoredEventRow {
   user: string | null;
   correlation_id: Uint8Array | string | null;
   payload: string;
+  /** migration 14: the coder's role, its name where it differs from `user`, an agent's client name and model */
+  role?: string | null;
+  coder?: string | null;
+  client?: string | null;
+  model?: string | null;
+}
+
+/** The `caused_by` of a stored event: the coder defaults to `user`; role, client and model only where stored (migration 14). */
+function causedByFromRow(r: StoredEventRow): EventRecord['caused_by'] {
+  const user = r.user ?? '';
+  const out: EventRecord['caused_by'] = { session_id: uuidFromStored(r.session_id) ?? '', client_type: r.client_type ?? '', user };
+  if (r.role === 'researcher' || r.role === 'agent') {
+    out.role = r.role;
+    out.coder = r.coder ?? user;
+  }
+  if (r.client) out.client = r.client;
+  if (r.model) out.model = r.model;
+  return out;
 }
 
 /** One fixed query per entity kind of {@link SqlProjectRepository.entityVersions}: the row's name (a segment has none), or no row. */
@@ -124,8 +147,8 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   insertCode(code: NewCode, key: string, st: Stamp): number {
     return this.db.run(
-      'INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)',
-      [code.name, key, code.color, code.memo, code.category_id, st.owner, st.session_id, st.now, st.now],
+      'INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, coder_role, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)',
+      [code.name, key, code.color, code.memo, code.category_id, st.owner, st.session_id, st.coder_role ?? null, st.now, st.now],
     ).lastId;
   }
   updateCode(id: number, fields: Partial<Pick<Code, 'name' | 'color' | 'memo' | 'category_id'>>, key: string | null, now: string): void {
@@ -166,13 +189,14 @@ export class SqlProjectRepository implements ProjectRepository {
     return this.db.get<Category>('SELECT id AS category_id, name, parent_id, memo, owner, created_at FROM categories WHERE name_key = ?', [key]);
   }
   insertCategory(name: string, key: string, parentId: number | null, memo: string | null, st: Stamp): number {
-    return this.db.run('INSERT INTO categories(name, name_key, parent_id, memo, owner, session_id, created_at) VALUES (?,?,?,?,?,?,?)', [
+    return this.db.run('INSERT INTO categories(name, name_key, parent_id, memo, owner, session_id, coder_role, created_at) VALUES (?,?,?,?,?,?,?,?)', [
       name,
       key,
       parentId,
       memo,
       st.owner,
       st.session_id,
+      st.coder_role ?? null,
       st.now,
     ]).lastId;
   }
@@ -207,10 +231,20 @@ export class SqlProjectRepository implements ProjectRepository {
       owner,
     ]);
   }
+  codingCodersOfCode(codeId: number): { owner: string; session_id: string | null; coder_role: 'researcher' | 'agent' | null; count: number }[] {
+    return this.db.all(
+      `SELECT owner, session_id, coder_role, sum(n) AS count FROM (
+         SELECT owner, session_id, coder_role, count(*) AS n FROM segments WHERE code_id = ? GROUP BY owner, session_id, coder_role
+         UNION ALL
+         SELECT owner, session_id, coder_role, count(*) AS n FROM av_segments WHERE code_id = ? GROUP BY owner, session_id, coder_role)
+       GROUP BY owner, session_id, coder_role ORDER BY count DESC, owner`,
+      [codeId, codeId],
+    );
+  }
   insertSegment(seg: NewSegment, st: Stamp): number {
     return this.db.run(
-      'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
-      [seg.code_id, seg.source_id, seg.start_pos, seg.end_pos, seg.text, seg.memo, seg.importance, st.owner, st.session_id, st.now, st.now],
+      'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, coder_role, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)',
+      [seg.code_id, seg.source_id, seg.start_pos, seg.end_pos, seg.text, seg.memo, seg.importance, st.owner, st.session_id, st.coder_role ?? null, st.now, st.now],
     ).lastId;
   }
   setSegmentMemo(id: number, memo: string | null, now: string): void {
@@ -276,8 +310,8 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   insertSource(src: NewSource, st: Stamp): number {
     return this.db.run(
-      `INSERT INTO sources(name, type, content, content_length, memo, origin, file_path, mime, size_bytes, folder_id, owner, session_id, created_at, updated_at)
-       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      `INSERT INTO sources(name, type, content, content_length, memo, origin, file_path, mime, size_bytes, folder_id, owner, session_id, coder_role, created_at, updated_at)
+       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
       [
         src.name,
         src.type,
@@ -291,6 +325,7 @@ export class SqlProjectRepository implements ProjectRepository {
         src.folder_id,
         st.owner,
         st.session_id,
+        st.coder_role ?? null,
         st.now,
         st.now,
       ],
@@ -408,11 +443,13 @@ export class SqlProjectRepository implements ProjectRepository {
       ? this.db.all<ApprovalRecord>('SELECT * FROM approval_requests WHERE status = ? ORDER BY created_at, request_id LIMIT ?', [status, limit])
       : this.db.all<ApprovalRecord>('SELECT * FROM approval_requests ORDER BY created_at, request_id LIMIT ?', [limit]);
   }
-  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'reason' | 'result' | 'error_code' | 'arguments'>): void {
-    this.db.run('UPDATE approval_requests SET status = ?, decided_at = ?, decided_by = ?, reason = ?, result = ?, error_code = ?, arguments = ? WHERE request_id = ?', [
+  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'decided_by_coder' | 'decided_by_role' | 'reason' | 'result' | 'error_code' | 'arguments'>): void {
+    this.db.run('UPDATE approval_requests SET status = ?, decided_at = ?, decided_by = ?, decided_by_coder = ?, decided_by_role = ?, reason = ?, result = ?, error_code = ?, arguments = ? WHERE request_id = ?', [
       d.status,
       d.decided_at,
       d.decided_by,
+      d.decided_by_coder ?? null,
+      d.decided_by_role ?? null,
       d.reason,
       d.result,
       d.error_code,
@@ -463,8 +500,8 @@ export class SqlProjectRepository implements ProjectRepository {
     // the stored form (migration 9, src/store/eventRows.ts): no event id, the timestamp as milliseconds,
     // UUIDs as 16 bytes, frequent payloads as arrays of values
     const seq = this.db.run(
-      `INSERT INTO events(event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
-       VALUES (?,?,?,?,coalesce(unhex(?), ?),?,?,coalesce(unhex(?), ?),?)`,
+      `INSERT INTO events(event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload, role, coder, client, model)
+       VALUES (?,?,?,?,coalesce(unhex(?), ?),?,?,coalesce(unhex(?), ?),?,?,?,?,?)`,
       [
         e.event_type,
         timestampToStored(e.timestamp),
@@ -475,6 +512,10 @@ export class SqlProjectRepository implements ProjectRepository {
         e.caused_by.user,
         ...uuidParams(e.metadata.correlation_id),
         payloadToStored(e.payload),
+        e.caused_by.role ?? null,
+        e.caused_by.coder !== undefined && e.caused_by.coder !== e.caused_by.user ? e.caused_by.coder : null,
+        e.caused_by.client ?? null,
+        e.caused_by.model ?? null,
       ],
     ).lastId;
     return { seq, event_id: this.eventIds().eventId(seq) };
@@ -488,7 +529,7 @@ export class SqlProjectRepository implements ProjectRepository {
       timestamp: timestampFromStored(r.timestamp),
       aggregate_type: r.aggregate_type,
       aggregate_id: r.aggregate_id,
-      caused_by: { session_id: uuidFromStored(r.session_id) ?? '', client_type: r.client_type ?? '', user: r.user ?? '' },
+      caused_by: causedByFromRow(r),
       payload: payloadFromStored(r.payload),
       metadata: { correlation_id: uuidFromStored(r.correlation_id) ?? '', sequence_number: r.seq },
     };
@@ -652,8 +693,8 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   insertAvSegment(seg: NewAvSegment, st: Stamp): number {
     return this.db.run(
-      'INSERT INTO av_segments(code_id, source_id, start_ms, end_ms, transcript, memo, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)',
-      [seg.code_id, seg.source_id, seg.start_ms, seg.end_ms, seg.transcript, seg.memo, st.owner, st.session_id, st.now, st.now],
+      'INSERT INTO av_segments(code_id, source_id, start_ms, end_ms, transcript, memo, owner, session_id, coder_role, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+      [seg.code_id, seg.source_id, seg.start_ms, seg.end_ms, seg.transcript, seg.memo, st.owner, st.session_id, st.coder_role ?? null, st.now, st.now],
     ).lastId;
   }
   deleteAvSegment(id: number): void {
@@ -1002,6 +1043,18 @@ export class SqlProjectRepository implements ProjectRepository {
       ? this.db.all<ExchangeGuid>('SELECT kind, local_id, guid FROM exchange_guids ORDER BY kind, local_id')
       : this.db.all<ExchangeGuid>('SELECT kind, local_id, guid FROM exchange_guids WHERE kind = ? ORDER BY local_id', [kind]);
   }
+  listEntityGuids(): ExchangeGuid[] {
+    const parts: [ExchangeGuidKind, string][] = [
+      ['code', 'codes'],
+      ['category', 'categories'],
+      ['source', 'sources'],
+      ['case', 'cases'],
+      ['coding', 'segments'],
+      ['av_coding', 'av_segments'],
+      ['case_selection', 'case_segments'],
+    ];
+    return this.db.all<ExchangeGuid>(parts.map(([k, t]) => `SELECT '${k}' AS kind, CAST(id AS TEXT) AS local_id, guid FROM ${t} WHERE guid IS NOT NULL`).join(' UNION ALL '));
+  }
   setExchangeGuid(kind: ExchangeGuidKind, localId: string, guid: string): void {
     this.db.run('INSERT INTO exchange_guids(kind, local_id, guid) VALUES (?,?,?) ON CONFLICT(kind, local_id) DO UPDATE SET guid = excluded.guid', [kind, localId, guid]);
   }
@@ -1021,6 +1074,67 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   setProjectBriefing(briefing: StoredBriefing): void {
     this.db.run("INSERT INTO meta(key, value) VALUES ('project_briefing', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [JSON.stringify(briefing)]);
+  }
+  // blind coding (issue 16 item 5): the team setting in meta row `team_settings`, and one coder's codings
+  teamSettings(): StoredTeamSettings | undefined {
+    const row = this.db.get<{ value: string | null }>("SELECT value FROM meta WHERE key = 'team_settings'");
+    if (!row?.value) return undefined;
+    try {
+      const v = JSON.parse(row.value) as unknown;
+      return v && typeof v === 'object' && !Array.isArray(v) ? (v as StoredTeamSettings) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  setTeamSettings(settings: StoredTeamSettings): void {
+    this.db.run("INSERT INTO meta(key, value) VALUES ('team_settings', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [JSON.stringify(settings)]);
+  }
+  coderCodingCounts(scope: CoderScope, only: { codeId?: number; sourceId?: number } = {}): { code_id: number; source_id: number; text: number; av: number }[] {
+    const where = `owner = ? AND ${CODER_ROLE_MATCH}${only.codeId !== undefined ? ' AND code_id = ?' : ''}${only.sourceId !== undefined ? ' AND source_id = ?' : ''}`;
+    const params = [scope.coder, scope.role, ...(only.codeId !== undefined ? [only.codeId] : []), ...(only.sourceId !== undefined ? [only.sourceId] : [])];
+    return this.db.all<{ code_id: number; source_id: number; text: number; av: number }>(
+      `SELECT code_id, source_id, sum(t) AS text, sum(a) AS av FROM (
+         SELECT code_id, source_id, 1 AS t, 0 AS a FROM segments WHERE ${where}
+         UNION ALL SELECT code_id, source_id, 0, 1 FROM av_segments WHERE ${where}
+       ) GROUP BY code_id, source_id`,
+      [...params, ...params],
+    );
+  }
+  coderSegmentIds(scope: CoderScope): number[] {
+    return this.db.all<{ id: number }>(`SELECT id FROM segments WHERE owner = ? AND ${CODER_ROLE_MATCH} ORDER BY id`, [scope.coder, scope.role]).map((r) => r.id);
+  }
+  // merge conflicts (migration 18)
+  saveMergeConflicts(conflicts: readonly MergeConflict[], mergeRef: string | null, now: string): void {
+    for (const c of conflicts) {
+      this.db.run(
+        `INSERT INTO merge_conflicts(conflict_id, kind, entity_table, entity_guid, entity_name, entity_local_id, field, ours, theirs, base, merge_ref, status, created_at)
+         VALUES (?,?,?,?,?,?,?,?,?,?,?,'open',?)
+         ON CONFLICT(conflict_id) DO UPDATE SET kind = excluded.kind, entity_table = excluded.entity_table, entity_guid = excluded.entity_guid,
+           entity_name = excluded.entity_name, entity_local_id = excluded.entity_local_id, field = excluded.field, ours = excluded.ours,
+           theirs = excluded.theirs, base = excluded.base, merge_ref = excluded.merge_ref, status = 'open', created_at = excluded.created_at,
+           choice = NULL, resolution = NULL, resolved_by = NULL, resolved_at = NULL`,
+        [c.conflict_id, c.kind, c.entity.table, c.entity.guid, c.entity.name, c.entity.local_id, c.entity.field ?? null, JSON.stringify(c.ours ?? null), JSON.stringify(c.theirs ?? null), JSON.stringify(c.base ?? null), mergeRef, now],
+      );
+    }
+  }
+  listMergeConflicts(status?: 'open' | 'resolved'): StoredMergeConflict[] {
+    const where = status === undefined ? '' : 'WHERE status = ?';
+    return this.db
+      .all<MergeConflictRow>(`SELECT * FROM merge_conflicts ${where} ORDER BY CASE status WHEN 'open' THEN 0 ELSE 1 END, created_at, conflict_id`, status === undefined ? [] : [status])
+      .map(mergeConflictOf);
+  }
+  getMergeConflict(conflictId: string): StoredMergeConflict | undefined {
+    const row = this.db.get<MergeConflictRow>('SELECT * FROM merge_conflicts WHERE conflict_id = ?', [conflictId]);
+    return row ? mergeConflictOf(row) : undefined;
+  }
+  markMergeConflictResolved(conflictId: string, r: { choice: MergeConflictChoice; resolution: unknown; resolved_by: string; resolved_at: string }): void {
+    this.db.run("UPDATE merge_conflicts SET status = 'resolved', choice = ?, resolution = ?, resolved_by = ?, resolved_at = ? WHERE conflict_id = ?", [
+      r.choice,
+      JSON.stringify(r.resolution ?? null),
+      r.resolved_by,
+      r.resolved_at,
+      conflictId,
+    ]);
   }
   // document attributes (migration 10)
   listSourceAttributes(sourceId?: number): SourceAttribute[] {
@@ -1054,6 +1168,47 @@ export class SqlProjectRepository implements ProjectRepository {
     if (!this.db.get('SELECT 1 AS x FROM source_attributes WHERE source_id = ? AND name = ?', [sourceId, name])) return false;
     this.db.run('DELETE FROM source_attributes WHERE source_id = ? AND name = ?', [sourceId, name]);
     return true;
+  }
+  // sources closed to agents (migration 15, src/agent/agentAccess.ts)
+  listAgentAccess(): AgentAccessRule[] {
+    const rows = this.db.all<{ target_kind: AgentAccessKind; target_id: number; target_name: string | null; agents: string | null; set_by: string; set_at: string }>(
+      `SELECT a.target_kind, a.target_id, a.agents, a.set_by, a.set_at,
+         CASE a.target_kind WHEN 'source' THEN (SELECT name FROM sources WHERE id = a.target_id)
+           WHEN 'folder' THEN (SELECT name FROM folders WHERE id = a.target_id)
+           ELSE (SELECT name FROM cases WHERE id = a.target_id) END AS target_name
+       FROM agent_access a WHERE a.access = 'closed'
+       ORDER BY CASE a.target_kind WHEN 'source' THEN 0 WHEN 'folder' THEN 1 ELSE 2 END, a.target_id`,
+    );
+    return rows.map((r) => ({ ...r, access: 'closed' as const, agents: agentsOf(r.agents) }));
+  }
+  setAgentAccess(kind: AgentAccessKind, id: number, access: 'closed' | 'open', agents: string[] | null, setBy: string, now: string): void {
+    if (access === 'open') {
+      // read first, so opening what is open journals no statement
+      if (this.db.get('SELECT 1 AS x FROM agent_access WHERE target_kind = ? AND target_id = ?', [kind, id])) this.db.run('DELETE FROM agent_access WHERE target_kind = ? AND target_id = ?', [kind, id]);
+      return;
+    }
+    this.db.run(
+      `INSERT INTO agent_access(target_kind, target_id, access, agents, set_by, set_at) VALUES (?,?,'closed',?,?,?)
+       ON CONFLICT(target_kind, target_id) DO UPDATE SET access = 'closed', agents = excluded.agents, set_by = excluded.set_by, set_at = excluded.set_at`,
+      [kind, id, agents === null ? null : JSON.stringify(agents), setBy, now],
+    );
+  }
+  listClosedSources(): ClosedSourceRow[] {
+    // a folder cycle cannot loop: UNION (not UNION ALL) stops at rows already found
+    const rows = this.db.all<{ source_id: number; source_name: string; agents: string | null; via_kind: AgentAccessKind; via_id: number }>(
+      `WITH RECURSIVE closed_folders(folder_id, agents, via_id) AS (
+         SELECT target_id, agents, target_id FROM agent_access WHERE target_kind = 'folder' AND access = 'closed'
+         UNION SELECT f.id, c.agents, c.via_id FROM folders f JOIN closed_folders c ON f.parent_id = c.folder_id
+       ),
+       closed(source_id, agents, via_kind, via_id) AS (
+         SELECT target_id, agents, 'source', target_id FROM agent_access WHERE target_kind = 'source' AND access = 'closed'
+         UNION SELECT s.id, c.agents, 'folder', c.via_id FROM sources s JOIN closed_folders c ON s.folder_id = c.folder_id
+         UNION SELECT m.source_id, a.agents, 'case', a.target_id FROM case_sources m JOIN agent_access a ON a.target_kind = 'case' AND a.access = 'closed' AND a.target_id = m.case_id
+         UNION SELECT m.source_id, a.agents, 'case', a.target_id FROM case_segments m JOIN agent_access a ON a.target_kind = 'case' AND a.access = 'closed' AND a.target_id = m.case_id
+       )
+       SELECT c.source_id, s.name AS source_name, c.agents, c.via_kind, c.via_id FROM closed c JOIN sources s ON s.id = c.source_id ORDER BY c.source_id`,
+    );
+    return rows.map((r) => ({ ...r, agents: agentsOf(r.agents) }));
   }
 }
 
@@ -1100,7 +1255,7 @@ function sourceAttributeOf(r: SourceAttributeRow): SourceAttribute {
   return { source_id: r.source_id, name: r.name, type: r.type, value, updated_at: r.updated_at, owner: r.owner, session_id: r.session_id };
 }
 
-const AV_SEGMENT_COLS = 'id AS segment_id, code_id, source_id, start_ms, end_ms, transcript, memo, owner, session_id, created_at';
+const AV_SEGMENT_COLS = 'id AS segment_id, code_id, source_id, start_ms, end_ms, transcript, memo, owner, session_id, coder_role, created_at';
 
 // search helpers
 
@@ -1235,4 +1390,55 @@ function setClause(fields: Record<string, unknown>, key: string | null): { sets:
     params.push(key);
   }
   return { sets, params };
+}
+
+/** The `agents` column of agent_access: a JSON array of names, or null (every agent); a malformed value counts as every agent. */
+function agentsOf(value: string | null): string[] | null {
+  if (value === null) return null;
+  try {
+    const v = JSON.parse(value) as unknown;
+    return Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A row of merge_conflicts (migration 18). */
+interface MergeConflictRow {
+  conflict_id: string;
+  kind: string;
+  entity_table: string;
+  entity_guid: string;
+  entity_name: string;
+  entity_local_id: number | null;
+  field: string | null;
+  ours: string;
+  theirs: string;
+  base: string;
+  merge_ref: string | null;
+  status: 'open' | 'resolved';
+  created_at: string;
+  choice: MergeConflictChoice | null;
+  resolution: string | null;
+  resolved_by: string | null;
+  resolved_at: string | null;
+}
+
+function mergeConflictOf(r: MergeConflictRow): StoredMergeConflict {
+  const json = (v: string | null): unknown => (v === null ? null : (JSON.parse(v) as unknown));
+  return {
+    conflict_id: r.conflict_id,
+    kind: r.kind as StoredMergeConflict['kind'],
+    entity: { table: r.entity_table, guid: r.entity_guid, name: r.entity_name, local_id: r.entity_local_id, ...(r.field !== null ? { field: r.field } : {}) },
+    ours: json(r.ours),
+    theirs: json(r.theirs),
+    base: json(r.base),
+    status: r.status,
+    merge_ref: r.merge_ref,
+    created_at: r.created_at,
+    choice: r.choice,
+    resolution: json(r.resolution),
+    resolved_by: r.resolved_by,
+    resolved_at: r.resolved_at,
+  };
 }

@@ -57,6 +57,8 @@ export const approvalStatusOutput = z.object({
   created_at: z.string(),
   expires_at: z.string(),
   decided_at: z.string().nullable(),
+  decided_by_coder: z.string().nullable().describe("who decided: the researcher's coder name (issue 14 item 1); null while pending and for an automatic timeout"),
+  decided_by_role: z.enum(['researcher', 'agent']).nullable().describe('the role of who decided (researcher); null while pending and for an automatic timeout'),
   reason: z.string().nullable().describe("the researcher's reason for a rejection, `timeout`, or the failure message"),
   result: z.unknown().describe('the data the approved call returned (null unless completed)'),
   error_code: z.string().nullable().describe('the error code of an approved call that failed'),
@@ -78,6 +80,8 @@ function statusOut(a: ApprovalRecord, now: string): z.output<typeof approvalStat
     created_at: a.created_at,
     expires_at: a.expires_at,
     decided_at: a.decided_at,
+    decided_by_coder: a.decided_by_coder ?? null,
+    decided_by_role: a.decided_by_role ?? null,
     reason: a.reason,
     result: parseJson(a.result),
     error_code: a.error_code,
@@ -92,7 +96,7 @@ export const getApprovalStatusTool = defineTool({
     "Where a call that waits for the researcher's approval stands. A call at trust level suggest or require answers " +
     '{status: "pending_approval", request_id}; ask this tool with that request_id until status is no longer pending. ' +
     'Returns {request_id, tool, status: pending|completed|failed|rejected, decision: approved|rejected|null, timed_out, expired, trust_level, description, ' +
-    'arguments (as approved, possibly edited by the researcher), created_at, expires_at, decided_at, reason, result (the data the approved call returned), error_code}. ' +
+    'arguments (as approved, possibly edited by the researcher), created_at, expires_at, decided_at, decided_by_coder and decided_by_role (who decided), reason, result (the data the approved call returned), error_code}. ' +
     'wait_ms (0 to 30000) waits for the decision in this one call (a long poll): the answer comes as soon as the researcher decides, or when wait_ms has passed, still pending. ' +
     "Polling your own request no more often than the pending answer's poll_after_ms never spends your rate budget. " +
     'Unanswered requests are rejected automatically after 5 minutes (reason "timeout"). Errors: APPROVAL_NOT_FOUND.',

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { ToolError } from '../core/errors';
 import { applyAvCode, assertAvType, removeAvSegment, segmentAt, transcriptText, findCodeMentions, type LabelledTranscriptSegment } from '../domain/av';
 import type { AvSegment, SourceWithCounts } from '../domain/ports';
+import { codingOut } from './present';
 import { detectSpeakers, speakerTurns, summarizeTurns } from '../domain/speakers';
 import { requireSource } from '../domain/sources';
 import { loadTranscript, type LoadedTranscript } from '../exchange/transcripts';
@@ -25,11 +26,7 @@ function ms(what: string) {
 /** An AV segment as the tools return it, with its code's name and colour. Times in milliseconds. */
 export function avSegmentOut(s: AvSegment, code?: { name: string; color: string }) {
   return {
-    segment_id: s.segment_id,
-    code_id: s.code_id,
-    code_name: code?.name ?? null,
-    color: code?.color ?? null,
-    source_id: s.source_id,
+    ...codingOut(s, code),
     start_ms: s.start_ms,
     end_ms: s.end_ms,
     duration_ms: s.end_ms - s.start_ms,
@@ -37,6 +34,9 @@ export function avSegmentOut(s: AvSegment, code?: { name: string; color: string 
     memo: s.memo,
     owner: s.owner,
     session_id: s.session_id,
+    // who coded it (issue 14, item 1): the owner's coder name and role (null: from before roles)
+    coder: s.owner,
+    coder_role: s.coder_role ?? null,
     created_at: s.created_at,
   };
 }

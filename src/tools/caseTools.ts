@@ -1,17 +1,15 @@
 import { z } from 'zod';
+import { compareCases, DEFAULT_MIN_GROUP_SIZE, suggestCaseGroupings } from '../domain/caseAnalysis';
 import {
   addSegmentToCase,
   addSourceToCase,
-  compareCases,
   createCase,
-  DEFAULT_MIN_GROUP_SIZE,
   deleteCase,
   getCase,
   listCases,
   MAX_ATTRIBUTE_NAME,
   MAX_CASE_NAME,
   setCaseAttribute,
-  suggestCaseGroupings,
   type CaseSummary,
 } from '../domain/cases';
 import type { CaseSegment, CaseWithCounts } from '../domain/ports';

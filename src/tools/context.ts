@@ -3,6 +3,7 @@ import type { PathPolicy } from '../core/pathPolicy';
 import type { DomainContext } from '../domain/events';
 import type { Actor } from '../domain/model';
 import type { ProjectRepository } from '../domain/ports';
+import type { ReadScope } from '../domain/teamSettings';
 import type { VersionControl } from '../domain/versionControl';
 import type { HistoryErasure, ProjectErasure } from '../domain/erasure';
 
@@ -97,4 +98,9 @@ export interface ToolContext {
   progress?: (p: ToolProgress) => void;
   /** where this caller's file paths may lie (restricted for agents; see src/core/pathPolicy.ts); absent: unrestricted */
   paths?: PathPolicy;
+  /**
+   * Whose codings this caller may read (blind coding, src/domain/teamSettings.ts): null or absent, everyone's; else
+   * only that coder's. For read tools `domain.repo` is already the scoped view (scopedRepository).
+   */
+  scope?: ReadScope;
 }

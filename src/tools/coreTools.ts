@@ -72,7 +72,7 @@ export const listSegmentsForSource = defineTool({
   title: 'List Segments of a Source',
   description:
     'List the coded text segments of a source in text order, each with its code, positions (code points, end exclusive), ' +
-    'the coded text, memo, coder (owner) and session. Errors: SOURCE_NOT_FOUND.',
+    'the coded text, memo, coder (owner; also as coder), coder_role (researcher | agent: agent marks an AI coding; null when unknown) and session. Errors: SOURCE_NOT_FOUND.',
   input: args({ source_id: id('the source') }),
   effect: 'read',
   trust: 'read',

@@ -175,6 +175,32 @@ export interface PrepareContext {
    * Never rejects. get_approval_status's `wait_ms` long poll (ToolPipeline.awaitDecision).
    */
   awaitDecision?: (requestId: string, waitMs: number) => Promise<void>;
+  /** the agent layer's live sessions (list_sessions, get_session, end_session; src/tools/sessionTools.ts); null without an agent layer */
+  sessions?: SessionsPort | null;
+}
+
+/** A live session as the session tools see it (the agent layer's Session, src/agent/sessions.ts). Times ISO 8601 UTC. */
+export interface SessionInfo {
+  session_id: string;
+  client_type: string;
+  client_name: string;
+  created_at: string;
+  last_activity: string;
+  status: string;
+  subscriptions: { subscription_id: string; event_patterns: string[]; created_at: string }[];
+  context: { project_id: string; user_id: string; trust_level: string; preferences: Record<string, unknown> };
+  implicit: boolean;
+  /** the agent credential's name, or `researcher` */
+  owner: string;
+  model?: string;
+}
+
+/** The agent layer's sessions as tools reach them (the SessionManager). */
+export interface SessionsPort {
+  list(): readonly SessionInfo[];
+  get(id: string): SessionInfo | undefined;
+  /** ends a session (its streams close); errors: SESSION_NOT_FOUND */
+  end(id: string, reason: 'ended_by_researcher'): unknown;
 }
 
 /** The repository reads `prepare` may use. */

@@ -46,7 +46,7 @@ function describe(s: JsonSchema): string | undefined {
 
 /**
  * The tool reference as Markdown, generated from the registry: for each tool its group, effect, trust
- * category, description and a parameter table from its JSON Schema. Written to docs/tools.md by
+ * category, description and a parameter table from its JSON Schema. Written to docs/reference/tools.md by
  * scripts/genToolDocs.ts; a unit test fails when the file drifts.
  */
 export function renderToolDocs(): string {

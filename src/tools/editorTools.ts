@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { applySourceEdits, reconcileSourceText } from '../domain/sourceEdits';
-import { undoAction } from '../domain/undo';
 import { defineTool } from './defineTool';
 import { args, id, position, text } from './schemas';
 
@@ -43,19 +42,8 @@ export const reconcileSourceTextTool = defineTool({
   run: (ctx, input) => ({ source_id: input.source_id, ...reconcileSourceText(ctx.domain, input.source_id, input.text) }),
 });
 
-export const undoAgentActionTool = defineTool({
-  name: 'undo_agent_action',
-  group: 'core',
-  title: 'Undo an Agent Action',
-  description:
-    "Undo an agent's action by the correlation id of its events: a created code is deleted, an applied code's segment removed. " +
-    'Merges and deletions cannot be undone. Returns {undone: [{kind, id}]}. Errors: NOT_UNDOABLE.',
-  input: args({ correlation_id: text(200, 1).describe("the action's correlation id (its request id when it was approved)") }),
-  effect: 'destroy',
-  trust: 'delete',
-  audience: 'editor',
-  run: (ctx, input) => undoAction(ctx.domain, input.correlation_id),
-});
+/** undo_agent_action is a registry tool for the researcher since issue 14 (src/tools/undoTools.ts); re-exported for the Activity view. */
+export { undoAgentActionTool } from './undoTools';
 
 /** The editor-only tools. */
-export const EDITOR_TOOLS = [applySourceEditsTool, reconcileSourceTextTool, undoAgentActionTool];
+export const EDITOR_TOOLS = [applySourceEditsTool, reconcileSourceTextTool];

@@ -8,8 +8,6 @@ import { IMPORTERS, type ImportPlan } from '../exchange/importers/index';
 import { readingProgress, writingProgress } from './importProgress';
 import { checkImportFile } from '../exchange/importers/plan';
 import { readProjectSnapshot } from '../exchange/projectSnapshot';
-import { applyRefiPlan } from '../exchange/refiQda/refiApply';
-import { isRefiPlan } from '../exchange/refiQda/refiImport';
 import { defineTool } from './defineTool';
 import { args, text } from './schemas';
 
@@ -84,6 +82,7 @@ export const exportDataTool = defineTool({
     const target = await checkOutputPath(input.output_path, input.format, {
       projectPath: pctx.projectPath,
       protectedFiles: snapshot.sources.flatMap((s) => (s.file_path ? [s.file_path] : [])),
+      paths: pctx.paths,
     });
     const written = await writeExport(input.format, snapshot, target, { includeMemos: input.include_memos ?? true });
     return { format: input.format, output_path: target, ...written };
@@ -155,5 +154,5 @@ export const importDataTool = defineTool({
     reading.end();
     return plan;
   },
-  run: (ctx, _input, plan) => (isRefiPlan(plan) ? applyRefiPlan(ctx.domain, plan) : applyImportPlan(ctx.domain, plan, writingProgress(ctx, plan.format))),
+  run: (ctx, _input, plan) => applyImportPlan(ctx.domain, plan, writingProgress(ctx, plan.format)),
 });

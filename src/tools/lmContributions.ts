@@ -15,7 +15,7 @@ export interface LmToolContribution {
   inputSchema: Record<string, unknown>;
 }
 
-/** `qda_<tool name>`: VS Code language-model tool names (DESIGN.md: VS Code forbids dots). */
+/** `qda_<tool name>`: VS Code language-model tool names (docs/architecture.md: VS Code forbids dots). */
 export function lmToolName(toolName: string): string {
   return `qda_${toolName}`;
 }

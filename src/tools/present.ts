@@ -13,6 +13,9 @@ export interface CodeOut {
   av_segment_count: number;
   owner: string;
   session_id: string | null;
+  /** who made the code (issue 14, item 1): the owner's coder name and role; null when unknown (from before roles) */
+  coder: string;
+  coder_role: 'researcher' | 'agent' | null;
   created_at: string;
   updated_at: string;
   version: number;
@@ -32,6 +35,8 @@ export function codeOut(c: CodeWithCounts, repo: ProjectRepository, categories?:
     av_segment_count: c.av_segment_count,
     owner: c.owner,
     session_id: c.session_id,
+    coder: c.owner,
+    coder_role: c.coder_role ?? null,
     created_at: c.created_at,
     updated_at: c.updated_at,
     version: c.version,
@@ -72,14 +77,25 @@ export function codeLookup(repo: { getCode(id: number): { name: string; color: s
   };
 }
 
-/** A text segment as tools return it, with its code's name and colour. */
-export function segmentOut(s: Segment, code?: { name: string; color: string }) {
+/** The fields every coding (text or AV segment) has as tools return it: ids, its code's name and colour, its source. */
+export function codingOut(s: { segment_id: number; code_id: number; source_id: number }, code?: { name: string; color: string }) {
   return {
     segment_id: s.segment_id,
     code_id: s.code_id,
     code_name: code?.name ?? null,
     color: code?.color ?? null,
     source_id: s.source_id,
+  };
+}
+
+/**
+ * A text segment as tools return it, with its code's name and colour, and who coded it (issue 14, item 1): `coder`
+ * (the owner's coder name) and `coder_role` (`researcher` | `agent`; null for codings from before roles whose
+ * session the migration could not place). `coder_role: "agent"` marks an AI coding.
+ */
+export function segmentOut(s: Segment, code?: { name: string; color: string }) {
+  return {
+    ...codingOut(s, code),
     start_pos: s.start_pos,
     end_pos: s.end_pos,
     text: s.text,
@@ -87,6 +103,8 @@ export function segmentOut(s: Segment, code?: { name: string; color: string }) {
     importance: s.importance,
     owner: s.owner,
     session_id: s.session_id,
+    coder: s.owner,
+    coder_role: s.coder_role ?? null,
     created_at: s.created_at,
   };
 }

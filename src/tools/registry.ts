@@ -1,5 +1,6 @@
 import type { AnyTool } from './defineTool';
 import { getApprovalStatusTool, listPendingApprovalsTool } from './approvalTools';
+import { SESSION_TOOLS } from './sessionTools';
 import { findSimilarSegmentsTool, searchCodesTool, searchSemanticTool, searchTextTool } from './searchTools';
 import { applyAvCodeTool, detectSpeakersTool, listAvSegmentsTool, removeAvSegmentTool, suggestCodesForTranscriptTool, transcribeMediaTool } from './avTools';
 import { batchApplyCodes, createCodeTool, deleteSegmentTool, getCode, listCodes, listSegmentsForSource, updateSegmentMemoTool } from './coreTools';
@@ -9,12 +10,16 @@ import { closeProject, getProjectContext, openProject } from './projectTools';
 import { addTextSource, importFileSource, listSources, navigateToSegment, readSourceContent, removeSource, suggestSourceMetadataTool } from './sourceTools';
 import { setSourceAttributeTool } from './sourceAttributeTools';
 import { eraseSourceTool } from './erasureTools';
-import { redoTool, undoTool } from './undoTools';
+import { getAgentAccessTool, setAgentAccessTool } from './agentAccessTools';
+import { TEAM_TOOLS } from './teamTools';
+import { MERGE_CONFLICT_TOOLS } from './mergeConflictTools';
+import { REMOTE_TOOLS } from './remoteTools';
+import { redoTool, undoAgentActionTool, undoTool } from './undoTools';
 import { updateCaseMemoTool, updateProjectBriefingTool } from './memoTools';
 import { deleteCategoryTool, renameCategoryTool, updateCategoryMemoTool } from './categoryTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
-import { applyCodeTool, deleteSourceTool, importSourceTool, importTextTool, moveCodeTool, removeCodeTool, renameSourceTool, updateMemoTool } from './designTools';
+import { applyCodeTool, deleteSourceTool, importSourceTool, importTextTool, moveCodeTool, removeCodeTool, renameSourceTool, updateMemoTool } from './capabilityTools';
 import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceReportTool, generateFrequencyReportTool, getReportTool, listReportsTool } from './reportTools';
 import { importAnalyticsTool } from './analyticsTools';
 import { exportDataTool, importDataTool, suggestExportFormatTool } from './exchangeTools';
@@ -44,21 +49,23 @@ import { listCaseAttributesTool, removeCaseAttributeTool, removeSourceFromCaseTo
 import {
   analyzeContentForCodes,
   analyzeUncodedText,
+  autoSuggestCodesTool,
+  detectDuplicateCodesTool,
+  findSimilarContentTool,
+  suggestBatchCodingTool,
+  suggestCodesForRangeTool,
+} from './rankedSuggestionTools';
+import {
   approveBatchCoding,
   approveCodingSuggestionTool,
   approveMergeTool,
   approveSuggestionTool,
-  autoSuggestCodesTool,
-  detectDuplicateCodesTool,
-  findSimilarContentTool,
   getSuggestionBatchStatus,
   listPendingCodingSuggestions,
   listPendingSuggestions,
   rejectCodingSuggestionTool,
   respondToCodeSuggestion,
-  suggestBatchCodingTool,
   suggestCodeApplication,
-  suggestCodesForRangeTool,
   suggestMergeCodesTool,
   suggestNewCodeTool,
 } from './suggestionTools';
@@ -79,12 +86,14 @@ export const TOOLS: readonly AnyTool[] = [
   deleteSegmentTool,
   batchApplyCodes,
   updateSegmentMemoTool,
-  // the agent-context design's coding capabilities (src/tools/designTools.ts)
+  // the agent-context design's coding capabilities (src/tools/capabilityTools.ts)
   applyCodeTool,
   removeCodeTool,
   // undo and redo of the researcher's own actions (src/tools/undoTools.ts; researcher only)
   undoTool,
   redoTool,
+  // undo of an agent's action (issue 14 item 8; researcher only, every surface)
+  undoAgentActionTool,
   // project lifecycle
   getProjectContext,
   openProject,
@@ -99,6 +108,9 @@ export const TOOLS: readonly AnyTool[] = [
   addTextSource,
   removeSource,
   eraseSourceTool,
+  // sources closed to agents (src/tools/agentAccessTools.ts; set_agent_access is the researcher's)
+  setAgentAccessTool,
+  getAgentAccessTool,
   importFileSource,
   // document attributes (src/tools/sourceAttributeTools.ts)
   setSourceAttributeTool,
@@ -162,6 +174,10 @@ export const TOOLS: readonly AnyTool[] = [
   listSnapshotsTool,
   viewDiffTool,
   restoreSnapshotTool,
+  // conflicts of a merge of two histories (issue 16 item 4; src/tools/mergeConflictTools.ts)
+  ...MERGE_CONFLICT_TOOLS,
+  // the history's git remote (issue 16 item 2; src/tools/remoteTools.ts)
+  ...REMOTE_TOOLS,
   // exchange
   suggestExportFormatTool,
   exportDataTool,
@@ -200,6 +216,10 @@ export const TOOLS: readonly AnyTool[] = [
   // approvals
   getApprovalStatusTool,
   listPendingApprovalsTool,
+  // sessions (the researcher's: who is connected; issue 14 item 3)
+  ...SESSION_TOOLS,
+  // blind coding (issue 16 item 5; src/tools/teamTools.ts; setting it is the researcher's)
+  ...TEAM_TOOLS,
 ] as AnyTool[];
 
 /** The tools by name. */

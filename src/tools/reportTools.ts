@@ -89,12 +89,24 @@ export const generateCoderComparisonTool = defineTool({
   group: 'analysis',
   title: 'Generate Coder Comparison',
   description:
-    "Inter-coder agreement of two coders (segment owners) per code, character by character as QualCoder computes it: every character of the compared sources is coded by both, only one, or neither; " +
-    'percent agreement = (both + neither) / characters and Cohen\'s kappa = (po - pe) / (1 - pe) (null when pe = 1). Compared sources: the text sources (within filters) on which both coders coded something. ' +
-    'result: {coders, method, sources: [{source_id, name, characters}], total_characters, codes: [{code_id, name, both, only_a, only_b, neither, coded_a, coded_b, characters, po, pe, kappa, percent_agreement}], overall}. ' +
-    `${JOB} Errors: INVALID_ARGUMENTS (not two different coders, a coder with no segments, filters.coder given), SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND.`,
+    'Inter-coder agreement of two or more coders (segment owners; an agent is a coder like a person) per code and over all codes: for each code every unit of the compared sources is coded or not by each coder. ' +
+    'unit: character (default; every code point), segment (the stretches covered by overlapping segments of the coders, merged), sentence (Unicode UAX #29) or paragraph (a non-blank line); a coder coded a unit when one of their segments of the code overlaps it. ' +
+    "Measures, each {value, ci_low, ci_high} with a seeded percentile bootstrap 95% interval (bootstrap.draws resamples of the units, default 1000, 0 for none; bootstrap.seed default 1): percent agreement (Fleiss' mean agreeing pairs), Cohen's kappa of each pair (Cohen 1960), " +
+    "Fleiss' kappa (1971), Brennan-Prediger kappa (1981), Gwet's AC1 (2008), Krippendorff's alpha nominal (2011) and the unitizing alpha on the coded stretches (Krippendorff 1995/2004; its interval resamples sources). " +
+    'Compared sources: the text sources (within filters) on which at least two of the coders coded something. With exactly two coders each code also has the 2x2 table {both, only_a, only_b, neither, coded_a, coded_b, characters (units), po, pe, kappa, percent_agreement}. ' +
+    'result: {coders, unit, bootstrap, method, sources: [{source_id, name, characters, units}], total_characters, codes: [{code_id, name, measures: {units, percent_agreement, cohen_kappa: [{coders, value, ci_low, ci_high}], fleiss_kappa, brennan_prediger, gwet_ac1, krippendorff_alpha, unitizing_alpha}, ...2x2 table}], overall, ' +
+    'disagreements: [{code_id, code, source_id, source, start_pos, end_pos, text, coded_by, not_coded_by}] (at most max_disagreements_per_code per code), suggestions: {by_code: [{coder, code_id, code, suggested, accepted, edited, rejected, pending, acceptance_rate, edit_rate, rejection_rate}], by_month: [{coder, month, ...}]} ' +
+    "(each suggesting coder's, usually an agent's, coding suggestions: accepted unchanged, edited = changed or removed after approval, rejected, pending; rates of the decided)}. " +
+    `${JOB} Errors: INVALID_ARGUMENTS (fewer than two different coders, more than 12, a coder with no segments, filters.coder given), SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND.`,
   input: args({
-    coder_ids: z.array(text(255, 1)).length(2).describe('the two coders to compare: segment owners, e.g. ["alice", "bob"]'),
+    coder_ids: z.array(text(255, 1)).min(2).max(12).describe('the coders to compare (two or more): segment owners, e.g. ["alice", "bob", "claude-agent"]'),
+    unit: z.enum(['character', 'segment', 'sentence', 'paragraph']).optional().describe('what one unit of agreement is (default character)'),
+    bootstrap: args({
+      draws: z.number().int().min(0).max(10_000).optional().describe('bootstrap resamples for the 95% intervals (default 1000; 0: no intervals)'),
+      seed: z.number().int().min(0).max(4_294_967_295).optional().describe('seed of the resampling (default 1): the same seed gives the same intervals'),
+    })
+      .optional()
+      .describe('the confidence intervals: seeded percentile bootstrap resampling units'),
     filters,
   }),
   effect: 'create',
@@ -102,7 +114,10 @@ export const generateCoderComparisonTool = defineTool({
   run: (ctx, input) => {
     const f = resolveReportFilter(ctx.domain, input.filters);
     const coders = checkCoders(ctx.domain.repo, input.coder_ids, f);
-    return runReportJob(ctx.domain, 'coder_comparison', f, { coder_ids: coders }, () => coderComparisonReport(ctx.domain.repo, coders, f));
+    const options = { unit: input.unit ?? 'character', draws: input.bootstrap?.draws ?? 1000, seed: input.bootstrap?.seed ?? 1 } as const;
+    return runReportJob(ctx.domain, 'coder_comparison', f, { coder_ids: coders, unit: options.unit, bootstrap: { draws: options.draws, seed: options.seed } }, () =>
+      coderComparisonReport(ctx.domain.repo, coders, f, options),
+    );
   },
 });
 

@@ -15,7 +15,7 @@ export interface CommandRoute {
   tools: readonly string[];
   /** a body field choosing the tool by its value (removed from the arguments before the call) */
   by?: { field: string; tools: Readonly<Record<string, readonly string[]>> };
-  /** one line for the README and `GET /commands` */
+  /** one line for the docs (docs/reference/rest-sse.md) and `GET /commands` */
   summary: string;
 }
 

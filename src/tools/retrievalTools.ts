@@ -32,7 +32,7 @@ export const retrieveSegmentsTool = defineTool({
     'Each passage has its whole text, source name, speaker (the speaker label of the turn it starts in; null outside transcripts) and paragraph (1-based, blank-line separated), ' +
     'positions in code points (end exclusive). Ordered by source name, then position. ' +
     `Pages of limit (default ${RETRIEVE_DEFAULT_LIMIT}, at most ${RETRIEVE_MAX_LIMIT}) from offset. ` +
-    'Returns {combine, codes: [{code_id, name, color}], total, count, offset, has_more, source_count, passages: [{source_id, source_name, start_pos, end_pos, text, speaker, paragraph, codes, coders, segments: [{segment_id, code_id, start_pos, end_pos, owner, memo}]}]}. ' +
+    'Returns {combine, codes: [{code_id, name, color}], total, count, offset, has_more, source_count, passages: [{source_id, source_name, start_pos, end_pos, text, speaker, paragraph, codes, coders, segments: [{segment_id, code_id, start_pos, end_pos, owner, coder, coder_role, memo}]}]}. ' +
     'Errors: INVALID_ARGUMENTS, CODE_NOT_FOUND, SOURCE_NOT_FOUND, FOLDER_NOT_FOUND, CASE_NOT_FOUND.',
   input: args({
     code_ids: z.array(id('a code')).min(1).max(1000).describe('the codes to retrieve (one or more)'),

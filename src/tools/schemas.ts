@@ -4,7 +4,7 @@ import { COLOR_PATTERN, MAX_FOLDER_NAME } from '../domain/rules';
 
 /**
  * Shared zod pieces for tool inputs. Every limit a tool's JSON Schema advertises (`GET /tools`, MCP
- * `tools/list`, docs/tools.md, all from `z.toJSONSchema`) is the rule that runs, checked here once:
+ * `tools/list`, docs/reference/tools.md, all from `z.toJSONSchema`) is the rule that runs, checked here once:
  * - string lengths count code points, as JSON Schema's `minLength`/`maxLength` do (draft 2020-12 section
  *   6.3.1: "characters as defined by RFC 8259") and as the domain counts names; zod's own `.max()` counts
  *   UTF-16 units, so tool inputs use {@link text} and {@link nameText} instead of `z.string().max()`;

@@ -1,7 +1,8 @@
 /**
  * The search tools of the agent-context spec's capability table (section 4; trust "Search", Autonomous):
  * search_text, search_semantic, search_codes and find_similar_segments. The algorithms are in
- * src/domain/search.ts; the indexes are the FTS4 tables of migration 5.
+ * src/domain/search.ts and src/domain/similarSegments.ts (stemming, BM25 and cosine: src/domain/ranking);
+ * the indexes are the FTS4 tables of migration 5.
  *
  * How the similarity searches split their work between `prepare` and `run`: `run` is synchronous (it may run
  * inside a store transaction), so every network call to the embedding endpoint happens in `prepare`, which
@@ -18,18 +19,9 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { SOURCE_TYPES } from '../domain/model';
 import type { EmbeddingsPort, SearchFilter, SearchSegment } from '../domain/ports';
-import {
-  bm25Segments,
-  checkFilter,
-  cosineSegments,
-  MAX_PASSAGE_TEXT,
-  overlapsSegment,
-  QUERY_SYNTAX_HELP,
-  requireSearchSegment,
-  searchCodes,
-  searchText,
-  toPassages,
-} from '../domain/search';
+import { checkFilter, searchCodes, searchText } from '../domain/search';
+import { QUERY_SYNTAX_HELP } from '../domain/searchQuery';
+import { bm25Segments, cosineSegments, MAX_PASSAGE_TEXT, overlapsSegment, requireSearchSegment, toPassages } from '../domain/similarSegments';
 import type { ToolContext } from './context';
 import { defineTool, type ProjectReader } from './defineTool';
 import { codeOut } from './present';

@@ -26,7 +26,7 @@ export const listSegmentsTool = defineTool({
     'List coded text segments, filtered by code_id, source_id and/or case_id (all given filters apply; none: every segment). ' +
     "A case's segments are those of its whole sources and those overlapping one of its source ranges. Ordered by source, then position " +
     `(code points, end exclusive). Pages of limit (default ${LIST_SEGMENTS_DEFAULT_LIMIT}, at most ${LIST_SEGMENTS_MAX_LIMIT}) from offset. ` +
-    'Returns {total, count, offset, has_more, segments: [{segment_id, code_id, code_name, color, source_id, source_name, start_pos, end_pos, text, memo, importance, owner, session_id, created_at}]}. ' +
+    'Returns {total, count, offset, has_more, segments: [{segment_id, code_id, code_name, color, source_id, source_name, start_pos, end_pos, text, memo, importance, owner, session_id, coder, coder_role (researcher | agent; agent marks an AI coding), created_at}]}. ' +
     'Audio/video codings are listed by list_av_segments. Errors: CODE_NOT_FOUND, SOURCE_NOT_FOUND, CASE_NOT_FOUND.',
   input: args({
     code_id: id('only segments of this code').optional(),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { undoAction } from '../domain/undo';
 import { redoLast, undoLast } from '../domain/undoRedo';
 import { defineTool } from './defineTool';
-import { args } from './schemas';
+import { args, text } from './schemas';
 
 /**
  * Undo and redo of the researcher's own actions (issue 13, item 1; src/domain/undoRedo.ts). Researcher only:
@@ -59,5 +60,27 @@ export const redoTool = defineTool({
   run: (ctx) => ({ redone: redoLast(ctx.domain) }),
 });
 
+/**
+ * Undo of an agent's action (issue 14, item 8): a normal registry tool for the researcher on every surface (HTTP,
+ * REST, MCP, WebSocket, gRPC, CLI with the reviewer token, and the VS Code Activity view); agents get
+ * APPROVAL_FORBIDDEN.
+ */
+export const undoAgentActionTool = defineTool({
+  name: 'undo_agent_action',
+  group: 'core',
+  title: 'Undo an Agent Action',
+  description:
+    "Researcher only (agents get APPROVAL_FORBIDDEN): undo an agent's action by the correlation id of its events (caused_by.role \"agent\" in " +
+    '/events/history; its request id when it was approved): an applied code\'s segment is removed; a created code is deleted with the codings ' +
+    'its creator made with it. A created code that another coder has coded with since is never deleted: the whole undo is refused with ' +
+    'NOT_UNDOABLE (details.reason "blocked", details.coders [{coder, coder_role, codings}] naming them) and nothing changes. Merges and ' +
+    'deletions cannot be undone. Returns {undone: [{kind: "code" | "segment", id}]}. Errors: NOT_UNDOABLE, APPROVAL_FORBIDDEN.',
+  input: args({ correlation_id: text(200, 1).describe("the action's correlation id (its request id when it was approved)") }),
+  effect: 'destroy',
+  trust: 'delete',
+  researcherOnly: true,
+  run: (ctx, input) => undoAction(ctx.domain, input.correlation_id),
+});
+
 /** The undo and redo tools. */
-export const UNDO_TOOLS = [undoTool, redoTool];
+export const UNDO_TOOLS = [undoTool, redoTool, undoAgentActionTool];

@@ -25,7 +25,7 @@ export type ServerStarter = (port: number) => Promise<ServerHandle>;
 export type ServerState = { state: 'stopped' } | { state: 'running'; port: number } | { state: 'failed'; reason: string };
 
 /**
- * Owns the open project's lifetime (DESIGN.md "two lifetimes"): opening creates a project-scoped
+ * Owns the open project's lifetime (docs/architecture.md "two lifetimes"): opening creates a project-scoped
  * DisposableStore (server, trees' project data, ...), closing disposes it and checkpoints the store.
  * Sets the context key `marginalia.projectOpen`.
  */

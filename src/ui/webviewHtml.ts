@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * The HTML shell every Marginalia webview uses (DESIGN.md, Security: "Webviews use a nonce CSP and escape
+ * The HTML shell every Marginalia webview uses (docs/architecture.md, Security: "Webviews use a nonce CSP and escape
  * everything they render"). Free of `vscode` so tests render it (test/security/webviews.test.ts).
  *
  * The page has one Content-Security-Policy: nothing by default (`default-src 'none'`), scripts only with this

@@ -51,7 +51,20 @@ export class Workbench {
   }
 }
 
-/** True when an item was made by an agent (any session but the researcher's own). */
-export function madeByAgent(sessionId: string | null | undefined): boolean {
+/**
+ * True when an event was caused by an agent: its `caused_by.role` is `agent` (issue 14, item 1); events stored before
+ * roles were recorded fall back to any session but the researcher's own.
+ */
+export function causedByAgent(by: { session_id: string; role?: 'researcher' | 'agent' }): boolean {
+  return by.role ? by.role === 'agent' : by.session_id !== LOCAL_SESSION;
+}
+
+/**
+ * True when an item was made by an agent: its stored coder role is `agent` (issue 14, item 1: role agent marks an AI
+ * action, whatever the session); for items from before roles were recorded (role null/absent), any session but
+ * the researcher's own.
+ */
+export function madeByAgent(sessionId: string | null | undefined, role?: 'researcher' | 'agent' | null): boolean {
+  if (role) return role === 'agent';
   return !!sessionId && sessionId !== LOCAL_SESSION;
 }

@@ -1,5 +1,5 @@
 /**
- * The canonical, line-oriented text dump of a project that the history repository holds (DESIGN.md,
+ * The canonical, line-oriented text dump of a project that the history repository holds (docs/architecture.md,
  * "The data"), and the pure functions over it: build it from rows, read it back, compare two dumps, plan
  * the row changes that restore one.
  *

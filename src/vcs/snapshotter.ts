@@ -19,6 +19,7 @@ import { canonicalDump, diffDumps, MANIFEST_PATH, parseDump, planRestore, readPr
 import { describeDumpDiff } from './diffInWords';
 import { COMMITTER, HistoryRepo } from './historyRepo';
 import type { HistoryErasure, HistoryErasureRequest, HistoryErasureResult } from '../domain/erasure';
+import type { RemoteSyncPort } from '../domain/remoteSync';
 import { eraseFromDump, eraseFromHistoryRepo, type DumpErasure } from './historyErasure';
 
 /** The event a successful restore_snapshot stores; its publication triggers the "Restored" commit. */
@@ -119,6 +120,8 @@ export class Snapshotter implements VersionControl, HistoryErasure {
   private readonly plans = new WeakMap<PreparedRestore, RestorePlan>();
   /** a source being erased: every dump leaves it out until the project no longer holds it (see eraseFromHistory) */
   private erasing: DumpErasure | undefined;
+  /** the history's git remote (src/vcs/remote.ts), set by the composition root */
+  remote?: RemoteSyncPort;
 
   /**
    * @param projectPath the project's `.qda` file; the history is `<its dir>/.marginalia/history`
@@ -376,6 +379,23 @@ export class Snapshotter implements VersionControl, HistoryErasure {
     });
   }
 
+  /**
+   * Runs `job` in this history's queue (after every snapshot queued before it, none meanwhile) with the history
+   * repository and a reader of the project's current dump; afterwards the working-tree cache is forgotten, since
+   * the job may have moved HEAD or the index (the remote's sync, src/vcs/remote.ts).
+   * Errors: VERSION_CONTROL_NOT_INITIALIZED, and whatever `job` throws.
+   */
+  exclusive<T>(job: (repo: HistoryRepo, currentDump: () => Map<string, string>) => Promise<T>): Promise<T> {
+    return this.enqueue(async () => {
+      await this.ensureRepo();
+      try {
+        return await job(this.repo, () => this.currentDump());
+      } finally {
+        this.repo.forgetWritten();
+      }
+    });
+  }
+
   // ---- internals -----------------------------------------------------------------------------------
 
   /** The project's canonical dump now, without a source being erased (see {@link eraseFromHistory}). */
@@ -563,19 +583,23 @@ function capitalize(s: string): string {
 }
 
 /**
- * Who made a change, as a snapshot's author: the researcher (the UI's session `local`, or a researcher's
- * call such as the reviewer token's) by their coder name (`user`: `marginalia.coder.name` in VS Code); an
- * agent by its client name (what it called itself when it connected, e.g. "Claude Code"), else its user;
+ * Who made a change, as a snapshot's author: by the event's `caused_by.role` (else: the UI's session `local`,
+ * or a researcher's call such as the reviewer token's) the researcher by their coder name (`caused_by.coder`,
+ * else `user`: `marginalia.coder.name` in VS Code, `--coder` headless); an agent by its coder name (its
+ * credential's name), else its client name (what it called itself when it connected), else its user;
  * the pipeline's own housekeeping as "Marginalia". Never `agent:<session>`.
  */
 export function authorOf(
-  by: { session_id: string; client_type: string; user: string },
+  by: { session_id: string; client_type: string; user: string; role?: 'researcher' | 'agent'; coder?: string },
   call?: CallNote,
 ): { name: string; agent: boolean } {
   const caller = call && call.caller.session_id === by.session_id ? call.caller : undefined;
   if (by.session_id === SYSTEM_SESSION) return { name: COMMITTER.name, agent: false };
-  if (by.session_id === LOCAL_SESSION || caller?.researcher) return { name: by.user || 'Researcher', agent: false };
-  return { name: caller?.client_name || by.user || `session ${by.session_id}`, agent: true };
+  // the event's coder role decides (issue 14, item 1: role agent marks an AI action); events without one (no
+  // agent layer, or stored before roles) fall back to the session
+  const researcher = by.role ? by.role === 'researcher' : by.session_id === LOCAL_SESSION || caller?.researcher === true;
+  if (researcher) return { name: by.coder || by.user || 'Researcher', agent: false };
+  return { name: by.coder || caller?.client_name || by.user || `session ${by.session_id}`, agent: true };
 }
 
 /** The author of a snapshot an actor asked for (restore, initialize): their user name, else their session. */

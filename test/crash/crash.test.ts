@@ -33,6 +33,7 @@ import * as path from 'node:path';
 import { uuidFromStored } from '../../src/store/eventRows';
 import { ProjectStore, journalPath } from '../../src/store/projectStore';
 import { AS_AGENT, AS_RESEARCHER, callTool, REPO_ROOT, request, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { mulberry32 as prng } from '../../src/core/random';
 
 /** 200 kills locally; CI runs a smaller count (issue 7: crash and load within ten minutes together). */
 const KILLS = Number(process.env.CRASH_KILLS ?? (process.env.CI === 'true' ? 40 : 200));
@@ -44,17 +45,6 @@ const POISON_REGION = 1000;
 const VERBOSE = process.env.CRASH_VERBOSE === '1';
 const HEADERS = { 'x-marginalia-client': 'crash-test' };
 
-/** mulberry32: a small seeded PRNG, so a failing run can be repeated with CRASH_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rnd = prng(SEED);
 const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1)); // inclusive
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

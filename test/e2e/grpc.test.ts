@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { REPO_ROOT, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { REPO_ROOT, RESEARCHER_CODER, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 
 const PROTO = path.join(REPO_ROOT, 'proto', 'marginalia.proto');
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
@@ -251,8 +251,9 @@ describe('gRPC adapter (mutual TLS, real @grpc/grpc-js client)', function () {
     assert.equal(JSON.parse(denied.payload_json).request_id, pending.request_id);
     const listed = await unary(me, 'ListApprovals', { status: 'rejected' });
     assert.deepEqual(
-      listed.approvals.map((a: any) => [a.request_id, a.reason]),
-      [[pending.request_id, 'too vague']],
+      listed.approvals.map((a: any) => [a.request_id, a.reason, a.decided_by_coder, a.decided_by_role]),
+      [[pending.request_id, 'too vague', RESEARCHER_CODER, 'researcher']],
+      'who decided: the researcher (coder name and role)',
     );
     const codes = JSON.parse((await unary(bot, 'CallTool', { tool: 'list_codes' })).data_json);
     assert.ok(!codes.codes.some((c: any) => c.name === 'Distrust'));
@@ -312,7 +313,7 @@ describe('gRPC adapter (mutual TLS, real @grpc/grpc-js client)', function () {
     const call = await unary(bot, 'CallTool', { session_id: sid, tool: 'list_codes' });
     assert.equal(call.status, 'OK');
     const stolen = await unary(me, 'CallTool', { session_id: sid, tool: 'list_codes' });
-    assert.equal(stolen.error_code, 'SESSION_NOT_FOUND');
+    assert.equal(stolen.error_code, 'SESSION_FORBIDDEN');
     const beat = await unary(bot, 'Heartbeat', { session_id: sid });
     assert.equal(beat.success, true);
     assert.equal(beat.heartbeat_interval_seconds, 30);

@@ -372,10 +372,12 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       const beat = await request(base, 'POST', '/session/heartbeat', { session_id: s.session_id }, agentAs('x'));
       assert.equal(beat.status, 200);
       assert.equal(beat.body.data.status, 'ACTIVE');
-      // the researcher's token does not own an agent's session
-      const foreign = await request(base, 'POST', '/session/destroy', { session_id: s.session_id }, researcher);
-      assert.equal(foreign.status, 401);
-      assert.equal(foreign.body.error_code, 'UNAUTHORIZED');
+      // another agent's credential does not own it (issue 14 item 3; the researcher may end any session, see test/security/agentCredentials.test.ts)
+      const otherAgent = await request(base, 'POST', '/agents', { name: 'other-agent' }, researcher);
+      assert.equal(otherAgent.status, 201, JSON.stringify(otherAgent.body));
+      const foreign = await request(base, 'POST', '/session/destroy', { session_id: s.session_id }, { authorization: `Bearer ${otherAgent.body.data.token}` });
+      assert.equal(foreign.status, 403);
+      assert.equal(foreign.body.error_code, 'SESSION_FORBIDDEN');
       const bad = await request(base, 'POST', '/session/create', { client_type: 'LOCAL_UI', client_name: 'fake ui' }, agentAs('x'));
       assert.equal(bad.status, 400, 'LOCAL_UI is the researcher\'s own session');
       const gone = await request(base, 'POST', '/session/destroy', { session_id: s.session_id }, agentAs('x'));
@@ -602,9 +604,12 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
     });
 
     it('refuses the 11th pending request with 429 APPROVAL_QUEUE_FULL', async () => {
+      // two agents (credentials) fill it, five each (approvals.max_pending_per_agent); the eleventh comes from a third
+      const filler = async (name: string) => ({ authorization: `Bearer ${(await request(base, 'POST', '/agents', { name }, researcher)).body.data.token}`, 'x-marginalia-client': 'queue-filler' });
+      const fillers = [await filler('queue-filler-1'), await filler('queue-filler-2')];
       const as = agentAs('queue-filler');
       for (let i = 0; i < 10; i++) {
-        const r = await call('POST', '/commands/coding/create_code', { name: `Queued ${i}`, color: RED }, as);
+        const r = await call('POST', '/commands/coding/create_code', { name: `Queued ${i}`, color: RED }, fillers[i < 5 ? 0 : 1] as Record<string, string>);
         assert.equal(r.status, 202, `request ${i + 1}: ${JSON.stringify(r.body)}`);
         pendingIds.push(r.body.data.request_id);
       }
@@ -688,15 +693,19 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
     });
 
     it('requests_per_minute: 5 -> the 6th call is 429 RATE_LIMITED with Retry-After (REST and WebSocket)', async () => {
-      for (let i = 1; i <= 5; i++) assert.equal((await api(project, server!.base, 'POST', '/commands/coding/list_codes', {}, agentAs('rate'))).status, 200, `call ${i}`);
-      const sixth = await api(project, server!.base, 'POST', '/commands/coding/list_codes', {}, agentAs('rate'));
+      // the budget is per credential (issue 14 item 4): a credential of its own for each surface, so each starts whole
+      const credential = async (name: string) => `Bearer ${(await request(server!.base, 'POST', '/agents', { name }, researcher)).body.data.token}`;
+      const rest = { authorization: await credential('rate-rest'), 'x-marginalia-client': 'rate' };
+      const wsToken = await credential('rate-ws');
+      for (let i = 1; i <= 5; i++) assert.equal((await api(project, server!.base, 'POST', '/commands/coding/list_codes', {}, rest)).status, 200, `call ${i}`);
+      const sixth = await api(project, server!.base, 'POST', '/commands/coding/list_codes', {}, rest);
       assert.equal(sixth.status, 429);
       assert.equal(sixth.body.error_code, 'RATE_LIMITED');
       const retry = Number(sixth.headers['retry-after']);
       assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= 60, `Retry-After ${sixth.headers['retry-after']}`);
-      const state = await api(project, server!.base, 'GET', '/state/cases', undefined, agentAs('rate'));
+      const state = await api(project, server!.base, 'GET', '/state/cases', undefined, rest);
       assert.equal(state.status, 429, 'state reads count too');
-      const c = await openWs(`${server!.base.replace('http:', 'ws:')}/ws`);
+      const c = await openWs(`${server!.base.replace('http:', 'ws:')}/ws`, { authorization: wsToken });
       for (let i = 1; i <= 5; i++) assert.equal((await c.send({ op: 'call', tool: 'list_codes' })).ok, true);
       const wsSixth = await c.send({ op: 'call', tool: 'list_codes' });
       assert.equal(wsSixth.error_code, 'RATE_LIMITED');

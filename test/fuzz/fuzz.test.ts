@@ -173,7 +173,9 @@ function checkAnswer(res: RawResponse, req: Pick<BuiltRequest, 'expect'>, schema
       if (res.status === 401 && res.headers['www-authenticate'] === undefined) problems.push('401 without WWW-Authenticate');
     }
   } else problems.push(`not an envelope: ${res.text.slice(0, 200)}`);
-  if (res.status >= 500) problems.push(`HTTP ${res.status}`);
+  // 5xx only for the documented failures of something outside the server (502: the transcription server, the git remote)
+  const upstream = body.success === false && (body.error_code === 'TRANSCRIPTION_FAILED' || body.error_code === 'REMOTE_UNREACHABLE') && res.status === 502;
+  if (res.status >= 500 && !upstream) problems.push(`HTTP ${res.status}`);
   if (req.expect && (res.status !== req.expect.status || body.error_code !== req.expect.code)) {
     problems.push(`expected HTTP ${req.expect.status} ${req.expect.code}, got HTTP ${res.status} ${body.error_code ?? 'success'}`);
   } else if (agentOnResearcherTool && body.success === true) {

@@ -3,7 +3,7 @@
  * search, the design's tools, the AI tools): call a tool and assert the success or failure envelope with
  * its HTTP status, read the stored events over REST, and compare snapshots before and after a failing call.
  *
- * The HTTP statuses are written out here (README, "HTTP status codes"; `STATUS_BY_CODE` in
+ * The HTTP statuses are written out here (docs/reference/error-codes.md; `STATUS_BY_CODE` in
  * src/adapters/http/httpServer.ts) rather than imported, so a change there is seen by the tests.
  */
 import assert from 'node:assert/strict';
@@ -17,6 +17,11 @@ export const EXPECTED_STATUS: Readonly<Record<string, number>> = {
   UNKNOWN_FORMAT: 400,
   'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE': 400,
   APPROVAL_FORBIDDEN: 403,
+  SESSION_FORBIDDEN: 403,
+  SOURCE_CLOSED: 403,
+  AGENT_NOT_FOUND: 404,
+  MERGE_CONFLICT_NOT_FOUND: 404,
+  AGENT_EXISTS: 409,
   CODE_NOT_FOUND: 404,
   SOURCE_NOT_FOUND: 404,
   SEGMENT_NOT_FOUND: 404,
@@ -38,9 +43,12 @@ export const EXPECTED_STATUS: Readonly<Record<string, number>> = {
   NOT_UNDOABLE: 409,
   NOTHING_TO_UNDO: 409,
   NOTHING_TO_REDO: 409,
+  REMOTE_NOT_CONFIGURED: 409,
+  SYNC_DIVERGED: 409,
   SOURCE_IMPORT_FAILED: 422,
   EXPORT_FAILED: 422,
   TRANSCRIPTION_FAILED: 502,
+  REMOTE_UNREACHABLE: 502,
   NO_PROJECT: 503,
   'CASES_NOT_LISTED/NO_CONTEXT': 503,
 };

@@ -2,7 +2,7 @@
 // docs/images). The workspace is the sample study with a seeded project (prepareScreenshotWorkspace.mjs),
 // which Marginalia opens on activation because it is the workspace's only .qda file.
 // Each step gets { page, outDir, workspace, log, home }; a step that throws fails the run.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const row = (page, text) => page.locator('.monaco-list-row', { hasText: text }).first();
@@ -46,10 +46,10 @@ function toolServer(home) {
   return { url: info.url, token: info.token };
 }
 
-async function callTool(server, name, args) {
+async function callTool(server, name, args, extra = {}) {
   const res = await fetch(`${server.url}/tools/${name}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', 'x-marginalia-client': 'Claude Code' },
+    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', 'x-marginalia-client': 'Claude Code', ...extra },
     body: JSON.stringify({ arguments: args }),
   });
   return { status: res.status, body: await res.json() };
@@ -65,6 +65,25 @@ export const steps = [
       await row(page, 'Earning membership').waitFor({ timeout: 60_000 });
       await page.waitForTimeout(800);
       await page.screenshot({ path: join(outDir, 'codes-tree.png') });
+      // a new code in a category, as the researcher makes it: the view redraws that category only
+      // (CodesTreeProvider.update), and it must show the new code beside the ones already there
+      await palette(page, 'Marginalia: New Code...');
+      const input = page.locator('.quick-input-widget input').first();
+      await input.waitFor({ timeout: 15_000 });
+      await input.fill('Sharing the harvest');
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Enter');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Food and knowledge' }).first().click({ timeout: 15_000 });
+      const inSideBar = (text) => page.locator('.part.sidebar .monaco-list-row', { hasText: text }).first();
+      await inSideBar('Sharing the harvest').waitFor({ timeout: 15_000 });
+      await inSideBar('Food security').waitFor({ timeout: 5_000 });
+      await inSideBar('Seed saving and heritage').waitFor({ timeout: 5_000 });
+      // and back: the code goes again (it is unused), so the later pictures show the sample's codebook
+      await page.keyboard.press('F1');
+      await page.keyboard.type('Marginalia: Undo');
+      await page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Marginalia: Undo$/ }) }).first().click({ timeout: 15_000 });
+      await inSideBar('Sharing the harvest').waitFor({ state: 'detached', timeout: 15_000 });
+      await inSideBar('Food security').waitFor({ timeout: 5_000 });
     },
   },
   {
@@ -154,6 +173,41 @@ export const steps = [
       await page.waitForTimeout(1000);
       await page.screenshot({ path: join(outDir, 'approval.png') });
       // back to the main container for the next steps
+      await palette(page, 'Focus on Codes View');
+    },
+  },
+  {
+    name: 'connected agents',
+    async run({ page, outDir, workspace }) {
+      // Marginalia: Connect an Agent, as a researcher does it: a name, Claude Code, written into .mcp.json; then
+      // the agent connects with what the file holds (Streamable HTTP, its own token) and asks for a merge
+      await page.keyboard.press('Escape');
+      await palette(page, 'Marginalia: Connect an Agent');
+      const input = page.locator('.quick-input-widget input').first();
+      await input.waitFor({ timeout: 15_000 });
+      // fill, not type: keys typed while the input box is still opening are lost ("g pass 2")
+      await input.fill('Claude coding pass 2');
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Enter');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Claude Code' }).first().click({ timeout: 15_000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Write it into' }).first().click({ timeout: 15_000 });
+      const file = join(workspace, '.mcp.json');
+      const end = Date.now() + 15_000;
+      while (!existsSync(file) && Date.now() < end) await page.waitForTimeout(200);
+      const entry = JSON.parse(readFileSync(file, 'utf8')).mcpServers.marginalia;
+      if (!entry?.url || !entry.headers?.Authorization) throw new Error(`.mcp.json has no HTTP entry: ${JSON.stringify(entry)}`);
+      const server = { url: entry.url.replace(/\/mcp$/, ''), token: entry.headers.Authorization.replace(/^Bearer /, '') };
+      const headers = { 'x-marginalia-model': 'claude-opus-4-5' };
+      const codes = (await callTool(server, 'list_codes', {}, headers)).body.data.codes;
+      const id = (name) => codes.find((x) => x.name === name)?.code_id;
+      const asked = await callTool(server, 'merge_codes', { source_code_id: id('Seed saving and heritage'), target_code_id: id('Intergenerational knowledge') }, headers);
+      if (asked.status !== 202) throw new Error(`merge_codes answered ${asked.status}: ${JSON.stringify(asked.body)}`);
+      await page.keyboard.press('Escape');
+      await palette(page, 'Focus on Connected Agents View');
+      // in the side bar: the quick input's closed lists keep rows with the agent's name in the page
+      await page.locator('.part.sidebar .monaco-list-row', { hasText: 'Claude coding pass 2' }).first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(1200);
+      await page.screenshot({ path: join(outDir, 'connected-agents.png') });
       await palette(page, 'Focus on Codes View');
     },
   },

@@ -32,7 +32,7 @@
  * (51.5 -> 51.1 MB after a full collection) and `arrayBuffers` grew 51 MB, the database's growth. The
  * breakdown (V8 heap, external memory, resident memory by kind of mapping) is printed after every run.
  *
- * The server runs with `MALLOC_MMAP_THRESHOLD_=131072`, the setting README recommends for `marginalia
+ * The server runs with `MALLOC_MMAP_THRESHOLD_=131072`, the setting docs/architecture.md ("Store and journal") recommends for `marginalia
  * serve` on Linux. Without it (LOAD_DEFAULT_MALLOC=1), glibc raises its mmap threshold each time a large
  * buffer is freed (the in-memory database's file buffer replaced as it grows, a checkpoint's copy of the
  * database), up to 32 MB, and then keeps freed memory of up to twice that in its heap for reuse: at the full
@@ -52,6 +52,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import WebSocket from 'ws';
 import { ERROR_CODES } from '../../src/core/errors';
 import { AGENT_TOKEN, AS_AGENT, callTool, REPO_ROOT, request, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import { mulberry32 as prng } from '../../src/core/random';
 
 const CI = process.env.CI === 'true';
 const CLIENTS = Number(process.env.LOAD_CLIENTS ?? 32);
@@ -81,18 +82,6 @@ const CONFIG = [
   '    buffer_size: 100000',
   '',
 ].join('\n');
-
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['garden', 'water', 'rota', 'council', 'shed', 'harvest', 'trust', 'neighbour', 'compost', 'café', '🌱', 'fence', 'seeds', 'belonging'];
 
@@ -327,7 +316,7 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     fs.mkdirSync(path.join(dir, '.marginalia'), { recursive: true });
     fs.writeFileSync(path.join(dir, '.marginalia', 'config.yaml'), CONFIG);
     const gcReport = path.join(dir, 'gc-report.jsonl');
-    // the allocator setting README ("Durability", memory) recommends for `marginalia serve` on Linux: glibc
+    // the allocator setting docs/architecture.md ("Store and journal", memory) recommends for `marginalia serve` on Linux: glibc
     // otherwise keeps freed buffers of up to twice its dynamic mmap threshold (which climbs to 32 MB as the
     // in-memory database's buffers are replaced) resident for reuse; LOAD_DEFAULT_MALLOC=1 runs without it
     const allocator = process.env.LOAD_DEFAULT_MALLOC === '1' ? {} : { MALLOC_MMAP_THRESHOLD_: '131072' };

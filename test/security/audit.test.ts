@@ -1,5 +1,5 @@
 /**
- * The audit log holds every refused call (README, "Audit log"): besides the refusals the other files of this
+ * The audit log holds every refused call (docs/reference/http.md, "Audit log"): besides the refusals the other files of this
  * suite check where they happen (Host/Origin, tokens, content types, paths, approvals), the ones of the
  * pipeline's stages and of the adapters before it — a body that is not JSON or not `{"arguments": {...}}`, an
  * unknown tool, invalid arguments, the session limit, an expired or unknown session, the rate limit — each
@@ -45,8 +45,10 @@ describe('security: the audit log holds every refused call', function () {
   it('the rate limit (denied, naming the session), the session limit, unknown sessions (denied)', async () => {
     const mark = s.auditMark();
     let limited = 0;
+    // a credential of its own: the budget is per credential (issue 14 item 4), and its one implicit session is named by its first call
+    const hasty = { authorization: `Bearer ${s.agent.credentials.issue('hasty').token}`, 'x-marginalia-client': 'hasty' };
     for (let i = 0; i < 8; i++) {
-      const r = await post('/tools/list_codes', { arguments: {} }, { 'x-marginalia-client': 'hasty' });
+      const r = await post('/tools/list_codes', { arguments: {} }, hasty);
       if (r.status === 429) limited++;
     }
     assert.ok(limited >= 2, 'the limit bit');
@@ -54,10 +56,10 @@ describe('security: the audit log holds every refused call', function () {
     assert.equal(denied.length, limited);
     assert.ok(denied.every((e) => e.decision === 'denied' && e.session_id && e.client_name === 'hasty'));
 
-    // four sessions at most (the in-process researcher's counts too): further clients are refused, and audited
+    // four agent sessions at most (the researcher's never count): further agents (credentials) are refused, and audited
     const mark2 = s.auditMark();
     const statuses: number[] = [];
-    for (const name of ['c1', 'c2', 'c3']) statuses.push((await post('/tools/get_project_context', { arguments: {} }, { 'x-marginalia-client': name })).status);
+    for (const name of ['c1', 'c2', 'c3', 'c4']) statuses.push((await post('/tools/get_project_context', { arguments: {} }, { authorization: `Bearer ${s.agent.credentials.issue(name).token}`, 'x-marginalia-client': name })).status);
     assert.ok(statuses.includes(429), `statuses ${statuses.join(',')}`);
     assert.ok(s.auditSince(mark2).some((e) => e.error_code === 'SESSION_LIMIT' && e.decision === 'denied' && e.tool === 'session:open'), JSON.stringify(s.auditSince(mark2)));
 

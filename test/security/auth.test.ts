@@ -1,11 +1,11 @@
 /**
- * Credentials on every adapter (README, "Agents, trust and approvals": tokens; agent-context spec, section 5):
+ * Credentials on every adapter (docs/agents.md, "Tokens"; agent-context spec, section 5):
  * - HTTP, REST, server-sent events, approvals, MCP over Streamable HTTP: no token, an empty one, a wrong one,
  *   a prefix, a token in the query string where only headers count: 401 UNAUTHORIZED with
  *   `WWW-Authenticate: Bearer`, audited as denied;
  * - WebSocket: the upgrade is refused with 401 before the handshake (header or `?token=`);
- * - sessions: a session named with a token of the other role (an agent borrowing the researcher's session id,
- *   which every event's caused_by shows) is 401 UNAUTHORIZED; an unknown session 401 SESSION_NOT_FOUND;
+ * - sessions: a session named with another credential's token (an agent borrowing the researcher's session id,
+ *   which every event's caused_by shows) is 403 SESSION_FORBIDDEN; an unknown session 401 SESSION_NOT_FOUND;
  * - gRPC (mutual TLS): no client certificate or one from another CA never completes the handshake; a
  *   certificate of our CA without a known role (OU) is UNAUTHENTICATED; another certificate's session is
  *   SESSION_NOT_FOUND;
@@ -132,27 +132,32 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
       assert.equal((await upgrade(s.port, `/ws?token=${encodeURIComponent(TOKENS.agent)}`, {})).status, 101);
     });
 
-    it("never let a token act in a session of the other role (an agent borrowing the researcher's session id)", async () => {
+    it("never let a token act in a session of another credential (an agent borrowing the researcher's session id): 403 SESSION_FORBIDDEN", async () => {
+      /** issue 14 item 3: the session exists, the token is valid, but the session is not this credential's */
+      const forbidden = (r: { status: number; body: any; text: string }, what: string) => {
+        assert.equal(r.status, 403, `${what}: ${r.text}`);
+        assert.equal(r.body.error_code, 'SESSION_FORBIDDEN', what);
+      };
       const researcherSession = s.researcher.session_id;
       const mark = s.auditMark();
       const hijack = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_AGENT, 'content-type': 'application/json', 'x-marginalia-session': researcherSession }, body: { arguments: {} } });
-      unauthorized(hijack, 'agent token in the researcher session');
+      forbidden(hijack, 'agent token in the researcher session');
       const approve = await raw(s.port, 'POST', `/approvals/${requestId}/approve`, { headers: { ...AS_AGENT, 'x-marginalia-session': researcherSession } });
-      unauthorized(approve, 'agent token approving in the researcher session');
+      forbidden(approve, 'agent token approving in the researcher session');
       const rest = await raw(s.port, 'GET', '/state/codes', { headers: { ...AS_AGENT, 'x-marginalia-session': researcherSession } });
-      unauthorized(rest, 'REST with the researcher session');
+      forbidden(rest, 'REST with the researcher session');
       const beat = await raw(s.port, 'POST', '/session/heartbeat', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { session_id: researcherSession } });
-      unauthorized(beat, 'heartbeat of the researcher session');
+      forbidden(beat, 'heartbeat of the researcher session');
       const destroy = await raw(s.port, 'POST', '/session/destroy', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { session_id: researcherSession } });
-      unauthorized(destroy, 'ending the researcher session');
+      forbidden(destroy, 'ending the researcher session');
       assert.ok(s.agent.sessions.get(researcherSession), 'the researcher session lives on');
       // and the other way round: the reviewer token in an agent session (it would otherwise act as that agent)
       const created = await raw(s.port, 'POST', '/session/create', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { client_name: 'bot' } });
       assert.equal(created.status, 200, created.text);
       const agentSession = created.body.data.session_id as string;
       const cross = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_RESEARCHER, 'content-type': 'application/json', 'x-marginalia-session': agentSession }, body: { arguments: {} } });
-      unauthorized(cross, 'reviewer token in an agent session');
-      const entries = s.auditSince(mark).filter((e) => e.error_code === 'UNAUTHORIZED');
+      forbidden(cross, 'reviewer token in an agent session');
+      const entries = s.auditSince(mark).filter((e) => e.error_code === 'SESSION_FORBIDDEN');
       assert.ok(entries.length >= 6, `each refusal audited: ${JSON.stringify(s.auditSince(mark))}`);
       assert.ok(entries.every((e) => e.decision === 'denied'));
       assert.ok(entries.some((e) => e.tool === 'session:resume' && e.session_id === researcherSession), 'the session it tried is named');
@@ -261,8 +266,8 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
       const opened = await grpcUnary(bot, 'OpenSession', { client_name: 'bot' });
       const mark2 = s.auditMark();
       const stolen = await grpcUnary(bot2, 'CallTool', { session_id: opened.session_id, tool: 'list_codes', arguments_json: '{}' });
-      assert.deepEqual([stolen.success, stolen.error_code], [false, 'SESSION_NOT_FOUND']);
-      assert.deepEqual(s.auditSince(mark2).map((e) => [e.decision, e.error_code, e.session_id]), [['denied', 'SESSION_NOT_FOUND', opened.session_id]]);
+      assert.deepEqual([stolen.success, stolen.error_code], [false, 'SESSION_FORBIDDEN']);
+      assert.deepEqual(s.auditSince(mark2).map((e) => [e.decision, e.error_code, e.session_id]), [['denied', 'SESSION_FORBIDDEN', opened.session_id]]);
       assert.equal(s.agent.listApprovals().find((x) => x.request_id === requestId)?.status, 'pending');
     });
   });

@@ -14,6 +14,7 @@ import * as esbuild from 'esbuild';
 import { caseAttributesHtml } from '../../src/ui/cases/caseAttributesPage';
 import { newNonce } from '../../src/ui/webviewHtml';
 import { HOSTILE } from './html';
+import { waitInPage } from './pageWait';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const CSP_SOURCE = 'https://webview.test';
@@ -70,7 +71,7 @@ describe('security and keyboard: the Case Attributes webview in headless Chromiu
       document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
     `);
     await page.goto(`${CSP_SOURCE}/index.html`);
-    await page.waitForFunction(`(window.__posted || []).some((m) => m.type === 'ready')`);
+    await waitInPage(page, `(window.__posted || []).some((m) => m.type === 'ready')`);
     const post = (m: unknown) => page.evaluate(`window.postMessage(${JSON.stringify(m)}, '*')`);
     const posted = async () => ((await page.evaluate('window.__posted')) as { type: string }[]).filter((m) => m.type !== 'ready');
     return { page, post, posted, errors, elsewhere };
@@ -86,7 +87,7 @@ describe('security and keyboard: the Case Attributes webview in headless Chromiu
         rows: names.map((n, i) => ({ case_id: i + 1, name: n, values: { [names[i] as string]: { type: 'text', value: n } } })),
       },
     });
-    await page.waitForFunction(`document.querySelectorAll('#grid tbody tr').length === ${names.length}`);
+    await waitInPage(page, `document.querySelectorAll('#grid tbody tr').length === ${names.length}`);
     const a = (await page.evaluate(`(() => {
       const all = [...document.querySelectorAll('*')];
       return {
@@ -125,7 +126,7 @@ describe('security and keyboard: the Case Attributes webview in headless Chromiu
         ],
       },
     });
-    await page.waitForFunction(`document.querySelectorAll('#grid tbody tr').length === 2`);
+    await waitInPage(page, `document.querySelectorAll('#grid tbody tr').length === 2`);
     // one cell is in the tab order: Ana's Age
     assert.equal(await page.evaluate(`document.querySelectorAll('#grid [tabindex="0"]').length`), 1);
     await page.focus('#grid [tabindex="0"]');
@@ -148,7 +149,7 @@ describe('security and keyboard: the Case Attributes webview in headless Chromiu
     assert.match((await page.textContent('#grid tbody tr:nth-child(2) td:nth-child(2)')) ?? '', /Enter a number/);
     // the host's answer for a cell shows in that cell
     await post({ type: 'cellResult', case_id: 7, attribute: 'Age', error: 'The value "41x" is not a number' });
-    await page.waitForFunction(`document.querySelector('#grid tbody tr:nth-child(1) td.error') !== null`);
+    await waitInPage(page, `document.querySelector('#grid tbody tr:nth-child(1) td.error') !== null`);
     assert.match((await page.textContent('#grid tbody tr:nth-child(1) td:nth-child(2)')) ?? '', /is not a number/);
     assert.deepEqual(errors, []);
     await page.close();

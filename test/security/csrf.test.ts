@@ -1,5 +1,5 @@
 /**
- * Cross-site request forgery through "simple" requests (DESIGN.md, Security: "accept only JSON content
+ * Cross-site request forgery through "simple" requests (docs/architecture.md, Security: "accept only JSON content
  * types"): a foreign page may POST `text/plain`, `application/x-www-form-urlencoded` and `multipart/form-data`
  * without a CORS preflight. Every state-changing route refuses them with 415 UNSUPPORTED_MEDIA_TYPE — also
  * when the body is empty, also with the researcher's own token — and audits the refusal; nothing changes.

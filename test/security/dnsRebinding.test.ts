@@ -1,5 +1,5 @@
 /**
- * DNS rebinding (DESIGN.md, Security: "They check the Host and Origin headers"): a page on a foreign site whose
+ * DNS rebinding (docs/architecture.md, Security: "They check the Host and Origin headers"): a page on a foreign site whose
  * name a resolver points at 127.0.0.1 sends that foreign name as Host; a page served by some other local
  * server (another port of localhost) sends its own Origin. Both are refused with 403 FORBIDDEN_HOST on every
  * HTTP-based surface — plain tool calls, the public listing, REST, server-sent events, the approval routes,

@@ -1,6 +1,6 @@
 /**
- * HTML and script injection into the HTML exports (DESIGN.md, Security: "the HTML export escapes source
- * text"; README: export_data html "escaped, no scripts", export_report html "escaped, no scripts"): code,
+ * HTML and script injection into the HTML exports (docs/architecture.md, Security: "the HTML export escapes source
+ * text"; docs/reference/http.md: export_data html "escaped, no scripts", export_report html "escaped, no scripts"): code,
  * category, source, case and coder names, code and segment memos and the source text itself are hostile
  * markup put in by the researcher's files and by agents. The written pages, parsed as a browser parses them,
  * hold no script, no event handler, no javascript: URL, nothing that loads or navigates, one style element

@@ -2,7 +2,8 @@
  * The path rule itself (src/core/pathPolicy.ts): real paths through links (also dangling ones, and links to
  * links), missing files judged by their nearest existing folder, no prefix confusion between sibling folders
  * (`/a/proj` does not contain `/a/project-secrets`), relative and `~` roots, writes refused inside `noWrite`,
- * and the researcher's unrestricted policy.
+ * and the researcher's unrestricted policy; each path resolved once per policy (one call), and export_data's
+ * output rules judged by the same resolution.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -10,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isToolError } from '../../src/core/errors';
 import { isInside, PathPolicy, realPathOf } from '../../src/core/pathPolicy';
+import { checkOutputPath } from '../../src/exchange/exports';
 import { tmp } from './stack';
 
 describe('security: the path rule (src/core/pathPolicy.ts)', () => {
@@ -67,5 +69,61 @@ describe('security: the path rule (src/core/pathPolicy.ts)', () => {
     const p = PathPolicy.within(['../project-secrets', '~', '  ', path.join(proj, 'rel-dir')], { base: proj });
     assert.deepEqual(p.roots, [outside, fs.realpathSync(os.homedir())]);
     assert.equal(PathPolicy.within(['relative-without-base']).roots?.length, 0);
+  });
+
+  /** Counts fs.realpathSync.native calls (what realPathOf resolves with) while `f` runs. */
+  function countRealpaths(f: () => void): number {
+    const original = fs.realpathSync.native;
+    let n = 0;
+    fs.realpathSync.native = ((p: fs.PathLike) => {
+      n++;
+      return original(p);
+    }) as typeof fs.realpathSync.native;
+    try {
+      f();
+    } finally {
+      fs.realpathSync.native = original;
+    }
+    return n;
+  }
+
+  it('resolves each path once per policy: the check, the dry run, the real-path substitution and the tool share it', () => {
+    const policy = PathPolicy.within([proj], { noWrite: [path.join(proj, '.marginalia')] });
+    void policy.roots; // the roots are resolved once, on first use
+    const file = path.join(proj, 'rel-dir', 'key.txt');
+    const inside = path.join(proj, 'new.html');
+    const n = countRealpaths(() => {
+      assert.equal(policy.resolve(file, 'read').ok, false);
+      assert.throws(() => policy.check(file, 'read', 'IMPORT_FAILED'));
+      const real = policy.check(inside, 'write', 'EXPORT_FAILED');
+      assert.equal(policy.check(real, 'write', 'EXPORT_FAILED'), real, 'the real path itself is known');
+      assert.equal(policy.realPath(inside), real);
+    });
+    // rel-dir/key.txt exists (one lookup); new.html does not (its own lookup fails, its folder's succeeds)
+    assert.equal(n, 3);
+    // a new policy (a new call, or an approved call run later) looks again: a path swapped for a link is seen
+    assert.equal(countRealpaths(() => PathPolicy.unrestricted().realPath(file)), 1);
+  });
+
+  it("export_data's output rules follow the same resolution: links into .marginalia, onto the project file or onto a folder are refused", async () => {
+    const project = path.join(proj, 'study.qda');
+    fs.writeFileSync(project, '');
+    fs.symlinkSync(path.join(proj, '.marginalia', 'x.html'), path.join(proj, 'into-marginalia.html'));
+    fs.symlinkSync(project, path.join(proj, 'project-link.txt'));
+    fs.mkdirSync(path.join(proj, 'folder.csv'));
+    fs.symlinkSync(path.join(proj, 'folder.csv'), path.join(proj, 'folder-link.csv'));
+    const refused = async (p: string, format: 'html' | 'codebook' | 'segments_csv', why: RegExp) => {
+      await assert.rejects(checkOutputPath(p, format, { projectPath: project, protectedFiles: [], paths: PathPolicy.unrestricted() }), (e: unknown) => isToolError(e) && e.code === 'EXPORT_FAILED' && why.test(e.message));
+    };
+    await refused(path.join(proj, 'into-marginalia.html'), 'html', /\.marginalia/);
+    await refused(path.join(proj, 'project-link.txt'), 'codebook', /project file/);
+    await refused(path.join(proj, 'folder-link.csv'), 'segments_csv', /folder/);
+    await refused(path.join(proj, 'no-such-folder', 'x.csv'), 'segments_csv', /does not exist/);
+    // a policy that already resolved the path answers from memory: the export costs no lookup of its own
+    const policy = PathPolicy.within([proj]);
+    const real = policy.check(path.join(proj, 'out.html'), 'write', 'EXPORT_FAILED');
+    const n = countRealpaths(() => void checkOutputPath(real, 'html', { projectPath: null, protectedFiles: [], paths: policy }));
+    assert.equal(n, 0);
+    assert.equal(await checkOutputPath(real, 'html', { projectPath: null, protectedFiles: [], paths: policy }), path.join(proj, 'out.html'));
   });
 });

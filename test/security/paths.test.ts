@@ -1,6 +1,6 @@
 /**
  * File paths of import and export tools (issue 7, part 4: "only the workspace and paths the researcher chose
- * are allowed"; README, "Agents, trust and approvals": file paths; src/core/pathPolicy.ts). For an agent a
+ * are allowed"; docs/agents.md, "File paths"; src/core/pathPolicy.ts). For an agent a
  * path must lie, after following symbolic links, in the project's folder, a host root (VS Code's workspace
  * folders, `marginalia serve --allow-path`) or a folder of `agent_context.allowed_paths`; nothing is written
  * into the project's `.marginalia`. A refused path answers the tool's own error code (IMPORT_FAILED,

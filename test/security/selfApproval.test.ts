@@ -1,6 +1,6 @@
 /**
  * "Agents propose, the researcher decides; a session never approves its own request" (agent-context spec;
- * README, "Approvals" and "Suggestions"), on every adapter. QualCoder-v2's defect is exactly this: an AI session suggests and then approves its own
+ * docs/agents.md, "Approvals"; docs/reference/suggestions.md), on every adapter. QualCoder-v2's defect is exactly this: an AI session suggests and then approves its own
  * suggestion. Through plain HTTP tool calls, REST commands, MCP, WebSocket, gRPC and the CLI adapter (local
  * and forwarding):
  * - the researcher's own session suggests a code, a coding, a merge and a batch, then decides each with the

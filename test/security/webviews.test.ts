@@ -1,5 +1,5 @@
 /**
- * Every webview (DESIGN.md, Security: "Webviews use a nonce CSP and escape everything they render"):
+ * Every webview (docs/architecture.md, Security: "Webviews use a nonce CSP and escape everything they render"):
  * - the pages the extension builds (Agent Activity: src/ui/activity/activityPage.ts; Reports:
  *   src/ui/reports/reportsPage.ts; both through src/ui/webviewHtml.ts): a CSP with `default-src 'none'` and
  *   `script-src 'nonce-…'` (no 'unsafe-inline', no 'unsafe-eval'), one script carrying the nonce and nothing
@@ -23,6 +23,7 @@ import { retrievalHtml } from '../../src/ui/retrieval/retrievalPage';
 import { caseAttributesHtml } from '../../src/ui/cases/caseAttributesPage';
 import { newNonce, webviewDocument } from '../../src/ui/webviewHtml';
 import { cspDirectives, HOSTILE, inspectHtml } from './html';
+import { waitInPage } from './pageWait';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const CSP_SOURCE = 'https://webview.test';
@@ -112,9 +113,16 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       let seen = 0;
       for (const file of ui) {
         const text = fs.readFileSync(file, 'utf8');
+        const rel = path.relative(ROOT, file);
         for (const m of text.matchAll(/\.html\s*=\s*([^;]+);/g)) {
           seen++;
-          assert.match(m[1] as string, /^\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml|webviewDocument)\(/, `${path.relative(ROOT, file)}: webview.html = ${(m[1] as string).slice(0, 60)}`);
+          // the one shared loader (src/ui/webviewScript.ts) sets the html its caller's page builder makes: its callers are checked below
+          if (rel === path.join('src', 'ui', 'webviewScript.ts') && /^\s*html\(/.test(m[1] as string)) continue;
+          assert.match(m[1] as string, /^\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml|webviewDocument)\(/, `${rel}: webview.html = ${(m[1] as string).slice(0, 60)}`);
+        }
+        for (const m of rel === path.join('src', 'ui', 'webviewScript.ts') ? [] : text.matchAll(/loadWebviewScript\(([^;]+)\);/g)) {
+          seen++;
+          assert.match(m[1] as string, /,\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml)\s*$/, `${rel}: loadWebviewScript(${(m[1] as string).slice(0, 80)})`);
         }
       }
       assert.ok(seen >= 2, 'the Activity and Reports webviews were found');
@@ -128,7 +136,8 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         const text = fs.readFileSync(file, 'utf8');
         const rel = path.relative(ROOT, file);
         assert.ok(!/unsafe-inline|unsafe-eval/.test(text), `${rel}: no unsafe CSP source`);
-        if (/createWebviewPanel|resolveWebviewView/.test(text)) assert.match(text, /localResourceRoots/, `${rel}: localResourceRoots`);
+        // localResourceRoots set here, or by the shared loader (src/ui/webviewScript.ts, checked itself)
+        if (/createWebviewPanel|resolveWebviewView|loadWebviewScript/.test(text)) assert.match(text, /localResourceRoots|loadWebviewScript\(view\.webview/, `${rel}: localResourceRoots`);
         assert.ok(!/enableCommandUris\s*:\s*true/.test(text), `${rel}: no command URIs`);
         assert.ok(!/isTrusted\s*=\s*true|isTrusted\s*:\s*true|supportHtml\s*=\s*true/.test(text), `${rel}: no trusted or HTML Markdown`);
       }
@@ -214,7 +223,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
       `);
       await page.goto(`${CSP_SOURCE}/index.html`);
-      await page.waitForFunction(`(window.__posted || []).some((m) => m.type === 'ready')`);
+      await waitInPage(page, `(window.__posted || []).some((m) => m.type === 'ready')`);
       const post = (m: unknown) => page.evaluate(`window.postMessage(${JSON.stringify(m)}, '*')`);
       /** what the page holds that it should not, and its text */
       const audit = (): Promise<{ pwned: unknown; violations: string[]; scripts: number; injected: string[]; handlers: string[]; text: string }> =>
@@ -249,7 +258,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       }));
       await post({ type: 'items', items });
       await post({ type: 'upsert', item: { ...items[0], id: 'new', tool: '<img src=x onerror="window.__pwned=99">' } });
-      await page.waitForFunction(`document.querySelectorAll('.row').length > 0`);
+      await waitInPage(page, `document.querySelectorAll('.row').length > 0`);
       // clicking Approve posts the request id back as data, nothing else
       await page.click('.row .act');
       const a = await audit();
@@ -265,7 +274,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       assert.ok(posted.some((m) => (m as { type: string }).type === 'approve'), 'the button works');
       // the harness really enforces the page's CSP: an inline script added now is blocked and reported
       await page.evaluate(`(() => { const s = document.createElement('script'); s.textContent = 'window.__inlineRan = 1'; document.body.append(s); })()`);
-      await page.waitForFunction('window.__violations.length > 0');
+      await waitInPage(page, 'window.__violations.length > 0');
       assert.equal(await page.evaluate('window.__inlineRan ?? null'), null, 'an inline script does not run under the CSP');
       assert.match(((await page.evaluate('window.__violations')) as string[])[0] ?? '', /^script-src/);
       await page.close();
@@ -305,7 +314,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         await page.evaluate('window.__posted.length = 0');
         await post({ type: 'show', view });
         await post(data);
-        await page.waitForFunction(`window.__posted.some((m) => m.type === 'rendered' && m.view === ${JSON.stringify(view)})`, undefined, { timeout: 15_000 });
+        await waitInPage(page, `window.__posted.some((m) => m.type === 'rendered' && m.view === ${JSON.stringify(view)})`, 15_000);
         const a = await audit();
         assert.equal(a.pwned, null, `${view}: no injected script ran`);
         assert.deepEqual(a.violations, [], `${view}: the CSP was never violated`);
@@ -316,7 +325,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       // the agreement table and the attribute picker are DOM text: their hostile names show literally
       await post({ type: 'show', view: 'agreement' });
       await post(messages[2]?.[1]);
-      await page.waitForFunction(`document.querySelectorAll('#table tr').length > 1`);
+      await waitInPage(page, `document.querySelectorAll('#table tr').length > 1`);
       const a = await audit();
       for (const c of codes) assert.ok(a.text.includes(c.name.trim().slice(0, 20)), `agreement row shown as text: ${c.name}`);
       assert.deepEqual(errors, [], 'no page error');
@@ -344,7 +353,7 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       });
       const passages = HOSTILE.slice(0, 10).map((h, i) => ({ source_name: h, place: HOSTILE[(i + 3) % HOSTILE.length], codes: [{ name: h, color: codes[3]!.color }], coders: [h], text: `${h}\n${'long '.repeat(i === 0 ? 200 : 1)}`, by_agent: i % 2 === 0 }));
       await post({ type: 'result', title: HOSTILE[5], filters: HOSTILE.slice(0, 3), summary: HOSTILE[6], passages });
-      await page.waitForFunction(`document.querySelectorAll('.passage').length === ${passages.length}`);
+      await waitInPage(page, `document.querySelectorAll('.passage').length === ${passages.length}`);
       // a click on a passage posts its index; Show more toggles without opening
       await page.click('.passage .more');
       await page.click('.passage >> nth=1');

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import { renderToolDocs } from '../../src/tools/docs';
 import { TOOLS } from '../../src/tools/registry';
 
-describe('docs/tools.md', () => {
-  const file = path.resolve(__dirname, '..', '..', 'docs', 'tools.md');
+describe('docs/reference/tools.md', () => {
+  const file = path.resolve(__dirname, '..', '..', 'docs', 'reference', 'tools.md');
 
   it('matches what the registry generates (run `npm run gen:docs` after changing a tool)', () => {
     assert.equal(fs.readFileSync(file, 'utf8'), renderToolDocs());

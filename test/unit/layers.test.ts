@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ESLint } from 'eslint';
 
 /**
- * The layer rules of DESIGN.md live in eslint.config.mjs; this proves they bite: the same import is an
+ * The layer rules of docs/architecture.md live in eslint.config.mjs; this proves they bite: the same import is an
  * error in an inner layer and allowed where the design permits it.
  */
 describe('layer rules (eslint.config.mjs)', function () {

@@ -10,9 +10,11 @@ import type { AgentContext } from '../../agent/agentContext';
 import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
 import type { ClientType } from '../../agent/sessions';
 import { CLIENT_TYPES } from '../../agent/sessions';
-import { isToolError } from '../../core/errors';
+import { isToolError, ToolError } from '../../core/errors';
 import { charsetOf, parseStrictJson } from '../../core/strictJson';
+import { httpStatusOf } from '../../agent/errorClasses';
 import { approvalOut } from '../../tools/approvalTools';
+import { mountAgentRoutes } from './agentRoutes';
 
 /** Default port of the HTTP tool server (spec: localhost, port 8765). */
 export const DEFAULT_PORT = 8765;
@@ -20,78 +22,17 @@ export const DEFAULT_PORT = 8765;
 export const MAX_BODY = '64mb';
 
 /**
- * HTTP status for each failure code. Success is 200; a call waiting for approval is 202.
- * Documented in the README ("HTTP status codes").
+ * HTTP status for each failure code. Success is 200; a call waiting for approval is 202. The HTTP column of
+ * the one error classification (src/agent/errorClasses.ts), re-exported here for existing imports;
+ * documented in docs/reference/error-codes.md (npm run check:docs keeps the two in step).
  */
-export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
-  INVALID_ARGUMENTS: 400,
-  INVALID_JSON: 400,
-  INVALID_POSITION: 400,
-  MERGE_SAME_CODE: 400,
-  UNKNOWN_FORMAT: 400,
-  'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE': 400,
-  FORBIDDEN_HOST: 403,
-  TOOL_NOT_FOUND: 404,
-  CODE_NOT_FOUND: 404,
-  SOURCE_NOT_FOUND: 404,
-  SEGMENT_NOT_FOUND: 404,
-  FOLDER_NOT_FOUND: 404,
-  CATEGORY_NOT_FOUND: 404,
-  CASE_NOT_FOUND: 404,
-  SNAPSHOT_NOT_FOUND: 404,
-  ATTRIBUTE_NOT_FOUND: 404,
-  SUGGESTION_NOT_FOUND: 404,
-  BATCH_NOT_FOUND: 404,
-  REPORT_NOT_FOUND: 404,
-  'AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND': 404,
-  'AV_SEGMENT_NOT_REMOVED/NOT_FOUND': 404,
-  TRANSCRIPT_NOT_FOUND: 404,
-  'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND': 404,
-  DUPLICATE_NAME: 409,
-  SOURCE_DUPLICATE_NAME: 409,
-  FOLDER_NOT_CREATED: 409,
-  FOLDER_NOT_EMPTY: 409,
-  FOLDER_RENAME_FAILED: 409,
-  CODE_HAS_SEGMENTS: 409,
-  CATEGORY_CYCLE: 409,
-  CATEGORY_NOT_EMPTY: 409,
-  PROJECT_LOCKED: 409,
-  VERSION_CONTROL_NOT_INITIALIZED: 409,
-  'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT': 409,
-  SUGGESTION_ALREADY_DECIDED: 409,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  SOURCE_IMPORT_FAILED: 422,
-  IMPORT_FAILED: 422,
-  EXPORT_FAILED: 422,
-  'ANALYTICS_NOT_IMPORTED/NO_PROFILES': 422,
-  TRANSCRIPTION_FAILED: 502,
-  UNAUTHORIZED: 401,
-  SESSION_NOT_FOUND: 401,
-  SESSION_EXPIRED: 401,
-  APPROVAL_FORBIDDEN: 403,
-  APPROVAL_NOT_FOUND: 404,
-  APPROVAL_NOT_PENDING: 409,
-  VERSION_CONFLICT: 409,
-  NOT_UNDOABLE: 409,
-  NOTHING_TO_UNDO: 409,
-  NOTHING_TO_REDO: 409,
-  SOURCE_BUSY: 409,
-  RATE_LIMITED: 429,
-  SESSION_LIMIT: 429,
-  APPROVAL_QUEUE_FULL: 429,
-  INVALID_CONFIG: 500,
-  NO_PROJECT: 503,
-  'CASES_NOT_LISTED/NO_CONTEXT': 503,
-  HANDLER_NOT_FOUND: 500,
-  TOOL_EXECUTION_ERROR: 500,
-  PROJECT_CORRUPT: 500,
-};
+export { STATUS_BY_CODE } from '../../agent/errorClasses';
 
-/** The HTTP status of an outcome: 200 ok, 202 pending approval, else {@link STATUS_BY_CODE} (400 by default). */
+/** The HTTP status of an outcome: 200 ok, 202 pending approval, else the code's status (src/agent/errorClasses.ts). */
 export function statusOf(outcome: Pick<InvokeOutcome, 'status' | 'envelope'>): number {
   if (outcome.status === 'pending') return 202;
   if (outcome.envelope.success) return 200;
-  return STATUS_BY_CODE[outcome.envelope.error_code] ?? 400;
+  return httpStatusOf(outcome.envelope.error_code);
 }
 
 /** Options of {@link createHttpApp}. */
@@ -195,7 +136,7 @@ export function callerOf(req: http.IncomingMessage, agent: AgentContext | undefi
   const sessionId = header(req, 'x-marginalia-session');
   const typeHeader = header(req, 'x-marginalia-client-type') as ClientType | undefined;
   const clientType: ClientType = typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? typeHeader : 'REST_CLIENT';
-  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, header(req, 'x-marginalia-user')?.slice(0, 100));
+  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, header(req, 'x-marginalia-user')?.slice(0, 100), header(req, 'x-marginalia-model')?.slice(0, 200));
   return { ...caller, correlation_id: correlation };
 }
 
@@ -210,8 +151,9 @@ export function sendError(res: Response, e: unknown): void {
   sendReply(res, errorReply(e));
 }
 
-/** Sends `body` as JSON with `status`. */
+/** Sends `body` as JSON with `status`; a 401 names the scheme (`WWW-Authenticate`, RFC 9110 section 11.6.1). */
 export function send(res: Response, status: number, body: Envelope | Record<string, unknown>): void {
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="marginalia"');
   res.status(status).type('application/json').send(envelopeText(body));
 }
 
@@ -293,6 +235,9 @@ export function createHttpApp(opts: HttpOptions): express.Express {
   );
 
   if (opts.agent) mountApprovals(app, opts.agent);
+  // the researcher's agent credentials and the sessions of every client (issue 14 items 2, 3)
+  if (opts.agent) mountAgentRoutes(app, opts.agent, opts.pipeline);
+  if (opts.agent) mountPause(app, opts.agent);
   opts.extend?.(app);
 
   app.use((req: Request, res: Response) => {
@@ -305,7 +250,7 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     if (isToolError(err)) {
       // parseStrictJson (strictJsonBody): INVALID_JSON 400, UNSUPPORTED_MEDIA_TYPE 415
       auditRefused(opts.agent, req, err.code, 'failed');
-      send(res, STATUS_BY_CODE[err.code] ?? 400, fail(err.code, err.message, err.details));
+      send(res, httpStatusOf(err.code), fail(err.code, err.message, err.details));
     } else if (err.type === 'entity.parse.failed') {
       auditRefused(opts.agent, req, 'INVALID_JSON', 'failed');
       send(res, 400, fail('INVALID_JSON', `The body is not valid JSON: ${err.message}`));
@@ -313,7 +258,7 @@ export function createHttpApp(opts: HttpOptions): express.Express {
       auditRefused(opts.agent, req, 'INVALID_ARGUMENTS', 'failed');
       send(res, 413, fail('INVALID_ARGUMENTS', `The body is larger than ${MAX_BODY}`));
     } else if (err.status === 415) {
-      // body-parser: a charset or Content-Encoding it cannot decode (the status README documents for UNSUPPORTED_MEDIA_TYPE)
+      // body-parser: a charset or Content-Encoding it cannot decode (the status docs/reference/error-codes.md documents for UNSUPPORTED_MEDIA_TYPE)
       auditRefused(opts.agent, req, 'UNSUPPORTED_MEDIA_TYPE', 'failed');
       send(res, 415, fail('UNSUPPORTED_MEDIA_TYPE', `${err.message}: send the body as UTF-8 JSON with Content-Type: application/json`));
     } else if (err.status && err.status >= 400 && err.status < 500) {
@@ -341,7 +286,7 @@ function sendReply(res: Response, reply: Reply): void {
 }
 
 /**
- * The checks every request passes before any route (spec section 4, README "Security"), shared by the
+ * The checks every request passes before any route (spec section 4, docs/architecture.md "Security"), shared by the
  * express app and the fast path of {@link startHttpServer}: Host must be a loopback name on our port and
  * Origin absent or loopback on our port (403 FORBIDDEN_HOST, DNS rebinding), a bearer token unless the route
  * is the public tool listing or an `openPaths` path (401 UNAUTHORIZED), a JSON body or none (415
@@ -415,13 +360,17 @@ async function answerToolCall(opts: HttpOptions, req: http.IncomingMessage, name
     `${new Date().toISOString()} ${caller.client_name} ${name} ${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
     outcome,
   );
-  return { status, body: outcome.envelope, headers: retry !== undefined ? { 'Retry-After': String(Math.ceil(retry / 1000)) } : undefined };
+  const headers: Record<string, string> = {};
+  if (retry !== undefined) headers['Retry-After'] = String(Math.ceil(retry / 1000));
+  // a tool's own 401 (SESSION_NOT_FOUND for a session it was asked about) names the scheme like the guard's
+  if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="marginalia"';
+  return { status, body: outcome.envelope, headers: Object.keys(headers).length > 0 ? headers : undefined };
 }
 
 /** The reply for a thrown ToolError: its envelope with its status, Retry-After for RATE_LIMITED; rethrows anything else. */
 function errorReply(e: unknown): Reply {
   if (!isToolError(e)) throw e;
-  const status = STATUS_BY_CODE[e.code] ?? 400;
+  const status = httpStatusOf(e.code);
   const retry = (e.details as { retry_after_ms?: number } | undefined)?.retry_after_ms;
   const headers: Record<string, string> = {};
   if (retry !== undefined) headers['Retry-After'] = String(Math.ceil(retry / 1000));
@@ -483,7 +432,7 @@ function fastToolCall(req: http.IncomingMessage, res: http.ServerResponse, opts:
     } catch (e) {
       if (!isToolError(e)) throw e;
       auditRefused(opts.agent, req, e.code, 'failed');
-      reply({ status: STATUS_BY_CODE[e.code] ?? 400, body: fail(e.code, e.message, e.details) });
+      reply({ status: httpStatusOf(e.code), body: fail(e.code, e.message, e.details) });
       return;
     }
     answerToolCall(opts, req, match[1] as string, body).then(reply, (e: unknown) => {
@@ -551,6 +500,30 @@ function mountApprovals(app: express.Express, agent: AgentContext): void {
       send(res, statusOf(outcome), outcome.envelope);
     }),
   );
+}
+
+/**
+ * Pause agents (issue 14 item 9), reviewer token only (403 APPROVAL_FORBIDDEN for an agent): `POST /agents/pause`
+ * -> `{paused: true, since, by, changed}`; `POST /agents/resume` -> `{paused: false, changed, ran, failed,
+ * still_pending, requests}` (the calls the pause held run now; AgentContext.resume); `GET /agents/pause` ->
+ * `{paused, since, by}`. Bodies are ignored (`{}` or none).
+ */
+function mountPause(app: express.Express, agent: AgentContext): void {
+  const researcher = (req: Request): Caller => {
+    const caller = callerOf(req, agent);
+    if (!caller.researcher) throw new ToolError('APPROVAL_FORBIDDEN', 'Only the researcher (the reviewer token) may pause or resume agents');
+    return caller;
+  };
+  const route = (fn: (caller: Caller) => unknown) => async (req: Request, res: Response) => {
+    try {
+      send(res, 200, { success: true, data: await fn(researcher(req)) });
+    } catch (e) {
+      sendError(res, e);
+    }
+  };
+  app.get('/agents/pause', route(() => ({ paused: agent.paused, ...(agent.pauseInfo ?? { since: null, by: null }) })));
+  app.post('/agents/pause', ...strictJsonBody(), route((caller) => agent.pause(caller)));
+  app.post('/agents/resume', ...strictJsonBody(), route((caller) => agent.resume(caller)));
 }
 
 /** A running HTTP tool server. */

@@ -25,22 +25,46 @@ export function describeCall(tool: AnyTool, input: unknown): vscode.MarkdownStri
   return md;
 }
 
+/** What each trust level means for a chat agent's call, as the confirmation states it. */
+const LEVEL_WORDS: Record<string, string> = {
+  auto: 'runs at once',
+  notify: 'runs at once and the researcher is told',
+  suggest: "is held for the researcher's approval in Marginalia",
+  require: "is held for the researcher's approval in Marginalia",
+  researcher_only: "is refused: it is the researcher's alone",
+};
+
+/**
+ * The trust level that applies to `who` for `tool` (issue 14 item 6), by the rule of every tool listing
+ * (GET /tools, MCP tools/list: ToolPipeline.listTools for the caller's viewer); undefined for a tool the
+ * listing does not hold.
+ */
+export function lmTrustLevel(pipeline: ToolPipeline, tool: AnyTool, who: Caller): string | undefined {
+  return pipeline.listTools(pipeline.viewerOf(who)).find((x) => x.name === tool.name)?.trust_level;
+}
+
 /**
  * Registers every agent-facing registry tool as `qda_<name>` with `vscode.lm.registerTool`. Each call
  * runs through the one pipeline as `caller()` (an agent session: chat agents are agents, not the
  * researcher); the result carries the same envelope as HTTP (JSON text part).
  * Tools that change data ask for confirmation first (`prepareInvocation` -> `confirmationMessages`);
- * Marginalia's own trust layer still applies, since users can auto-approve in VS Code.
+ * Marginalia's own trust layer still applies, since users can auto-approve in VS Code. The invocation and
+ * confirmation messages state the trust level that applies to the chat agent ({@link lmTrustLevel}); the
+ * static descriptions (package.json `languageModelTools`) cannot, since they are the same for every project.
  */
 export function registerLmTools(pipeline: ToolPipeline, tools: readonly AnyTool[], caller: () => Caller): vscode.Disposable {
   const registrations = tools
     .filter((t) => (t.audience ?? 'agents') === 'agents')
     .map((t) =>
       vscode.lm.registerTool<Record<string, unknown>>(lmToolName(t.name), {
-        prepareInvocation: (options) =>
-          t.effect === 'read'
-            ? { invocationMessage: `${t.title}…` }
-            : { invocationMessage: `${t.title}…`, confirmationMessages: { title: `Marginalia: ${t.title}?`, message: describeCall(t, options.input) } },
+        prepareInvocation: (options) => {
+          const level = lmTrustLevel(pipeline, t, caller());
+          const invocationMessage = level ? `${t.title}… (trust level ${level})` : `${t.title}…`;
+          if (t.effect === 'read' && (level === undefined || level === 'auto')) return { invocationMessage };
+          const message = describeCall(t, options.input);
+          if (level) message.appendMarkdown(`\n\nTrust level for this chat agent: **${level}** (the call ${LEVEL_WORDS[level] ?? 'is decided by Marginalia'}).`);
+          return { invocationMessage, confirmationMessages: { title: `Marginalia: ${t.title}?`, message } };
+        },
         invoke: async (options) => {
           const outcome = await pipeline.invoke(t.name, options.input, caller());
           return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(JSON.stringify(outcome.envelope))]);

@@ -4,6 +4,7 @@ import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
 import type { McpStdioConnection } from './mcpStdio';
 import { MCP_MAX_BODY_BYTES } from './mcpHttp';
+import { resourcesTouchedBy } from './resourceEvents';
 
 /** Options of {@link forwardMcpStdio}. */
 export interface McpForwardOptions {
@@ -19,6 +20,8 @@ export interface McpForwardOptions {
   logger?: Logger;
   /** how long in-flight requests may finish after stdin ends (default 30 s); `subscriptions/listen` streams end at once */
   drainMs?: number;
+  /** how long to wait before reopening the owner's event stream after it ended or failed (default 1000 ms) */
+  reconnectMs?: number;
 }
 
 /** `_meta` key of the 2026-07-28 per-request envelope carrying the protocol version. */
@@ -48,7 +51,7 @@ function isObject(v: unknown): v is Json {
 }
 
 /**
- * Forwards an MCP stdio connection to the MCP endpoint of the process that owns the project (DESIGN.md
+ * Forwards an MCP stdio connection to the MCP endpoint of the process that owns the project (docs/architecture.md
  * "The data": a second process never opens the project; it forwards to the owner, so every call passes
  * the owner's trust layer and the researcher sees it live). Each JSON-RPC message read from `input` (one
  * per line, MCP stdio framing) is POSTed to `url` with the owner's bearer token and the Streamable HTTP
@@ -58,6 +61,16 @@ function isObject(v: unknown): v is Json {
  * stream, including `subscriptions/listen` notifications) are written to `output`, one per line. An HTTP
  * failure of a request (owner gone, 401, ...) is answered with a JSON-RPC error (-32603) naming it.
  * `notifications/cancelled` also aborts the forwarded request it names.
+ *
+ * Change notifications for 2025-11-25 clients (issue 14 item 10): the owner serves that era over stateless
+ * HTTP, without a stream to notify on, so the forwarder stands in. It answers `resources/subscribe` and
+ * `resources/unsubscribe` itself (remembering the URIs), tells the client in the `initialize` answer that
+ * resources support `subscribe` and `listChanged`, and follows the owner's event stream (`GET /events/stream`
+ * with the same token, resumed after the last sequence number it saw): each event becomes
+ * `notifications/resources/updated` for the subscribed URIs it touches and `notifications/resources/list_changed`
+ * when it adds or removes resources ({@link resourcesTouchedBy}, as a project-owning stdio server does);
+ * an overflow notice of the stream becomes `list_changed`. 2026-07-28 clients use `subscriptions/listen`,
+ * forwarded as is.
  */
 export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
   const logger = opts.logger ?? silentLogger;
@@ -70,6 +83,11 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   let ended = false;
+  /** 2025-era clients: the URIs subscribed with resources/subscribe, and the owner's event stream followed for them */
+  const subscribed = new Set<string>();
+  let watcher: AbortController | undefined;
+  /** settles once the owner's event stream first answered (or failed): a subscription is confirmed only then */
+  let streamReady: Promise<void> = Promise.resolve();
 
   const write = (msg: unknown) => {
     if (!output.writable) return;
@@ -79,11 +97,81 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
     if (id === undefined || id === null) return;
     write({ jsonrpc: '2.0', id, error: { code: -32603, message, ...(data !== undefined ? { data } : {}) } });
   };
-  /** Watches answers for the 2025 handshake's negotiated version. */
+  /**
+   * Watches answers for the 2025 handshake's negotiated version; the `initialize` answer then offers resource
+   * subscriptions and list changes (served here, see {@link watchEvents}) and the owner's events are followed.
+   */
   const observe = (msg: unknown, initializeIds: Set<unknown>) => {
     for (const m of Array.isArray(msg) ? msg : [msg]) {
-      if (isObject(m) && initializeIds.has(m.id) && isObject(m.result) && typeof m.result.protocolVersion === 'string') negotiated = m.result.protocolVersion;
+      if (isObject(m) && initializeIds.has(m.id) && isObject(m.result) && typeof m.result.protocolVersion === 'string') {
+        negotiated = m.result.protocolVersion;
+        const caps = m.result.capabilities;
+        if (isObject(caps) && isObject(caps.resources)) {
+          caps.resources = { ...caps.resources, subscribe: true, listChanged: true };
+          if (!watcher) void watchEvents();
+        }
+      }
     }
+  };
+
+  /** Follows the owner's event stream while the connection lasts, turning events into resource notifications. */
+  const watchEvents = async (): Promise<void> => {
+    const abort = new AbortController();
+    watcher = abort;
+    let since: number | undefined;
+    let markReady!: () => void;
+    streamReady = new Promise<void>((r) => (markReady = r));
+    while (!ended && !abort.signal.aborted) {
+      const url = new URL(`/events/stream?patterns=*${since !== undefined ? `&since=${since}` : ''}`, opts.url);
+      try {
+        const headers: Record<string, string> = { authorization: opts.authorization, accept: 'text/event-stream' };
+        if (clientName) headers['x-marginalia-client'] = clientName.replace(/[^\x20-\x7e]/g, '?').trim() || 'mcp-stdio';
+        const res = await fetch(url, { headers, signal: abort.signal }).finally(markReady);
+        if (res.status !== 200 || !res.body) {
+          await res.body?.cancel();
+          logger.warn(`the owner's event stream (${url.pathname}) answered HTTP ${res.status}: resource change notifications are off`);
+          return;
+        }
+        await readSse(res.body, (data) => {
+          let e: unknown;
+          try {
+            e = JSON.parse(data);
+          } catch {
+            return;
+          }
+          if (!isObject(e)) return;
+          if (typeof e.event_type !== 'string') {
+            // an overflow notice: events were dropped, anything may have changed
+            write({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' });
+            return;
+          }
+          const seq = isObject(e.metadata) ? e.metadata.sequence_number : undefined;
+          if (typeof seq === 'number') since = seq;
+          const changes = resourcesTouchedBy([e as unknown as Parameters<typeof resourcesTouchedBy>[0][number]]);
+          for (const uri of changes.updated) if (subscribed.has(uri)) write({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
+          if (changes.listChanged) write({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' });
+        });
+      } catch (e) {
+        if (abort.signal.aborted) return;
+        logger.warn(`the owner's event stream failed: ${(e as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, opts.reconnectMs ?? 1000).unref());
+    }
+  };
+
+  /** 2025-era resources/subscribe and resources/unsubscribe, answered here (the owner's stateless HTTP cannot notify). */
+  const subscription = (m: unknown): boolean => {
+    if (!isObject(m) || (m.method !== 'resources/subscribe' && m.method !== 'resources/unsubscribe') || m.id === undefined) return false;
+    const uri = isObject(m.params) ? m.params.uri : undefined;
+    if (typeof uri !== 'string' || uri.length === 0) {
+      write({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `${m.method} needs params.uri (a qda:// resource URI)` } });
+      return true;
+    }
+    if (m.method === 'resources/subscribe') subscribed.add(uri);
+    else subscribed.delete(uri);
+    // answered once the event stream is open: every change after the answer is notified
+    void streamReady.then(() => write({ jsonrpc: '2.0', id: m.id, result: {} }));
+    return true;
   };
 
   const forward = async (msg: unknown): Promise<void> => {
@@ -188,6 +276,8 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
       const target = inFlight.get(JSON.stringify(msg.params.requestId));
       if (target) target.abort.abort();
     }
+    // 2025 era (no per-request envelope): subscriptions are this process's to serve
+    if (watcher && isObject(msg) && !(isObject(msg.params) && isObject(msg.params._meta) && PROTOCOL_VERSION_META_KEY in msg.params._meta) && subscription(msg)) return;
     void forward(msg);
   };
   // lines split and decoded from bytes, strictly (MCP stdio framing: one message per \n-terminated line)
@@ -202,6 +292,7 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
   const finish = async () => {
     if (ended) return;
     ended = true;
+    watcher?.abort();
     for (const f of inFlight.values()) if (f.listen) f.abort.abort();
     const pending = [...inFlight.values()].map((f) => f.done);
     const timer = new Promise<void>((r) => setTimeout(r, opts.drainMs ?? 30_000).unref());
@@ -220,6 +311,7 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
     closed,
     async close() {
       for (const f of inFlight.values()) f.abort.abort();
+      watcher?.abort();
       ended = true;
       resolveClosed();
     },

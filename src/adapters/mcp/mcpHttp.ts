@@ -2,11 +2,13 @@ import { createMcpHandler, type McpHttpHandler, type McpServer } from '@modelcon
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import express from 'express';
 import { isToolError } from '../../core/errors';
+import { httpStatusOf, JSONRPC_ERROR, mcpErrorOf } from '../../agent/errorClasses';
 import { charsetOf, parseStrictJson } from '../../core/strictJson';
 import type { Disposable } from '../../core/lifecycle';
 import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
-import type { AgentContext } from '../../agent/agentContext';
+import type { AgentContext, Identity } from '../../agent/agentContext';
+import { RESEARCHER_OWNER } from '../../agent/agentCredentials';
 import type { ContextBuilder } from '../../agent/contextBuilder';
 import type { EventSubscription } from '../../agent/eventHub';
 import type { Caller } from '../../agent/pipeline';
@@ -75,8 +77,24 @@ export function mcpHttpCaller(agent: AgentContext, headers: Headers | undefined,
   const clientType: ClientType = typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? (typeHeader as ClientType) : 'CUSTOM';
   const user = header(headers, 'x-marginalia-user')?.slice(0, 100);
   const correlation = header(headers, 'x-correlation-id')?.slice(0, 100);
-  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, user);
+  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, user, header(headers, 'x-marginalia-model')?.slice(0, 200));
   return correlation ? { ...caller, correlation_id: correlation } : caller;
+}
+
+/**
+ * A `subscriptions/listen` stream ends when its session ends (issue 14 item 3: the researcher's DELETE
+ * /sessions/{id} or end_session, like a revocation): the session `X-Marginalia-Session` names, else the
+ * credential's implicit session (its tool calls over MCP open it; listening alone opens none), whenever it
+ * ends. An idle session's expiry leaves the stream open (the client listens, it does not call).
+ */
+function closeWithSession(agent: AgentContext, req: express.Request, res: express.Response, who: Identity): void {
+  const named = req.get('x-marginalia-session');
+  const owner = who.role === 'researcher' ? RESEARCHER_OWNER : who.agent;
+  const watch = agent.onSessionEnded((s, reason) => {
+    if (reason === 'expired') return;
+    if (named ? s.session_id === named : s.implicit && s.owner === owner) res.destroy();
+  });
+  res.once('close', () => watch.dispose());
 }
 
 /**
@@ -157,6 +175,14 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
     handler,
     mount(app) {
       app.all(MCP_PATH, (req, res, next) => {
+        // a long-lived answer (a subscriptions/listen stream) of an agent whose credential is revoked ends at once (issue 14 item 2)
+        const who = opts.agent.identify(req.get('authorization'));
+        if (who?.role === 'agent') {
+          const watch = opts.agent.credentials.onRevoked((name) => {
+            if (name === who.agent) res.destroy();
+          });
+          res.once('close', () => watch.dispose());
+        }
         if (req.method !== 'POST') {
           node(req, res).catch(next);
           return;
@@ -179,13 +205,16 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
           } catch (e) {
             if (!isToolError(e)) return next(e);
             opts.agent.auditRefusal({ route: `POST ${MCP_PATH}`, error_code: e.code, client_name: req.get('x-marginalia-client'), correlation_id: req.get('x-correlation-id'), decision: 'failed' });
-            rpcError(res, e.code === 'UNSUPPORTED_MEDIA_TYPE' ? 415 : 400, -32700, `Parse error: ${e.message}`, { error_code: e.code, ...(e.details as Record<string, unknown> | undefined) });
+            // the status and JSON-RPC code of the one error classification (INVALID_JSON 400, UNSUPPORTED_MEDIA_TYPE 415; both -32700)
+            const shape = mcpErrorOf(e.code);
+            rpcError(res, httpStatusOf(e.code), shape.kind === 'jsonrpc' ? shape.code : JSONRPC_ERROR.PARSE_ERROR, `Parse error: ${e.message}`, { error_code: e.code, ...(e.details as Record<string, unknown> | undefined) });
             return;
           }
           if (parsed === undefined) {
             rpcError(res, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message', { error_code: 'INVALID_JSON' });
             return;
           }
+          if (who !== null && typeof parsed === 'object' && parsed !== null && (parsed as { method?: unknown }).method === 'subscriptions/listen') closeWithSession(opts.agent, req, res, who);
           node(req, res, parsed).catch(next);
         });
       });

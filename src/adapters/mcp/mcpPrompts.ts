@@ -109,10 +109,18 @@ const MEMO_ARGS = z.object({ code_id: z.string().optional().describe('the code (
  * for NO_PROJECT and other failures.
  */
 export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
+  const reads = promptReads(deps);
+  registerSourcePrompts(server, deps, reads);
+  registerCodebookPrompts(server, deps, reads);
+  registerProjectPrompts(server, deps, reads);
+}
+
+/** The reads the prompts share, as the requesting caller. */
+function promptReads(deps: McpReadDeps) {
   const local = <T>(ctx: ServerContext, read: () => T): T => {
     try {
-      deps.caller(ctx);
-      return read();
+      // sources closed to the agent (issue 14 item 11): the agent layer redacts what the ContextBuilder answers
+      return deps.agent.redactFor(deps.caller(ctx), read());
     } catch (e) {
       throw toProtocolError(e);
     }
@@ -147,7 +155,21 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
     }
     return used.map((c) => `* [${c.code_id}] ${c.name} (${c.segment_count} segment(s))\n${(byCode.get(c.code_id) ?? []).map(segmentLine).join('\n')}`).join('\n');
   };
+  /** A source's text page and the existing codes, for the prompts that work on one source. */
+  const sourceAndCodes = async (ctx: ServerContext, args: { source_id: string; max_length?: string }) => {
+    const id = idArg('source_id', args.source_id);
+    const { page, block } = await sourceText(ctx, id, maxLen(args.max_length));
+    const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
+    return { id, page, block, codes };
+  };
+  return { local, sourceText, maxLen, questions, segmentsOf, samples, sourceAndCodes };
+}
 
+type PromptReads = ReturnType<typeof promptReads>;
+
+/** The prompts on one source: grounded_theory_open_coding, thematic_analysis. */
+function registerSourcePrompts(server: McpServer, deps: McpReadDeps, r: PromptReads): void {
+  const { questions, sourceAndCodes } = r;
   server.registerPrompt(
     'grounded_theory_open_coding',
     {
@@ -156,9 +178,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       argsSchema: OPEN_CODING_ARGS,
     },
     async (args, ctx) => {
-      const id = idArg('source_id', args.source_id);
-      const { page, block } = await sourceText(ctx, id, maxLen(args.max_length));
-      const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
+      const { id, page, block, codes } = await sourceAndCodes(ctx, args);
       const text = [
         `You are open coding, in the grounded-theory tradition (Glaser & Strauss; Charmaz), the source "${page.source_name}" (source_id ${id}) of this Marginalia project.`,
         'Read it line by line. For each meaningful passage name what is happening with a short, analytic code (gerunds such as "negotiating access" work well); prefer in-vivo codes where the participant\'s own words say it best. Stay close to the data; do not force existing theory on it.',
@@ -180,9 +200,7 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       argsSchema: THEMATIC_ARGS,
     },
     async (args, ctx) => {
-      const id = idArg('source_id', args.source_id);
-      const { page, block } = await sourceText(ctx, id, maxLen(args.max_length));
-      const codes = (await deps.read(ctx, listCodes.name, {})).codes as any[];
+      const { id, page, block, codes } = await sourceAndCodes(ctx, args);
       const text = [
         `Carry out a thematic analysis (Braun & Clarke's six phases) of the source "${page.source_name}" (source_id ${id}).`,
         `Research questions:\n${questions(args.research_questions)}`,
@@ -194,7 +212,11 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       return message(text, `Thematic analysis of "${page.source_name}"`);
     },
   );
+}
 
+/** The prompts on the codebook: axial_coding, selective_coding, summarize_code. */
+function registerCodebookPrompts(server: McpServer, deps: McpReadDeps, r: PromptReads): void {
+  const { local, segmentsOf, samples } = r;
   server.registerPrompt(
     'axial_coding',
     {
@@ -269,7 +291,11 @@ export function registerPrompts(server: McpServer, deps: McpReadDeps): void {
       return message(text, `Summary of the code "${code.name}"`);
     },
   );
+}
 
+/** The prompts across the project: compare_cases, identify_patterns, write_memo. */
+function registerProjectPrompts(server: McpServer, deps: McpReadDeps, r: PromptReads): void {
+  const { local, segmentsOf, samples } = r;
   server.registerPrompt(
     'compare_cases',
     {

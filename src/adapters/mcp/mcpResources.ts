@@ -9,7 +9,7 @@ import { getReportTool, listReportsTool } from '../../tools/reportTools';
 import { listSegmentsTool } from '../../tools/segmentQueryTools';
 import { listSources, readSourceContent } from '../../tools/sourceTools';
 
-/** The URI scheme of Marginalia's resources (the spec's `app://`, DESIGN.md "Names"). */
+/** The URI scheme of Marginalia's resources (the spec's `app://`, docs/architecture.md "Names"). */
 export const QDA_SCHEME = 'qda://';
 
 /** Most code points one `qda://sources/{id}/content` read returns (20 pages of read_source_content). */
@@ -83,8 +83,8 @@ async function allSegments(deps: McpReadDeps, ctx: ServerContext, filter: { code
 /** Runs a ContextBuilder read as the requesting caller (the caller is resolved first, so a bad session fails). */
 function local<T>(deps: McpReadDeps, ctx: ServerContext, uri: URL, read: () => T): T {
   try {
-    deps.caller(ctx);
-    return read();
+    // sources closed to the agent (issue 14 item 11): the agent layer redacts what the ContextBuilder answers
+    return deps.agent.redactFor(deps.caller(ctx), read());
   } catch (e) {
     throw toProtocolError(e, uri.href);
   }
@@ -125,7 +125,17 @@ function servedConfig(agent: McpReadDeps['agent']): unknown {
   };
 }
 
+/**
+ * Registers the project's MCP resources on `server` (agent-context spec, section 3): the fixed `qda://` resources
+ * and the templates, each read as the requesting caller through the pipeline's read tools or the ContextBuilder.
+ */
 export function registerResources(server: McpServer, deps: McpReadDeps): void {
+  registerStaticResources(server, deps);
+  registerResourceTemplates(server, deps);
+}
+
+/** The fixed resources: project briefing, state, statistics, settings, and the lists of codes, categories, sources, cases, reports. */
+function registerStaticResources(server: McpServer, deps: McpReadDeps): void {
   const meta = (uri: string) => STATIC_RESOURCES.find((r) => r.uri === uri) as (typeof STATIC_RESOURCES)[number];
   const staticResource = (uri: (typeof STATIC_RESOURCES)[number]['uri'], read: (u: URL, ctx: ServerContext) => Promise<unknown> | unknown) => {
     const m = meta(uri);
@@ -145,6 +155,8 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
         // the configuration, with each protocol's `enabled` as it is actually served when a server runs
         agent_context: servedConfig(deps.agent),
         served: deps.agent.served ?? null,
+        // desktop | headless | hybrid (marginalia serve --ai-primary, VS Code marginalia.mode): issue 14 item 9
+        mode: deps.agent.mode ?? null,
         trust_levels: deps.agent.trust.table().map((t) => ({ tool: t.tool, level: t.level, category: t.category, source: t.source, locked: t.locked })),
       };
     }),
@@ -176,7 +188,10 @@ export function registerResources(server: McpServer, deps: McpReadDeps): void {
       ? deps.read(ctx, listReportsTool.name, {}, u.href)
       : local(deps, ctx, u, () => ({ count: 0, reports: [], note: 'No report tool exists yet; generated reports will be listed here as qda://reports/{id}.' })),
   );
+}
 
+/** The templated resources (one code, category, source, segment, case, report and their parts), listing what resources/list names. */
+function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
   // resources/list names each code, category, source and case (their sub-resources are templates)
   const listed = (kind: 'codes' | 'categories' | 'sources' | 'cases') => async (): Promise<{ resources: Resource[] }> => {
     let state;

@@ -1,4 +1,4 @@
-import { CLIENT_INFO_META_KEY, McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type CallToolResult, type ServerContext, type StandardSchemaWithJSON, type ToolAnnotations } from '@modelcontextprotocol/server';
+import { CLIENT_INFO_META_KEY, McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type CallToolResult, type ListToolsResult, type ServerContext, type StandardSchemaWithJSON, type ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { FailureEnvelope } from '../../core/envelope';
 import { isToolError, type ErrorCode } from '../../core/errors';
@@ -6,8 +6,9 @@ import type { Logger } from '../../core/log';
 import { silentLogger } from '../../core/log';
 import { jsonText } from '../../core/sharedResult';
 import type { AgentContext } from '../../agent/agentContext';
+import { classify } from '../../agent/errorClasses';
 import type { ContextBuilder } from '../../agent/contextBuilder';
-import { describeProgress, toJsonSchema, type Caller, type InvokeOptions, type InvokeOutcome, type PendingApproval } from '../../agent/pipeline';
+import { describeProgress, toJsonSchema, trustForViewer, type Caller, type InvokeOptions, type InvokeOutcome, type PendingApproval, type ToolViewer } from '../../agent/pipeline';
 import type { AnyTool, Effect } from '../../tools/defineTool';
 import { TOOLS } from '../../tools/registry';
 import { registerPrompts } from './mcpPrompts';
@@ -67,21 +68,20 @@ export interface McpReadDeps {
   hasTool(name: string): boolean;
 }
 
-/** Error codes that mean "the thing named does not exist" (a resources/read miss). */
-const NOT_FOUND: ReadonlySet<string> = new Set(['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'SEGMENT_NOT_FOUND', 'CATEGORY_NOT_FOUND', 'CASE_NOT_FOUND', 'FOLDER_NOT_FOUND', 'APPROVAL_NOT_FOUND']);
-
 /**
- * The MCP protocol error for a failed read (resources/read, prompts/get): not-found codes become
- * `ResourceNotFoundError` for `uri` (-32602 with `data.uri`, MCP 2026-07-28 "resources/read" and the SDK's
- * choice for 2025-11-25) or InvalidParams without a uri; INVALID_ARGUMENTS becomes InvalidParams (-32602);
- * everything else InternalError (-32603). `data.error_code` carries Marginalia's code.
+ * The MCP protocol error for a failed read (resources/read, prompts/get), by the code's class in the one error
+ * classification (src/agent/errorClasses.ts): `not_found` codes become `ResourceNotFoundError` for `uri`
+ * (-32602 with `data.uri`, MCP 2026-07-28 "resources/read" and the SDK's choice for 2025-11-25) or
+ * InvalidParams without a uri; `invalid` codes (INVALID_ARGUMENTS, INVALID_POSITION, ...) InvalidParams
+ * (-32602); everything else InternalError (-32603). `data.error_code` carries Marginalia's code.
  */
 export function protocolErrorOf(failure: Pick<FailureEnvelope, 'error' | 'error_code' | 'details'>, uri?: string): ProtocolError {
-  if (NOT_FOUND.has(failure.error_code)) {
+  const cls = classify(failure.error_code).class;
+  if (cls === 'not_found') {
     if (uri !== undefined) return new ResourceNotFoundError(uri, `${failure.error_code}: ${failure.error}`);
     return new ProtocolError(ProtocolErrorCode.InvalidParams, `${failure.error_code}: ${failure.error}`, { error_code: failure.error_code });
   }
-  const code = failure.error_code === 'INVALID_ARGUMENTS' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
+  const code = cls === 'invalid' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
   return new ProtocolError(code, `${failure.error_code}: ${failure.error}`, { error_code: failure.error_code, ...(failure.details !== undefined ? { details: failure.details } : {}) });
 }
 
@@ -104,7 +104,7 @@ export function hintsOf(server: McpServer, ctx: ServerContext | undefined): McpC
 /**
  * A Standard Schema whose JSON Schema is `json` and whose validation is `validate` (default: accept as
  * is). Tool inputs use the accepting form: the pipeline validates every call once against the tool's zod
- * schema (DESIGN.md "validate input (once)"), so invalid arguments are audited, rate-limited and answered
+ * schema (docs/architecture.md "validate input (once)"), so invalid arguments are audited, rate-limited and answered
  * with INVALID_ARGUMENTS like on every other surface, instead of being refused by the SDK before the
  * pipeline sees them.
  */
@@ -166,7 +166,44 @@ export function annotationsOf(effect: Effect): ToolAnnotations {
   return { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 }
 
+/** The `_meta` key of a listed tool that names the trust level applying to the client that listed it (issue 14 item 6). */
+export const TRUST_LEVEL_META_KEY = 'marginalia/trust_level';
+
 const schemaCache = new WeakMap<AnyTool, { inputSchema: StandardSchemaWithJSON; outputSchema: StandardSchemaWithJSON }>();
+type ListedTool = ListToolsResult['tools'][number];
+const listedCache = new WeakMap<AnyTool, { inputSchema: ListedTool['inputSchema']; outputSchema: NonNullable<ListedTool['outputSchema']> }>();
+
+/** A tool's input and output JSON Schemas as tools/list sends them (computed once per tool). */
+function listedSchemasOf(tool: AnyTool): { inputSchema: ListedTool['inputSchema']; outputSchema: NonNullable<ListedTool['outputSchema']> } {
+  let l = listedCache.get(tool);
+  if (!l) {
+    const s = schemasOf(tool);
+    const target = { target: 'draft-2020-12' as const };
+    listedCache.set(tool, (l = { inputSchema: s.inputSchema['~standard'].jsonSchema.input(target) as ListedTool['inputSchema'], outputSchema: s.outputSchema['~standard'].jsonSchema.output(target) as NonNullable<ListedTool['outputSchema']> }));
+  }
+  return l;
+}
+
+/**
+ * tools/list for one viewer (issue 14 item 6): each tool as the SDK lists it (name, title, description, input
+ * and output schema, annotations) with the trust level that applies to the viewer, by the one rule of every
+ * listing ({@link trustForViewer}, as GET /tools): in the description (the words of a held tool) and as
+ * `_meta["marginalia/trust_level"]` (`auto` | `notify` | `suggest` | `require` | `researcher_only`). Without a
+ * viewer (the caller could not be resolved) the tools are listed as registered, without a trust level.
+ */
+export function listToolsFor(agent: AgentContext, tools: readonly AnyTool[], viewer: ToolViewer | undefined): ListToolsResult['tools'] {
+  return tools.map((tool) => {
+    const trust = viewer ? trustForViewer(agent.layer, tool, viewer) : undefined;
+    return {
+      name: tool.name,
+      title: tool.title,
+      description: `${tool.description}${trust?.note ?? ''}`,
+      ...listedSchemasOf(tool),
+      annotations: { title: tool.title, ...annotationsOf(tool.effect) },
+      ...(trust ? { _meta: { [TRUST_LEVEL_META_KEY]: trust.trust_level } } : {}),
+    };
+  });
+}
 
 /**
  * A tool's MCP input and output schemas, computed once per tool (a server instance is built per HTTP
@@ -221,6 +258,36 @@ export const MCP_INSTRUCTIONS = [
 ].join(' ');
 
 /**
+ * MCP progress (basic/utilities/progress): when a tools/call carries `_meta.progressToken`, the call's
+ * progress goes back as `notifications/progress` with that token. The spec wants `progress` to increase with
+ * every notification, and a call may have several steps (reading a file in bytes, then writing items): step k
+ * (from 0) reports `100 * k + percent of the step`, with no `total`; `message` says what the step is and how far.
+ */
+function progressSender(ctx: ServerContext, logger: Logger): InvokeOptions['onProgress'] {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return undefined;
+  let step = -1;
+  let stepMessage: string | undefined;
+  let last = -1;
+  let reports = 0;
+  return (p) => {
+    if (p.message !== stepMessage) {
+      step++;
+      stepMessage = p.message;
+      reports = 0;
+    }
+    // a step of unknown size moves one point per report, up to 99
+    const within = p.total ? Math.min(100, (100 * p.done) / p.total) : Math.min(99, ++reports);
+    const progress = 100 * step + within;
+    if (progress <= last) return;
+    last = progress;
+    void ctx.mcpReq
+      .notify({ method: 'notifications/progress', params: { progressToken: token, progress, message: describeProgress(p) } })
+      .catch((e: unknown) => logger.warn(`MCP progress notification failed: ${e instanceof Error ? e.message : String(e)}`));
+  };
+}
+
+/**
  * One MCP server instance over the agent context (the SDK's factory product: one per HTTP request, one per
  * stdio connection), for either protocol era (MCP 2025-11-25 and 2026-07-28):
  * - tools: a loop over the registry's agent-facing tools (JSON Schema input from `z.toJSONSchema`, output
@@ -249,35 +316,6 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
     },
   );
   const caller = (ctx: ServerContext | undefined): Caller => resolveCaller(hintsOf(server, ctx));
-  /**
-   * MCP progress (basic/utilities/progress): when a tools/call carries `_meta.progressToken`, the call's
-   * progress goes back as `notifications/progress` with that token. The spec wants `progress` to increase with
-   * every notification, and a call may have several steps (reading a file in bytes, then writing items): step k
-   * (from 0) reports `100 * k + percent of the step`, with no `total`; `message` says what the step is and how far.
-   */
-  const progressSender = (ctx: ServerContext): InvokeOptions['onProgress'] => {
-    const token = ctx.mcpReq._meta?.progressToken;
-    if (token === undefined) return undefined;
-    let step = -1;
-    let stepMessage: string | undefined;
-    let last = -1;
-    let reports = 0;
-    return (p) => {
-      if (p.message !== stepMessage) {
-        step++;
-        stepMessage = p.message;
-        reports = 0;
-      }
-      // a step of unknown size moves one point per report, up to 99
-      const within = p.total ? Math.min(100, (100 * p.done) / p.total) : Math.min(99, ++reports);
-      const progress = 100 * step + within;
-      if (progress <= last) return;
-      last = progress;
-      void ctx.mcpReq
-        .notify({ method: 'notifications/progress', params: { progressToken: token, progress, message: describeProgress(p) } })
-        .catch((e: unknown) => logger.warn(`MCP progress notification failed: ${e instanceof Error ? e.message : String(e)}`));
-    };
-  };
   const tools = (opts.tools ?? TOOLS).filter((t) => (t.audience ?? 'agents') === 'agents');
   for (const tool of tools) {
     server.registerTool(
@@ -297,7 +335,7 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
           throw e;
         }
         try {
-          const outcome = await agent.call(who, tool.name, args ?? {}, { onProgress: progressSender(ctx) });
+          const outcome = await agent.call(who, tool.name, args ?? {}, { onProgress: progressSender(ctx, logger) });
           const result = outcome.status === 'pending' ? 'pending_approval' : outcome.envelope.success ? 'ok' : outcome.envelope.error_code;
           opts.onCall?.(`${new Date().toISOString()} ${who.client_name} mcp ${tool.name} ${result} ${outcome.durationMs.toFixed(2)}ms`);
           return toToolResult(outcome);
@@ -308,6 +346,17 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
       },
     );
   }
+  // the listing states the trust level that applies to this client (issue 14 item 6), as GET /tools does for its caller
+  server.server.setRequestHandler('tools/list', (_request, ctx) => {
+    let viewer: ToolViewer | undefined;
+    try {
+      const who = caller(ctx);
+      viewer = { researcher: who.researcher === true, floor: agent.sessions.get(who.session_id)?.context.trust_level ?? 'auto' };
+    } catch (e) {
+      if (!isToolError(e)) throw e;
+    }
+    return { tools: listToolsFor(agent, tools, viewer) };
+  });
   const names = new Set(tools.map((t) => t.name));
   const deps: McpReadDeps = {
     agent,

@@ -2,6 +2,7 @@ import { ToolError } from '../../core/errors';
 import { newUuid } from '../../core/ids';
 import type { EventRecord } from '../../domain/events';
 import type { EventHub, EventSubscription } from '../../agent/eventHub';
+import { EventThrottle } from '../../agent/eventThrottle';
 
 /** Longest accepted list of patterns in one subscription. */
 export const MAX_PATTERNS = 50;
@@ -62,11 +63,17 @@ export class ResumableSubscription {
   private last: number;
   private paused = false;
   private closed = false;
+  /** the stream's own pace (src/agent/eventThrottle.ts): its budget survives re-subscriptions; undefined: the hub's alone */
+  private readonly throttle: EventThrottle | undefined;
+  private throttleTimer: NodeJS.Timeout | undefined;
 
   /**
    * A subscription to events matching `patterns` (empty: the hub's default subscriptions) with a sequence
    * number above `fromSeq` (the stored ones first, then live ones; pass the store's head for live only).
-   * Nothing is delivered before {@link open}, so the transport can announce the id first.
+   * Nothing is delivered before {@link open}, so the transport can announce the id first. `perSecond`
+   * (`rate_limits.events_per_second`; SSE and WebSocket pass it) paces the stream itself: past the budget
+   * of a second, delivery pauses until the second ends and resumes from {@link lastSeq}, so neither a
+   * transport's backpressure nor a hub overflow (both re-subscribe) starts a fresh budget.
    */
   constructor(
     private readonly hub: EventHub,
@@ -74,8 +81,11 @@ export class ResumableSubscription {
     fromSeq: number,
     private readonly sink: StreamSink,
     defaults: readonly string[] = [],
+    perSecond?: () => number,
+    now?: () => number,
   ) {
     this.last = fromSeq;
+    this.throttle = perSecond ? new EventThrottle(perSecond, now) : undefined;
     this.effectivePatterns = patterns.length > 0 ? [...patterns] : [...defaults];
   }
 
@@ -116,6 +126,8 @@ export class ResumableSubscription {
   /** Ends the subscription for good. */
   close(): void {
     this.closed = true;
+    if (this.throttleTimer) clearTimeout(this.throttleTimer);
+    this.throttleTimer = undefined;
     this.sub?.close();
     this.sub = undefined;
   }
@@ -124,6 +136,16 @@ export class ResumableSubscription {
     const deliver = (d: Parameters<Parameters<EventHub['subscribe']>[0]>[0]) => {
       if (this.closed || this.paused) return;
       if (d.kind === 'event') {
+        if (this.throttle && !this.throttle.take()) {
+          // this second's budget is spent: stop here (the event is not handed on) and go on from lastSeq when it ends
+          this.pause();
+          this.throttleTimer ??= setTimeout(() => {
+            this.throttleTimer = undefined;
+            this.resume();
+          }, this.throttle.waitMs() || 1);
+          this.throttleTimer.unref?.();
+          return;
+        }
         this.last = d.event.metadata.sequence_number;
         if (!this.sink.event(d.event)) this.pause();
         return;

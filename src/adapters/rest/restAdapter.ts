@@ -10,6 +10,7 @@ import { CLIENT_TYPES, type ClientType } from '../../agent/sessions';
 import { TRUST_LEVELS, type TrustLevel } from '../../agent/config';
 import { COMMAND_CATEGORY_OF_GROUP, COMMAND_ROUTES, STATE_TOOLS, type CommandRoute } from '../../tools/restRoutes';
 import { callerOf, send, sendError, statusOf, strictJsonBody } from '../http/httpServer';
+import { httpStatusOf } from '../../agent/errorClasses';
 import { parsePatterns, parseSeq, ResumableSubscription } from './eventStreams';
 
 /** Keep-alive comment interval of `GET /events/stream`, milliseconds. */
@@ -135,7 +136,7 @@ export function resolveCommand(
       const choice = body[route.by.field];
       const options = Object.keys(route.by.tools);
       if (typeof choice !== 'string' || !Object.prototype.hasOwnProperty.call(route.by.tools, choice)) {
-        return { status: 400, envelope: fail('INVALID_ARGUMENTS', `${route.by.field} must be one of ${options.join(', ')}`, { issues: [{ path: route.by.field, message: `one of ${options.join(', ')}`, code: 'invalid_value' }] }) };
+        return { status: httpStatusOf('INVALID_ARGUMENTS'), envelope: fail('INVALID_ARGUMENTS', `${route.by.field} must be one of ${options.join(', ')}`, { issues: [{ path: route.by.field, message: `one of ${options.join(', ')}`, code: 'invalid_value' }] }) };
       }
       candidates = route.by.tools[choice] ?? [];
       const { [route.by.field]: _picked, ...rest } = body;
@@ -144,16 +145,16 @@ export function resolveCommand(
     const tool = candidates.find((t) => byName.has(t));
     if (!tool) {
       return {
-        status: 501,
+        status: httpStatusOf('HANDLER_NOT_FOUND'),
         envelope: fail('HANDLER_NOT_FOUND', `POST /commands/${category}/${name} needs the tool ${candidates.join(' or ')}, which this server does not have yet`, { route: `${category}/${name}`, tools: candidates }),
       };
     }
     return { tool, args };
   }
   const tool = byName.get(name);
-  if (!tool) return { status: 404, envelope: fail('TOOL_NOT_FOUND', `No command ${category}/${name}: GET /commands lists the routes, GET /tools the tools`) };
+  if (!tool) return { status: httpStatusOf('TOOL_NOT_FOUND'), envelope: fail('TOOL_NOT_FOUND', `No command ${category}/${name}: GET /commands lists the routes, GET /tools the tools`) };
   const right = COMMAND_CATEGORY_OF_GROUP[tool.group];
-  if (right !== category) return { status: 404, envelope: fail('TOOL_NOT_FOUND', `${name} is a ${right} command: POST /commands/${right}/${name}`, { path: `/commands/${right}/${name}` }) };
+  if (right !== category) return { status: httpStatusOf('TOOL_NOT_FOUND'), envelope: fail('TOOL_NOT_FOUND', `${name} is a ${right} command: POST /commands/${right}/${name}`, { path: `/commands/${right}/${name}` }) };
   return { tool: name, args: body };
 }
 
@@ -169,6 +170,21 @@ export function resolveCommand(
  * Returns a Disposable that ends every open event stream.
  */
 export function mountRest(app: express.Express, opts: RestOptions): Disposable {
+  const kit = restKit(opts);
+  mountCommands(app, kit);
+  mountState(app, kit);
+  mountEvents(app, kit);
+  mountSessions(app, kit);
+  const { streams } = kit;
+  return {
+    dispose: () => {
+      for (const end of [...streams]) end();
+    },
+  };
+}
+
+/** What the REST routes share: the agent layer, open streams, the JSON parser, and the route helpers below. */
+function restKit(opts: RestOptions) {
   const { agent, pipeline } = opts;
   const streams = new Set<() => void>();
   // strict JSON (valid UTF-8, no lone surrogate escape, no duplicated key): the same parser as POST /tools
@@ -230,7 +246,14 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
       refuseUnknownQuery(req.query as Query, allowed);
       reply(res, await call(caller, tool, args(req)));
     });
+  return { opts, agent, pipeline, streams, json, auditFailure, route, call, reply, state };
+}
 
+type RestKit = ReturnType<typeof restKit>;
+
+/** `GET /commands` and `POST /commands/{category}/{name}`. */
+function mountCommands(app: express.Express, kit: RestKit): void {
+  const { pipeline, auditFailure, route, call, reply, json } = kit;
   // ---- commands ----------------------------------------------------------------------------------
 
   app.get(
@@ -266,7 +289,11 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
       reply(res, await call(caller, resolved.tool, resolved.args));
     }),
   );
+}
 
+/** The `GET /state/...` read routes. */
+function mountState(app: express.Express, kit: RestKit): void {
+  const { route, call, reply, state } = kit;
   // ---- state -------------------------------------------------------------------------------------
 
   app.get('/state/project', state(STATE_TOOLS.project, () => ({})));
@@ -340,7 +367,11 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
   );
 
   app.get('/state/cases', state(STATE_TOOLS.cases, () => ({})));
+}
 
+/** `GET /events/stream` (server-sent events) and `GET /events/history`. */
+function mountEvents(app: express.Express, kit: RestKit): void {
+  const { agent, streams, route, opts } = kit;
   // ---- events ------------------------------------------------------------------------------------
 
   app.get(
@@ -398,6 +429,8 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
         overflow: (n) => void write(`event: overflow\ndata: ${JSON.stringify({ ...n, subscription_id: sub.id, resumed: true })}\n\n`),
       },
       agent.config.events.default_subscriptions,
+      // the stream's own pace, kept across re-subscriptions (src/agent/eventThrottle.ts; issue 14 item 10)
+      () => agent.config.rate_limits.events_per_second,
     );
     // the first lines: how long to wait before reconnecting, and what this stream is; then the events
     write(`retry: ${SSE_RETRY_MS}\n: marginalia event stream; session ${caller.session_id}; subscription ${sub.id}; after sequence ${fromSeq}; patterns ${sub.effectivePatterns.join(',')}\n\n`);
@@ -417,9 +450,12 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
       write(': keep-alive\n\n');
     }, opts.keepAliveMs ?? SSE_KEEP_ALIVE_MS);
     keepAlive.unref();
+    // the session ending (destroyed, ended by the researcher, its credential revoked, reclaimed) ends the stream at once
+    const unwatch = agent.sessions.watch(caller.session_id, () => end());
     const end = () => {
       if (ended) return;
       ended = true;
+      unwatch();
       clearInterval(keepAlive);
       sub.close();
       streams.delete(end);
@@ -431,7 +467,11 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
     // the response closes when the client goes away (IncomingMessage's own 'close' fires earlier on Node >= 16)
     res.on('close', end);
   }
+}
 
+/** `POST /session/create|destroy|heartbeat`. */
+function mountSessions(app: express.Express, kit: RestKit): void {
+  const { agent, pipeline, route, opts, json } = kit;
   // ---- sessions ----------------------------------------------------------------------------------
 
   const bodyOf = (req: Request): Record<string, unknown> => {
@@ -453,7 +493,7 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
     ...json,
     route((req, res) => {
       const body = bodyOf(req);
-      const allowed = ['client_type', 'client_name', 'user', 'trust_level'];
+      const allowed = ['client_type', 'client_name', 'user', 'trust_level', 'model'];
       const extra = Object.keys(body).filter((k) => !allowed.includes(k));
       if (extra.length > 0) throw new ToolError('INVALID_ARGUMENTS', `Unexpected body member(s) ${extra.join(', ')}; send ${allowed.join(', ')}`);
       const types = CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI');
@@ -462,6 +502,7 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
       const name = body.client_name;
       if (typeof name !== 'string' || name.trim().length === 0 || name.length > 100) throw new ToolError('INVALID_ARGUMENTS', 'client_name is required: 1-100 characters naming the client');
       if (body.user !== undefined && (typeof body.user !== 'string' || body.user.length === 0 || body.user.length > 100)) throw new ToolError('INVALID_ARGUMENTS', 'user must be 1-100 characters');
+      if (body.model !== undefined && (typeof body.model !== 'string' || body.model.length === 0 || body.model.length > 200)) throw new ToolError('INVALID_ARGUMENTS', 'model must be 1-200 characters naming the model the client runs');
       const level = body.trust_level;
       if (level !== undefined && !(TRUST_LEVELS as readonly unknown[]).includes(level)) throw new ToolError('INVALID_ARGUMENTS', `trust_level must be one of ${TRUST_LEVELS.join(', ')}`);
       const { session } = agent.openSession({
@@ -470,6 +511,7 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
         client_name: name.trim(),
         user: body.user as string | undefined,
         trust_level: level as TrustLevel | undefined,
+        model: (body.model as string | undefined) ?? req.get('x-marginalia-model')?.slice(0, 200),
       });
       const cfg = agent.config;
       send(
@@ -484,6 +526,8 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
           created_at: session.created_at,
           trust_level: session.context.trust_level,
           role: session.context.preferences.role,
+          agent: session.owner === 'researcher' ? null : session.owner,
+          model: session.model ?? null,
           heartbeat_interval_seconds: cfg.sessions.heartbeat_interval_seconds,
           timeout_minutes: cfg.sessions.timeout_minutes,
           capabilities: {
@@ -502,9 +546,9 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
     ...json,
     route((req, res) => {
       const id = sessionIdOf(req);
-      agent.callerFor(id, req.get('authorization'));
-      const s = agent.sessions.destroy(id, 'client_disconnected');
-      send(res, 200, ok({ session_id: s.session_id, status: 'ended', reason: 'client_disconnected' }));
+      // its own credential, or the researcher (any session); another agent's: 403 SESSION_FORBIDDEN
+      const { session: s, reason } = agent.endSessionAs(id, req.get('authorization'));
+      send(res, 200, ok({ session_id: s.session_id, status: 'ended', reason }));
     }, false),
   );
 
@@ -513,15 +557,8 @@ export function mountRest(app: express.Express, opts: RestOptions): Disposable {
     ...json,
     route((req, res) => {
       const id = sessionIdOf(req);
-      agent.callerFor(id, req.get('authorization'));
-      const { session, heartbeat_interval_seconds } = agent.sessions.heartbeat(id);
+      const { session, heartbeat_interval_seconds } = agent.heartbeatAs(id, req.get('authorization'));
       send(res, 200, ok({ session_id: session.session_id, status: session.status, last_activity: session.last_activity, heartbeat_interval_seconds, timeout_minutes: agent.config.sessions.timeout_minutes }));
     }, false),
   );
-
-  return {
-    dispose: () => {
-      for (const end of [...streams]) end();
-    },
-  };
 }

@@ -3,20 +3,32 @@ import * as path from 'node:path';
 import { ToolError, type ErrorCode } from '../../core/errors';
 import type { PathPolicy } from '../../core/pathPolicy';
 import { codePointLength, sliceCp, toWellFormed } from '../../core/text';
+import { MAX_CASE_NAME } from '../../domain/cases';
+import type { SourceType } from '../../domain/model';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
 import type { AnchoringReport } from '../reanchor';
+import type { RefiFileInfo } from '../refiQda/refiImport';
 
 /**
  * The import plan: what an importer read from a foreign file, held in memory, before anything is written.
- * An importer only reads (a file, a database) and returns a plan; `applyImportPlan` (applyPlan.ts) then
- * writes the whole plan through the domain services in the caller's one transaction, so an import either
- * happens entirely or not at all.
+ * An importer only reads (a file, a database) and returns a plan; `applyImportPlan` (applyPlan.ts), the one
+ * applier of every format, then writes the whole plan through the domain services in the caller's one
+ * transaction, so an import either happens entirely or not at all.
  *
  * Items of a plan refer to each other through {@link PlanRef}s: strings unique within their kind (a
  * foreign id such as `"cid:12"`, or a name), never project ids. Text positions are Unicode code points of
  * the planned source's `text`, half-open `[start_pos, end_pos)`; each importer converts its producer's
  * convention (RQDA and QualCoder count characters, Taguette counts UTF-8 bytes of its HTML's text nodes).
+ *
+ * Formats that name their items by exchange ids (REFI-QDA's GUIDs) set the optional `guid` fields: the
+ * applier then finds an item the project already knows by its GUID first, and stores the GUIDs of what it
+ * writes (table exchange_guids) so a later export names them as the file did. Items may also carry the file's
+ * creation time (`created_at`, ISO 8601 UTC), kept on what is created. How names that clash are treated is
+ * the plan's {@link MergeRules}.
  */
+
+/** A GUID of the file (lower case), or null when the item had no valid one. */
+export type ExchangeGuid = string | null;
 
 /** A reference to another item of the same plan. */
 export type PlanRef = string;
@@ -29,6 +41,7 @@ export interface PlannedCategory {
   memo: string | null;
   /** the coder the foreign file names, recorded as the owner; null: the importing actor */
   owner?: string | null;
+  guid?: ExchangeGuid;
 }
 
 /** A code to find by name (case-insensitive) or create. */
@@ -40,6 +53,12 @@ export interface PlannedCode {
   memo: string | null;
   category: PlanRef | null;
   owner?: string | null;
+  guid?: ExchangeGuid;
+  /**
+   * set on the code made from a REFI-QDA codable `Code` with children: the ref of the category made from the
+   * same element (same GUID, same name); the code takes the name its category got, so the pair stays one element
+   */
+  twin_of?: PlanRef;
 }
 
 /** A source folder to find by name within its parent, or create. */
@@ -65,6 +84,36 @@ export interface PlannedSource {
    * existing attribute of the same name is overwritten (its type too). Absent or empty: none.
    */
   attributes?: PlannedAttribute[];
+  guid?: ExchangeGuid;
+  /** the GUID of the note its memo came from */
+  note_guid?: ExchangeGuid;
+  /** when the file says it was made (ISO 8601 UTC), kept as the created source's creation time */
+  created_at?: string | null;
+  /** `text` (default), or `pdf` for a PDF whose text representation the file holds */
+  type?: 'text' | 'pdf';
+  /** the file the text came from (a PDF), or null */
+  file_path?: string | null;
+  mime?: string | null;
+}
+
+/** A source without text: audio, video, image, or a PDF without a text representation (REFI-QDA). */
+export interface PlannedMediaSource {
+  ref: PlanRef;
+  name: string;
+  type: Exclude<SourceType, 'text'>;
+  memo: string | null;
+  origin: string | null;
+  /** the media file: extracted from the imported archive, or the external file when found; null when not available */
+  file_path: string | null;
+  mime: string | null;
+  size_bytes: number | null;
+  owner: string | null;
+  guid: ExchangeGuid;
+  created_at: string | null;
+  /** the GUID of the note its memo came from */
+  note_guid: ExchangeGuid;
+  /** its document attributes, typed */
+  attributes: PlannedAttribute[];
 }
 
 /** A coding: `code` applied to `[start_pos, end_pos)` (code points) of `source`. */
@@ -77,6 +126,29 @@ export interface PlannedSegment {
   /** 0 to 2 */
   importance: number;
   owner?: string | null;
+  /** the coding's GUID */
+  guid?: ExchangeGuid;
+  /** the GUID of the selection the coding is of */
+  selection_guid?: ExchangeGuid;
+  /** the GUID of the (first) note its memo came from */
+  note_guid?: ExchangeGuid;
+  created_at?: string | null;
+}
+
+/** A coding of an audio or video source: `code` applied to `[start_ms, end_ms)` (milliseconds) of `source`. */
+export interface PlannedAvSegment {
+  code: PlanRef;
+  source: PlanRef;
+  start_ms: number;
+  end_ms: number;
+  transcript: string | null;
+  memo: string | null;
+  owner: string | null;
+  created_at: string | null;
+  guid: ExchangeGuid;
+  selection_guid: ExchangeGuid;
+  /** the GUID of the (first) note its memo came from */
+  note_guid: ExchangeGuid;
 }
 
 /** A range `[start_pos, end_pos)` (code points) of a planned source held by a case. */
@@ -84,6 +156,11 @@ export interface PlannedCaseRange {
   source: PlanRef;
   start_pos: number;
   end_pos: number;
+  /** who made the range and when (kept on the created range) */
+  owner?: string | null;
+  created_at?: string | null;
+  /** the GUID of the selection the range comes from */
+  selection_guid?: ExchangeGuid;
 }
 
 /** A typed case or document attribute; the value is already of its type (a string for text and ISO 8601 dates). */
@@ -103,7 +180,49 @@ export interface PlannedCase {
   /** set in order; an existing attribute of the same name is overwritten (its type too) */
   attributes: PlannedAttribute[];
   owner?: string | null;
+  guid?: ExchangeGuid;
 }
+
+/**
+ * A coding whose stored quote disagreed with its offsets, or that lies outside its text, named by plan refs:
+ * the applier names it in the report's `anchoring` by the source's and code's names as imported
+ * (src/exchange/reanchor.ts). Positions are code points.
+ */
+export interface PlannedAnchoring {
+  status: 'reanchored' | 'kept_offsets' | 'unplaceable';
+  source: PlanRef;
+  /** the code's ref (null when the coding names none) */
+  code: PlanRef | null;
+  /** the code's name in the file (for codes the import does not create) */
+  code_name: string;
+  start_pos: number;
+  end_pos: number;
+  stored_start_pos: number;
+  stored_end_pos: number;
+  /** the selection's quote, null when it carried none */
+  quote: string | null;
+}
+
+/**
+ * How the applier merges what a plan names twice or leaves unclear; {@link DEFAULT_RULES} unless the plan says.
+ * - `same_names`: `merge` (items of one kind with the same name, case-insensitive, are one item; a source name
+ *   twice with different texts fails the import), or `keep_apart` (the later item gets its parent's name, or a
+ *   number, in brackets: formats whose items are told apart by GUID); names changed are reported in `renamed`.
+ * - `unknown_refs`: a coding or case referring to an item the plan does not hold `fail`s the import, or is
+ *   `skip`ped and counted (`codings_of_unknown_codes_or_sources`, `case_refs_to_unknown_sources`).
+ * - `mistyped_values`: an attribute value not of its type `fail`s the import, or is written `as_text`.
+ * - `case_attribute_events`: `per_case` (one case.attributes_set event per case) or `per_value` (one
+ *   case.attribute_set event per value: the spec's AttributeSet, as REFI-QDA imports raise them).
+ */
+export interface MergeRules {
+  same_names: 'merge' | 'keep_apart';
+  unknown_refs: 'fail' | 'skip';
+  mistyped_values: 'fail' | 'as_text';
+  case_attribute_events: 'per_case' | 'per_value';
+}
+
+/** The rules of the formats whose items are named by name (QualCoder, RQDA, Taguette, CSV, code lists). */
+export const DEFAULT_RULES: MergeRules = { same_names: 'merge', unknown_refs: 'fail', mistyped_values: 'fail', case_attribute_events: 'per_case' };
 
 /** Everything one import would write. Categories may come in any order (parents are resolved first). */
 export interface ImportPlan {
@@ -126,6 +245,20 @@ export interface ImportPlan {
    * (src/exchange/reanchor.ts); set by importers of formats that store the quote (RQDA, QualCoder)
    */
   anchoring?: AnchoringReport;
+  /** the same, by plan refs, to be named as imported (REFI-QDA, whose names the import may change); the report's `anchoring` then always lists */
+  quote_anchoring?: PlannedAnchoring[];
+  /** sources without text, written after `sources` */
+  media_sources?: PlannedMediaSource[];
+  /** codings of audio and video sources, written after `segments` */
+  av_segments?: PlannedAvSegment[];
+  /** the file's coders with their GUIDs (stored so a later export names them as the file did) */
+  users?: { guid: string; name: string }[];
+  /** the file's variables (attribute names) with their GUIDs */
+  variables?: { guid: string; name: string }[];
+  /** how to merge; absent: {@link DEFAULT_RULES} */
+  rules?: MergeRules;
+  /** REFI-QDA's account of the file (producer, offset convention, counts, missing sources), passed on to the report */
+  refi?: RefiFileInfo;
 }
 
 /** Options an importer may honour (import_data's optional parameters). */
@@ -179,6 +312,31 @@ export interface Importer {
 /** An empty plan for `format` read from `file`. */
 export function emptyPlan(format: string, file: string): ImportPlan {
   return { format, file, categories: [], codes: [], folders: [], sources: [], segments: [], cases: [], skipped: {}, warnings: [] };
+}
+
+/** The cases a database importer plans (QualCoder, RQDA), by the foreign file's case id. */
+export class PlannedCases {
+  readonly byId = new Map<number, PlannedCase>();
+  /** the planned names, lower case */
+  private readonly names = new Set<string>();
+  constructor(private readonly plan: ImportPlan) {}
+
+  /**
+   * Plans case `id` named `rawName` (fitted to the case name rules; `Case <id>` when blank), with no sources,
+   * ranges or attributes yet. A name already planned (case-insensitive) is left out and counted in
+   * `skipped.duplicate_case_names`.
+   */
+  add(id: number, rawName: unknown, memo: string | null, owner: string | null): void {
+    const name = fitName(rawName, MAX_CASE_NAME, `Case ${id}`);
+    if (this.names.has(name.toLowerCase())) {
+      skip(this.plan, 'duplicate_case_names');
+      return;
+    }
+    this.names.add(name.toLowerCase());
+    const planned: PlannedCase = { name, memo, sources: [], ranges: [], attributes: [], owner };
+    this.byId.set(id, planned);
+    this.plan.cases.push(planned);
+  }
 }
 
 /** Adds `n` to `plan.skipped[reason]` (nothing when n is 0). */

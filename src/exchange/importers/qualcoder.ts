@@ -1,22 +1,21 @@
 import * as path from 'node:path';
 import { codePointLength } from '../../core/text';
-import { MAX_ATTRIBUTE_NAME, MAX_CASE_NAME } from '../../domain/cases';
+import { MAX_ATTRIBUTE_NAME } from '../../domain/cases';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
 import { anchoringWarnings, ImportAnchoring } from '../reanchor';
-import { requireSchema, withForeignDb, type ForeignDb } from '../sqlite';
+import { requireSchema, type ForeignDb } from '../sqlite';
+import { databaseImporter } from './database';
 import {
-  checkImportFile,
   emptyPlan,
   fitName,
   memoOf,
   normalizeColor,
+  PlannedCases,
   skip,
   warn,
-  type Importer,
   type ImportOptions,
   type ImportPlan,
   type PlannedAttribute,
-  type PlannedCase,
   type PlannedSource,
 } from './plan';
 
@@ -40,15 +39,15 @@ import {
  * - Not imported (counted in `skipped`): attributes of media sources, `annotation`, `journal`, `code_image`,
  *   `code_av`.
  */
-export const qualcoderImporter: Importer = {
-  format: 'qualcoder',
-  extensions: ['.qda'],
-  description: 'QualCoder project database (data.qda, schema v8): text sources, nested code categories, codes, codings, cases, case and file attributes',
-  plan: async (filePath, options) => {
-    checkImportFile(filePath);
-    return withForeignDb(filePath, 'a QualCoder project', (db) => planQualCoder(db, filePath, options));
+export const qualcoderImporter = databaseImporter(
+  {
+    format: 'qualcoder',
+    what: 'a QualCoder project',
+    extensions: ['.qda'],
+    description: 'QualCoder project database (data.qda, schema v8): text sources, nested code categories, codes, codings, cases, case and file attributes',
   },
-};
+  planQualCoder,
+);
 
 function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions): ImportPlan {
   requireSchema(db, filePath, 'a QualCoder project', {
@@ -88,26 +87,7 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
   if ((plan.skipped.media_sources ?? 0) > 0) warn(plan, `${plan.skipped.media_sources} audio, video or image source(s) were not imported (their files are outside the database)`);
 
   // -- categories, nested through supercatid
-  const cats = db.all<{ catid: number; name: string; memo: string | null; owner: string | null; supercatid: number | null }>(
-    `SELECT catid, name, ${col(db, 'code_cat', 'memo')}, ${col(db, 'code_cat', 'owner')}, supercatid FROM code_cat ORDER BY catid`,
-  );
-  const parentOf = new Map(cats.map((c) => [c.catid, c.supercatid]));
-  for (const c of cats) {
-    let parent = c.supercatid !== null && parentOf.has(c.supercatid) ? c.supercatid : null;
-    if (c.supercatid !== null && parent === null) skip(plan, 'categories_with_missing_parent');
-    // break a cycle: walk up; meeting this category again means its parent link closes a loop
-    const seen = new Set<number>([c.catid]);
-    for (let p = parent; p !== null; p = parentOf.get(p) ?? null) {
-      if (seen.has(p)) {
-        warn(plan, `The categories around "${c.name}" nest in a cycle; "${c.name}" was put at the root`);
-        parent = null;
-        parentOf.set(c.catid, null);
-        break;
-      }
-      seen.add(p);
-    }
-    plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: parent === null ? null : `catid:${parent}`, memo: memoOf(c.memo), owner: c.owner });
-  }
+  const parentOf = planCategories(db, plan);
 
   // -- codes
   const codeNames = new Map<number, string>();
@@ -190,21 +170,43 @@ function col(db: ForeignDb, table: string, column: string): string {
   return db.columns(table).includes(column) ? column : `NULL AS ${column}`;
 }
 
+
+
+/**
+ * Plans the `code_cat` rows as categories nested through `supercatid` (a missing parent puts a category at the
+ * root, counted; a cycle is broken at the first category met again, with a warning) and returns each category's
+ * parent by `catid` (null at the root), as planned.
+ */
+function planCategories(db: ForeignDb, plan: ImportPlan): Map<number, number | null> {
+  const cats = db.all<{ catid: number; name: string; memo: string | null; owner: string | null; supercatid: number | null }>(
+    `SELECT catid, name, ${col(db, 'code_cat', 'memo')}, ${col(db, 'code_cat', 'owner')}, supercatid FROM code_cat ORDER BY catid`,
+  );
+  const parentOf = new Map(cats.map((c) => [c.catid, c.supercatid]));
+  for (const c of cats) {
+    let parent = c.supercatid !== null && parentOf.has(c.supercatid) ? c.supercatid : null;
+    if (c.supercatid !== null && parent === null) skip(plan, 'categories_with_missing_parent');
+    // break a cycle: walk up; meeting this category again means its parent link closes a loop
+    const seen = new Set<number>([c.catid]);
+    for (let p = parent; p !== null; p = parentOf.get(p) ?? null) {
+      if (seen.has(p)) {
+        warn(plan, `The categories around "${c.name}" nest in a cycle; "${c.name}" was put at the root`);
+        parent = null;
+        parentOf.set(c.catid, null);
+        break;
+      }
+      seen.add(p);
+    }
+    plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: parent === null ? null : `catid:${parent}`, memo: memoOf(c.memo), owner: c.owner });
+  }
+  return parentOf;
+}
 function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, lengths: Map<number, number>, types: Map<string, string>): void {
   const tables = db.tables();
-  const byId = new Map<number, PlannedCase>();
-  const names = new Set<string>();
+  const cases = new PlannedCases(plan);
   for (const c of db.all<{ caseid: number; name: string; memo: string | null; owner: string | null }>(`SELECT caseid, name, memo, owner FROM cases ORDER BY caseid`)) {
-    const name = fitName(c.name, MAX_CASE_NAME, `Case ${c.caseid}`);
-    if (names.has(name.toLowerCase())) {
-      skip(plan, 'duplicate_case_names');
-      continue;
-    }
-    names.add(name.toLowerCase());
-    const planned: PlannedCase = { name, memo: memoOf(c.memo), sources: [], ranges: [], attributes: [], owner: c.owner };
-    byId.set(c.caseid, planned);
-    plan.cases.push(planned);
+    cases.add(c.caseid, c.name, memoOf(c.memo), c.owner);
   }
+  const byId = cases.byId;
   if (tables.has('case_text')) {
     for (const l of db.all<{ caseid: number; fid: number; pos0: number; pos1: number }>('SELECT caseid, fid, pos0, pos1 FROM case_text ORDER BY caseid, fid, pos0')) {
       const c = byId.get(l.caseid);

@@ -1,24 +1,12 @@
 import * as path from 'node:path';
 import { codePointLength } from '../../core/text';
-import { MAX_ATTRIBUTE_NAME, MAX_CASE_NAME } from '../../domain/cases';
+import { MAX_ATTRIBUTE_NAME } from '../../domain/cases';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
 import { anchoringWarnings, ImportAnchoring } from '../reanchor';
-import { requireSchema, withForeignDb, type ForeignDb } from '../sqlite';
-import {
-  checkImportFile,
-  emptyPlan,
-  fitName,
-  memoOf,
-  normalizeColor,
-  skip,
-  warn,
-  type Importer,
-  type ImportOptions,
-  type ImportPlan,
-  type PlannedAttribute,
-  type PlannedCase,
-  type PlannedSource,
-} from './plan';
+import { requireSchema, type ForeignDb } from '../sqlite';
+import { databaseImporter } from './database';
+import type { ImportOptions, ImportPlan, PlannedAttribute, PlannedSource } from './plan';
+import { emptyPlan, fitName, memoOf, normalizeColor, PlannedCases, skip, warn } from './plan';
 
 /**
  * RQDA project import (`.rqda`, written by the RQDA R package; schema 0.2.2 as summarised in
@@ -44,15 +32,15 @@ import {
  * - Not imported (counted in `skipped`): `annotation`, `journal`, `image`/`imageCoding`, and the rows of
  *   `coding2`.
  */
-export const rqdaImporter: Importer = {
-  format: 'rqda',
-  extensions: ['.rqda'],
-  description: 'RQDA project database (.rqda): sources, codes, code categories, codings, cases, case and file attributes; only rows RQDA shows (status 1)',
-  plan: async (filePath, options) => {
-    checkImportFile(filePath);
-    return withForeignDb(filePath, 'an RQDA project', (db) => planRqda(db, filePath, options));
+export const rqdaImporter = databaseImporter(
+  {
+    format: 'rqda',
+    what: 'an RQDA project',
+    extensions: ['.rqda'],
+    description: 'RQDA project database (.rqda): sources, codes, code categories, codings, cases, case and file attributes; only rows RQDA shows (status 1)',
   },
-};
+  planRqda,
+);
 
 /** The rows RQDA shows: its queries select `status = 1` (RQDATables.rd: 1 live, 0 deleted; Unmark writes -1). */
 const LIVE = 'status = 1';
@@ -104,22 +92,7 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
   };
 
   // -- file categories -> folders
-  const folderOf = new Map<number, string>();
-  if (has('filecat') && has('treefile')) {
-    const cats = db.all<{ catid: number; name: string }>(`SELECT catid, name FROM filecat WHERE ${LIVE} ORDER BY catid`);
-    const live = new Set<number>();
-    for (const c of cats) {
-      live.add(c.catid);
-      plan.folders.push({ ref: `filecat:${c.catid}`, name: fitName(c.name, 255, `File category ${c.catid}`).replace(/\//g, '-'), parent: null });
-    }
-    for (const t of db.all<{ fid: number; catid: number }>(`SELECT fid, catid FROM treefile WHERE ${LIVE} ORDER BY catid, rowid`)) {
-      if (!live.has(t.catid)) continue;
-      if (folderOf.has(t.fid)) skip(plan, 'extra_file_category_memberships');
-      else folderOf.set(t.fid, `filecat:${t.catid}`);
-    }
-    countDeleted('filecat', 'file_categories');
-    countDeleted('treefile', 'file_category_memberships');
-  }
+  const folderOf = planFolders(db, plan);
 
   // -- sources
   const texts = new Map<number, string>();
@@ -142,28 +115,7 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
   countDeleted('source', 'sources');
 
   // -- code categories
-  const liveCats = new Set<number>();
-  if (has('codecat')) {
-    for (const c of db.all<{ catid: number; name: string; memo: string | null; owner: string | null }>(`SELECT catid, name, memo, owner FROM codecat WHERE ${LIVE} ORDER BY catid`)) {
-      if (liveCats.has(c.catid)) continue;
-      liveCats.add(c.catid);
-      plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: null, memo: rMemo(c.memo), owner: c.owner });
-    }
-    countDeleted('codecat', 'categories');
-  }
-  const categoryOf = new Map<number, string>();
-  if (has('treecode')) {
-    for (const t of db.all<{ cid: number; catid: number }>(`SELECT cid, catid FROM treecode WHERE ${LIVE} ORDER BY catid, rowid`)) {
-      if (!liveCats.has(t.catid)) continue;
-      if (categoryOf.has(t.cid)) {
-        if (categoryOf.get(t.cid) !== `catid:${t.catid}`) skip(plan, 'extra_code_category_memberships');
-      } else categoryOf.set(t.cid, `catid:${t.catid}`);
-    }
-    countDeleted('treecode', 'code_category_memberships');
-  }
-  if ((plan.skipped.extra_code_category_memberships ?? 0) > 0) {
-    warn(plan, `${plan.skipped.extra_code_category_memberships} code(s) sit in more than one RQDA category; Marginalia keeps each in its first category`);
-  }
+  const categoryOf = planCategories(db, plan);
 
   // -- codes
   const codeNames = new Map<number, string>();
@@ -243,21 +195,63 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
   return plan;
 }
 
+
+
+/** Plans RQDA's live file categories (`filecat`) as root folders; returns each source's folder ref by `fid` (its first category by id; further memberships are counted). */
+function planFolders(db: ForeignDb, plan: ImportPlan): Map<number, string> {
+  const tables = db.tables();
+  const folderOf = new Map<number, string>();
+  if (tables.has('filecat') && tables.has('treefile')) {
+    const cats = db.all<{ catid: number; name: string }>(`SELECT catid, name FROM filecat WHERE ${LIVE} ORDER BY catid`);
+    const live = new Set<number>();
+    for (const c of cats) {
+      live.add(c.catid);
+      plan.folders.push({ ref: `filecat:${c.catid}`, name: fitName(c.name, 255, `File category ${c.catid}`).replace(/\//g, '-'), parent: null });
+    }
+    for (const t of db.all<{ fid: number; catid: number }>(`SELECT fid, catid FROM treefile WHERE ${LIVE} ORDER BY catid, rowid`)) {
+      if (!live.has(t.catid)) continue;
+      if (folderOf.has(t.fid)) skip(plan, 'extra_file_category_memberships');
+      else folderOf.set(t.fid, `filecat:${t.catid}`);
+    }
+    countNotLive(db, plan, 'filecat', 'file_categories');
+    countNotLive(db, plan, 'treefile', 'file_category_memberships');
+  }
+  return folderOf;
+}
+
+/** Plans RQDA's live code categories (`codecat`, not nested); returns each code's category ref by `cid` (its first by id; further memberships are counted, with a warning). */
+function planCategories(db: ForeignDb, plan: ImportPlan): Map<number, string> {
+  const tables = db.tables();
+  const liveCats = new Set<number>();
+  if (tables.has('codecat')) {
+    for (const c of db.all<{ catid: number; name: string; memo: string | null; owner: string | null }>(`SELECT catid, name, memo, owner FROM codecat WHERE ${LIVE} ORDER BY catid`)) {
+      if (liveCats.has(c.catid)) continue;
+      liveCats.add(c.catid);
+      plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: null, memo: rMemo(c.memo), owner: c.owner });
+    }
+    countNotLive(db, plan, 'codecat', 'categories');
+  }
+  const categoryOf = new Map<number, string>();
+  if (tables.has('treecode')) {
+    for (const t of db.all<{ cid: number; catid: number }>(`SELECT cid, catid FROM treecode WHERE ${LIVE} ORDER BY catid, rowid`)) {
+      if (!liveCats.has(t.catid)) continue;
+      if (categoryOf.has(t.cid)) {
+        if (categoryOf.get(t.cid) !== `catid:${t.catid}`) skip(plan, 'extra_code_category_memberships');
+      } else categoryOf.set(t.cid, `catid:${t.catid}`);
+    }
+    countNotLive(db, plan, 'treecode', 'code_category_memberships');
+  }
+  if ((plan.skipped.extra_code_category_memberships ?? 0) > 0) {
+    warn(plan, `${plan.skipped.extra_code_category_memberships} code(s) sit in more than one RQDA category; Marginalia keeps each in its first category`);
+  }
+  return categoryOf;
+}
 function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, classes: Map<string, string>): void {
   const tables = db.tables();
-  const byId = new Map<number, PlannedCase>();
-  const names = new Set<string>();
+  const cases = new PlannedCases(plan);
+  const byId = cases.byId;
   for (const c of db.all<{ id: number; name: string; memo: string | null; owner: string | null }>(`SELECT id, name, memo, owner FROM cases WHERE ${LIVE} ORDER BY id`)) {
-    if (byId.has(c.id)) continue;
-    const name = fitName(c.name, MAX_CASE_NAME, `Case ${c.id}`);
-    if (names.has(name.toLowerCase())) {
-      skip(plan, 'duplicate_case_names');
-      continue;
-    }
-    names.add(name.toLowerCase());
-    const planned: PlannedCase = { name, memo: rMemo(c.memo), sources: [], ranges: [], attributes: [], owner: c.owner };
-    byId.set(c.id, planned);
-    plan.cases.push(planned);
+    if (!byId.has(c.id)) cases.add(c.id, c.name, rMemo(c.memo), c.owner);
   }
   countNotLive(db, plan, 'cases', 'cases');
   if (tables.has('caselinkage')) {

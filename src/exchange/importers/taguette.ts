@@ -2,8 +2,9 @@ import * as path from 'node:path';
 import { parse, type DefaultTreeAdapterMap } from 'parse5';
 import { codePointLength } from '../../core/text';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
-import { requireSchema, withForeignDb, type ForeignDb } from '../sqlite';
-import { checkImportFile, emptyPlan, fitName, memoOf, skip, warn, type Importer, type ImportPlan } from './plan';
+import { requireSchema, type ForeignDb } from '../sqlite';
+import { databaseImporter } from './database';
+import { emptyPlan, fitName, memoOf, skip, warn, type ImportPlan } from './plan';
 
 /**
  * Taguette project import: a Taguette database (`.sqlite3`; alembic revision 09c662cd9483 in the corpus,
@@ -24,15 +25,15 @@ import { checkImportFile, emptyPlan, fitName, memoOf, skip, warn, type Importer,
  *   (`commands`, type `highlight_add`) last wrote the highlight.
  * - A highlight without tags is counted as skipped (Marginalia has no untagged codings).
  */
-export const taguetteImporter: Importer = {
-  format: 'taguette',
-  extensions: ['.sqlite3', '.sqlite', '.db'],
-  description: 'Taguette project database (.sqlite3): documents (HTML converted to text), tags (path prefixes as categories) and highlights',
-  plan: async (filePath) => {
-    checkImportFile(filePath);
-    return withForeignDb(filePath, 'a Taguette database', (db) => planTaguette(db, filePath));
+export const taguetteImporter = databaseImporter(
+  {
+    format: 'taguette',
+    what: 'a Taguette database',
+    extensions: ['.sqlite3', '.sqlite', '.db'],
+    description: 'Taguette project database (.sqlite3): documents (HTML converted to text), tags (path prefixes as categories) and highlights',
   },
-};
+  planTaguette,
+);
 
 type Node = DefaultTreeAdapterMap['node'];
 
@@ -200,40 +201,7 @@ function planTaguette(db: ForeignDb, filePath: string): ImportPlan {
   }
 
   // -- tags -> codes (and categories from their paths)
-  const tagCols = db.columns('tags');
-  const parentCol = tagCols.includes('parent_id') ? 'parent_id' : tagCols.includes('parent') ? 'parent' : null;
-  const tags = db.all<{ id: number; project_id: number; path: string; description: string | null; parent: number | null }>(
-    `SELECT id, project_id, path, ${tagCols.includes('description') ? 'description' : 'NULL AS description'}, ${parentCol ? `${parentCol} AS parent` : 'NULL AS parent'} FROM tags ORDER BY id`,
-  );
-  const tagIds = new Set(tags.map((t) => t.id));
-  const categoryRefs = new Set<string>();
-  const addCategory = (name: string, parent: string | null): string => {
-    const ref = `category:${name.toLowerCase()}`;
-    if (!categoryRefs.has(ref)) {
-      categoryRefs.add(ref);
-      plan.categories.push({ ref, name: fitName(name, MAX_CODE_NAME, 'Taguette tags'), parent, memo: null });
-    }
-    return ref;
-  };
-  const parentTags = new Set(tags.filter((t) => t.parent !== null && tagIds.has(t.parent)).map((t) => t.parent as number));
-  const byTagId = new Map(tags.map((t) => [t.id, t]));
-  for (const t of tags) {
-    let category: string | null = null;
-    if (parentCol) {
-      // newer schema: the parent tag is a category named by its path (its own highlights stay on its code)
-      const chain: string[] = [];
-      const seen = new Set<number>([t.id]);
-      for (let p = t.parent; p !== null && byTagId.has(p) && !seen.has(p); p = byTagId.get(p)?.parent ?? null) {
-        seen.add(p);
-        chain.unshift(byTagId.get(p)?.path ?? String(p));
-      }
-      for (const name of chain) category = addCategory(name, category);
-    } else {
-      for (const prefix of taguetteTagPrefixes(t.path)) category = addCategory(prefix, category);
-    }
-    plan.codes.push({ ref: `tag:${t.id}`, name: fitName(t.path, MAX_CODE_NAME, `Tag ${t.id}`), color: null, memo: memoOf(t.description), category });
-  }
-  if (parentTags.size > 0) warn(plan, `${parentTags.size} parent tag(s) became categories as well as codes`);
+  const tagIds = planTags(db, plan);
 
   // -- who wrote each highlight (the last highlight_add command naming it)
   const ownerOf = new Map<number, string>();
@@ -282,4 +250,46 @@ function planTaguette(db: ForeignDb, filePath: string): ImportPlan {
     }
   }
   return plan;
+}
+
+/**
+ * Plans Taguette's tags as codes, with categories from their parents (newer schema: a parent tag is also a
+ * category named by its path) or their path prefixes (`a.b` is in category `a`); returns the tags' ids.
+ */
+function planTags(db: ForeignDb, plan: ImportPlan): Set<number> {
+  const tagCols = db.columns('tags');
+  const parentCol = tagCols.includes('parent_id') ? 'parent_id' : tagCols.includes('parent') ? 'parent' : null;
+  const tags = db.all<{ id: number; project_id: number; path: string; description: string | null; parent: number | null }>(
+    `SELECT id, project_id, path, ${tagCols.includes('description') ? 'description' : 'NULL AS description'}, ${parentCol ? `${parentCol} AS parent` : 'NULL AS parent'} FROM tags ORDER BY id`,
+  );
+  const tagIds = new Set(tags.map((t) => t.id));
+  const categoryRefs = new Set<string>();
+  const addCategory = (name: string, parent: string | null): string => {
+    const ref = `category:${name.toLowerCase()}`;
+    if (!categoryRefs.has(ref)) {
+      categoryRefs.add(ref);
+      plan.categories.push({ ref, name: fitName(name, MAX_CODE_NAME, 'Taguette tags'), parent, memo: null });
+    }
+    return ref;
+  };
+  const parentTags = new Set(tags.filter((t) => t.parent !== null && tagIds.has(t.parent)).map((t) => t.parent as number));
+  const byTagId = new Map(tags.map((t) => [t.id, t]));
+  for (const t of tags) {
+    let category: string | null = null;
+    if (parentCol) {
+      // newer schema: the parent tag is a category named by its path (its own highlights stay on its code)
+      const chain: string[] = [];
+      const seen = new Set<number>([t.id]);
+      for (let p = t.parent; p !== null && byTagId.has(p) && !seen.has(p); p = byTagId.get(p)?.parent ?? null) {
+        seen.add(p);
+        chain.unshift(byTagId.get(p)?.path ?? String(p));
+      }
+      for (const name of chain) category = addCategory(name, category);
+    } else {
+      for (const prefix of taguetteTagPrefixes(t.path)) category = addCategory(prefix, category);
+    }
+    plan.codes.push({ ref: `tag:${t.id}`, name: fitName(t.path, MAX_CODE_NAME, `Tag ${t.id}`), color: null, memo: memoOf(t.description), category });
+  }
+  if (parentTags.size > 0) warn(plan, `${parentTags.size} parent tag(s) became categories as well as codes`);
+  return tagIds;
 }

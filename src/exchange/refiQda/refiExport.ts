@@ -39,14 +39,17 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import * as path from 'node:path';
 import JSZip from 'jszip';
 import { deriveGuid } from '../../domain/exchangeIds';
 import type { Segment } from '../../domain/model';
 import type { AttributeType, AttributeValue, AvSegment, CaseSegment, CategoryWithCount, CodeWithCounts } from '../../domain/ports';
 import { nameKey } from '../../domain/rules';
 import type { ProjectSnapshot, SnapshotSource } from '../projectSnapshot';
-import { toXsdDecimal, toXsdInteger, XmlWriter } from './xml';
+import { absoluteUrl, placeMedia, type MediaPlacement } from './refiMedia';
+import { variableType, variableValue } from './refiVariables';
+import { XmlWriter } from './xml';
+
+export { absoluteUrl, MAX_EMBEDDED_MEDIA_BYTES, placeMedia, type MediaPlacement } from './refiMedia';
 
 /** The project exchange namespace (Project.xsd). */
 export const REFI_PROJECT_NS = 'urn:QDA-XML:project:1.0';
@@ -56,15 +59,6 @@ export const REFI_CODEBOOK_NS = 'urn:QDA-XML:codebook:1.0';
 export const REFI_PROJECT_SCHEMA_LOCATION = 'http://schema.qdasoftware.org/versions/Project/v1.0/Project.xsd';
 /** The `origin` attribute Marginalia writes. */
 export const EXPORT_ORIGIN = 'Marginalia';
-/** Largest media file embedded in a `.qdpx` (bytes); larger ones are referenced by path. */
-export const MAX_EMBEDDED_MEDIA_BYTES = 256 * 1024 * 1024;
-
-/** Where a media source's file goes: inside the zip, referenced by absolute path, or nowhere (unknown file). */
-export type MediaPlacement =
-  | { mode: 'internal'; file: string; entry: string; path: string }
-  | { mode: 'external'; file: string; path: string; reason: string }
-  | { mode: 'none'; reason: string };
-
 /** What an export wrote, by kind. */
 export interface RefiCounts {
   users: number;
@@ -99,109 +93,6 @@ export interface ProjectQde {
 /** xsd:dateTime as Marginalia stores times (ISO 8601), or undefined for anything else (the attribute is left out). */
 function dateTime(s: string | null | undefined): string | undefined {
   return s && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?$/.test(s) ? s : undefined;
-}
-
-/** A path as a REFI `absolute://` URL (section 8.3: forward slashes, `absolute:///C:/...` on Windows). */
-export function absoluteUrl(file: string): string {
-  const p = file.replace(/\\/g, '/');
-  return `absolute://${p.startsWith('/') ? '' : '/'}${p}`;
-}
-
-const MIME_EXTENSIONS: Record<string, string> = {
-  'audio/mpeg': '.mp3',
-  'audio/mp4': '.m4a',
-  'audio/wav': '.wav',
-  'audio/x-wav': '.wav',
-  'audio/ogg': '.ogg',
-  'audio/flac': '.flac',
-  'video/mp4': '.mp4',
-  'video/quicktime': '.mov',
-  'video/webm': '.webm',
-  'image/jpeg': '.jpg',
-  'image/png': '.png',
-  'application/pdf': '.pdf',
-};
-
-/** The file extension a source's embedded copy gets: the original's, else one from its MIME type, else `.bin`. */
-function mediaExtension(s: SnapshotSource): string {
-  const ext = s.file_path ? path.extname(s.file_path).toLowerCase() : '';
-  if (/^\.[a-z0-9]{1,8}$/.test(ext)) return ext;
-  return (s.mime && MIME_EXTENSIONS[s.mime]) || '.bin';
-}
-
-/**
- * Decides, per source that has a file (PDF, image, audio, video), where it goes: embedded when the file exists
- * and is at most {@link MAX_EMBEDDED_MEDIA_BYTES}, referenced by absolute path when it is larger, nowhere when
- * it is not found (a warning). Reads file metadata only.
- */
-export async function placeMedia(snapshot: ProjectSnapshot): Promise<Map<number, MediaPlacement>> {
-  const out = new Map<number, MediaPlacement>();
-  for (const s of snapshot.sources) {
-    if (s.type === 'text') continue;
-    if (!s.file_path) {
-      out.set(s.source_id, { mode: 'none', reason: `the ${s.type} source "${s.name}" has no file; only its record is exported` });
-      continue;
-    }
-    let size: number;
-    try {
-      const st = await fs.stat(s.file_path);
-      if (!st.isFile()) throw new Error('not a file');
-      size = st.size;
-    } catch {
-      out.set(s.source_id, { mode: 'external', file: s.file_path, path: absoluteUrl(s.file_path), reason: `the file of "${s.name}" (${s.file_path}) was not found; the export refers to its old path` });
-      continue;
-    }
-    if (size > MAX_EMBEDDED_MEDIA_BYTES) {
-      out.set(s.source_id, {
-        mode: 'external',
-        file: s.file_path,
-        path: absoluteUrl(s.file_path),
-        reason: `the file of "${s.name}" is ${size} bytes (more than ${MAX_EMBEDDED_MEDIA_BYTES}); the export refers to it by its absolute path instead of embedding it`,
-      });
-      continue;
-    }
-    const name = `${snapshot.guids.guid('source', s.source_id)}${mediaExtension(s)}`;
-    out.set(s.source_id, { mode: 'internal', file: s.file_path, entry: `sources/${name}`, path: `internal://${name}` });
-  }
-  return out;
-}
-
-/** The REFI variable type of an attribute from the types and values it has across cases. */
-function variableType(values: { type: AttributeType; value: AttributeValue }[]): { type: string; mixed: boolean } {
-  const types = new Set(values.map((v) => v.type));
-  if (types.size > 1) return { type: 'Text', mixed: true };
-  switch ([...types][0]) {
-    case 'boolean':
-      return { type: 'Boolean', mixed: false };
-    case 'number':
-      return { type: values.every((v) => Number.isInteger(v.value)) ? 'Integer' : 'Float', mixed: false };
-    case 'date':
-      return { type: values.every((v) => /^\d{4}-\d{2}-\d{2}$/.test(String(v.value))) ? 'Date' : 'DateTime', mixed: false };
-    default:
-      return { type: 'Text', mixed: false };
-  }
-}
-
-/** An attribute value as the `VariableValue` child of a variable of `type`: [element name, literal]. */
-function variableValue(type: string, value: AttributeValue): [string, string] {
-  switch (type) {
-    case 'Boolean':
-      return ['BooleanValue', value === true ? 'true' : 'false'];
-    case 'Integer':
-      return ['IntegerValue', toXsdInteger(Number(value))];
-    case 'Float':
-      return ['FloatValue', toXsdDecimal(Number(value))];
-    case 'Date':
-      return ['DateValue', String(value)];
-    case 'DateTime': {
-      const v = String(value);
-      // xsd:dateTime needs a time with seconds: complete a date or an HH:MM time
-      const full = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00` : v.replace(/^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(?=$|Z|[+-]\d{2}:\d{2}$)/, '$1:00');
-      return ['DateTimeValue', full];
-    }
-    default:
-      return ['TextValue', String(value)];
-  }
 }
 
 /** One `PlainTextSelection` to write: coded segments (sharing a range) or a case range. */
@@ -403,19 +294,58 @@ function writeAvSelections(w: XmlWriter, s: ProjectSnapshot, c: Collector, eleme
   }
 }
 
+/** What the writers of one `project.qde` share while it is built. */
+interface QdeBuild {
+  s: ProjectSnapshot;
+  c: Collector;
+  w: XmlWriter;
+  counts: RefiCounts;
+  texts: ProjectQde['texts'];
+  embedded: ProjectQde['media'];
+  /** attribute name -> its REFI Variable */
+  variables: Map<string, { guid: string; type: string }>;
+}
+
 /**
  * Builds `project.qde` for `snapshot`: the XML (valid against Project.xsd) and the files to put beside it.
  * `media` comes from {@link placeMedia}. Pure apart from that decision.
  */
 export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, MediaPlacement>): ProjectQde {
   const s = snapshot;
-  const c = new Collector(s);
-  const counts: RefiCounts = { users: 0, codes: 0, categories: 0, sources: 0, selections: 0, codings: 0, av_selections: 0, cases: 0, variables: 0, notes: 0 };
-  const texts: ProjectQde['texts'] = [];
-  const embedded: ProjectQde['media'] = [];
-  const w = new XmlWriter();
+  const b: QdeBuild = {
+    s,
+    c: new Collector(s),
+    w: new XmlWriter(),
+    counts: { users: 0, codes: 0, categories: 0, sources: 0, selections: 0, codings: 0, av_selections: 0, cases: 0, variables: 0, notes: 0 },
+    texts: [],
+    embedded: [],
+    variables: new Map(),
+  };
+  const { c, w } = b;
+  writeUsers(b);
+  if (s.codes.length + s.categories.length > 0) {
+    w.start('CodeBook').start('Codes');
+    const n = writeCodes(w, s);
+    b.counts.codes = n.codes;
+    b.counts.categories = n.categories;
+    c.warnings.push(...n.warnings);
+    w.end().end();
+  }
+  writeVariables(b);
+  writeCases(b);
+  const importance = writeSources(b, media);
+  writeNotes(b);
+  w.end();
 
-  // every coder the document names (Users comes first in the schema's order)
+  if (w.replaced > 0) c.warnings.push(`${w.replaced} character(s) that XML 1.0 cannot carry (control characters) were written as U+FFFD in names or memos`);
+  if (s.folders.length > 0) c.warnings.push(`REFI-QDA has no source folders: the ${s.folders.length} folder(s) are not exported (the sources are)`);
+  if (importance > 0) c.warnings.push(`REFI-QDA has no importance: ${importance} segment(s) marked important are exported without it`);
+  if (s.orphan_count > 0) c.warnings.push(`${s.orphan_count} segment(s) set aside after outside edits (orphaned) are not exported`);
+  return { xml: w.toString(), texts: b.texts, media: b.embedded, counts: b.counts, warnings: c.warnings };
+}
+
+/** Opens `Project` and writes `Users`: every coder the document names (Users comes first in the schema's order). */
+function writeUsers({ s, c, w, counts }: QdeBuild): void {
   const users = new Set<string>([s.user]);
   for (const x of [...s.sources, ...s.segments, ...s.av_segments, ...s.case_segments]) users.add(x.owner);
   w.start('Project', {
@@ -434,26 +364,21 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
     w.empty('User', { guid: c.user(u), name: u });
   }
   w.end();
+}
 
-  if (s.codes.length + s.categories.length > 0) {
-    w.start('CodeBook').start('Codes');
-    const n = writeCodes(w, s);
-    counts.codes = n.codes;
-    counts.categories = n.categories;
-    c.warnings.push(...n.warnings);
-    w.end().end();
-  }
-
-  // variables: one per attribute name, case and document attributes alike (a REFI Variable may have values on
-  // cases and on sources)
+/**
+ * Writes `Variables` and fills `b.variables`: one per attribute name, case and document attributes alike (a
+ * REFI Variable may have values on cases and on sources).
+ */
+function writeVariables(b: QdeBuild): void {
+  const { s, c, w, variables } = b;
   const byName = new Map<string, { type: AttributeType; value: AttributeValue }[]>();
   for (const a of [...s.attributes, ...s.source_attributes]) {
     const list = byName.get(a.name) ?? [];
     list.push({ type: a.type, value: a.value });
     byName.set(a.name, list);
   }
-  const variables = new Map<string, { guid: string; type: string }>();
-  for (const [name, values] of [...byName.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [name, values] of [...byName.entries()].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
     const t = variableType(values);
     if (t.mixed) c.warnings.push(`The attribute "${name}" has values of several types (${[...new Set(values.map((v) => v.type))].join(', ')}); it is exported as a Text variable`);
     variables.set(name, { guid: s.guids.guid('variable', name), type: t.type });
@@ -462,111 +387,128 @@ export function buildProjectQde(snapshot: ProjectSnapshot, media: Map<number, Me
     w.start('Variables');
     for (const [name, { guid, type }] of variables) w.empty('Variable', { guid, name, typeOfVariable: type });
     w.end();
-    counts.variables = variables.size;
+    b.counts.variables = variables.size;
   }
+}
 
-  // cases
-  if (s.cases.length > 0) {
-    const sourcesByCase = groupBy(s.case_sources, (m) => m.case_id);
-    const rangesByCase = groupBy(s.case_segments, (r) => r.case_id);
-    const attributesByCase = groupBy(s.attributes, (a) => a.case_id);
-    w.start('Cases');
-    for (const k of s.cases) {
-      counts.cases++;
-      w.start('Case', { guid: s.guids.guid('case', k.case_id), name: k.name });
-      if (k.memo) w.text('Description', k.memo);
-      for (const a of attributesByCase.get(k.case_id) ?? []) {
-        const v = variables.get(a.name);
-        if (!v) continue;
-        const [element, literal] = variableValue(v.type, a.value);
-        w.start('VariableValue').empty('VariableRef', { targetGUID: v.guid }).text(element, literal).end();
-      }
-      for (const m of sourcesByCase.get(k.case_id) ?? []) w.empty('SourceRef', { targetGUID: s.guids.guid('source', m.source_id) });
-      for (const r of rangesByCase.get(k.case_id) ?? []) w.empty('SelectionRef', { targetGUID: s.guids.guid('case_selection', r.case_segment_id) });
-      w.end();
-    }
+/** One `VariableValue` per attribute that has a Variable. */
+function writeVariableValues({ w, variables }: QdeBuild, attributes: readonly { name: string; value: AttributeValue }[]): void {
+  for (const a of attributes) {
+    const v = variables.get(a.name);
+    if (!v) continue;
+    const [element, literal] = variableValue(v.type, a.value);
+    w.start('VariableValue').empty('VariableRef', { targetGUID: v.guid }).text(element, literal).end();
+  }
+}
+
+/** Writes `Cases`: each with its memo, attribute values, whole sources and ranges. */
+function writeCases(b: QdeBuild): void {
+  const { s, w, counts } = b;
+  if (s.cases.length === 0) return;
+  const sourcesByCase = groupBy(s.case_sources, (m) => m.case_id);
+  const rangesByCase = groupBy(s.case_segments, (r) => r.case_id);
+  const attributesByCase = groupBy(s.attributes, (a) => a.case_id);
+  w.start('Cases');
+  for (const k of s.cases) {
+    counts.cases++;
+    w.start('Case', { guid: s.guids.guid('case', k.case_id), name: k.name });
+    if (k.memo) w.text('Description', k.memo);
+    writeVariableValues(b, attributesByCase.get(k.case_id) ?? []);
+    for (const m of sourcesByCase.get(k.case_id) ?? []) w.empty('SourceRef', { targetGUID: s.guids.guid('source', m.source_id) });
+    for (const r of rangesByCase.get(k.case_id) ?? []) w.empty('SelectionRef', { targetGUID: s.guids.guid('case_selection', r.case_segment_id) });
     w.end();
   }
+  w.end();
+}
 
-  // sources, with their selections
-  const segBySource = groupBy(s.segments, (g) => g.source_id);
-  const avBySource = groupBy(s.av_segments, (g) => g.source_id);
-  const rangesBySource = groupBy(s.case_segments, (r) => r.source_id);
-  const attributesBySource = groupBy(s.source_attributes, (a) => a.source_id);
+/** Writes `Sources`, each with its selections; returns how many segments marked important lose that mark. */
+function writeSources(b: QdeBuild, media: Map<number, MediaPlacement>): number {
+  const { s, w } = b;
+  const by = {
+    segments: groupBy(s.segments, (g) => g.source_id),
+    av: groupBy(s.av_segments, (g) => g.source_id),
+    ranges: groupBy(s.case_segments, (r) => r.source_id),
+    attributes: groupBy(s.source_attributes, (a) => a.source_id),
+  };
   let importance = 0;
   if (s.sources.length > 0) w.start('Sources');
   for (const src of s.sources) {
-    counts.sources++;
-    const guid = s.guids.guid('source', src.source_id);
-    const segs = segBySource.get(src.source_id) ?? [];
+    const segs = by.segments.get(src.source_id) ?? [];
     importance += segs.filter((g) => g.importance > 0).length;
-    const ranges = rangesBySource.get(src.source_id) ?? [];
-    const common = { guid, name: src.name, creatingUser: c.user(src.owner), creationDateTime: dateTime(src.created_at) };
-    // the source's memo, then its document attributes: the last children of every source element in the schema
-    const memoRef = () => {
-      if (src.memo) w.empty('NoteRef', { targetGUID: c.note(`source:${src.source_id}`, `Memo: ${src.name}`, src.owner, src.created_at, src.memo) });
-      for (const a of attributesBySource.get(src.source_id) ?? []) {
-        const v = variables.get(a.name);
-        if (!v) continue;
-        const [element, literal] = variableValue(v.type, a.value);
-        w.start('VariableValue').empty('VariableRef', { targetGUID: v.guid }).text(element, literal).end();
-      }
-    };
-    const place = media.get(src.source_id);
-    if (place && place.mode !== 'internal') c.warnings.push(place.reason);
-    if (place?.mode === 'internal') embedded.push({ entry: place.entry, file: place.file });
-    const filePath = place && place.mode !== 'none' ? place.path : undefined;
-    const currentPath = place && place.mode === 'internal' ? absoluteUrl(place.file) : undefined;
-    if (src.type === 'text' || (src.type !== 'pdf' && src.text !== null && segs.length > 0)) {
-      // a media source holding text and text codings (not made by Marginalia's own tools) is exported as its text
-      texts.push({ entry: `sources/${guid}.txt`, text: src.text ?? '' });
-      w.start('TextSource', { guid, name: src.name, plainTextPath: `internal://${guid}.txt`, creatingUser: common.creatingUser, creationDateTime: common.creationDateTime });
-      writeTextSelections(w, s, c, src.name, textSelections(s, segs, ranges), counts);
-      memoRef();
-      w.end();
-      if (src.type !== 'text') c.warnings.push(`The ${src.type} source "${src.name}" holds text and text codings; it is exported as a text source`);
-    } else if (src.type === 'pdf') {
-      w.start('PDFSource', { ...common, path: filePath, currentPath });
-      if (src.text !== null) {
-        const rep = deriveGuid(s.guids.projectGuid, 'representation', src.source_id);
-        texts.push({ entry: `sources/${rep}.txt`, text: src.text });
-        w.start('Representation', { guid: rep, name: src.name, plainTextPath: `internal://${rep}.txt`, creatingUser: common.creatingUser, creationDateTime: common.creationDateTime });
-        writeTextSelections(w, s, c, src.name, textSelections(s, segs, ranges), counts);
-        w.end();
-      }
-      memoRef();
-      w.end();
-    } else if (src.type === 'image') {
-      w.start('PictureSource', { ...common, path: filePath, currentPath });
-      memoRef();
-      w.end();
-    } else {
-      const av = avBySource.get(src.source_id) ?? [];
-      w.start(src.type === 'audio' ? 'AudioSource' : 'VideoSource', { ...common, path: filePath, currentPath });
-      writeAvSelections(w, s, c, src.type === 'audio' ? 'AudioSelection' : 'VideoSelection', src.name, av, counts);
-      memoRef();
-      w.end();
-    }
+    writeSource(b, src, media.get(src.source_id), {
+      segments: segs,
+      av: by.av.get(src.source_id) ?? [],
+      ranges: by.ranges.get(src.source_id) ?? [],
+      attributes: by.attributes.get(src.source_id) ?? [],
+    });
   }
   if (s.sources.length > 0) w.end();
+  return importance;
+}
 
-  if (c.notes.length > 0) {
-    w.start('Notes');
-    for (const note of c.notes) {
-      w.start('Note', { guid: note.guid, name: note.name, creatingUser: s.guids.guid('user', note.owner), creationDateTime: dateTime(note.created_at) });
-      w.text('PlainTextContent', note.text);
+/** One source element (`TextSource`, `PDFSource`, `PictureSource`, `AudioSource`, `VideoSource`) with its selections. */
+function writeSource(
+  b: QdeBuild,
+  src: SnapshotSource,
+  place: MediaPlacement | undefined,
+  of: { segments: Segment[]; av: AvSegment[]; ranges: CaseSegment[]; attributes: { name: string; value: AttributeValue }[] },
+): void {
+  const { s, c, w, counts, texts } = b;
+  counts.sources++;
+  const guid = s.guids.guid('source', src.source_id);
+  const segs = of.segments;
+  const common = { guid, name: src.name, creatingUser: c.user(src.owner), creationDateTime: dateTime(src.created_at) };
+  // the source's memo, then its document attributes: the last children of every source element in the schema
+  const memoRef = () => {
+    if (src.memo) w.empty('NoteRef', { targetGUID: c.note(`source:${src.source_id}`, `Memo: ${src.name}`, src.owner, src.created_at, src.memo) });
+    writeVariableValues(b, of.attributes);
+  };
+  if (place && place.mode !== 'internal') c.warnings.push(place.reason);
+  if (place?.mode === 'internal') b.embedded.push({ entry: place.entry, file: place.file });
+  const filePath = place && place.mode !== 'none' ? place.path : undefined;
+  const currentPath = place && place.mode === 'internal' ? absoluteUrl(place.file) : undefined;
+  if (src.type === 'text' || (src.type !== 'pdf' && src.text !== null && segs.length > 0)) {
+    // a media source holding text and text codings (not made by Marginalia's own tools) is exported as its text
+    texts.push({ entry: `sources/${guid}.txt`, text: src.text ?? '' });
+    w.start('TextSource', { guid, name: src.name, plainTextPath: `internal://${guid}.txt`, creatingUser: common.creatingUser, creationDateTime: common.creationDateTime });
+    writeTextSelections(w, s, c, src.name, textSelections(s, segs, of.ranges), counts);
+    memoRef();
+    w.end();
+    if (src.type !== 'text') c.warnings.push(`The ${src.type} source "${src.name}" holds text and text codings; it is exported as a text source`);
+  } else if (src.type === 'pdf') {
+    w.start('PDFSource', { ...common, path: filePath, currentPath });
+    if (src.text !== null) {
+      const rep = deriveGuid(s.guids.projectGuid, 'representation', src.source_id);
+      texts.push({ entry: `sources/${rep}.txt`, text: src.text });
+      w.start('Representation', { guid: rep, name: src.name, plainTextPath: `internal://${rep}.txt`, creatingUser: common.creatingUser, creationDateTime: common.creationDateTime });
+      writeTextSelections(w, s, c, src.name, textSelections(s, segs, of.ranges), counts);
       w.end();
     }
+    memoRef();
     w.end();
-    counts.notes = c.notes.length;
+  } else if (src.type === 'image') {
+    w.start('PictureSource', { ...common, path: filePath, currentPath });
+    memoRef();
+    w.end();
+  } else {
+    w.start(src.type === 'audio' ? 'AudioSource' : 'VideoSource', { ...common, path: filePath, currentPath });
+    writeAvSelections(w, s, c, src.type === 'audio' ? 'AudioSelection' : 'VideoSelection', src.name, of.av, counts);
+    memoRef();
+    w.end();
+  }
+}
+
+/** Writes `Notes`: the memos registered while the rest was written. */
+function writeNotes({ s, c, w, counts }: QdeBuild): void {
+  if (c.notes.length === 0) return;
+  w.start('Notes');
+  for (const note of c.notes) {
+    w.start('Note', { guid: note.guid, name: note.name, creatingUser: s.guids.guid('user', note.owner), creationDateTime: dateTime(note.created_at) });
+    w.text('PlainTextContent', note.text);
+    w.end();
   }
   w.end();
-
-  if (w.replaced > 0) c.warnings.push(`${w.replaced} character(s) that XML 1.0 cannot carry (control characters) were written as U+FFFD in names or memos`);
-  if (s.folders.length > 0) c.warnings.push(`REFI-QDA has no source folders: the ${s.folders.length} folder(s) are not exported (the sources are)`);
-  if (importance > 0) c.warnings.push(`REFI-QDA has no importance: ${importance} segment(s) marked important are exported without it`);
-  if (s.orphan_count > 0) c.warnings.push(`${s.orphan_count} segment(s) set aside after outside edits (orphaned) are not exported`);
-  return { xml: w.toString(), texts, media: embedded, counts, warnings: c.warnings };
+  counts.notes = c.notes.length;
 }
 
 /**

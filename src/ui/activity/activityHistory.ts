@@ -185,7 +185,8 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
       sessions.set(e.caused_by.session_id, { client_name: String(e.payload.client_name ?? e.caused_by.user), role: (e.payload.role as string | null | undefined) ?? null });
       continue;
     }
-    if (e.event_type.startsWith('session.') || e.event_type.startsWith('approval.')) continue;
+    // hybrid mode's notices and pauses (agent.notified, agents.paused/resumed) are bookkeeping, like sessions and approvals
+    if (/^(session|approval|agent|agents)\./.test(e.event_type)) continue;
     const cid = e.metadata.correlation_id;
     const g = groups.get(cid);
     if (g) g.push(e);
@@ -227,7 +228,7 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
   }
   for (const [cid, group] of groups) {
     const first = group[0]!;
-    if (byRequest.has(cid) || !isAgent(first.caused_by.session_id, first.metadata.sequence_number)) continue;
+    if (byRequest.has(cid) || !(first.caused_by.role ? first.caused_by.role === 'agent' : isAgent(first.caused_by.session_id, first.metadata.sequence_number))) continue;
     const done = describeDone(repo, group);
     items.push({
       id: `events:${cid}`,

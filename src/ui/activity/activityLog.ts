@@ -3,7 +3,7 @@ import type { CallRecord } from '../../agent/pipeline';
 import type { EventRecord } from '../../domain/events';
 import type { ProjectRepository } from '../../domain/ports';
 import type { ActivityItem, ActivityStatus } from '../../protocol/activity';
-import { LOCAL_SESSION } from '../workbench';
+import { causedByAgent, LOCAL_SESSION } from '../workbench';
 import { describeCall, describeDone, MAX_ACTIVITY_ITEMS, rebuildActivity, requeue, toolTitle } from './activityHistory';
 
 export { MAX_ACTIVITY_ITEMS } from './activityHistory';
@@ -95,7 +95,7 @@ export class ActivityLog implements vscode.Disposable {
         item.undoable = done?.undoable ?? false;
         requeue(this.items);
         this.changed.fire(item);
-      } else if (!e.event_type.startsWith('approval.') && !e.event_type.startsWith('session.') && e.caused_by.session_id !== LOCAL_SESSION) {
+      } else if (!/^(approval|session|agent|agents)\./.test(e.event_type) && causedByAgent(e.caused_by)) {
         const list = byCorrelation.get(e.metadata.correlation_id);
         if (list) list.push(e);
         else byCorrelation.set(e.metadata.correlation_id, [e]);

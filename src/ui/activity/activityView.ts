@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { loadWebviewScript } from '../webviewScript';
 import type { FromActivityWebview, ToActivityWebview } from '../../protocol/activity';
 import { undoAgentActionTool } from '../../tools/editorTools';
 import type { ApprovalsView } from '../approvals/approvalsView';
@@ -33,9 +34,7 @@ export class ActivityView implements vscode.WebviewViewProvider, vscode.Disposab
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     this.ready = false;
-    const root = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
-    view.webview.options = { enableScripts: true, localResourceRoots: [root] };
-    view.webview.html = activityHtml(view.webview.cspSource, view.webview.asWebviewUri(vscode.Uri.joinPath(root, 'activity.js')).toString());
+    loadWebviewScript(view.webview, this.extensionUri, 'activity.js', activityHtml);
     this.subscriptions.push(
       view.webview.onDidReceiveMessage((m: FromActivityWebview) => void this.onMessage(m)),
       view.onDidDispose(() => {

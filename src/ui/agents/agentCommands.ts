@@ -1,10 +1,12 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentContext, Tokens } from '../../agent/agentContext';
 import { TRUST_LEVELS, type TrustLevel } from '../../agent/config';
 import { CATEGORY_RULES, LOCKED_TOOLS, strength } from '../../agent/trust';
 import type { ApprovalRecord } from '../../domain/ports';
 import type { ApprovalsView } from '../approvals/approvalsView';
+import type { AgentTokenSecrets } from '../host/tokens';
+import { connectedAgentsCommands } from './connectAgent';
+import type { ConnectedAgentsView } from './connectedAgentsView';
 import type { ProjectController } from '../projectController';
 import type { Workbench } from '../workbench';
 
@@ -17,6 +19,10 @@ export interface AgentCommandDeps {
   controller: ProjectController;
   /** the extension's folder (for the bundled `bin/marginalia.js`) */
   extensionPath: string;
+  /** the Connected Agents view (redrawn after Connect, End Session, Revoke) */
+  connectedAgents: ConnectedAgentsView;
+  /** where the tokens of the agent credentials Connect an Agent issued are kept */
+  agentSecrets: AgentTokenSecrets;
 }
 
 function requestIdOf(arg: string | ApprovalRecord | undefined): string | undefined {
@@ -32,18 +38,6 @@ export function allowedLevels(category: keyof typeof CATEGORY_RULES, tool: strin
   const def = rule.default === 'config_default' ? defaultLevel : rule.default;
   const lock = LOCKED_TOOLS[tool];
   return TRUST_LEVELS.filter((l) => (l === def || rule.overridable.includes(l)) && (!lock || strength(l) >= strength(lock)));
-}
-
-/**
- * The MCP configuration a client needs to reach this project: over stdio through `marginalia mcp` (which
- * forwards to this VS Code's server, so the researcher sees every call), or over HTTP with the token.
- */
-export function mcpClientConfig(client: 'claude-code' | 'cursor' | 'http', deps: { projectPath: string; port: number | undefined; token: string; cli: string }): string {
-  const stdio = { command: 'node', args: [deps.cli, 'mcp', '--project', deps.projectPath], env: { MARGINALIA_TOKEN: deps.token } };
-  const http = deps.port === undefined ? undefined : { type: 'http', url: `http://127.0.0.1:${deps.port}/mcp`, headers: { Authorization: `Bearer ${deps.token}` } };
-  if (client === 'http') return JSON.stringify({ mcpServers: { marginalia: http ?? { note: 'Start the tool server first (it runs while a project is open).' } } }, null, 2);
-  if (client === 'cursor') return JSON.stringify({ mcpServers: { marginalia: stdio } }, null, 2);
-  return JSON.stringify({ mcpServers: { marginalia: { type: 'stdio', ...stdio } } }, null, 2);
 }
 
 /** Command handlers of the agent-context UI, keyed by command id (merged into the one command table). */
@@ -86,27 +80,7 @@ export function registerAgentCommands(d: AgentCommandDeps): Record<string, (...a
       await conf.update('trust.overrides', overrides, vscode.ConfigurationTarget.Workspace);
       return level;
     },
-    'marginalia.agents.connect': async () => {
-      const project = d.controller.current();
-      if (!project) return void vscode.window.showInformationMessage('Open a project first: agents connect to an open project.');
-      const state = d.controller.serverState;
-      const port = state.state === 'running' ? state.port : undefined;
-      const pick = await vscode.window.showQuickPick(
-        [
-          { label: 'Claude Code', description: 'stdio, through `marginalia mcp`', id: 'claude-code' as const },
-          { label: 'Cursor', description: 'stdio, .cursor/mcp.json', id: 'cursor' as const },
-          { label: 'Another MCP client over HTTP', description: port ? `http://127.0.0.1:${port}/mcp` : 'needs the tool server', id: 'http' as const },
-        ],
-        { title: 'Connect an agent to this project' },
-      );
-      if (!pick) return undefined;
-      const text = mcpClientConfig(pick.id, { projectPath: project.path, port, token: d.tokens.agent, cli: path.join(d.extensionPath, 'bin', 'marginalia.js') });
-      await vscode.env.clipboard.writeText(text);
-      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: text });
-      await vscode.window.showTextDocument(doc, { preview: true });
-      void vscode.window.showInformationMessage(`The ${pick.label} configuration is on the clipboard. It holds the agent token: agents get the trust levels you set, and what they propose waits for you.`);
-      return text;
-    },
+    ...connectedAgentsCommands(d),
   };
 }
 

@@ -13,7 +13,7 @@ import { countOf } from '../../core/plural';
 import type { AttributeType, AttributeValue, CaseWithCounts } from '../../domain/ports';
 import { addSegmentToCaseTool, addSourceToCaseTool, createCaseTool, deleteCaseTool, setCaseAttributeTool } from '../../tools/caseTools';
 import { removeCaseAttributeTool, removeSourceFromCaseTool, renameCaseAttributeTool, renameCaseTool } from '../../tools/caseManagementTools';
-import { valueProblem } from '../commands/sourceAttributeCommands';
+import { askAttributeValue } from '../commands/sourceAttributeCommands';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import type { CasesNode, CasesTreeProvider } from '../trees/casesTreeProvider';
 import type { SourcesNode } from '../trees/sourcesTreeProvider';
@@ -280,21 +280,8 @@ export async function setCaseAttributeInteractively(wb: Workbench, target?: unkn
   }
   let answer = value;
   if (answer === undefined) {
-    const t = kind ?? 'text';
-    if (t === 'boolean') {
-      const picked = await vscode.window.showQuickPick(['true', 'false'], { title: `"${attribute}" of "${c.name}"` });
-      if (!picked) return undefined;
-      answer = picked === 'true';
-    } else {
-      const raw = await vscode.window.showInputBox({
-        title: `"${attribute}" of "${c.name}" (${t})`,
-        value: current ? String(current.value) : '',
-        prompt: current ? 'Leave empty to remove the value' : undefined,
-        validateInput: (v) => (v.trim() === '' ? (current ? undefined : 'Enter a value') : valueProblem(v, t)),
-      });
-      if (raw === undefined) return undefined;
-      answer = raw.trim() === '' ? null : t === 'number' ? Number(raw.trim()) : raw.trim();
-    }
+    answer = await askAttributeValue({ title: `"${attribute}" of "${c.name}"`, type: kind ?? 'text', current, removable: false, removePrompt: current ? 'Leave empty to remove the value' : undefined });
+    if (answer === undefined) return undefined;
   }
   if (answer === null) return wb.call(removeCaseAttributeTool, { case_id: c.case_id, attribute_name: attribute });
   return wb.call(setCaseAttributeTool, { case_id: c.case_id, attribute_name: attribute, value: answer, ...(kind ? { type: kind } : {}) });

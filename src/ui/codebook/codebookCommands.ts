@@ -111,7 +111,8 @@ function isSubsequence(needle: string, hay: string): boolean {
 /**
  * The codebook commands, id to handler (merged into the command table by extension.ts). Arguments:
  * - `marginalia.codes.create(name?, where?)`: title-bar New Code; `where` a category id or null (top level), asked for when absent.
- * - `marginalia.codes.createCategory(name?)`: a top-level category.
+ * - `marginalia.codes.createCategory(name?, where?)`: title-bar New Category; `where` a category id or null (top level);
+ *   asked for when the name was asked for, else the top level.
  * - `marginalia.codes.rename(code, newName?)`: a code (a category node is passed on to the category rename).
  * - `marginalia.categories.rename(category, newName?)`, `.editMemo(category, memo?)` (empty or null clears),
  *   `.newSubcategory(category, name?)`, `.newCode(category, name?)`,
@@ -142,10 +143,15 @@ export function codebookCommands(deps: CodebookCommandDeps): Record<string, (...
       if (location === undefined) return undefined;
       return createCode(deps, location, chosen);
     },
-    'marginalia.codes.createCategory': async (name?: unknown) => {
-      const chosen = typeof name === 'string' ? name : await vscode.window.showInputBox({ title: 'New category', prompt: 'At the top level of the codebook', validateInput: nonEmpty });
+    'marginalia.codes.createCategory': async (name?: unknown, where?: unknown) => {
+      const asked = typeof name !== 'string';
+      const chosen = !asked ? name : await vscode.window.showInputBox({ title: 'New category', prompt: 'Name of the category', validateInput: nonEmpty });
       if (!chosen?.trim()) return undefined;
-      return wb.call(createCategoryTool, { name: chosen });
+      // asked for where it goes when the researcher typed the name; a name given as an argument means the top level
+      const given = givenLocation(where);
+      const location = given !== undefined ? given : asked ? await pickLocation(tree, `Where does the category "${chosen}" go?`) : null;
+      if (location === undefined) return undefined;
+      return wb.call(createCategoryTool, location === null ? { name: chosen } : { name: chosen, parent_id: location });
     },
     'marginalia.codes.rename': async (arg?: CodesNode | number, newName?: string) => {
       if (isNode(arg) && arg.kind === 'category') return renameCategory(arg, newName);
@@ -178,51 +184,8 @@ export function codebookCommands(deps: CodebookCommandDeps): Record<string, (...
       if (!k) return undefined;
       return createCode(deps, k.category_id, name);
     },
-    'marginalia.categories.delete': async (arg?: CategoryArg, moveCodesTo?: Location) => {
-      const k = categoryOf(tree, arg);
-      if (!k) return undefined;
-      const inside = tree.categoryAndDescendants(k.category_id);
-      const subs = tree.allCategories.filter((c) => c.parent_id === k.category_id).length;
-      const codes = tree.allCodes.filter((c) => c.category_id === k.category_id).length;
-      const answer = givenLocation(moveCodesTo);
-      if (codes === 0 && subs === 0) {
-        if (answer === undefined) {
-          const ok = await vscode.window.showWarningMessage(`Delete the empty category "${k.name}"?`, { modal: true }, 'Delete');
-          if (ok !== 'Delete') return undefined;
-        }
-        return wb.call(deleteCategoryTool, { category_id: k.category_id });
-      }
-      const what = [countOf(codes, 'code'), countOf(subs, 'sub-category', 'sub-categories')].filter((p) => !p.startsWith('0 ')).join(' and ');
-      const to = answer !== undefined ? answer : await pickLocation(tree, `Delete "${k.name}": move its ${what} to…`, inside);
-      if (to === undefined) return undefined;
-      const done = await wb.call(deleteCategoryTool, { category_id: k.category_id, move_codes_to: to });
-      if (done) {
-        const where = to === null ? 'the top level' : `"${tree.categoryPath(to) ?? to}"`;
-        void vscode.window.showInformationMessage(`Deleted the category "${k.name}"; its ${what} moved to ${where}. No code was deleted.`);
-      }
-      return done;
-    },
-    'marginalia.codes.goto': async (query?: string | number) => {
-      let code: CodeWithCounts | undefined;
-      if (typeof query === 'number') code = codeOf(tree, query);
-      else if (typeof query === 'string') code = findCodeByQuery(tree, query);
-      else {
-        type Item = vscode.QuickPickItem & { codeId: number };
-        const items: Item[] = tree.allCodes.map((c) => ({
-          label: c.name,
-          description: c.category_id === null ? '' : tree.categoryPath(c.category_id),
-          detail: c.memo ? c.memo.replace(/\s+/g, ' ').slice(0, 120) : undefined,
-          codeId: c.code_id,
-        }));
-        const pick = await vscode.window.showQuickPick(items, { title: 'Go to Code', placeHolder: 'Code name or category', matchOnDescription: true, matchOnDetail: false });
-        code = pick ? codeOf(tree, pick.codeId) : undefined;
-      }
-      if (!code) {
-        if (query !== undefined) void vscode.window.showInformationMessage(`No code matches "${String(query)}".`);
-        return undefined;
-      }
-      return (await tree.reveal(code.code_id)) ? code.code_id : undefined;
-    },
+    'marginalia.categories.delete': (arg?: CategoryArg, moveCodesTo?: Location) => deleteCategory(deps, arg, moveCodesTo),
+    'marginalia.codes.goto': (query?: string | number) => gotoCode(tree, query),
     'marginalia.codes.filter': async (text?: string) => {
       const chosen =
         typeof text === 'string'
@@ -246,4 +209,54 @@ export function codebookCommands(deps: CodebookCommandDeps): Record<string, (...
       return tree.reveal(code.code_id, { focus });
     },
   };
+}
+
+/** Deletes a category: an empty one after a confirmation, else after choosing where its codes and sub-categories go. */
+async function deleteCategory(deps: CodebookCommandDeps, arg?: CategoryArg, moveCodesTo?: Location) {
+  const { wb, codesTree: tree } = deps;
+  const k = categoryOf(tree, arg);
+  if (!k) return undefined;
+  const inside = tree.categoryAndDescendants(k.category_id);
+  const subs = tree.allCategories.filter((c) => c.parent_id === k.category_id).length;
+  const codes = tree.allCodes.filter((c) => c.category_id === k.category_id).length;
+  const answer = givenLocation(moveCodesTo);
+  if (codes === 0 && subs === 0) {
+    if (answer === undefined) {
+      const ok = await vscode.window.showWarningMessage(`Delete the empty category "${k.name}"?`, { modal: true }, 'Delete');
+      if (ok !== 'Delete') return undefined;
+    }
+    return wb.call(deleteCategoryTool, { category_id: k.category_id });
+  }
+  const what = [countOf(codes, 'code'), countOf(subs, 'sub-category', 'sub-categories')].filter((p) => !p.startsWith('0 ')).join(' and ');
+  const to = answer !== undefined ? answer : await pickLocation(tree, `Delete "${k.name}": move its ${what} to…`, inside);
+  if (to === undefined) return undefined;
+  const done = await wb.call(deleteCategoryTool, { category_id: k.category_id, move_codes_to: to });
+  if (done) {
+    const where = to === null ? 'the top level' : `"${tree.categoryPath(to) ?? to}"`;
+    void vscode.window.showInformationMessage(`Deleted the category "${k.name}"; its ${what} moved to ${where}. No code was deleted.`);
+  }
+  return done;
+}
+
+/** Reveals and selects a code given by id or name, or picked from every code; its id, or undefined. */
+async function gotoCode(tree: CodebookCommandDeps['codesTree'], query?: string | number) {
+  let code: CodeWithCounts | undefined;
+  if (typeof query === 'number') code = codeOf(tree, query);
+  else if (typeof query === 'string') code = findCodeByQuery(tree, query);
+  else {
+    type Item = vscode.QuickPickItem & { codeId: number };
+    const items: Item[] = tree.allCodes.map((c) => ({
+      label: c.name,
+      description: c.category_id === null ? '' : tree.categoryPath(c.category_id),
+      detail: c.memo ? c.memo.replace(/\s+/g, ' ').slice(0, 120) : undefined,
+      codeId: c.code_id,
+    }));
+    const pick = await vscode.window.showQuickPick(items, { title: 'Go to Code', placeHolder: 'Code name or category', matchOnDescription: true, matchOnDetail: false });
+    code = pick ? codeOf(tree, pick.codeId) : undefined;
+  }
+  if (!code) {
+    if (query !== undefined) void vscode.window.showInformationMessage(`No code matches "${String(query)}".`);
+    return undefined;
+  }
+  return (await tree.reveal(code.code_id)) ? code.code_id : undefined;
 }

@@ -19,6 +19,7 @@ import type { SourcesNode, SourcesTreeProvider } from '../trees/sourcesTreeProvi
 import type { Workbench } from '../workbench';
 import { exportData, importData } from './exchangeCommands';
 import { setDocumentAttribute } from './sourceAttributeCommands';
+import { agentAccessCommands } from './agentAccessCommands';
 
 /** Everything the commands use. */
 export interface CommandDeps {
@@ -149,6 +150,8 @@ function codeOf(node: CodesNode | undefined): CodesNode & { kind: 'code' } | und
 export function commandTable(d: CommandDeps): Record<string, (...args: any[]) => unknown> {
   const { wb } = d;
   return {
+    // sources closed to agents (issue 14 item 11): Close to Agents…, Open to Agents
+    ...agentAccessCommands(wb, d.sourcesTree),
     // a keybinding may pass {codeId} (or a number) to code with one particular code without the quick pick
     'marginalia.coding.codeSelection': async (arg?: number | { codeId?: number }) => {
       const given = typeof arg === 'number' ? arg : arg?.codeId;

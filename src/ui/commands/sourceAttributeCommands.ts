@@ -29,6 +29,34 @@ export function valueProblem(raw: string, type: AttributeType): string | undefin
 }
 
 /**
+ * Asks for an attribute's value of type `type`: true/false from a list (with "(remove)" when `removable` and a
+ * value is set), else typed in (empty removes a set value; numbers parsed). Resolves to the value, null to
+ * remove it, or undefined when cancelled.
+ */
+export async function askAttributeValue(q: {
+  title: string;
+  type: AttributeType;
+  current: { value: AttributeValue } | undefined;
+  removable: boolean;
+  removePrompt: string | undefined;
+}): Promise<AttributeValue | null | undefined> {
+  const { title, type: t, current } = q;
+  if (t === 'boolean') {
+    const picked = await vscode.window.showQuickPick(['true', 'false', ...(current && q.removable ? [REMOVE] : [])], { title });
+    if (!picked) return undefined;
+    return picked === REMOVE ? null : picked === 'true';
+  }
+  const raw = await vscode.window.showInputBox({
+    title: `${title} (${t})`,
+    value: current ? String(current.value) : '',
+    prompt: q.removePrompt,
+    validateInput: (v) => (v.trim() === '' ? (current ? undefined : 'Enter a value') : valueProblem(v, t)),
+  });
+  if (raw === undefined) return undefined;
+  return raw.trim() === '' ? null : t === 'number' ? Number(raw.trim()) : raw.trim();
+}
+
+/**
  * Sets (or with value null removes) a document attribute of the source `target` (a Sources view node or a
  * source id), asking for whatever is not given. Resolves with set_source_attribute's result, or undefined when
  * cancelled or failed (the error was shown).
@@ -85,21 +113,14 @@ export async function setDocumentAttribute(
 
   let answer: AttributeValue | null | undefined = value;
   if (answer === undefined) {
-    const t = kind ?? 'text';
-    if (t === 'boolean') {
-      const picked = await vscode.window.showQuickPick(['true', 'false', ...(current ? [REMOVE] : [])], { title: `"${attribute}" of "${source.name}"` });
-      if (!picked) return undefined;
-      answer = picked === REMOVE ? null : picked === 'true';
-    } else {
-      const raw = await vscode.window.showInputBox({
-        title: `"${attribute}" of "${source.name}" (${t})`,
-        value: current ? String(current.value) : '',
-        prompt: current ? `Leave empty to remove the attribute (now ${String(current.value)})` : undefined,
-        validateInput: (v) => (v.trim() === '' ? (current ? undefined : 'Enter a value') : valueProblem(v, t)),
-      });
-      if (raw === undefined) return undefined;
-      answer = raw.trim() === '' ? null : t === 'number' ? Number(raw.trim()) : raw.trim();
-    }
+    answer = await askAttributeValue({
+      title: `"${attribute}" of "${source.name}"`,
+      type: kind ?? 'text',
+      current,
+      removable: true,
+      removePrompt: current ? `Leave empty to remove the attribute (now ${String(current.value)})` : undefined,
+    });
+    if (answer === undefined) return undefined;
   }
   return wb.call(setSourceAttributeTool, { source_id: sourceId, attribute_name: attribute, value: answer, ...(kind && answer !== null ? { type: kind } : {}) });
 }

@@ -21,6 +21,7 @@ import {
   type LineLabel,
 } from './codingLayout';
 import { LineIndex, segmentHover } from './segmentDecorationModel';
+import { researcherRepo } from '../teamScope';
 
 /** What was last drawn in one editor: code id -> its segments' ranges (UTF-16 editor ranges), in any display. For tests. */
 export type DrawnSegments = Map<number, vscode.Range[]>;
@@ -180,7 +181,7 @@ export class CodedSegmentDecorations implements vscode.Disposable {
    */
   private onEvents(events: readonly EventRecord[]): void {
     this.generation++;
-    const repo = this.wb.repo();
+    const repo = researcherRepo(this.wb);
     if (!repo || repo !== this.marksRepo) {
       this.marks.clear();
       this.marksRepo = repo;
@@ -299,7 +300,7 @@ export class CodedSegmentDecorations implements vscode.Disposable {
 
   private draw(editor: vscode.TextEditor, reason: PaintReport['reason']): void {
     const t0 = performance.now();
-    const repo = this.wb.repo();
+    const repo = researcherRepo(this.wb);
     const sourceId = repo ? this.docs.sourceIdFor(editor.document) : undefined;
     const old = this.states.get(editor);
     // already drawn from the same data (the segment events painted it at once; the event batch asks again)

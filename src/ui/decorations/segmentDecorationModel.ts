@@ -22,8 +22,8 @@ export function escapeMarkdown(text: string): string {
 }
 
 /** The hover of a segment: code name (with an AI badge when an agent made it), memos, coder, session and time. */
-export function segmentHover(s: SegmentMark, code: CodeWithCounts, madeByAgent: (sessionId: string | null) => boolean): string {
-  const ai = madeByAgent(s.session_id);
+export function segmentHover(s: SegmentMark, code: CodeWithCounts, madeByAgent: (sessionId: string | null, role?: 'researcher' | 'agent' | null) => boolean): string {
+  const ai = madeByAgent(s.session_id, s.coder_role);
   let md = `**${escapeMarkdown(code.name)}**${ai ? ' $(sparkle) AI' : ''}\n\n`;
   if (code.memo) md += `*Code memo:* ${escapeMarkdown(code.memo)}\n\n`;
   if (s.memo) md += `*Segment memo:* ${escapeMarkdown(s.memo)}\n\n`;
@@ -40,7 +40,7 @@ export function computeSegmentDecorations(
   text: string,
   segments: readonly SegmentMark[],
   codes: ReadonlyMap<number, CodeWithCounts>,
-  madeByAgent: (sessionId: string | null) => boolean,
+  madeByAgent: (sessionId: string | null, role?: 'researcher' | 'agent' | null) => boolean,
 ): Map<string, SegmentDecoration[]> {
   const map = new OffsetMap(text);
   const byColor = new Map<string, SegmentDecoration[]>();

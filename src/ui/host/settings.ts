@@ -25,7 +25,7 @@ export const settings = {
 };
 
 /**
- * Applies the VS Code settings that override `.marginalia/config.yaml` (DESIGN.md: "overridable by VS
+ * Applies the VS Code settings that override `.marginalia/config.yaml` (docs/architecture.md: "overridable by VS
  * Code settings"): trust default level and per-tool overrides, rate limits, audit payloads. Overrides that
  * the trust rules refuse are reported through `reject` and skipped.
  */

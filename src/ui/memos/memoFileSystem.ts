@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { EventRecord } from '../../domain/events';
 import type { Logger } from '../../core/log';
-import { LOCAL_SESSION } from '../workbench';
+import { causedByAgent } from '../workbench';
 import { KIND_WORDS, MEMO_SCHEME, memoKey, parseMemoUri, type MemoAccess, type MemoTarget } from './memoTargets';
 
 /** The URI scheme of the read-only "theirs" side of a memo comparison. */
@@ -272,7 +272,7 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
 
   private onEvents(events: readonly EventRecord[]): void {
     if (this.tracked.size === 0) return;
-    const by = [...events].reverse().find((e) => e.caused_by.session_id !== LOCAL_SESSION)?.caused_by;
+    const by = [...events].reverse().find((e) => causedByAgent(e.caused_by))?.caused_by;
     for (const [key, tr] of this.tracked) {
       if (this.saving.has(key)) continue;
       const t = tr.target;

@@ -4,7 +4,7 @@ import type { ProjectRepository } from '../../domain/ports';
 import { updateCategoryMemoTool } from '../../tools/categoryTools';
 import { updateCodeMemoTool } from '../../tools/codeTools';
 import { updateSegmentMemoTool } from '../../tools/coreTools';
-import { updateMemoTool } from '../../tools/designTools';
+import { updateMemoTool } from '../../tools/capabilityTools';
 import { updateCaseMemoTool, updateProjectBriefingTool } from '../../tools/memoTools';
 import type { Workbench } from '../workbench';
 import { parseBriefing, renderBriefing } from './briefingMarkdown';

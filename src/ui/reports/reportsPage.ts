@@ -2,7 +2,7 @@ import { newNonce, webviewDocument } from '../webviewHtml';
 
 /** The Reports page's static markup: the places webview-ui/reports.ts fills (as text, or on the canvas). */
 export const REPORTS_BODY = `<header><div id="tabs" role="tablist"></div><div id="export">Export <button data-format="csv">CSV</button><button data-format="json">JSON</button><button data-format="html">HTML</button></div></header>
-<div id="controls"></div><div id="summary" role="status"></div><div id="chart-box"><canvas id="chart" role="img" aria-label="Report chart"></canvas></div><table id="table"></table>`;
+<div id="controls"></div><div id="summary" role="status"></div><div id="chart-box"><canvas id="chart" role="img" aria-label="Report chart"></canvas></div><table id="table"></table><div id="details"></div>`;
 
 /**
  * The Reports panel's page: the shell of src/ui/webviewHtml.ts (nonce CSP, the one bundled script) with

@@ -17,8 +17,8 @@ import {
   type CodeMatrixResult,
   type DocumentAttributeMatrixResult,
 } from '../../domain/codeMatrices';
-import { coderComparisonReport, cooccurrenceReport, frequencyReport } from '../../domain/reports';
-import type { AgreementRow, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../../protocol/reports';
+import { coderComparisonReport, cooccurrenceReport, frequencyReport, type AgreementMeasures, type CodeAgreement, type CoderComparisonResult } from '../../domain/reports';
+import type { AgreementMeasureTable, AgreementRow, AgreementUnit, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../../protocol/reports';
 import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceReportTool, generateFrequencyReportTool } from '../../tools/reportTools';
 import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
 import type { SourceDocuments } from '../documents/sourceDocuments';
@@ -63,7 +63,7 @@ const FORMAT_LABELS: Record<ExportFormat, string> = { csv: 'CSV', json: 'JSON', 
 
 /**
  * The Reports panel (`marginalia.reports.open`): a webview with code frequencies (bar chart), code
- * co-occurrence, code-by-case and code-by-attribute heat maps, and coder agreement (table with Cohen's
+ * co-occurrence, code-by-case and code-by-attribute heat maps, and coder agreement of two or more coders (table with Cohen's
  * kappa). Data comes from the domain's report functions reading the open project directly (UI reads do not
  * go through the pipeline); exports go through the generate_* and export_report tools as the researcher.
  * A click on a bar, cell or row lists the coded segments behind it in a quick pick that opens the source
@@ -248,7 +248,7 @@ export class ReportsPanel implements vscode.Disposable {
         return { type: 'cooccurrence', project: name, heat, total_overlaps: r.total_overlaps, same_code_overlaps: r.same_code_overlaps };
       }
       case 'agreement':
-        return agreement(repo, name, request.coders);
+        return agreement(repo, name, request.coders, request.unit);
       case 'case':
         return { type: 'case', project: name, heat: capHeat(codeByCaseMatrix(repo)) };
       case 'attribute': {
@@ -349,11 +349,13 @@ export class ReportsPanel implements vscode.Disposable {
       void vscode.window.showInformationMessage('export_report writes frequency, co-occurrence and coder agreement reports; this matrix has no export yet.');
       return undefined;
     }
-    let coders: [string, string] | undefined;
+    let coders: string[] | undefined;
+    let unit: AgreementUnit | undefined;
     if (request.view === 'agreement') {
-      const data = agreement(project.repo, project.name, request.coders);
+      const data = agreement(project.repo, project.name, request.coders, request.unit, 0);
       if (data.type !== 'agreement' || !data.pair) return void vscode.window.showWarningMessage(data.type === 'agreement' && data.note ? data.note : 'Pick two coders first.');
-      coders = data.pair;
+      coders = data.selected ?? data.pair;
+      unit = data.unit;
     }
     let file = target;
     if (!file) {
@@ -372,7 +374,7 @@ export class ReportsPanel implements vscode.Disposable {
         ? await this.wb.call(generateFrequencyReportTool, {})
         : request.view === 'cooccurrence'
           ? await this.wb.call(generateCooccurrenceReportTool, {})
-          : await this.wb.call(generateCoderComparisonTool, { coder_ids: coders as [string, string] });
+          : await this.wb.call(generateCoderComparisonTool, { coder_ids: coders as string[], ...(unit ? { unit } : {}) });
     if (!job) return undefined;
     if (job.status !== 'completed') return void vscode.window.showErrorMessage(`The report failed: ${job.error ?? job.error_code ?? 'unknown error'}`);
     // the save dialog already asked before replacing a file
@@ -398,43 +400,69 @@ function changesReports(e: EventRecord): boolean {
   return e.event_type.startsWith('coding.') || e.event_type.startsWith('source.') || e.event_type.startsWith('case.') || e.event_type === 'project.snapshot_restored';
 }
 
-/** The agreement view: the pair asked for when both coded something, else the two coders with the most segments. */
-function agreement(repo: ProjectRepository, project: string, asked: [string, string] | undefined): ToReportsWebview {
+/**
+ * The agreement view: the coders asked for (two or more, each with segments), else the two coders with the
+ * most segments; the unit asked for (default character). Every measure per code with its seeded bootstrap
+ * interval (`draws` resamples; 1000 as generate_coder_comparison's default) and the disagreements.
+ */
+function agreement(repo: ProjectRepository, project: string, askedCoders: unknown, askedUnit: unknown, draws = 1000): ToReportsWebview {
+  // both come from the webview: untrusted shapes
+  const asked = Array.isArray(askedCoders) && askedCoders.every((c) => typeof c === 'string') ? (askedCoders as string[]) : undefined;
+  const unit: AgreementUnit = (['character', 'segment', 'sentence', 'paragraph'] as const).find((u) => u === askedUnit) ?? 'character';
   const known = repo.listCoders();
   const coders = known.map((c) => c.coder);
-  const base = { type: 'agreement' as const, project, coders, rows: [], overall: null, total_characters: 0, source_count: 0, method: '' };
+  const base = { type: 'agreement' as const, project, coders, unit, rows: [], overall: null, total_characters: 0, source_count: 0, method: '' };
   if (coders.length < 2) {
-    return { ...base, pair: null, note: `Coder agreement compares two coders' segments; this project has ${coders.length === 0 ? 'no coded segments' : `one coder (${coders[0] ?? ''})`}. Set marginalia.coder.name, or import another coder's work.` };
+    return { ...base, pair: null, note: `Coder agreement compares coders' segments; this project has ${coders.length === 0 ? 'no coded segments' : `one coder (${coders[0] ?? ''})`}. Set marginalia.coder.name, or import another coder's work.` };
   }
-  let pair: [string, string];
-  if (asked && asked[0] !== asked[1] && coders.includes(asked[0]) && coders.includes(asked[1])) pair = asked;
+  let selected: string[];
+  if (asked && asked.length >= 2 && new Set(asked).size === asked.length && asked.every((c) => coders.includes(c))) selected = [...asked];
   else {
     const top = [...known].sort((a, b) => b.segments - a.segments || (a.coder < b.coder ? -1 : 1));
-    pair = [(top[0] as (typeof top)[number]).coder, (top[1] as (typeof top)[number]).coder];
+    selected = [(top[0] as (typeof top)[number]).coder, (top[1] as (typeof top)[number]).coder];
   }
+  const pair: [string, string] = [selected[0] as string, selected[1] as string];
   try {
-    const r = coderComparisonReport(repo, pair, {});
-    const row = (name: string, code_id: number, t: { percent_agreement: number | null; kappa: number | null; both: number; only_a: number; only_b: number }): AgreementRow => ({
+    const r = coderComparisonReport(repo, selected, {}, { unit, draws, seed: 1 });
+    const two = selected.length === 2;
+    const row = (name: string, code_id: number, t: CodeAgreement | NonNullable<CoderComparisonResult['overall']>): AgreementRow => ({
       code_id,
       name,
-      percent_agreement: t.percent_agreement,
-      kappa: t.kappa,
-      both: t.both,
-      only_a: t.only_a,
-      only_b: t.only_b,
+      percent_agreement: t.measures.percent_agreement.value,
+      kappa: two ? (t.kappa ?? null) : t.measures.fleiss_kappa.value,
+      both: t.both ?? 0,
+      only_a: t.only_a ?? 0,
+      only_b: t.only_b ?? 0,
+    });
+    const table = (name: string, code_id: number, m: AgreementMeasures): AgreementMeasureTable => ({
+      code_id,
+      name,
+      units: m.units,
+      measures: [
+        { measure: 'Percent agreement', coders: 'all', ...m.percent_agreement },
+        ...m.cohen_kappa.map((k) => ({ measure: "Cohen's κ", coders: k.coders.join(' & '), value: k.value, ci_low: k.ci_low, ci_high: k.ci_high })),
+        { measure: "Fleiss' κ", coders: 'all', ...m.fleiss_kappa },
+        { measure: 'Brennan-Prediger κ', coders: 'all', ...m.brennan_prediger },
+        { measure: "Gwet's AC1", coders: 'all', ...m.gwet_ac1 },
+        { measure: "Krippendorff's α", coders: 'all', ...m.krippendorff_alpha },
+        { measure: 'Unitizing α', coders: 'all', ...m.unitizing_alpha },
+      ],
     });
     return {
       ...base,
       pair,
+      selected,
       rows: r.codes.map((c) => row(c.name, c.code_id, c)),
       overall: r.overall ? row('All codes', 0, r.overall) : null,
+      tables: [...r.codes.map((c) => table(c.name, c.code_id, c.measures)), ...(r.overall ? [table('All codes', 0, r.overall.measures)] : [])],
+      disagreements: r.disagreements.slice(0, 200).map((d) => ({ code: d.code, source: d.source, start_pos: d.start_pos, end_pos: d.end_pos, text: d.text, coded_by: d.coded_by, not_coded_by: d.not_coded_by })),
       total_characters: r.total_characters,
       source_count: r.sources.length,
       method: r.method,
-      ...(r.sources.length === 0 ? { note: `${pair[0]} and ${pair[1]} have not coded any source in common.` } : {}),
+      ...(r.sources.length === 0 ? { note: `${selected.join(', ')} have not coded any source in common.` } : {}),
     };
   } catch (e) {
-    return { ...base, pair, note: (e as Error).message };
+    return { ...base, pair, selected, note: (e as Error).message };
   }
 }
 
@@ -492,4 +520,9 @@ select { color: var(--vscode-dropdown-foreground); background: var(--vscode-drop
 #table tr.clickable { cursor: pointer; }
 #table tr.clickable:hover, #table tr.clickable:focus { background: var(--vscode-list-hoverBackground); outline: none; }
 #table tr.total td { font-weight: 600; }
+#details table { border-collapse: collapse; margin: 4px 0 12px; }
+#details th, #details td { border-bottom: 1px solid var(--vscode-panel-border); padding: 2px 10px; text-align: left; }
+#details td.n { text-align: right; font-variant-numeric: tabular-nums; }
+#details td.quote { font-style: italic; max-width: 40em; }
+#details h3 { font-size: 1em; margin: 12px 0 2px; }
 `;

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { loadWebviewScript } from '../webviewScript';
 import { countOf } from '../../core/plural';
 import type { AttributeValue } from '../../domain/ports';
 import { describeRetrieval, passagePlace, type RetrievalQuery, type RetrievalResult } from '../../domain/retrieval';
@@ -53,9 +54,7 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     this.ready = false;
-    const root = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
-    view.webview.options = { enableScripts: true, localResourceRoots: [root] };
-    view.webview.html = retrievalHtml(view.webview.cspSource, view.webview.asWebviewUri(vscode.Uri.joinPath(root, 'retrieval.js')).toString());
+    loadWebviewScript(view.webview, this.extensionUri, 'retrieval.js', retrievalHtml);
     this.subscriptions.push(
       view.webview.onDidReceiveMessage((m: FromRetrievalWebview) => void this.onMessage(m)),
       view.onDidChangeVisibility(() => {
@@ -158,14 +157,14 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
       filters: this.heading.filters,
       summary: `${countOf(data.total, 'passage')} in ${countOf(data.source_count, 'source')}${more}`,
       passages: data.passages.map((p) => {
-        const sessions = new Map(p.segments.map((s) => [s.segment_id, repo.getSegment(s.segment_id)?.session_id ?? null]));
+        const made = p.segments.map((s) => repo.getSegment(s.segment_id));
         return {
           source_name: p.source_name,
           place: passagePlace(p),
           codes: p.codes.map((c) => ({ name: c.name, color: c.color })),
           coders: p.coders,
           text: p.text,
-          by_agent: [...sessions.values()].some((s) => madeByAgent(s)),
+          by_agent: made.some((s) => !!s && madeByAgent(s.session_id, s.coder_role)),
         };
       }),
     });

@@ -23,11 +23,20 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
   private sources: SourceWithCounts[] = [];
   /** each source's document attributes as `name: value` lines, by name */
   private attributes = new Map<number, string[]>();
+  /** sources closed to agents (issue 14 item 11): source id -> who is shut out and through what */
+  private closed = new Map<number, { agents: string[] | null; via: string[] }>();
+  /** folders closed to agents themselves: folder id -> the agents (null: every agent) */
+  private closedFolders = new Map<number, string[] | null>();
   private loaded = false;
   readonly view: vscode.TreeView<SourcesNode>;
+  /** redraws the locks when the researcher closes or opens something to agents from any surface (set_agent_access raises no event) */
+  private readonly accessCalls: { dispose(): void };
 
   constructor(private readonly wb: Workbench) {
     this.view = vscode.window.createTreeView('marginalia.sources', { treeDataProvider: this, dragAndDropController: this, showCollapseAll: true, canSelectMany: true });
+    this.accessCalls = wb.pipeline.onDidCall((call) => {
+      if (call.tool === 'set_agent_access' && call.status === 'ok') this.refresh();
+    });
   }
 
   /** Reloads from the project and redraws. */
@@ -47,7 +56,32 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
       if (!list) this.attributes.set(at.source_id, (list = []));
       list.push(`${at.name}: ${String(at.value)}`);
     }
+    this.loadAgentAccess(repo);
     this.loaded = true;
+  }
+
+  /** Which sources and folders are closed to agents (set_agent_access), for the lock and the tooltip. */
+  private loadAgentAccess(repo: ReturnType<Workbench['repo']>): void {
+    this.closed = new Map();
+    this.closedFolders = new Map();
+    if (!repo || typeof repo.listClosedSources !== 'function') return;
+    const names = new Map<string, string>();
+    for (const r of repo.listAgentAccess()) {
+      names.set(`${r.target_kind}:${r.target_id}`, r.target_name ?? `${r.target_kind} ${r.target_id}`);
+      if (r.target_kind === 'folder') this.closedFolders.set(r.target_id, r.agents);
+    }
+    for (const r of repo.listClosedSources()) {
+      let c = this.closed.get(r.source_id);
+      if (!c) this.closed.set(r.source_id, (c = { agents: [], via: [] }));
+      c.agents = c.agents === null || r.agents === null ? null : [...new Set([...c.agents, ...r.agents])];
+      c.via.push(r.via_kind === 'source' ? 'closed directly' : `through ${r.via_kind} "${names.get(`${r.via_kind}:${r.via_id}`) ?? r.via_id}"`);
+    }
+  }
+
+  /** Whether source `id` is closed to agents (directly, or through its folder or a case). */
+  isClosedToAgents(sourceId: number): boolean {
+    this.load();
+    return this.closed.has(sourceId);
   }
 
   getChildren(node?: SourcesNode): SourcesNode[] {
@@ -75,6 +109,12 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
       item.contextValue = 'folder';
       item.iconPath = vscode.ThemeIcon.Folder;
       item.description = `${f.source_count}`;
+      if (this.closedFolders.has(f.folder_id)) {
+        const agents = this.closedFolders.get(f.folder_id) ?? null;
+        item.iconPath = new vscode.ThemeIcon('lock');
+        item.description = `${f.source_count} · closed to ${agents ? agents.join(', ') : 'agents'}`;
+        item.tooltip = new vscode.MarkdownString(`$(lock) ${f.name}: closed to ${agents ? `the agents ${agents.join(', ')}` : 'every agent'}, with its sub-folders`, true);
+      }
       return item;
     }
     const s = node.source;
@@ -83,13 +123,24 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
     item.contextValue = `source.${s.type}`;
     item.iconPath = new vscode.ThemeIcon(TYPE_ICONS[s.type] ?? 'file');
     const coded = s.segment_count + s.av_segment_count;
-    const ai = madeByAgent(s.session_id);
+    const ai = madeByAgent(s.session_id, s.coder_role);
     // document attributes: in the tooltip, one per line (`name: value`)
     const attributes = this.attributes.get(s.source_id) ?? [];
     item.description = `${coded > 0 ? `${coded} coded` : 'uncoded'}${ai ? ' · ✦ AI' : ''}`;
     item.tooltip = new vscode.MarkdownString().appendText(
       `${s.name}\n${s.type}${s.length ? `, ${s.length.toLocaleString()} characters` : ''}\n${coded} coded segment(s)${attributes.length > 0 ? `\n\n${attributes.join('\n')}` : ''}${s.memo ? `\n\n${s.memo}` : ''}`,
     );
+    const closed = this.closed.get(s.source_id);
+    if (closed) {
+      // closed to agents: a lock instead of the type icon, and who is shut out in the description and tooltip
+      item.iconPath = new vscode.ThemeIcon('lock');
+      item.contextValue = `source.${s.type}.closedToAgents`;
+      const who = closed.agents ? closed.agents.join(', ') : 'agents';
+      item.description = `${item.description} · closed to ${who}`;
+      const tip = new vscode.MarkdownString(`$(lock) Closed to ${closed.agents ? `the agents ${who}` : 'every agent'} (${closed.via.join('; ')})\n\n`, true);
+      if (item.tooltip instanceof vscode.MarkdownString) tip.appendMarkdown(item.tooltip.value);
+      item.tooltip = tip;
+    }
     if (s.type === 'text' || s.type === 'pdf') item.command = { command: 'marginalia.sources.open', title: 'Open Source', arguments: [node] };
     return item;
   }
@@ -107,6 +158,7 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
   }
 
   dispose(): void {
+    this.accessCalls.dispose();
     this.view.dispose();
     this.changed.dispose();
   }

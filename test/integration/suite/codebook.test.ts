@@ -10,18 +10,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Caller } from '../../../src/agent/pipeline';
 import type { MarginaliaApi } from '../../../src/extension';
+import { until } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 interface CategoryOut {
   category_id: number;
@@ -251,7 +242,7 @@ describe('Codebook in VS Code', function () {
     const containers = pkg.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id);
     assert.deepEqual(containers, ['marginalia', 'marginalia-supervision']);
     const ids_ = (c: string) => pkg.contributes.views[c].map((v: { id: string }) => v.id);
-    assert.deepEqual(ids_('marginalia-supervision'), ['marginalia.approvals', 'marginalia.activity', 'marginalia.history']);
+    assert.deepEqual(ids_('marginalia-supervision'), ['marginalia.approvals', 'marginalia.agents', 'marginalia.activity', 'marginalia.history', 'marginalia.mergeConflicts']);
     assert.ok(ids_('marginalia').slice(0, 3).join() === 'marginalia.codes,marginalia.sources,marginalia.cases', ids_('marginalia').join());
     const codesView = pkg.contributes.views.marginalia[0];
     assert.ok(codesView.initialSize > Math.max(...pkg.contributes.views.marginalia.slice(1).map((v: { initialSize?: number }) => v.initialSize ?? 1)), 'the Codes view gets the most room');

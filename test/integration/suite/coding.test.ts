@@ -5,6 +5,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MarginaliaApi } from '../../../src/extension';
+import { until as waitUntil } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 
@@ -33,15 +34,8 @@ function post(port: number, tool: string, args: Record<string, unknown>, as = to
   });
 }
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** {@link waitUntil} with this suite's default wait of 10_000 ms. */
+const until = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> => waitUntil(what, probe, ms);
 
 describe('Marginalia in VS Code', function () {
   this.timeout(60_000);
@@ -71,7 +65,7 @@ describe('Marginalia in VS Code', function () {
     assert.deepEqual(commands.filter((c) => !all.has(c)), []);
     // two containers: Marginalia (the research views) and Marginalia Supervision (issue 13, item 10)
     const views: string[] = Object.values(pkg.contributes.views as Record<string, { id: string }[]>).flat().map((v) => v.id);
-    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codes', 'marginalia.history', 'marginalia.memos', 'marginalia.retrieval', 'marginalia.sources']);
+    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.agents', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codes', 'marginalia.history', 'marginalia.memos', 'marginalia.mergeConflicts', 'marginalia.retrieval', 'marginalia.sources']);
     // VS Code creates a focus command for every registered view
     assert.deepEqual(views.filter((v) => !all.has(`${v}.focus`)), []);
     // the Agent Activity webview resolves when shown

@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import type { MarginaliaApi } from '../../../src/extension';
 import type { MemoConflict, MemoConflictChoice } from '../../../src/ui/memos/memoFileSystem';
 import type { MemosNode } from '../../../src/ui/memos/memosTreeProvider';
+import { until as waitUntil } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 
@@ -38,15 +39,8 @@ function httpPost(port: number, urlPath: string, payload: unknown, token: string
   });
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** {@link waitUntil} with this suite's default wait of 10_000 ms. */
+const until = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> => waitUntil(what, probe, ms);
 
 /** Replaces the whole text of the active editor (the memo tab), leaving it dirty. */
 async function typeInto(editor: vscode.TextEditor, text: string): Promise<void> {

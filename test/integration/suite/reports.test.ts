@@ -7,18 +7,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Caller } from '../../../src/agent/pipeline';
 import type { MarginaliaApi } from '../../../src/extension';
+import { until } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The codebook diagnostics of `uri`, as [code, message] pairs. */
 function codebookDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {

@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MarginaliaApi } from '../../../src/extension';
+import { until } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 const CODER = 'Ana Researcher';
@@ -38,16 +39,6 @@ function post(port: number, tool: string, args: Record<string, unknown>, token: 
     req.on('error', reject);
     req.end(body);
   });
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** git as a shell runs it, without this process's GIT_* variables or the user's configuration. */
@@ -92,6 +83,9 @@ describe('Supervision in VS Code', function () {
     const state = api.controller.serverState;
     assert.equal(state.state, 'running');
     port = state.state === 'running' ? state.port : 0;
+    // the shared agent token has one implicit session, named by its first client: an earlier suite's must not name
+    // this suite's agent
+    api.agent.sessions.endOwnedBy('agent', 'client_disconnected');
     await vscode.commands.executeCommand('marginalia.history.initialize');
     ids.source = (await invoke('add_text_source', { name: 'interview-04', content: TEXT })).source_id;
     ids.trust = (await invoke('create_code', { name: 'Trust', color: '#E15759' })).code_id;

@@ -8,19 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MarginaliaApi } from '../../../src/extension';
+import { until as waitUntil } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 const LANGUAGE = 'marginalia-transcript';
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** {@link waitUntil} with this suite's default wait of 10_000 ms. */
+const until = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> => waitUntil(what, probe, ms);
 
 const TRANSCRIPT = [
   '[00:00:04] INTERVIEWER: How did you first get involved with the community garden, and what did you expect from it before you went along that first Saturday morning?',

@@ -245,8 +245,10 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         await asResearcher('delete_code', { code_id: status.result.code_id });
       });
 
-      it('maps calls to sessions: the implicit session of token + client name, or X-Marginalia-Session', async () => {
-        const named = await connect(era, { name: `claude-${era}`, headers: era === 'legacy' ? { 'X-Marginalia-Client': `claude-${era}` } : {} });
+      it('maps calls to sessions: the implicit session of the credential (named by its first client), or X-Marginalia-Session', async () => {
+        // a credential of its own: a credential has one implicit session, named after the client that opened it (issue 14 item 3)
+        const token = agent.credentials.issue(`claude-${era}`).token;
+        const named = await connect(era, { name: `claude-${era}`, headers: { Authorization: `Bearer ${token}`, ...(era === 'legacy' ? { 'X-Marginalia-Client': `claude-${era}` } : {}) } });
         const r = await named.callTool({ name: 'create_code', arguments: { name: `Named ${era}`, color: '#000000' } });
         const req = agent.listApprovals('pending').find((a) => a.request_id === (r.structuredContent as { request_id: string }).request_id);
         assert.equal(req?.client_name, `claude-${era}`, 'the implicit session is named after the client');

@@ -87,10 +87,14 @@ describe('agent/approvals (fake clock)', () => {
   });
 
   it('expired requests are rejected before a new one is counted against the limit of 10', async () => {
+    // two agents (credentials), five each: approvals.max_pending_per_agent (5) is not what refuses the eleventh
     const bot = agentSession();
-    for (let i = 0; i < 10; i++) await requestCode(bot, `Code ${i}`);
-    const full = await agent.call(bot, 'create_code', { name: 'Eleven', color: '#59A14F' });
+    const other = agent.openSession({ authorization: `Bearer ${agent.credentials.issue('Second').token}`, client_type: 'ASSISTANT_B_CLI', client_name: 'second' }).caller;
+    for (let i = 0; i < 10; i++) await requestCode(i < 5 ? bot : other, `Code ${i}`);
+    const third = agent.openSession({ authorization: `Bearer ${agent.credentials.issue('Third').token}`, client_type: 'CUSTOM', client_name: 'third' }).caller;
+    const full = await agent.call(third, 'create_code', { name: 'Eleven', color: '#59A14F' });
     assert.equal(!full.envelope.success && full.envelope.error_code, 'APPROVAL_QUEUE_FULL');
+    assert.equal(!full.envelope.success && (full.envelope.details as { limit_key?: string } | undefined)?.limit_key, undefined, 'the global cap, not the per-agent one');
     clock.t += 5 * MINUTE;
     await requestCode(bot, 'After the timeout');
     assert.equal(agent.listApprovals('rejected').length, 10);

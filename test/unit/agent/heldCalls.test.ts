@@ -251,9 +251,9 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     for (let i = 0; i < 12; i++) fast.push((await agent.call(agentSession, 'get_approval_status', { request_id: held.request_id })).status);
     assert.deepEqual(fast, [...Array(11).fill('ok'), 'failed'], 'the first is free, ten are counted, the twelfth is refused');
 
-    // another session's request is not its own
+    // another agent's request (another credential) is not its own
     clock.t += 60_000;
-    const other = bot();
+    const other = agent.openSession({ authorization: `Bearer ${agent.credentials.issue('Other').token}`, client_type: 'ASSISTANT_B_CLI', client_name: 'other' }).caller;
     const theirs = data(await agent.call(other, 'create_code', { name: 'Trust' }));
     const snoop: string[] = [];
     for (let i = 0; i < 11; i++) {

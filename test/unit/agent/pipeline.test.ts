@@ -145,10 +145,16 @@ describe('agent/pipeline', () => {
       add_text_source: { name: 'S', content: 'x' },
       remove_source: { source_id: 1 },
       erase_source: { source_id: 1, confirm: true },
+      set_agent_access: { source_id: 1, access: 'closed' },
+      get_agent_access: {},
+      set_blind_coding: { enabled: true },
+      end_blind_coding: {},
+      get_team_settings: {},
       import_file_source: { file_path: '/tmp/x.txt' },
       set_source_attribute: { source_id: 1, attribute_name: 'Site', value: 'Lagos' },
       undo: {},
       redo: {},
+      undo_agent_action: { correlation_id: 'c-1' },
       rename_category: { category_id: 1, new_name: 'C' },
       delete_category: { category_id: 1 },
       update_category_memo: { category_id: 1, memo: 'm' },
@@ -216,6 +222,11 @@ describe('agent/pipeline', () => {
       list_snapshots: {},
       view_diff: { from_ref: 'HEAD~1', to_ref: 'HEAD' },
       restore_snapshot: { ref: 'HEAD' },
+      list_merge_conflicts: {},
+      resolve_merge_conflict: { conflict_id: 'c1', choice: 'ours' },
+      configure_remote: { url: '/tmp/marginalia-remote.git' },
+      sync_project: {},
+      get_remote_status: {},
       // exchange
       suggest_export_format: { use_case: 'share with NVivo' },
       export_data: { format: 'codebook', output_path: '/tmp/marginalia-codebook.txt' },
@@ -251,7 +262,8 @@ describe('agent/pipeline', () => {
     it('fails every project tool with NO_PROJECT when no project is open', async () => {
       const none = createPipeline({ project: () => null, host: headlessHost, logger: silentLogger });
       const names = none.listTools().map((t) => t.name);
-      assert.deepEqual(names.filter((n) => !(n in VALID_ARGS)).sort(), ['close_project', 'open_project']);
+      // the session tools work without a project (the researcher's view of who is connected)
+      assert.deepEqual(names.filter((n) => !(n in VALID_ARGS)).sort(), ['close_project', 'end_session', 'get_session', 'list_sessions', 'open_project']);
       for (const [name, a] of Object.entries(VALID_ARGS)) {
         const out = await none.invoke(name, a, ALICE);
         assert.equal(out.status, 'failed', name);
@@ -500,10 +512,16 @@ describe('agent/pipeline', () => {
       add_text_source: ['SOURCE_DUPLICATE_NAME'],
       remove_source: ['SOURCE_NOT_FOUND'],
       erase_source: ['SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'APPROVAL_FORBIDDEN', 'TOOL_EXECUTION_ERROR'],
+      set_agent_access: ['INVALID_ARGUMENTS', 'SOURCE_NOT_FOUND', 'FOLDER_NOT_FOUND', 'CASE_NOT_FOUND', 'APPROVAL_FORBIDDEN'],
+      get_agent_access: [],
+      set_blind_coding: ['INVALID_ARGUMENTS', 'APPROVAL_FORBIDDEN'],
+      end_blind_coding: ['APPROVAL_FORBIDDEN'],
+      get_team_settings: [],
       import_file_source: ['SOURCE_IMPORT_FAILED', 'SOURCE_DUPLICATE_NAME'],
       set_source_attribute: ['SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS'],
       undo: ['NOTHING_TO_UNDO', 'NOT_UNDOABLE', 'APPROVAL_FORBIDDEN'],
       redo: ['NOTHING_TO_REDO', 'NOT_UNDOABLE', 'APPROVAL_FORBIDDEN'],
+      undo_agent_action: ['NOT_UNDOABLE', 'APPROVAL_FORBIDDEN'],
       rename_category: ['CATEGORY_NOT_FOUND', 'DUPLICATE_NAME', 'INVALID_ARGUMENTS'],
       delete_category: ['CATEGORY_NOT_FOUND', 'CATEGORY_NOT_EMPTY', 'CATEGORY_CYCLE', 'INVALID_ARGUMENTS'],
       update_category_memo: ['CATEGORY_NOT_FOUND', 'INVALID_ARGUMENTS'],
@@ -572,6 +590,11 @@ describe('agent/pipeline', () => {
       list_snapshots: ['VERSION_CONTROL_NOT_INITIALIZED', 'NO_PROJECT'],
       view_diff: ['SNAPSHOT_NOT_FOUND', 'VERSION_CONTROL_NOT_INITIALIZED', 'NO_PROJECT'],
       restore_snapshot: ['SNAPSHOT_NOT_FOUND', 'VERSION_CONTROL_NOT_INITIALIZED', 'TOOL_EXECUTION_ERROR', 'NO_PROJECT'],
+      list_merge_conflicts: [],
+      resolve_merge_conflict: ['MERGE_CONFLICT_NOT_FOUND', 'INVALID_ARGUMENTS', 'VERSION_CONFLICT'],
+      configure_remote: ['INVALID_ARGUMENTS', 'VERSION_CONTROL_NOT_INITIALIZED', 'APPROVAL_FORBIDDEN', 'NO_PROJECT'],
+      sync_project: ['REMOTE_NOT_CONFIGURED', 'SYNC_DIVERGED', 'VERSION_CONTROL_NOT_INITIALIZED', 'TOOL_EXECUTION_ERROR', 'NO_PROJECT'],
+      get_remote_status: ['VERSION_CONTROL_NOT_INITIALIZED', 'NO_PROJECT'],
       // exchange (the HTTP spec's exchange table)
       suggest_export_format: [],
       export_data: ['UNKNOWN_FORMAT', 'EXPORT_FAILED'],
@@ -585,6 +608,9 @@ describe('agent/pipeline', () => {
       // approvals (what became of a call held for the researcher)
       get_approval_status: ['APPROVAL_NOT_FOUND'],
       list_pending_approvals: [],
+      list_sessions: ['APPROVAL_FORBIDDEN'],
+      get_session: ['SESSION_NOT_FOUND', 'APPROVAL_FORBIDDEN'],
+      end_session: ['SESSION_NOT_FOUND', 'APPROVAL_FORBIDDEN'],
       // the design's remaining capabilities (agent-context capability table) and reports
       apply_code: ['CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_POSITION', 'INVALID_ARGUMENTS'],
       remove_code: ['SEGMENT_NOT_FOUND'],

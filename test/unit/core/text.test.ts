@@ -4,24 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { codePointLength, cpToUtf16, hasAstral, sliceCp, toWellFormed, utf16ToCp } from '../../../src/core/text';
+import { mulberry32 as rng } from '../../../src/core/random';
 
 const EMOJI = '\u{1F600}'; // 😀, two UTF-16 units
 const CLEF = '\u{1D11E}'; // 𝄞, two UTF-16 units
 const E_ACUTE = '\u00E9'; // é, one unit
 const LQ = '\u201C'; // “
 const RQ = '\u201D'; // ”
-
-/** Deterministic PRNG (mulberry32), so a failing case can be reproduced from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomString(next: () => number, alphabet: readonly string[], maxLen: number): string {
   const n = Math.floor(next() * (maxLen + 1));

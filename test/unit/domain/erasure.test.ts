@@ -8,21 +8,10 @@ import { ERASED, MIN_NEEDLE_CODE_POINTS, TextRedactor } from '../../../src/domai
 import { payloadToStored } from '../../../src/store/eventRows';
 import { redactPayload } from '../../../src/store/erasureStore';
 import { eraseFromDump, eraseFromTableBytes, eraseFromTableFile } from '../../../src/vcs/historyErasure';
+import { mulberry32 as rng } from '../../../src/core/random';
 
 const TEXT = 'My neighbours call me Zed since the flood; we rebuilt the shed together.';
 const SEGMENT = 'we rebuilt the shed together';
-
-/** A small seeded PRNG (mulberry32) for the randomized comparison. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('domain/erasure TextRedactor', () => {
   it('replaces every occurrence of the texts inside longer strings, the longest first', () => {

@@ -178,8 +178,9 @@ describe('domain events through the pipeline', () => {
       assert.ok(Number.isInteger(e.metadata.sequence_number));
     }
     assert.equal(new Set(all.map((e) => e.event_id)).size, all.length, 'event ids are unique');
-    assert.deepEqual(calls[0]!.events[0]!.caused_by, { session_id: 'sess-alice', client_type: 'REST_CLIENT', user: 'alice' });
-    assert.deepEqual(calls[1]!.events[0]!.caused_by, { session_id: 'sess-bob', client_type: 'ASSISTANT_B_CLI', user: 'bob' });
+    // a caller that is neither the local UI nor the reviewer token is an agent (issue 14 item 1), named by its client
+    assert.deepEqual(calls[0]!.events[0]!.caused_by, { session_id: 'sess-alice', client_type: 'REST_CLIENT', user: 'alice', role: 'agent', coder: 'unit-test', client: 'unit-test' });
+    assert.deepEqual(calls[1]!.events[0]!.caused_by, { session_id: 'sess-bob', client_type: 'ASSISTANT_B_CLI', user: 'bob', role: 'agent', coder: 'b', client: 'b' });
 
     // one correlation id per call: shared inside the batch, distinct between calls, the caller's when given
     const batch = calls[3]!.events;
@@ -198,7 +199,7 @@ describe('domain events through the pipeline', () => {
         timestamp: r.timestamp,
         aggregate_type: r.aggregate_type,
         aggregate_id: r.aggregate_id,
-        caused_by: { session_id: r.session_id, client_type: r.client_type, user: r.user },
+        caused_by: { session_id: r.session_id, client_type: r.client_type, user: r.user, role: r.role, coder: r.coder, client: r.client },
         payload: r.payload,
         metadata: { correlation_id: r.correlation_id, sequence_number: r.seq },
       })),

@@ -1,5 +1,5 @@
 /**
- * src/domain/reports.ts and the design's remaining capabilities (src/tools/designTools.ts, src/tools/reportTools.ts)
+ * src/domain/reports.ts and the design's remaining capabilities (src/tools/capabilityTools.ts, src/tools/reportTools.ts)
  * through the pipeline, on real sql.js project files: every design tool with its errors, the three reports on a
  * small project whose expected values are worked out by hand in the comments, Cohen's kappa against hand-computed
  * examples, the jobs' events, a failed job, and export_report in its three formats.
@@ -13,22 +13,11 @@ import type { ProjectRepository } from '../../../src/domain/ports';
 import { cooccurrenceReport, sweepOverlaps } from '../../../src/domain/reports';
 import { TOOLS, TOOLS_BY_NAME } from '../../../src/tools/registry';
 import { ALICE, FIXED_ISO, openFixture, snapshot, storedEvents, type Fixture } from './projectFixture';
+import { mulberry32 as rng } from '../../../src/core/random';
 
 const RED = '#E15759';
 const BOB = { ...ALICE, session_id: 'sess-bob', user: 'bob' };
 const EMOJI = '\u{1F600}';
-
-/** A deterministic PRNG (mulberry32), so a failing random case is reproducible. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Asserts |actual - expected| < 1e-9 (the statistics are floating point). */
 function near(actual: unknown, expected: number, what: string): void {
@@ -646,8 +635,8 @@ describe('the design capabilities and reports through the pipeline', () => {
       const r = job.result;
       assert.deepEqual(r.coders, ['alice', 'bob']);
       assert.deepEqual(r.sources, [
-        { source_id: p.s1, name: 'S1', characters: 20 },
-        { source_id: p.s2, name: 'S2', characters: 10 },
+        { source_id: p.s1, name: 'S1', characters: 20, units: 20 },
+        { source_id: p.s2, name: 'S2', characters: 10, units: 10 },
       ]);
       assert.equal(r.total_characters, 30);
       assert.deepEqual(
@@ -668,7 +657,7 @@ describe('the design capabilities and reports through the pipeline', () => {
       near(r.overall.kappa, 5.6 / 32.6, 'overall kappa');
       assert.match(r.method, /QualCoder/);
       assert.deepEqual(job.result.filters, {});
-      assert.deepEqual((await fx.ok('get_report', { report_id: job.report_id })).params, { coder_ids: ['alice', 'bob'] });
+      assert.deepEqual((await fx.ok('get_report', { report_id: job.report_id })).params, { coder_ids: ['alice', 'bob'], unit: 'character', bootstrap: { draws: 1000, seed: 1 } });
     });
 
     it('fails with INVALID_ARGUMENTS for one coder twice, a coder without segments, or filters.coder; nothing is stored', async () => {

@@ -18,7 +18,9 @@ import * as path from 'node:path';
 import type { Caller, ToolPipeline } from '../../../src/agent/pipeline';
 import { createPipeline, embeddingsFromEnvironment, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
-import { groupOffsets, parseSearchQuery, prefixStem, snippetAround, utf8OffsetsToPositions } from '../../../src/domain/search';
+import { stemForms } from '../../../src/domain/ranking/stemmer';
+import { groupOffsets, snippetAround, utf8OffsetsToPositions } from '../../../src/domain/search';
+import { parseSearchQuery } from '../../../src/domain/searchQuery';
 import { journalPath } from '../../../src/store/projectStore';
 import { MAX_EMBED_PER_CALL } from '../../../src/tools/searchTools';
 import { requireCorpus, tmpDir } from '../../helpers/serverProcess';
@@ -775,10 +777,11 @@ describe('domain/search through the pipeline', () => {
       assert.equal(snippetAround('a\n\nb', 3, 4), 'a «b»');
     });
 
-    it('prefixStem strips one English ending when four letters remain', () => {
+    it('stemForms looks for each word and its Porter stem (Porter 1980), once when they agree', () => {
+      // the stems the lexical similarity search adds to a query: a plural finds its singular, "sharing" finds "share"
       assert.deepEqual(
-        ['gardens', 'gardening', 'communities', 'community', 'shared', 'sharing', 'rota', 'water', 'is'].map(prefixStem),
-        ['garden', 'garden', 'communit', 'communit', 'shar', 'shar', 'rota', 'water', 'is'],
+        ['gardens', 'gardening', 'communities', 'shared', 'sharing', 'rotas', 'rota', 'water', 'is', 'häuser'].map(stemForms),
+        [['gardens', 'garden'], ['gardening', 'garden'], ['communities', 'commun'], ['shared', 'share'], ['sharing', 'share'], ['rotas', 'rota'], ['rota'], ['water'], ['is'], ['häuser']],
       );
     });
   });

@@ -1,5 +1,6 @@
 /**
- * Suggestions (src/domain/suggestions.ts, textRanking.ts, textUnits.ts; src/tools/suggestionTools.ts)
+ * Suggestions (src/domain/suggestions.ts, suggestionDecisions.ts, codeRanking.ts, similarContent.ts, duplicateCodes.ts,
+ * ranking/, textUnits.ts; src/tools/suggestionTools.ts)
  * through the one pipeline on real project files: the life cycle of each kind (new code, coding, merge,
  * batches), the same life cycle across closing and reopening the project, batch status after partial
  * approval, idempotent approval, rejection feedback, provenance, every error code, the ranking measures
@@ -12,7 +13,10 @@ import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } f
 import { silentLogger } from '../../../src/core/log';
 import { checkApprover } from '../../../src/domain/suggestions';
 import type { SuggestionRecord } from '../../../src/domain/ports';
-import { Bm25Index, dice, diceAtLeast, similarPairs, tokenize, type SimilarityItem } from '../../../src/domain/textRanking';
+import { Bm25Index, bm25Idf, bm25TermWeight } from '../../../src/domain/ranking/bm25';
+import { cosine, tfidfVector } from '../../../src/domain/ranking/similarity';
+import { tokenize } from '../../../src/domain/ranking/stemmer';
+import { dice, diceAtLeast, similarPairs, type SimilarityItem } from '../../../src/domain/ranking/tokenSets';
 import { splitUnits } from '../../../src/domain/textUnits';
 import { ALICE, FIXED_ISO, fixedClock, openFixture, snapshot, storedEvents, type Fixture } from './projectFixture';
 
@@ -661,7 +665,7 @@ describe('domain/suggestions through the pipeline', () => {
   });
 });
 
-describe('domain/textRanking', () => {
+describe('domain/ranking', () => {
   it('tokenize lower-cases, drops stop words, numbers and possessives, and Porter-stems', () => {
     // "the", "at", "isn't" are stop words; 10 and 30 are numbers; "amara's" loses its possessive
     assert.deepEqual(
@@ -674,6 +678,33 @@ describe('domain/textRanking', () => {
         ['job', 'job'],
       ],
     );
+  });
+
+  it('the one BM25 term weight is the formula both rankers use (hand computation, R&Z 2009 eq. 3.15)', () => {
+    // N = 2, df = 1: idf = ln(1 + 1.5 / 1.5) = ln 2; tf = 1 in a document of length 2, avgdl 1.5:
+    // ln 2 x 2.2 / (1 + 1.2 x (0.25 + 0.75 x 2 / 1.5)) = 0.693147 x 2.2 / 2.5 = 0.609970
+    assert.ok(Math.abs(bm25Idf(2, 1) - Math.LN2) < 1e-12);
+    assert.ok(Math.abs(bm25TermWeight(Math.LN2, 1, 2, 1.5) - 0.60997) < 1e-5);
+    // a longer document weighs the same count less; a second occurrence adds less than the first
+    assert.ok(bm25TermWeight(1, 1, 4, 2) < bm25TermWeight(1, 1, 2, 2));
+    assert.ok(bm25TermWeight(1, 2, 2, 2) - bm25TermWeight(1, 1, 2, 2) < bm25TermWeight(1, 1, 2, 2));
+  });
+
+  it('the one cosine agrees for dense and sparse vectors and refuses mixed or mismatched ones', () => {
+    // (1, 2, 0) . (2, 1, 1) = 4; |a| = sqrt 5, |b| = sqrt 6: 4 / sqrt 30 = 0.730297
+    assert.ok(Math.abs(cosine([1, 2, 0], [2, 1, 1]) - 0.730297) < 1e-6);
+    assert.ok(Math.abs(cosine(new Float32Array([1, 2, 0]), [2, 1, 1]) - 0.730297) < 1e-6);
+    const a = new Map([['x', 1], ['y', 2]]);
+    const b = new Map([['x', 2], ['y', 1], ['z', 1]]);
+    assert.ok(Math.abs(cosine(a, b) - 0.730297) < 1e-6);
+    assert.equal(cosine([1, 0], [-1, 0]), -1);
+    assert.equal(cosine([1, 2], [1, 2, 3]), 0, 'dimensions differ');
+    assert.equal(cosine([0, 0], [1, 1]), 0, 'all zeros');
+    assert.equal(cosine(a, [1, 2]), 0, 'sparse against dense');
+    // TF-IDF vectors are unit length: a vector's cosine with itself is 1
+    const v = tfidfVector(['water', 'water', 'rota'], (t) => (t === 'water' ? 1 : 2));
+    assert.ok(Math.abs(cosine(v, v) - 1) < 1e-12);
+    assert.ok(Math.abs((v.get('water') ?? 0) - 2 / Math.sqrt(8)) < 1e-12);
   });
 
   it('BM25 matches a hand computation (Robertson & Zaragoza 2009, k1 = 1.2, b = 0.75)', () => {

@@ -29,8 +29,8 @@ function rows(fx: Fixture, table: string, omit: string[] = []): Row[] {
 }
 
 /**
- * The project's rows that undo restores. Left out: the ids of items undo makes again (references compared by
- * name), codes' `version` (it counts edits), the session of categories and folders made again (their events
+ * The project's rows that undo restores. Left out: the ids and GUIDs of items undo makes again (references compared
+ * by name; a re-made item is a new entity to a merge of two histories), codes' `version` (it counts edits), the session of categories and folders made again (their events
  * keep the owner only) and who set a document attribute (source.attribute_set does not record the previous
  * setter: a value put back is stamped with the caller).
  */
@@ -40,15 +40,15 @@ function state(fx: Fixture): Record<string, Row[]> {
   const caseName = new Map(fx.handle.store.all<{ id: number; name: string }>('SELECT id, name FROM cases').map((r) => [r.id, r.name]));
   const byName = (m: Map<number, string>, v: unknown) => (v === null ? null : (m.get(v as number) ?? `?${String(v)}`));
   return {
-    codes: rows(fx, 'codes', ['id', 'version']).map((r) => ({ ...r, category_id: byName(catName, r.category_id) })),
-    categories: rows(fx, 'categories', ['id', 'session_id']).map((r) => ({ ...r, parent_id: byName(catName, r.parent_id) })),
-    segments: rows(fx, 'segments', ['id']).map((r) => ({ ...r, code_id: byName(codeName, r.code_id) })),
+    codes: rows(fx, 'codes', ['id', 'guid', 'version']).map((r) => ({ ...r, category_id: byName(catName, r.category_id) })),
+    categories: rows(fx, 'categories', ['id', 'guid', 'session_id']).map((r) => ({ ...r, parent_id: byName(catName, r.parent_id) })),
+    segments: rows(fx, 'segments', ['id', 'guid']).map((r) => ({ ...r, code_id: byName(codeName, r.code_id) })),
     sources: rows(fx, 'sources'),
-    folders: rows(fx, 'folders', ['id', 'session_id']),
+    folders: rows(fx, 'folders', ['id', 'guid', 'session_id']),
     source_attributes: rows(fx, 'source_attributes', ['owner', 'session_id']),
-    cases: rows(fx, 'cases', ['id']),
-    case_sources: rows(fx, 'case_sources', ['id']).map((r) => ({ ...r, case_id: byName(caseName, r.case_id) })),
-    case_segments: rows(fx, 'case_segments', ['id']).map((r) => ({ ...r, case_id: byName(caseName, r.case_id) })),
+    cases: rows(fx, 'cases', ['id', 'guid']),
+    case_sources: rows(fx, 'case_sources', ['id', 'guid']).map((r) => ({ ...r, case_id: byName(caseName, r.case_id) })),
+    case_segments: rows(fx, 'case_segments', ['id', 'guid']).map((r) => ({ ...r, case_id: byName(caseName, r.case_id) })),
     case_attributes: rows(fx, 'case_attributes').map((r) => ({ ...r, case_id: byName(caseName, r.case_id) })),
   };
 }
@@ -118,8 +118,9 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     assert.ok(redo.envelope.success, JSON.stringify(redo.envelope));
     assert.equal(redo.events[0]!.event_type, 'coding.segment_coded');
     assert.equal(redo.events[0]!.payload.redo_of, applied.correlation_id);
-    const segs = rows(fx, 'segments', ['id']);
-    assert.deepEqual(segs, [{ code_id: food, source_id: src, start_pos: 8, end_pos: 16, text: '🌱 beans ', memo: 'first', importance: 2, owner: 'alice', session_id: 'sess-alice', created_at: '2026-01-02T03:04:05.678Z', updated_at: '2026-01-02T03:04:05.678Z' }]);
+    assert.match(String(rows(fx, 'segments')[0]?.guid), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'the coding made again has a GUID of its own');
+    const segs = rows(fx, 'segments', ['id', 'guid']);
+    assert.deepEqual(segs, [{ code_id: food, source_id: src, start_pos: 8, end_pos: 16, text: '🌱 beans ', memo: 'first', importance: 2, owner: 'alice', session_id: 'sess-alice', coder_role: 'agent', created_at: '2026-01-02T03:04:05.678Z', updated_at: '2026-01-02T03:04:05.678Z' }]);
   });
 
   it('batch_apply_codes: one undo removes the whole batch; described as one action', async () => {
@@ -223,7 +224,7 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     await fx.ok('apply_code', { code_id: trust, source_id: src2, start_position: 0, end_position: 6 }, BOB);
     const undone = (await fx.ok('undo', {}, ALICE)).undone;
     assert.equal(undone.description, "coded 'Food security' in interview-04");
-    assert.deepEqual(rows(fx, 'segments', ['id', 'created_at', 'updated_at', 'session_id', 'memo', 'importance', 'text']), [{ code_id: trust, source_id: src2, start_pos: 0, end_pos: 6, owner: 'bob' }]);
+    assert.deepEqual(rows(fx, 'segments', ['id', 'guid', 'created_at', 'updated_at', 'session_id', 'memo', 'importance', 'text']), [{ code_id: trust, source_id: src2, start_pos: 0, end_pos: 6, owner: 'bob', coder_role: 'agent' }]);
     await fx.fails('undo', {}, 'NOTHING_TO_UNDO', ALICE);
     await fx.fails('redo', {}, 'NOTHING_TO_REDO', BOB);
     assert.equal((await fx.ok('undo', {}, BOB)).undone.description, "coded 'Trust' in interview-05");

@@ -139,7 +139,10 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   // approvals: what became of a call held for the researcher (agent-context spec, section 5; MCP pending_approval answers)
   get_approval_status: { group: 'project', required: ['request_id'], optional: [] },
   list_pending_approvals: { group: 'project', required: [], optional: ['only_mine'] },
-  // the agent-context capability table's remaining capabilities (src/tools/designTools.ts): apply_code's start_position and
+  list_sessions: { group: 'project', required: [], optional: ['role'] },
+  get_session: { group: 'project', required: ['session_id'], optional: [] },
+  end_session: { group: 'project', required: ['session_id'], optional: [] },
+  // the agent-context capability table's remaining capabilities (src/tools/capabilityTools.ts): apply_code's start_position and
   // end_position are required in effect but not in the schema, since start_pos/end_pos are accepted as aliases
   apply_code: { group: 'core', required: ['code_id', 'source_id'], optional: ['start_position', 'end_position', 'start_pos', 'end_pos', 'memo', 'importance'] },
   remove_code: { group: 'core', required: ['segment_id'], optional: [] },
@@ -153,16 +156,32 @@ const MARGINALIA_EXTRAS: Record<string, SpecTool> = {
   set_source_attribute: { group: 'source', required: ['source_id', 'attribute_name', 'value'], optional: ['type'] },
   // erasure when a participant withdraws consent (issue 15, item 9); researcher only
   erase_source: { group: 'source', required: ['source_id', 'confirm'], optional: [] },
+  // sources closed to agents (issue 14 item 11; src/tools/agentAccessTools.ts); set_agent_access is researcher only
+  set_agent_access: { group: 'source', required: ['access'], optional: ['source_id', 'folder_id', 'case_id', 'agents'], arrays: ['agents'] },
+  get_agent_access: { group: 'source', required: [], optional: [] },
+  // blind coding (issue 16 item 5; src/tools/teamTools.ts); setting or ending it is researcher only
+  set_blind_coding: { group: 'project', required: ['enabled'], optional: ['lead'] },
+  end_blind_coding: { group: 'project', required: [], optional: [] },
+  // conflicts of a merge of two histories (issue 16 item 4; src/tools/mergeConflictTools.ts)
+  list_merge_conflicts: { group: 'version_control', required: [], optional: ['status'] },
+  resolve_merge_conflict: { group: 'version_control', required: ['conflict_id', 'choice'], optional: ['value'] },
+  // the history's git remote (issue 16 item 2; src/tools/remoteTools.ts)
+  configure_remote: { group: 'version_control', required: ['url'], optional: ['name'] },
+  sync_project: { group: 'version_control', required: [], optional: [] },
+  get_remote_status: { group: 'version_control', required: [], optional: ['fetch'] },
+  get_team_settings: { group: 'project', required: [], optional: [] },
   // memos as documents (issue 13 item 6; src/tools/memoTools.ts): a case's memo, and the briefing's research frame (researcher only)
   update_case_memo: { group: 'case', required: ['case_id', 'memo'], optional: [] },
   update_project_briefing: { group: 'project', required: [], optional: ['description', 'research_questions', 'methodology'], arrays: ['research_questions'] },
   // undo and redo of the researcher's own actions (issue 13 item 1; src/tools/undoTools.ts); researcher only
   undo: { group: 'core', required: [], optional: [] },
   redo: { group: 'core', required: [], optional: [] },
+  // undo of an agent's action (issue 14 item 8): researcher only, on every surface
+  undo_agent_action: { group: 'core', required: ['correlation_id'], optional: [] },
   // ... and its reports (src/tools/reportTools.ts), with get_report / list_reports behind qda://reports
   generate_frequency_report: { group: 'analysis', required: [], optional: ['filters'] },
   generate_cooccurrence_report: { group: 'analysis', required: [], optional: ['filters'] },
-  generate_coder_comparison: { group: 'analysis', required: ['coder_ids'], optional: ['filters'], arrays: ['coder_ids'] },
+  generate_coder_comparison: { group: 'analysis', required: ['coder_ids'], optional: ['unit', 'bootstrap', 'filters'], arrays: ['coder_ids'] },
   get_report: { group: 'analysis', required: ['report_id'], optional: [] },
   list_reports: { group: 'analysis', required: [], optional: ['report_type', 'status', 'limit', 'offset'] },
   export_report: { group: 'analysis', required: ['report_id', 'format'], optional: ['output_path', 'overwrite'] },
@@ -172,7 +191,18 @@ const ALL: Record<string, SpecTool> = { ...SPEC, ...MARGINALIA_EXTRAS };
 /** Tools that only read (or only return guidance): they must never write. By hand from the spec's notes. */
 const READ_ONLY = new Set([
   'get_approval_status',
+  // what the researcher closed to agents (src/tools/agentAccessTools.ts)
+  'get_agent_access',
+  // the team setting (src/tools/teamTools.ts)
+  'get_team_settings',
+  // merge conflicts (src/tools/mergeConflictTools.ts)
+  'list_merge_conflicts',
+  // how the history stands against its remote (src/tools/remoteTools.ts)
+  'get_remote_status',
   'list_pending_approvals',
+  // who is connected (src/tools/sessionTools.ts; end_session changes no project data but is not read-only)
+  'list_sessions',
+  'get_session',
   // reports: reading them back (generating one stores it; export_report writes a file)
   'get_report',
   'list_reports',
@@ -266,9 +296,9 @@ describe('tools/registry', () => {
     }
   });
 
-  it('only open_project and close_project work without a project', () => {
+  it('only open_project, close_project and the session tools (who is connected) work without a project', () => {
     const without = TOOLS.filter((t) => t.needsProject === false).map((t) => t.name);
-    assert.deepEqual(without.sort(), ['close_project', 'open_project']);
+    assert.deepEqual(without.sort(), ['close_project', 'end_session', 'get_session', 'list_sessions', 'open_project']);
   });
 
   describe("the spec's defaults", () => {

@@ -45,6 +45,7 @@ const CROSS_FIELD_RULES: readonly RegExp[] = [
   /is not a number|is not an ISO 8601 date|is not a boolean/, // set_case_attribute, set_source_attribute: value not of the type given
   /No text segment was coded by/, // generate_coder_comparison: a coder without codings
   /move_codes_to names the category being deleted/, // delete_category: the target is the category itself
+  /names exactly one of source_id, folder_id, case_id/, // set_agent_access: one target (a root oneOf is refused by the Anthropic API)
 ];
 
 const TEXT = 'The water rota was a shared job. Garden neighbours fixed the shed together; conflict over compost faded.\nSecond paragraph: café and naïve 🌱 tomatoes.';

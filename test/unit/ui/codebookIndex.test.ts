@@ -2,7 +2,7 @@
 // paths, damaged hierarchies kept visible, the filter's matches with their ancestors, and one pass per refresh.
 import * as assert from 'node:assert/strict';
 import type { CategoryWithCount, CodeWithCounts } from '../../../src/domain/ports';
-import { buildIndex, foldForMatch, matching, type CodebookIndex, type CodesNode } from '../../../src/ui/codebook/codebookIndex';
+import { buildIndex, foldForMatch, matching, reindex, type CodebookIndex, type CodesNode } from '../../../src/ui/codebook/codebookIndex';
 
 function category(category_id: number, name: string, parent_id: number | null): CategoryWithCount {
   return { category_id, name, parent_id, memo: null, code_count: 0 } as CategoryWithCount;
@@ -66,5 +66,60 @@ describe('Codes tree index', () => {
     assert.equal(counted, 2100, 'every code and category sits under exactly one parent');
     assert.equal(ix.codes.size, 2000);
     assert.equal(ix.paths.get(55), 'Category 5 / Category 55');
+  });
+
+  describe('reindex: what a codebook change makes the view redraw', () => {
+    const redrawn = (r: ReturnType<typeof reindex>['redraw']) => (r === 'all' ? 'all' : r.map(label).sort());
+    const fresh = () => buildIndex(codes.map((c) => ({ ...c })), categories.map((c) => ({ ...c })));
+
+    it('nothing when nothing changed, and the same node objects', () => {
+      const before = fresh();
+      const trust = before.codes.get(10);
+      const { index, redraw } = reindex(before, codes.map((c) => ({ ...c })), categories.map((c) => ({ ...c })));
+      assert.deepEqual(redrawn(redraw), []);
+      assert.equal(index.codes.get(10), trust, 'the node object is kept for VS Code');
+    });
+
+    it('a code added to a nested category redraws that category only: it keeps its node, what is under it is new', () => {
+      const before = fresh();
+      const kin = before.categories.get(3);
+      const cousins = before.codes.get(12);
+      const trust = before.codes.get(10);
+      const { redraw, index } = reindex(before, [...codes, code(15, 'Aunts', 3)], categories);
+      assert.deepEqual(redrawn(redraw), ['[Kin / extended]']);
+      assert.deepEqual(childrenOf(index, 3), ['Cousins', 'Aunts']);
+      assert.equal(index.categories.get(3), kin, 'the redrawn category is the node VS Code knows');
+      assert.notEqual(index.codes.get(12), cousins, 'a code under it is a new node (VS Code forgets the old ones by object)');
+      assert.equal(index.children.get(3)?.[0], index.codes.get(12), 'children and the code map agree');
+      assert.equal(index.codes.get(10), trust, 'elsewhere the nodes stay');
+    });
+
+    it('a whole redraw answers new node objects everywhere', () => {
+      const before = fresh();
+      const { redraw, index } = reindex(before, [...codes, code(16, 'Top', null)], categories);
+      assert.equal(redraw, 'all');
+      assert.notEqual(index.categories.get(1), before.categories.get(1));
+    });
+
+    it('a renamed code redraws its row; a code moved between categories redraws both categories', () => {
+      assert.deepEqual(redrawn(reindex(fresh(), codes.map((c) => (c.code_id === 14 ? { ...c, name: 'Zoe' } : c)), categories).redraw), ['Zoe']);
+      assert.deepEqual(redrawn(reindex(fresh(), codes.map((c) => (c.code_id === 13 ? { ...c, category_id: 2 } : c)), categories).redraw), ['[Family]', '[Places]']);
+    });
+
+    it('a count change inside a redrawn category is not sent twice', () => {
+      const moved = codes.map((c) => (c.code_id === 12 ? { ...c, category_id: 2, segment_count: 4 } : c));
+      // Cousins leaves Kin / extended (inside Family) for Family: Family is redrawn with everything under it
+      assert.deepEqual(redrawn(reindex(fresh(), moved, categories).redraw), ['[Family]']);
+    });
+
+    it('a change at the top level redraws everything', () => {
+      assert.equal(reindex(fresh(), [...codes, code(16, 'Top', null)], categories).redraw, 'all');
+      assert.equal(reindex(fresh(), codes, categories.filter((c) => c.category_id !== 4)).redraw, 'all');
+    });
+
+    it('a category deleted inside another redraws its parent', () => {
+      const { redraw } = reindex(fresh(), codes.filter((c) => c.category_id !== 3), categories.filter((c) => c.category_id !== 3));
+      assert.deepEqual(redrawn(redraw), ['[Family]']);
+    });
   });
 });

@@ -453,8 +453,9 @@ describe('vcs: version control through the tools', function () {
       try {
         h.store.transaction(() => {
           for (const i of order) {
-            h.store.run("INSERT INTO categories(id, name, name_key, owner, created_at) VALUES (?, ?, ?, 'alice', '2026-01-01T00:00:00.000Z')", [i, `Cat ${i}`, `cat ${i}`]);
-            h.store.run("INSERT INTO codes(id, name, name_key, color, category_id, owner, created_at, updated_at) VALUES (?, ?, ?, '#000000', ?, 'alice', 'x', 'x')", [i, `Code ${i}`, `code ${i}`, i]);
+            // equal data includes the entities' GUIDs (migration 17; a row inserted without one gets a random one)
+            h.store.run("INSERT INTO categories(id, name, name_key, owner, created_at, guid) VALUES (?, ?, ?, 'alice', '2026-01-01T00:00:00.000Z', ?)", [i, `Cat ${i}`, `cat ${i}`, `00000000-0000-4000-8000-00000000010${i}`]);
+            h.store.run("INSERT INTO codes(id, name, name_key, color, category_id, owner, created_at, updated_at, guid) VALUES (?, ?, ?, '#000000', ?, 'alice', 'x', 'x', ?)", [i, `Code ${i}`, `code ${i}`, i, `00000000-0000-4000-8000-00000000020${i}`]);
           }
         });
         return dumpOf(h);

@@ -1,0 +1,137 @@
+/**
+ * Agreement benchmark (issue 16 item 6): the coder comparison with 1,000 bootstrap draws on 1,000,000
+ * segments and 5 coders under 2 s at BENCH_FULL=1 (10,000 sources of 5-20 K characters, 200 codes);
+ * without it 500 sources / 50,000 segments. Alone: `npx tsx bench/agreement.ts`.
+ *
+ * Measures the computation of generate_coder_comparison after the project's rows are read
+ * (src/domain/coderComparison.ts comparisonSources, then src/domain/agreement/comparison.ts compareCoders:
+ * per-code unions, character pattern histograms, every coefficient with 1,000 multinomial bootstrap draws,
+ * the unitizing alpha) on coded ranges generated in memory as the repository returns them (by source). Per
+ * source 20 "true" passages of 50-1,000 characters with uniformly chosen codes; each of the 5 coders codes
+ * each passage with probability 0.8 (else skips it) with boundaries moved by up to ±20 characters. Reading the
+ * rows from SQLite is the reports bench's business (bench/reports.ts); this is the statistics' cost.
+ * Floor, same run: one pass over the 1,000,000 ranges summing the coded length per code and coder (the least
+ * any comparison reading every range pays).
+ */
+import type { ComparisonSource } from '../src/domain/agreement/comparison';
+import { compareCoders } from '../src/domain/agreement/comparison';
+import { comparisonSources } from '../src/domain/coderComparison';
+import type { CodedRanges } from '../src/domain/ports';
+import { mulberry32 } from './lib/generate';
+import { FULL, QUICK, machineLine, sectionMain, type SectionResult } from './lib/section';
+import { ms, stats, table } from './lib/stats';
+
+const SOURCES = FULL ? 10_000 : 500;
+const CODES = 200;
+const CODERS = 5;
+const PASSAGES = 20;
+const DRAWS = 1_000;
+const REPS = QUICK ? 2 : FULL ? 3 : 5;
+const GOAL_MS = 2_000;
+
+/** Coded ranges of CODERS coders as reportCodedRanges returns them (grouped by source), and each source's length. */
+function generate(): { ranges: CodedRanges; lengths: Map<number, number> } {
+  const rand = mulberry32(16);
+  const rows: number[][] = [[], [], [], [], []];
+  const lengths = new Map<number, number>();
+  for (let s = 1; s <= SOURCES; s++) {
+    const len = 5_000 + Math.floor(rand() * 15_000);
+    lengths.set(s, len);
+    for (let p = 0; p < PASSAGES; p++) {
+      const size = 50 + Math.floor(rand() * 950);
+      const start = Math.floor(rand() * (len - size));
+      const code = 1 + Math.floor(rand() * CODES);
+      for (let c = 0; c < CODERS; c++) {
+        // every coder keeps 5 segments per passage on average (0.8 x 5 coders x 20 passages x 1.25 = 100 per source)
+        const copies = rand() < 0.8 ? (rand() < 0.25 ? 2 : 1) : 0;
+        for (let k = 0; k < copies; k++) {
+          const a = Math.max(0, start + Math.floor(rand() * 41) - 20);
+          const b = Math.min(len, Math.max(a + 1, start + size + Math.floor(rand() * 41) - 20));
+          rows[0]!.push(s);
+          rows[1]!.push(code);
+          rows[2]!.push(a);
+          rows[3]!.push(b);
+          rows[4]!.push(c);
+        }
+      }
+    }
+  }
+  const ranges: CodedRanges = {
+    source_id: Int32Array.from(rows[0]!),
+    code_id: Int32Array.from(rows[1]!),
+    start_pos: Int32Array.from(rows[2]!),
+    end_pos: Int32Array.from(rows[3]!),
+    owner: Int32Array.from(rows[4]!),
+    owners: ['ana', 'ben', 'chen', 'dara', 'eli'],
+  };
+  return { ranges, lengths };
+}
+
+/** The floor: one pass summing coded length per (code, coder). */
+function floor(r: CodedRanges): number {
+  const sums = new Float64Array((CODES + 1) * CODERS);
+  for (let k = 0; k < r.source_id.length; k++) {
+    const i = (r.code_id[k] as number) * CODERS + (r.owner[k] as number);
+    sums[i] = (sums[i] as number) + (r.end_pos[k] as number) - (r.start_pos[k] as number);
+  }
+  return sums.reduce((a, b) => a + b, 0);
+}
+
+function comparison(r: CodedRanges, lengths: Map<number, number>): { sources: ComparisonSource[]; fleiss: number | null; intervals: number } {
+  const extents = new Map([...lengths].map(([s, len]) => [s, [0, len]]));
+  const input = comparisonSources(r, [0, 1, 2, 3, 4], CODERS, extents, 'character', undefined, () => []);
+  const out = compareCoders(input.sources, input.codeIds, CODERS, { draws: DRAWS, seed: 1, maxDisagreements: 25 });
+  let intervals = 0;
+  for (const c of out.codes.values()) if (c.measures.fleiss_kappa.ci_low !== null) intervals++;
+  return { sources: input.sources, fleiss: out.overall?.fleiss_kappa.value ?? null, intervals };
+}
+
+async function run(): Promise<SectionResult> {
+  const { ranges, lengths } = generate();
+  const segments = ranges.source_id.length;
+  const floors: number[] = [];
+  const times: number[] = [];
+  let last: ReturnType<typeof comparison> | undefined;
+  for (let i = 0; i < REPS; i++) {
+    let t = performance.now();
+    floor(ranges);
+    floors.push(performance.now() - t);
+    t = performance.now();
+    last = comparison(ranges, lengths);
+    times.push(performance.now() - t);
+  }
+  const t = stats(times);
+  const f = stats(floors);
+  const size = `${SOURCES.toLocaleString('en')} sources, ${segments.toLocaleString('en')} segments, ${CODERS} coders, ${CODES} codes, ${DRAWS} draws`;
+  const error = last && last.intervals === 0 ? 'no code got a bootstrap interval' : undefined;
+  return {
+    title: 'Coder comparison (agreement statistics with bootstrap intervals)',
+    body: [
+      machineLine(),
+      '',
+      table(
+        ['what', 'median ms', 'p90 ms', 'runs'],
+        [
+          [`compare ${size}`, ms(t.p50), ms(t.p90), String(REPS)],
+          ['floor: one pass summing coded length per code and coder', ms(f.p50), ms(f.p90), String(REPS)],
+        ],
+      ),
+      '',
+      `overall Fleiss' kappa ${last?.fleiss?.toFixed(4) ?? 'null'}; codes with intervals ${last?.intervals ?? 0} of ${CODES}`,
+    ],
+    figures: [
+      {
+        name: `generate_coder_comparison's statistics (${size})`,
+        value: t.p50,
+        unit: 'ms',
+        goal: GOAL_MS,
+        goalSource: 'issue 16',
+        floor: { label: 'one pass over the ranges', value: f.p50 },
+        atGoalSize: FULL,
+      },
+    ],
+    ...(error ? { error } : {}),
+  };
+}
+
+sectionMain(run);

@@ -29,13 +29,26 @@ if (fs.existsSync('src/extension.ts')) entries.push({ in: 'src/extension.ts', ou
 
 // webviews: every webview-ui/<name>.ts is a browser bundle dist/webview/<name>.js (iife)
 const webviews = fs.existsSync('webview-ui')
-  ? fs.readdirSync('webview-ui').filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => ({ in: `webview-ui/${f}`, out: f.replace(/\.ts$/, '') }))
+  ? fs
+      .readdirSync('webview-ui')
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+      .map((f) => ({ in: `webview-ui/${f}`, out: f.replace(/\.ts$/, '') }))
   : [];
 
 await Promise.all([
   esbuild.build({ ...common, entryPoints: entries, outdir: 'dist' }),
   webviews.length > 0
-    ? esbuild.build({ bundle: true, platform: 'browser', format: 'iife', target: 'es2022', sourcemap: !production, minify: production, logLevel: 'warning', entryPoints: webviews, outdir: 'dist/webview' })
+    ? esbuild.build({
+        bundle: true,
+        platform: 'browser',
+        format: 'iife',
+        target: 'es2022',
+        sourcemap: !production,
+        minify: production,
+        logLevel: 'warning',
+        entryPoints: webviews,
+        outdir: 'dist/webview',
+      })
     : Promise.resolve(),
 ]);
 console.log(`built ${[...entries.map((e) => `dist/${e.out}.js`), ...webviews.map((w) => `dist/webview/${w.out}.js`)].join(', ')}`);

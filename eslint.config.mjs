@@ -34,13 +34,44 @@ export default tseslint.config(
     },
   },
   { files: ['webview-ui/**'], languageOptions: { globals: { ...globals.browser } } },
-  layer(['src/core/**'], ['**/domain/**', '**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'core imports nothing internal'),
-  layer(['src/domain/**'], ['**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**', 'sql.js', 'node:fs'], 'domain may import only core'),
-  layer(['src/store/**'], ['**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'store may import only domain, core and sql.js'),
-  layer(['src/exchange/**', 'src/vcs/**'], ['**/store/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'exchange and vcs may import only domain, core and their libraries'),
-  layer(['src/tools/**'], ['**/store/**', '**/vcs/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'tools may import only domain, exchange, core and zod'),
-  layer(['src/agent/**'], ['**/store/**', '**/vcs/**', '**/exchange/**', '**/adapters/**', '**/ui/**', '**/cli/**'], 'agent may import only tools, core (and domain types)'),
-  layer(['src/adapters/http/**', 'src/adapters/mcp/**', 'src/adapters/ws/**', 'src/adapters/grpc/**', 'src/adapters/cli/**', 'src/adapters/rest/**'], ['**/store/**', '**/vcs/**', '**/exchange/**', '**/ui/**', '**/cli/**', '**/adapters/lm/**'], 'adapters may import only agent, tools and core'),
+  layer(
+    ['src/core/**'],
+    ['**/domain/**', '**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'],
+    'core imports nothing internal',
+  ),
+  layer(
+    ['src/domain/**'],
+    ['**/store/**', '**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**', 'sql.js', 'node:fs'],
+    'domain may import only core',
+  ),
+  layer(
+    ['src/store/**'],
+    ['**/exchange/**', '**/vcs/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'],
+    'store may import only domain, core and sql.js',
+  ),
+  layer(
+    ['src/exchange/**', 'src/vcs/**'],
+    ['**/store/**', '**/tools/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'],
+    'exchange and vcs may import only domain, core and their libraries',
+  ),
+  layer(
+    ['src/tools/**'],
+    ['**/store/**', '**/vcs/**', '**/agent/**', '**/adapters/**', '**/ui/**', '**/cli/**'],
+    'tools may import only domain, exchange, core and zod',
+  ),
+  layer(
+    ['src/agent/**'],
+    ['**/store/**', '**/vcs/**', '**/exchange/**', '**/adapters/**', '**/ui/**', '**/cli/**'],
+    'agent may import only tools, core (and domain types)',
+  ),
+  layer(
+    ['src/adapters/http/**', 'src/adapters/mcp/**', 'src/adapters/ws/**', 'src/adapters/grpc/**', 'src/adapters/cli/**', 'src/adapters/rest/**'],
+    ['**/store/**', '**/vcs/**', '**/exchange/**', '**/ui/**', '**/cli/**', '**/adapters/lm/**'],
+    'adapters may import only agent, tools and core',
+  ),
   // bench/rig/ runs inside the real VS Code extension host (bench/rig.ts starts it), like test/integration/
-  { ...layer(['test/unit/**', 'test/e2e/**', 'test/crash/**', 'test/security/**', 'test/fuzz/**', 'bench/**'], [], 'plain-Node tests cannot load vscode'), ignores: ['bench/rig/**'] },
+  {
+    ...layer(['test/unit/**', 'test/e2e/**', 'test/crash/**', 'test/security/**', 'test/fuzz/**', 'bench/**'], [], 'plain-Node tests cannot load vscode'),
+    ignores: ['bench/rig/**'],
+  },
 );

@@ -76,7 +76,10 @@ async function run(): Promise<SectionResult> {
       ['step', 'figure'],
       [
         ['file', `${mib(m.size)} MB, ${m.events} events, ${m.profiles} users`],
-        ['import_analytics', `${(m.importMs / 1000).toFixed(1)} s (${(m.size / MB / (m.importMs / 1000)).toFixed(1)} MB/s): ${m.cases} cases, ${m.attributes} attributes, journal ${mib(m.journal)} MB`],
+        [
+          'import_analytics',
+          `${(m.importMs / 1000).toFixed(1)} s (${(m.size / MB / (m.importMs / 1000)).toFixed(1)} MB/s): ${m.cases} cases, ${m.attributes} attributes, journal ${mib(m.journal)} MB`,
+        ],
         ['close (checkpoint)', `${(m.closeMs / 1000).toFixed(1)} s, project file ${mib(m.dbBytes)} MB`],
         ['FLOOR RSS with the app loaded and the empty project open', `${mib(m.baseline)} MB`],
         ['peak RSS during the import (maxRSS, and sampled every 50 ms)', `${mib(m.importPeak)} MB`],

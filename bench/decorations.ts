@@ -28,7 +28,25 @@ const GOAL_MS = 50;
 async function run(): Promise<SectionResult> {
   const load0 = os.loadavg();
   const rnd = mulberry32(7);
-  const words = ['garden', 'water', 'council', 'we', 'the', 'harvest', 'shed', 'belong', 'argue', 'rota', 'forms', 'quit', 'vegetables', 'and', 'I', 'it', 'was'];
+  const words = [
+    'garden',
+    'water',
+    'council',
+    'we',
+    'the',
+    'harvest',
+    'shed',
+    'belong',
+    'argue',
+    'rota',
+    'forms',
+    'quit',
+    'vegetables',
+    'and',
+    'I',
+    'it',
+    'was',
+  ];
   // a transcript of speaker turns (one per line), with an emoji now and then (astral characters)
   const lines: string[] = [];
   let len = 0;
@@ -49,15 +67,47 @@ async function run(): Promise<SectionResult> {
       const codeIds: number[] = [];
       for (let i = 0; i < CODES; i++) {
         const name = `code ${i}`;
-        const color = `#${Math.floor(rnd() * 0xffffff).toString(16).padStart(6, '0')}`;
-        codeIds.push(store.run('INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)', [name, nameKey(name), color, rnd() < 0.5 ? 'what this code means (a memo)' : null, null, 'bench', 'local', now, now]).lastId);
+        const color = `#${Math.floor(rnd() * 0xffffff)
+          .toString(16)
+          .padStart(6, '0')}`;
+        codeIds.push(
+          store.run('INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)', [
+            name,
+            nameKey(name),
+            color,
+            rnd() < 0.5 ? 'what this code means (a memo)' : null,
+            null,
+            'bench',
+            'local',
+            now,
+            now,
+          ]).lastId,
+        );
       }
-      sourceId = store.run('INSERT INTO sources(name, type, content, content_length, memo, origin, mime, size_bytes, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)', ['transcript.txt', 'text', text, cpLen, null, 'bench', 'text/plain', text.length, 'bench', 'local', now, now]).lastId;
+      sourceId = store.run(
+        'INSERT INTO sources(name, type, content, content_length, memo, origin, mime, size_bytes, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)',
+        ['transcript.txt', 'text', text, cpLen, null, 'bench', 'text/plain', text.length, 'bench', 'local', now, now],
+      ).lastId;
       const cps = [...text];
       for (let k = 0; k < SEGMENTS; k++) {
         const segLen = 20 + Math.floor(rnd() * 400);
         const start = Math.floor(rnd() * (cpLen - segLen));
-        store.run('INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)', [codeIds[Math.floor(rnd() * CODES)] as number, sourceId, start, start + segLen, cps.slice(start, start + segLen).join(''), rnd() < 0.2 ? 'a segment memo' : null, 0, 'bench', rnd() < 0.3 ? 'agent-session-1' : 'local', now, now]);
+        store.run(
+          'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+          [
+            codeIds[Math.floor(rnd() * CODES)] as number,
+            sourceId,
+            start,
+            start + segLen,
+            cps.slice(start, start + segLen).join(''),
+            rnd() < 0.2 ? 'a segment memo' : null,
+            0,
+            'bench',
+            rnd() < 0.3 ? 'agent-session-1' : 'local',
+            now,
+            now,
+          ],
+        );
       }
     });
     const repo = new SqlProjectRepository(store);
@@ -115,7 +165,14 @@ async function run(): Promise<SectionResult> {
         `${REPS} repetitions after 5 warm-up. Not included: VS Code applying the decorations (setDecorations) in the renderer; hovers are computed when shown, not per redraw.`,
       ],
       figures: [
-        { name: `decorations, 5,000 segments, read + compute p50 (pure compute ${ms(p.p50)} ms)`, value: a.p50, unit: 'ms', goal: GOAL_MS, goalSource: 'issue 7', floor: { label: 'one pass over the segments', value: f.p50 } },
+        {
+          name: `decorations, 5,000 segments, read + compute p50 (pure compute ${ms(p.p50)} ms)`,
+          value: a.p50,
+          unit: 'ms',
+          goal: GOAL_MS,
+          goalSource: 'issue 7',
+          floor: { label: 'one pass over the segments', value: f.p50 },
+        },
       ],
     };
   } finally {

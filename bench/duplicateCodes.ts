@@ -74,7 +74,8 @@ function generate(n: number): CodeWithCounts[] {
     if (codes.length > 20 && rand() < 0.05) {
       const base = codes[Math.floor(rand() * codes.length)]!;
       const words = base.name.split(' ');
-      const variant = rand() < 0.4 ? `${base.name}s` : rand() < 0.5 ? [...words].reverse().join(' ') : `${words[0]} of the ${words.slice(1).join(' ') || 'kind'}`;
+      const variant =
+        rand() < 0.4 ? `${base.name}s` : rand() < 0.5 ? [...words].reverse().join(' ') : `${words[0]} of the ${words.slice(1).join(' ') || 'kind'}`;
       add(variant, base.memo);
       continue;
     }
@@ -142,7 +143,11 @@ async function run(): Promise<SectionResult> {
   const joinStats = { candidates: 0 };
   t = performance.now();
   similarPairs(sets, 0.8, joinStats);
-  lines.push([`(info) the similarity join alone (token sets prepared): ${joinStats.candidates.toLocaleString('en')} candidate pairs verified`, ms(performance.now() - t), '']);
+  lines.push([
+    `(info) the similarity join alone (token sets prepared): ${joinStats.candidates.toLocaleString('en')} candidate pairs verified`,
+    ms(performance.now() - t),
+    '',
+  ]);
   t = performance.now();
   let naive = 0;
   for (let i = 0; i < sets.length; i++) {
@@ -156,7 +161,11 @@ async function run(): Promise<SectionResult> {
       if (sim + 1e-12 >= 0.8) naive++;
     }
   }
-  lines.push([`(info) naive all-pairs reference, ${((sets.length * (sets.length - 1)) / 2).toLocaleString('en')} comparisons: ${naive} pairs`, ms(performance.now() - t), '']);
+  lines.push([
+    `(info) naive all-pairs reference, ${((sets.length * (sets.length - 1)) / 2).toLocaleString('en')} comparisons: ${naive} pairs`,
+    ms(performance.now() - t),
+    '',
+  ]);
 
   // through the pipeline on a real project file
   log('the tool through the pipeline');
@@ -164,7 +173,12 @@ async function run(): Promise<SectionResult> {
   const handle = await openProjectHandle(path.join(dir, 'p.qda'), { create: true, checkpointIdleMs: 0 });
   try {
     handle.transaction(() => {
-      for (const code of codes) handle.repo.insertCode({ name: code.name, color: code.color, memo: code.memo, category_id: null }, nameKey(code.name), { owner: 'bench', session_id: 'bench', now: code.created_at });
+      for (const code of codes)
+        handle.repo.insertCode({ name: code.name, color: code.color, memo: code.memo, category_id: null }, nameKey(code.name), {
+          owner: 'bench',
+          session_id: 'bench',
+          now: code.created_at,
+        });
     });
     const pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger });
     const caller = { session_id: 'bench', client_type: 'CUSTOM', client_name: 'bench', user: 'bench' };

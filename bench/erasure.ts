@@ -119,7 +119,10 @@ async function preparedFolder(generatedFile: string): Promise<{ dir: string; set
     // the audit log as include_payload: full would have written it when every source was added
     const fd = fs.openSync(path.join(building, '.marginalia', 'audit.jsonl'), 'w');
     for (const s of handle.store.all<{ name: string; content: string }>('SELECT name, content FROM sources ORDER BY id')) {
-      fs.writeSync(fd, `${JSON.stringify({ timestamp: '2026-01-01T00:00:00.000Z', session_id: 'import', client_type: 'LOCAL_UI', client_name: 'bench', user: 'bench', tool: 'add_text_source', decision: 'permitted', duration_ms: 1, arguments: { name: s.name, content: s.content } })}\n`);
+      fs.writeSync(
+        fd,
+        `${JSON.stringify({ timestamp: '2026-01-01T00:00:00.000Z', session_id: 'import', client_type: 'LOCAL_UI', client_name: 'bench', user: 'bench', tool: 'add_text_source', decision: 'permitted', duration_ms: 1, arguments: { name: s.name, content: s.content } })}\n`,
+      );
     }
     fs.closeSync(fd);
     const victimText = handle.repo.getSourceText(VICTIM) ?? '';
@@ -139,7 +142,12 @@ async function preparedFolder(generatedFile: string): Promise<{ dir: string; set
         const len = handle.store.get<{ n: number }>('SELECT content_length AS n FROM sources WHERE id = ?', [sourceId])?.n ?? 0;
         if (len < 200) continue;
         const start = Math.floor(rnd() * (len - 150));
-        await call('apply_code', { code_id: codes[Math.floor(rnd() * codes.length)], source_id: sourceId, start_position: start, end_position: start + 50 + Math.floor(rnd() * 100) });
+        await call('apply_code', {
+          code_id: codes[Math.floor(rnd() * codes.length)],
+          source_id: sourceId,
+          start_position: start,
+          end_position: start + 50 + Math.floor(rnd() * 100),
+        });
       }
       await handle.snapshotter.flush();
       if (s % 10 === 0) log(`${s + 1} snapshots (${ms(performance.now() - t0)} ms)`);
@@ -191,7 +199,8 @@ async function run(): Promise<SectionResult> {
     const needle = Buffer.from(prepared.piece, 'utf8');
     if (await gitObjectsHold(`${historyDir}.git`, needle)) crossCheck = 'a git object still holds the erased text';
     const holding = filesHolding(projectDir, needle);
-    if (holding.length > 0) crossCheck = `${crossCheck ? `${crossCheck}; ` : ''}files still hold the erased text: ${holding.map((h) => path.relative(projectDir, h)).join(', ')}`;
+    if (holding.length > 0)
+      crossCheck = `${crossCheck ? `${crossCheck}; ` : ''}files still hold the erased text: ${holding.map((h) => path.relative(projectDir, h)).join(', ')}`;
     const h = report.history ?? {};
     const d = report.database ?? {};
     const floor = readAllMs + checkpointMs;

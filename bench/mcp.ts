@@ -47,19 +47,28 @@ async function run(): Promise<SectionResult> {
   try {
     const dir = path.join(runDir, 'mcp');
     fs.mkdirSync(path.join(dir, '.marginalia'), { recursive: true });
-    fs.writeFileSync(path.join(dir, '.marginalia', 'config.yaml'), 'agent_context:\n  rate_limits:\n    requests_per_minute: 1000000\n    mutations_per_minute: 1000000\n');
+    fs.writeFileSync(
+      path.join(dir, '.marginalia', 'config.yaml'),
+      'agent_context:\n  rate_limits:\n    requests_per_minute: 1000000\n    mutations_per_minute: 1000000\n',
+    );
     const file = path.join(dir, 'bench.qda');
     copyProject(small.file, file);
     const token = randomBytes(24).toString('base64url');
     const env = { MARGINALIA_TOKEN: token, MARGINALIA_REVIEWER_TOKEN: randomBytes(24).toString('base64url'), MARGINALIA_HOME: path.join(runDir, 'home') };
-    const headers = { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'x-marginalia-client': 'bench' };
+    const headers = {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      'x-marginalia-client': 'bench',
+    };
     const real = await spawnServer([path.join(ROOT, 'bin', 'marginalia.js'), 'serve', '--project', file, '--port', '0'], { cwd: ROOT, env });
     servers.push(real);
     const realClient = new KeepAliveClient(real.port, '/mcp', BODY, headers);
     clients.push(realClient);
     const first = await realClient.call();
     const answer = rpcResult(first.body.toString('utf8'));
-    if (first.status !== 200 || !answer.result || answer.result.isError || answer.result.structuredContent?.count !== 50) throw new Error(`MCP list_codes answered ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`);
+    if (first.status !== 200 || !answer.result || answer.result.isError || answer.result.structuredContent?.count !== 50)
+      throw new Error(`MCP list_codes answered ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`);
     const resultFile = path.join(runDir, 'list_codes.result.json');
     fs.writeFileSync(resultFile, JSON.stringify(answer.result));
 
@@ -68,13 +77,16 @@ async function run(): Promise<SectionResult> {
     const floorClient = new KeepAliveClient(floor.port, '/mcp', BODY, headers);
     clients.push(floorClient);
     const floorFirst = await floorClient.call();
-    if (floorFirst.status !== 200 || JSON.stringify(rpcResult(floorFirst.body.toString('utf8')).result) !== JSON.stringify(answer.result)) throw new Error(`the MCP floor does not answer the same result: ${floorFirst.body.toString('utf8').slice(0, 300)}`);
+    if (floorFirst.status !== 200 || JSON.stringify(rpcResult(floorFirst.body.toString('utf8')).result) !== JSON.stringify(answer.result))
+      throw new Error(`the MCP floor does not answer the same result: ${floorFirst.body.toString('utf8').slice(0, 300)}`);
 
     const targets = [
       { name: 'floor', client: floorClient, pid: floor.child.pid, bytes: floorFirst.body.length, lat: [] as number[], cpu: 0 as number | undefined },
       { name: 'real', client: realClient, pid: real.child.pid, bytes: first.body.length, lat: [] as number[], cpu: 0 as number | undefined },
     ];
-    log(`${first.body.length} / ${floorFirst.body.length} response bytes (real / floor); warm-up ${CFG.warm} calls each, then ${CFG.calls} each in rotating blocks of ${CFG.block}`);
+    log(
+      `${first.body.length} / ${floorFirst.body.length} response bytes (real / floor); warm-up ${CFG.warm} calls each, then ${CFG.calls} each in rotating blocks of ${CFG.block}`,
+    );
     for (const t of targets) await t.client.run(CFG.warm, t.bytes);
     for (let done = 0, b = 0; done < CFG.calls; done += CFG.block, b++) {
       const k = Math.min(CFG.block, CFG.calls - done);

@@ -45,7 +45,8 @@ function log(msg: string): void {
   process.stderr.write(`[merge] ${msg}\n`);
 }
 
-const SEGMENT_SQL = 'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)';
+const SEGMENT_SQL =
+  'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)';
 
 interface Coding {
   code: number;
@@ -64,11 +65,21 @@ async function makeBase(file: string, rnd: () => number): Promise<{ texts: Map<n
     store.transaction(() => {
       for (let i = 0; i < 50; i++) {
         const name = `code ${String(i + 1).padStart(3, '0')}`;
-        codes.push(store.run('INSERT INTO codes(name, name_key, color, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?)', [name, nameKey(name), '#4E79A7', 'lead', 'bench', NOW, NOW]).lastId);
+        codes.push(
+          store.run('INSERT INTO codes(name, name_key, color, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?)', [
+            name,
+            nameKey(name),
+            '#4E79A7',
+            'lead',
+            'bench',
+            NOW,
+            NOW,
+          ]).lastId,
+        );
       }
       for (let s = 0; s < BASE / 100; s++) {
         const parts: string[] = [];
-        for (let n = 0; n < 5_000; ) {
+        for (let n = 0; n < 5_000;) {
           const w = words[Math.floor(rnd() * words.length)] as string;
           parts.push(w);
           n += w.length + 1;
@@ -76,7 +87,19 @@ async function makeBase(file: string, rnd: () => number): Promise<{ texts: Map<n
         const content = `${parts.join(' ')}.`;
         const id = store.run(
           'INSERT INTO sources(name, type, content, content_length, origin, mime, size_bytes, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
-          [`interview-${String(s + 1).padStart(5, '0')}.txt`, 'text', content, content.length, 'bench', 'text/plain', content.length, 'lead', 'bench', NOW, NOW],
+          [
+            `interview-${String(s + 1).padStart(5, '0')}.txt`,
+            'text',
+            content,
+            content.length,
+            'bench',
+            'text/plain',
+            content.length,
+            'lead',
+            'bench',
+            NOW,
+            NOW,
+          ],
         ).lastId;
         texts.set(id, content);
       }
@@ -105,7 +128,19 @@ function randomCodings(rnd: () => number, texts: Map<number, string>, codes: num
 function addSegments(store: ProjectStore, codings: readonly Coding[], texts: Map<number, string>, coder: string): void {
   store.transaction(() => {
     for (const c of codings) {
-      store.run(SEGMENT_SQL, [c.code, c.source, c.start, c.end, (texts.get(c.source) as string).slice(c.start, c.end), null, 0, coder, `bench-${coder}`, NOW, NOW]);
+      store.run(SEGMENT_SQL, [
+        c.code,
+        c.source,
+        c.start,
+        c.end,
+        (texts.get(c.source) as string).slice(c.start, c.end),
+        null,
+        0,
+        coder,
+        `bench-${coder}`,
+        NOW,
+        NOW,
+      ]);
     }
   });
 }
@@ -126,7 +161,15 @@ function git(dir: string, args: string[]): { ms: number; status: number | null; 
     cwd: dir,
     encoding: 'utf8',
     maxBuffer: 1 << 28,
-    env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.invalid', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.invalid', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'bench',
+      GIT_AUTHOR_EMAIL: 'bench@example.invalid',
+      GIT_COMMITTER_NAME: 'bench',
+      GIT_COMMITTER_EMAIL: 'bench@example.invalid',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+    },
   });
   return { ms: performance.now() - t, status: r.status, out: `${r.stdout}${r.stderr}` };
 }
@@ -179,7 +222,10 @@ async function run(): Promise<SectionResult> {
     const fresh = randomCodings(rnd, texts, codes, ADDED);
     // every other one of bob's codings is on alice's text with alice's code (double coding)
     const bobCodings = fresh.map((c, i) => (i % 2 === 0 ? (aliceCodings[i] as Coding) : c));
-    for (const [file, codings, coder] of [[oursFile, aliceCodings, 'alice'], [theirsFile, bobCodings, 'bob']] as const) {
+    for (const [file, codings, coder] of [
+      [oursFile, aliceCodings, 'alice'],
+      [theirsFile, bobCodings, 'bob'],
+    ] as const) {
       const store = await ProjectStore.open(file, { checkpointIdleMs: 0, journalMaxBytes: Number.MAX_SAFE_INTEGER });
       try {
         addSegments(store, codings, texts, coder);
@@ -233,7 +279,9 @@ async function run(): Promise<SectionResult> {
         const theirs = parseDump(theirsDump);
         const t1 = performance.now();
         const c1 = cpuMs();
-        const idFloor = Object.fromEntries(store.all<{ name: string; seq: number }>('SELECT name, seq FROM sqlite_sequence').map((x) => [x.name, Number(x.seq)]));
+        const idFloor = Object.fromEntries(
+          store.all<{ name: string; seq: number }>('SELECT name, seq FROM sqlite_sequence').map((x) => [x.name, Number(x.seq)]),
+        );
         const outcome = mergeDumps(base, ours, theirs, { now: new Date().toISOString(), idFloor });
         const t2 = performance.now();
         const c2 = cpuMs();
@@ -255,7 +303,9 @@ async function run(): Promise<SectionResult> {
         merge.push(t2 - t1);
         apply.push(t3 - t2);
         total.push(t3 - t0);
-        log(`rep ${r + 1}/${REPS}: parse ${ms(t1 - t0)} ms, mergeDumps ${ms(t2 - t1)} ms, apply ${ms(t3 - t2)} ms (CPU ${ms(c3 - c0)} ms); git merge ${ms(g.ms)} ms (exit ${g.status})`);
+        log(
+          `rep ${r + 1}/${REPS}: parse ${ms(t1 - t0)} ms, mergeDumps ${ms(t2 - t1)} ms, apply ${ms(t3 - t2)} ms (CPU ${ms(c3 - c0)} ms); git merge ${ms(g.ms)} ms (exit ${g.status})`,
+        );
 
         // cross-check: every segment of both sides, each GUID once, no conflict
         const want = BASE + 2 * ADDED;
@@ -279,19 +329,32 @@ async function run(): Promise<SectionResult> {
       }
     }
     const s = { parse: stats(parse), merge: stats(merge), apply: stats(apply), total: stats(total), floor: stats(floor) };
-    const row = (label: string, x: ReturnType<typeof stats>, c?: number[]) => [label, ms(x.p50), ms(x.min), ms(x.max), (x.p50 / s.floor.p50).toFixed(2), c ? ms(stats(c).p50) : 'n/a (child process)'];
+    const row = (label: string, x: ReturnType<typeof stats>, c?: number[]) => [
+      label,
+      ms(x.p50),
+      ms(x.min),
+      ms(x.max),
+      (x.p50 / s.floor.p50).toFixed(2),
+      c ? ms(stats(c).p50) : 'n/a (child process)',
+    ];
     return {
       title: `Merging two histories: ${ADDED.toLocaleString('en')} new segments on each side into a ${BASE.toLocaleString('en')}-segment project`,
       body: [
         machineLine(),
         '',
-        table(['step', `median ms (n=${REPS})`, 'min ms', 'max ms', '/ floor', 'CPU ms, median'], [
-          row('parseDump of base, ours and theirs', s.parse, cpu.parse),
-          row('mergeDumps', s.merge, cpu.merge),
-          row('apply: one journaled transaction (re-dump check, planRestore, row changes)', s.apply, cpu.apply),
-          row('total: parse + merge + apply (the goal figure)', s.total, cpu.total),
-          row(`FLOOR: git merge --no-edit of the same dump files (exit ${gitStatus}${gitStatus === 1 ? ': textual conflict in tables/segments.jsonl, both sides append rows with the same new ids' : ''})`, s.floor),
-        ]),
+        table(
+          ['step', `median ms (n=${REPS})`, 'min ms', 'max ms', '/ floor', 'CPU ms, median'],
+          [
+            row('parseDump of base, ours and theirs', s.parse, cpu.parse),
+            row('mergeDumps', s.merge, cpu.merge),
+            row('apply: one journaled transaction (re-dump check, planRestore, row changes)', s.apply, cpu.apply),
+            row('total: parse + merge + apply (the goal figure)', s.total, cpu.total),
+            row(
+              `FLOOR: git merge --no-edit of the same dump files (exit ${gitStatus}${gitStatus === 1 ? ': textual conflict in tables/segments.jsonl, both sides append rows with the same new ids' : ''})`,
+              s.floor,
+            ),
+          ],
+        ),
         '',
         `Cross-check: ${summary}. Ours dump ${(dumpBytes(oursDump) / 1e6).toFixed(1)} MB in ${oursDump.size} files.`,
       ],

@@ -27,7 +27,8 @@ async function run(): Promise<SectionResult> {
   const load0 = os.loadavg();
   const full = fs.existsSync(FULL_FILE);
   const src = full ? FULL_FILE : SMALL_FILE;
-  if (!fs.existsSync(src)) throw new Error(`no cached reports project in ${DATA}: run \`npx tsx bench/reports.ts\` (BENCH_FULL=1 for the 1M-segment one) first`);
+  if (!fs.existsSync(src))
+    throw new Error(`no cached reports project in ${DATA}: run \`npx tsx bench/reports.ts\` (BENCH_FULL=1 for the 1M-segment one) first`);
   const file = path.join(DATA, `open-bench-${process.pid}.qda`);
   copyProject(src, file);
   try {
@@ -48,7 +49,7 @@ async function run(): Promise<SectionResult> {
       t0 = performance.now();
       const db = new SQL.Database(buf);
       db.exec('PRAGMA schema_version');
-      bare.push(read[read.length - 1] as number + performance.now() - t0);
+      bare.push((read[read.length - 1] as number) + performance.now() - t0);
       db.close();
       buf = undefined;
       t0 = performance.now();
@@ -70,12 +71,27 @@ async function run(): Promise<SectionResult> {
           [
             ['fs.readFileSync of the file (FLOOR)', String(rd.n), ms(rd.p50), ms(rd.min), ms(rd.max), '1.00x'],
             ['readFileSync + new SQL.Database (bare sql.js open)', String(br.n), ms(br.p50), ms(br.min), ms(br.max), ratio(br.p50, rd.p50)],
-            ['openProjectHandle (lock, read, sql.js, journal, migrations check, snapshotter)', String(op.n), ms(op.p50), ms(op.min), ms(op.max), ratio(op.p50, rd.p50)],
+            [
+              'openProjectHandle (lock, read, sql.js, journal, migrations check, snapshotter)',
+              String(op.n),
+              ms(op.p50),
+              ms(op.min),
+              ms(op.max),
+              ratio(op.p50, rd.p50),
+            ],
           ],
         ),
       ],
       figures: [
-        { name: `open ${mb(bytes)} / ${segments} segments, median (bare sql.js open ${ms(br.p50)} ms)`, value: op.p50, unit: 'ms', goal: GOAL_MS, goalSource: 'issue 7', floor: { label: 'readFileSync of the file', value: rd.p50 }, atGoalSize: full && segments >= 1_000_000 },
+        {
+          name: `open ${mb(bytes)} / ${segments} segments, median (bare sql.js open ${ms(br.p50)} ms)`,
+          value: op.p50,
+          unit: 'ms',
+          goal: GOAL_MS,
+          goalSource: 'issue 7',
+          floor: { label: 'readFileSync of the file', value: rd.p50 },
+          atGoalSize: full && segments >= 1_000_000,
+        },
       ],
     };
   } finally {

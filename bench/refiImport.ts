@@ -76,7 +76,16 @@ async function run(): Promise<SectionResult> {
         '',
         `${REPS} repetitions after one warm-up, each into a new project in a fresh folder.`,
       ],
-      figures: [{ name: `NVivo 12 sample import p50 (max ${ms(s.max)} ms)`, value: s.p50, unit: 'ms', goal: GOAL_MS, goalSource: 'issue 7', floor: { label: 'read + unzip with JSZip', value: f.p50 } }],
+      figures: [
+        {
+          name: `NVivo 12 sample import p50 (max ${ms(s.max)} ms)`,
+          value: s.p50,
+          unit: 'ms',
+          goal: GOAL_MS,
+          goalSource: 'issue 7',
+          floor: { label: 'read + unzip with JSZip', value: f.p50 },
+        },
+      ],
     };
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

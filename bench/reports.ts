@@ -135,7 +135,9 @@ async function generate(file: string): Promise<void> {
     }
     db.exec(`PRAGMA user_version = ${Math.max(...MIGRATIONS.map((m) => m.version))}`);
 
-    const insCode = db.prepare('INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)');
+    const insCode = db.prepare(
+      'INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)',
+    );
     const insSource = db.prepare(
       'INSERT INTO sources(name, type, content, content_length, memo, origin, mime, size_bytes, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)',
     );
@@ -155,23 +157,51 @@ async function generate(file: string): Promise<void> {
       for (let i = first; i < Math.min(SOURCES, first + SOURCES_PER_TXN); i++) {
         const content = text(between(MIN_TEXT, MAX_TEXT));
         const sourceId = i + 1;
-        insSource.run([`interview-${String(i + 1).padStart(5, '0')}.txt`, 'text', content, content.length, null, 'bench', 'text/plain', content.length, 'bench', 'bench', now, now]);
+        insSource.run([
+          `interview-${String(i + 1).padStart(5, '0')}.txt`,
+          'text',
+          content,
+          content.length,
+          null,
+          'bench',
+          'text/plain',
+          content.length,
+          'bench',
+          'bench',
+          now,
+          now,
+        ]);
         for (let k = 0; k < SEGMENTS_PER_SOURCE; k++) {
           const len = Math.min(between(MIN_SEG, MAX_SEG), content.length - 1);
           const start = between(0, content.length - len);
-          insSegment.run([between(1, CODES), sourceId, start, start + len, content.slice(start, start + len), null, 0, CODERS[between(0, CODERS.length - 1)] as string, 'bench', now, now]);
+          insSegment.run([
+            between(1, CODES),
+            sourceId,
+            start,
+            start + len,
+            content.slice(start, start + len),
+            null,
+            0,
+            CODERS[between(0, CODERS.length - 1)] as string,
+            'bench',
+            now,
+            now,
+          ]);
         }
       }
       db.exec('COMMIT');
       const done = Math.min(SOURCES, first + SOURCES_PER_TXN);
       const perSource = (performance.now() - t0) / done;
-      log(`generated ${done} of ${SOURCES} sources (${done * SEGMENTS_PER_SOURCE} segments); about ${((perSource * (SOURCES - done)) / 1000).toFixed(0)} s to go`);
+      log(
+        `generated ${done} of ${SOURCES} sources (${done * SEGMENTS_PER_SOURCE} segments); about ${((perSource * (SOURCES - done)) / 1000).toFixed(0)} s to go`,
+      );
     }
     insCode.free();
     insSource.free();
     insSegment.free();
     const check = db.exec('SELECT (SELECT max(id) FROM codes), (SELECT max(id) FROM sources), (SELECT count(*) FROM segments)')[0]?.values[0];
-    if (!check || check[0] !== CODES || check[1] !== SOURCES || check[2] !== SOURCES * SEGMENTS_PER_SOURCE) throw new Error(`generated ids are not 1..n: ${JSON.stringify(check)}`);
+    if (!check || check[0] !== CODES || check[1] !== SOURCES || check[2] !== SOURCES * SEGMENTS_PER_SOURCE)
+      throw new Error(`generated ids are not 1..n: ${JSON.stringify(check)}`);
     log('writing the database file');
     fs.writeFileSync(file, db.export());
   } finally {
@@ -219,7 +249,9 @@ async function run(): Promise<SectionResult> {
       if (d.status !== 'completed') throw new Error(`${tool}: job ${d.status}: ${d.error}`);
       return out.envelope.data as any;
     };
-    const counts = h.store.get<{ s: number; g: number; c: number }>('SELECT (SELECT count(*) FROM sources) AS s, (SELECT count(*) FROM segments) AS g, (SELECT count(*) FROM codes) AS c')!;
+    const counts = h.store.get<{ s: number; g: number; c: number }>(
+      'SELECT (SELECT count(*) FROM sources) AS s, (SELECT count(*) FROM segments) AS g, (SELECT count(*) FROM codes) AS c',
+    )!;
     log(`opened ${mb(fs.statSync(work).size)} project (${counts.s} sources, ${counts.g} segments, ${counts.c} codes) in ${ms(openMs)} ms`);
 
     /** Runs `fn` once; wall ms and this process's CPU ms. */
@@ -323,7 +355,12 @@ async function run(): Promise<SectionResult> {
         atGoalSize: FULL,
       },
     ];
-    return { title, body, figures, error: joinPairs === toolPairs ? undefined : `co-occurrence cross-check failed: self-join ${joinPairs} pairs, report ${toolPairs}` };
+    return {
+      title,
+      body,
+      figures,
+      error: joinPairs === toolPairs ? undefined : `co-occurrence cross-check failed: self-join ${joinPairs} pairs, report ${toolPairs}`,
+    };
   } finally {
     log('closing (checkpoints the private copy) and removing it');
     await h.close();

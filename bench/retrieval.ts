@@ -46,7 +46,11 @@ async function run(): Promise<SectionResult> {
     const source = (await call('add_text_source', { name: 'long interview', content: lines.join('\n') })).source_id;
     const a = (await call('create_code', { name: 'Garden' })).code_id;
     const b = (await call('create_code', { name: 'Trust' })).code_id;
-    const ops = turns.flatMap((t, i) => (i % 2 === 0 ? [{ code_id: a, source_id: source, start_position: t.start, end_position: t.mid + 4 }] : [{ code_id: b, source_id: source, start_position: t.mid, end_position: t.end }]));
+    const ops = turns.flatMap((t, i) =>
+      i % 2 === 0
+        ? [{ code_id: a, source_id: source, start_position: t.start, end_position: t.mid + 4 }]
+        : [{ code_id: b, source_id: source, start_position: t.mid, end_position: t.end }],
+    );
     // half the turns get both codes (overlapping on "Then"), the other half one
     for (let i = 0; i < TURNS; i += 4) ops.push({ code_id: b, source_id: source, start_position: turns[i]!.mid, end_position: turns[i]!.end });
     for (let i = 0; i < ops.length; i += 1000) await call('batch_apply_codes', { operations: ops.slice(i, i + 1000) });
@@ -75,7 +79,14 @@ async function run(): Promise<SectionResult> {
         passages = (await call('retrieve_segments', { code_ids: [a, b], combine, limit: 5000 })).total;
       });
       rows.push([`retrieve_segments ${combine}: ${passages} passages, median of 7`, ms(v)]);
-      figures.push({ name: `retrieve_segments ${combine}, ${ops.length.toLocaleString('en')} segments on one ${TURNS.toLocaleString('en')}-turn transcript`, value: v, unit: 'ms' as const, goal: GOAL_MS, goalSource: 'an interactive call', floor: { label: 'list_segments of the same codes', value: floor } });
+      figures.push({
+        name: `retrieve_segments ${combine}, ${ops.length.toLocaleString('en')} segments on one ${TURNS.toLocaleString('en')}-turn transcript`,
+        value: v,
+        unit: 'ms' as const,
+        goal: GOAL_MS,
+        goalSource: 'an interactive call',
+        floor: { label: 'list_segments of the same codes', value: floor },
+      });
     }
     return {
       title: `Retrieval: retrieve_segments on a ${TURNS.toLocaleString('en')}-turn transcript`,

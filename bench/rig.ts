@@ -24,11 +24,21 @@ const RIG_SERVER = path.join(ROOT, '.vscode-rig', 'node_modules', 'code-server',
 
 // the full redraw has no goal of its own: VS Code's main thread draws every expanded row again, which the provider
 // cannot shorten; what a researcher's change costs is codesTreeChange (issue 13's "Codes tree refresh")
-const GOALS: Record<RigResult['figures'][number]['key'], number | undefined> = { activation: 1500, codesTree: 100, codesTreeView: undefined, codesTreeChange: 100, codingPaint: 50, undoPaint: 50 };
+const GOALS: Record<RigResult['figures'][number]['key'], number | undefined> = {
+  activation: 1500,
+  codesTree: 100,
+  codesTreeView: undefined,
+  codesTreeChange: 100,
+  codingPaint: 50,
+  undoPaint: 50,
+};
 const LABELS = {
   activation: ['activation to populated trees, ~100 MB project', 'read the file + open it in sql.js'],
   codesTree: ['Codes tree refresh, 2,000 codes in 100 categories: the provider (every node and item)', '2,000 plain TreeItems from the rows'],
-  codesTreeView: ['Codes tree full redraw as the view draws it (opening, Refresh, clearing a filter: every expanded category)', 'the same view filtered to one code (2 rows), drawn the same way'],
+  codesTreeView: [
+    'Codes tree full redraw as the view draws it (opening, Refresh, clearing a filter: every expanded category)',
+    'the same view filtered to one code (2 rows), drawn the same way',
+  ],
   codesTreeChange: ['Codes tree after a change: a new code in one of 100 categories, from the call until the view drew it', 'the create_code call alone'],
   codingPaint: ['code a selection until painted, 5,000-segment transcript', 'one durable apply_code, nothing drawn'],
   undoPaint: ['undo that coding until painted', 'one durable apply_code, nothing drawn'],
@@ -62,8 +72,19 @@ async function run(): Promise<SectionResult> {
     const resultFile = path.join(work, 'result.json');
     const r = spawnSync(
       process.execPath,
-      [path.join(ROOT, 'test', 'integration', 'run.mjs'), 'test', `--extensionTestsPath=${path.join(bundleDir, 'index.js')}`, `--workspace=${workspace}`, '--timeout=900'],
-      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, MARGINALIA_BENCH_RESULT: resultFile, MARGINALIA_BENCH_REPS: QUICK ? '10' : '30' }, maxBuffer: 64 * 1024 * 1024 },
+      [
+        path.join(ROOT, 'test', 'integration', 'run.mjs'),
+        'test',
+        `--extensionTestsPath=${path.join(bundleDir, 'index.js')}`,
+        `--workspace=${workspace}`,
+        '--timeout=900',
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, MARGINALIA_BENCH_RESULT: resultFile, MARGINALIA_BENCH_REPS: QUICK ? '10' : '30' },
+        maxBuffer: 64 * 1024 * 1024,
+      },
     );
     if (!fs.existsSync(resultFile)) throw new Error(`the rig wrote no result (exit ${r.status}):\n${(r.stdout + r.stderr).split('\n').slice(-30).join('\n')}`);
     const result = JSON.parse(fs.readFileSync(resultFile, 'utf8')) as RigResult;

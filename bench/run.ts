@@ -205,7 +205,12 @@ async function main(): Promise<void> {
     if (ONLY_HTTP) {
       // BENCH_ONLY=http: section 1 alone, for iterating on the HTTP path (not a recorded run)
       process.stdout.write(`${table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], httpRows(http))}\n`);
-      process.stdout.write(`loadavg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+      process.stdout.write(
+        `loadavg ${os
+          .loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' ')}\n`,
+      );
       process.stdout.write(`per-agent credential p50 / floor p50: ${ratio(http.named.p50, http.floor.p50)} (goal ${NAMED_GOAL_RATIO}x, issue 14)\n`);
       return;
     }
@@ -264,12 +269,20 @@ async function benchHttp(project: GeneratedProject, runDir: string): Promise<Htt
     clients.push(realClient);
     const first = await realClient.call();
     const parsed = JSON.parse(first.body.toString('utf8')) as { success: boolean; data?: { count: number } };
-    if (first.status !== 200 || !parsed.success || parsed.data?.count !== CODES) throw new Error(`list_codes answered ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`);
+    if (first.status !== 200 || !parsed.success || parsed.data?.count !== CODES)
+      throw new Error(`list_codes answered ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`);
     // a per-agent credential (issue 14 item 2), issued by the researcher: the same call made with it
-    const issued = await fetch(`http://127.0.0.1:${real.port}/agents`, { method: 'POST', headers: { authorization: `Bearer ${reviewerToken}`, 'content-type': 'application/json' }, body: '{"name":"bench-agent"}' });
+    const issued = await fetch(`http://127.0.0.1:${real.port}/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${reviewerToken}`, 'content-type': 'application/json' },
+      body: '{"name":"bench-agent"}',
+    });
     const namedToken = ((await issued.json()) as { data?: { token?: string } }).data?.token;
     if (issued.status !== 201 || !namedToken) throw new Error(`POST /agents answered ${issued.status}`);
-    const namedClient = new KeepAliveClient(real.port, '/tools/list_codes', '{"arguments":{}}', { authorization: `Bearer ${namedToken}`, 'x-marginalia-client': 'bench' });
+    const namedClient = new KeepAliveClient(real.port, '/tools/list_codes', '{"arguments":{}}', {
+      authorization: `Bearer ${namedToken}`,
+      'x-marginalia-client': 'bench',
+    });
     clients.push(namedClient);
     const bodyFile = path.join(runDir, 'list_codes.response.json');
     fs.writeFileSync(bodyFile, first.body);
@@ -323,7 +336,9 @@ class FsyncFloor {
   }
   /** One append + fdatasync; returns its duration in ms. */
   once(): number {
-    const line = Buffer.from(`${JSON.stringify({ s: ++this.i, q: [['INSERT INTO codes(name, color) VALUES (?, ?)', [`floor code ${this.i}`, '#112233']]], pad: 'x'.repeat(100) })}\n`);
+    const line = Buffer.from(
+      `${JSON.stringify({ s: ++this.i, q: [['INSERT INTO codes(name, color) VALUES (?, ?)', [`floor code ${this.i}`, '#112233']]], pad: 'x'.repeat(100) })}\n`,
+    );
     const t0 = performance.now();
     fs.writeSync(this.fd, line);
     fs.fdatasyncSync(this.fd);
@@ -456,9 +471,21 @@ function httpRows(h: HttpResult): string[][] {
     ['marginalia serve child (built CLI)', ...latencyCells(h.real), ratio(h.real.p50, h.floor.p50), cpuCell(h.cpu.real)],
     ['same, with a per-agent credential (POST /agents)', ...latencyCells(h.named), ratio(h.named.p50, h.floor.p50), cpuCell(h.cpu.named)],
   ];
-  if (h.inProcess) hr.push(['(info) pipeline.invoke list_codes in-process (no HTTP, no agent layer)', ...latencyCells(h.inProcess), ratio(h.inProcess.p50, h.floor.p50), cpuCell(h.cpu.inProcess)]);
+  if (h.inProcess)
+    hr.push([
+      '(info) pipeline.invoke list_codes in-process (no HTTP, no agent layer)',
+      ...latencyCells(h.inProcess),
+      ratio(h.inProcess.p50, h.floor.p50),
+      cpuCell(h.cpu.inProcess),
+    ]);
   const big = h.inProcessLarge;
-  if (big) hr.push([`(info) same, in-process on the ${mb(big.bytes)} project (${big.segments} segments)`, ...latencyCells(big.stats), ratio(big.stats.p50, h.floor.p50), cpuCell(big.cpu)]);
+  if (big)
+    hr.push([
+      `(info) same, in-process on the ${mb(big.bytes)} project (${big.segments} segments)`,
+      ...latencyCells(big.stats),
+      ratio(big.stats.p50, h.floor.p50),
+      cpuCell(big.cpu),
+    ]);
   return hr;
 }
 
@@ -467,15 +494,19 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
   const out: string[] = [];
   const p = (s = '') => out.push(s);
   p();
-  p(`# Marginalia bench${QUICK ? ' (BENCH_QUICK=1: reduced sizes and counts)' : ''}${FULL ? ' (BENCH_FULL=1: the issues\' sizes)' : ' (sections 3, 4 and 6 at reduced sizes; BENCH_FULL=1 for the issues\' sizes)'}`);
+  p(
+    `# Marginalia bench${QUICK ? ' (BENCH_QUICK=1: reduced sizes and counts)' : ''}${FULL ? " (BENCH_FULL=1: the issues' sizes)" : " (sections 3, 4 and 6 at reduced sizes; BENCH_FULL=1 for the issues' sizes)"}`,
+  );
   p();
   p(`- date: ${started.toISOString()}`);
   p(`- machine: ${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}`);
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
   const busy = Math.max(LOAD_AT_START[0] ?? 0, os.loadavg()[0] ?? 0) > cpus.length * 0.5 || CONTENTION.some((c) => c.cpuFactor > 1.5);
   p(`- node ${process.version}; CPU pinning: ${PIN ? 'servers CPU0, client CPU1' : 'none'}`);
-  p(`- loadavg (1/5/15 min) at start ${load(LOAD_AT_START)}, at end ${load(os.loadavg())}` +
-    (busy ? ' -- WARNING: other work was running; tails and fsync figures are unreliable' : ''));
+  p(
+    `- loadavg (1/5/15 min) at start ${load(LOAD_AT_START)}, at end ${load(os.loadavg())}` +
+      (busy ? ' -- WARNING: other work was running; tails and fsync figures are unreliable' : ''),
+  );
   p(
     `- contention probes (CPU: p50/min of a fixed ~0.2 ms loop, ~1.0 unless the CPU itself is slowed; wake-up: how late a 1 ms timer fires, p50/p90): ` +
       CONTENTION.map((c) => `${c.when}: CPU ${c.cpuFactor.toFixed(2)}, wake-up +${ms(c.wakeMs)}/${ms(c.wakeP90)} ms`).join('; '),
@@ -484,31 +515,37 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
 
   p(`## 1. HTTP: POST /tools/list_codes, ${CODES} codes (${h.responseBytes} response bytes), sequential keep-alive node:http client`);
   p();
-  p('The real server runs the agent layer: bearer-token auth, implicit session, trust check, audit log line, stderr call log; rate limits raised so 3500 calls are not refused.');
+  p(
+    'The real server runs the agent layer: bearer-token auth, implicit session, trust check, audit log line, stderr call log; rate limits raised so 3500 calls are not refused.',
+  );
   p();
   const hr = httpRows(h);
   p(table(['', ...LATENCY_HEADER, 'p50 / floor', 'server CPU ms/call'], hr));
   p();
-  p(`Ratios vs floor: p50 ${ratio(h.real.p50, h.floor.p50)}, p90 ${ratio(h.real.p90, h.floor.p90)}, p99 ${ratio(h.real.p99, h.floor.p99)}. ` +
-    `Attribution at p50: express ${ms(h.express.p50 - h.floor.p50)} ms, pipeline + tool + store ${ms(h.real.p50 - h.express.p50)} ms. ` +
-    `Warm-up ${CFG.httpWarm} calls per server; ${CFG.httpCalls} measured per server in rotating blocks of ${CFG.httpBlock}.`);
+  p(
+    `Ratios vs floor: p50 ${ratio(h.real.p50, h.floor.p50)}, p90 ${ratio(h.real.p90, h.floor.p90)}, p99 ${ratio(h.real.p99, h.floor.p99)}. ` +
+      `Attribution at p50: express ${ms(h.express.p50 - h.floor.p50)} ms, pipeline + tool + store ${ms(h.real.p50 - h.express.p50)} ms. ` +
+      `Warm-up ${CFG.httpWarm} calls per server; ${CFG.httpCalls} measured per server in rotating blocks of ${CFG.httpBlock}.`,
+  );
   p();
 
   p(`## 2. Durable mutation: create_code via in-process pipeline (journal append + fdatasync per call)`);
   p();
-  p(table(
-    ['project', 'file', 'sources', 'segments', 'codes before', 'open ms', 'bench RSS MB after open', 'generation'],
-    muts.map((m) => [
-      m.label,
-      mb(m.project.bytes),
-      String(m.project.sources),
-      String(m.project.segments),
-      String(CODES),
-      ms(m.openMs),
-      m.rssMb.toFixed(0),
-      `${(m.project.generatedMs / 1000).toFixed(1)} s${m.project.cached ? ' (cached, earlier run)' : ' (this run)'}`,
-    ]),
-  ));
+  p(
+    table(
+      ['project', 'file', 'sources', 'segments', 'codes before', 'open ms', 'bench RSS MB after open', 'generation'],
+      muts.map((m) => [
+        m.label,
+        mb(m.project.bytes),
+        String(m.project.sources),
+        String(m.project.segments),
+        String(CODES),
+        ms(m.openMs),
+        m.rssMb.toFixed(0),
+        `${(m.project.generatedMs / 1000).toFixed(1)} s${m.project.cached ? ' (cached, earlier run)' : ' (this run)'}`,
+      ]),
+    ),
+  );
   p();
   const rows: string[][] = [];
   for (const m of muts) {
@@ -517,23 +554,27 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
   }
   p(table(['', ...LATENCY_HEADER, 'p50 / fsync floor', 'CPU ms/call'], rows));
   p();
-  p(table(
-    ['full save of the whole DB', 'export() ms, median (min-max)', 'atomic checkpoint ms', 'export / create_code p50', 'checkpoint / create_code p50'],
-    muts.map((m) => [
-      `${m.label}: ${mb(m.exportBytes)} image, n=${m.exportMs.length}`,
-      range(m.exportMs),
-      range(m.checkpointMs),
-      ratio(median(m.exportMs), m.create.p50),
-      ratio(median(m.checkpointMs), m.create.p50),
-    ]),
-  ));
+  p(
+    table(
+      ['full save of the whole DB', 'export() ms, median (min-max)', 'atomic checkpoint ms', 'export / create_code p50', 'checkpoint / create_code p50'],
+      muts.map((m) => [
+        `${m.label}: ${mb(m.exportBytes)} image, n=${m.exportMs.length}`,
+        range(m.exportMs),
+        range(m.checkpointMs),
+        ratio(median(m.exportMs), m.create.p50),
+        ratio(median(m.checkpointMs), m.create.p50),
+      ]),
+    ),
+  );
   p();
   const [sm, lg] = muts as [MutationResult, MutationResult];
-  p(`Size independence: create_code p50 ${ms(lg.create.p50)} ms @ ${mb(lg.project.bytes)} vs ${ms(sm.create.p50)} ms @ ${mb(sm.project.bytes)} = ${ratio(lg.create.p50, sm.create.p50)} ` +
-    `(p90 ${ratio(lg.create.p90, sm.create.p90)}); the DB is ${ratio(lg.project.bytes, sm.project.bytes)} larger. ` +
-    `Journal: ~${Math.round(lg.journalBytesPerCall)} B per create_code. ${CFG.mutationWarm} warm-up calls per project, not counted. ` +
-    `Idle checkpoint disabled (checkpointIdleMs 0) so no 2 s-idle checkpoint lands inside the loop; the serve default is 2000 ms. ` +
-    `Pipeline without the agent layer (no auth, trust or audit); no version history, so no automatic snapshots.`);
+  p(
+    `Size independence: create_code p50 ${ms(lg.create.p50)} ms @ ${mb(lg.project.bytes)} vs ${ms(sm.create.p50)} ms @ ${mb(sm.project.bytes)} = ${ratio(lg.create.p50, sm.create.p50)} ` +
+      `(p90 ${ratio(lg.create.p90, sm.create.p90)}); the DB is ${ratio(lg.project.bytes, sm.project.bytes)} larger. ` +
+      `Journal: ~${Math.round(lg.journalBytesPerCall)} B per create_code. ${CFG.mutationWarm} warm-up calls per project, not counted. ` +
+      `Idle checkpoint disabled (checkpointIdleMs 0) so no 2 s-idle checkpoint lands inside the loop; the serve default is 2000 ms. ` +
+      `Pipeline without the agent layer (no auth, trust or audit); no version history, so no automatic snapshots.`,
+  );
   p();
 
   for (const sec of sections) {
@@ -566,15 +607,13 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
       goalSource: `${NAMED_GOAL_RATIO}x the floor (issue 14)`,
       floor: { label: 'raw node:http answering the same bytes', value: h.floor.p50 },
     },
-    ...[...muts.slice(2).reverse(), lg, sm].map(
-      (m): Figure => ({
-        name: `create_code p50 @ ${mb(m.project.bytes)} (p90 ${ms(m.create.p90)}, p99 ${ms(m.create.p99)} ms; full checkpoint ${ms(median(m.checkpointMs))} ms)`,
-        value: m.create.p50,
-        unit: 'ms',
-        goal: MUTATION_GOAL_MS,
-        floor: { label: 'append 200 B + fdatasync', value: m.fsyncFloor.p50 },
-      }),
-    ),
+    ...[...muts.slice(2).reverse(), lg, sm].map((m): Figure => ({
+      name: `create_code p50 @ ${mb(m.project.bytes)} (p90 ${ms(m.create.p90)}, p99 ${ms(m.create.p99)} ms; full checkpoint ${ms(median(m.checkpointMs))} ms)`,
+      value: m.create.p50,
+      unit: 'ms',
+      goal: MUTATION_GOAL_MS,
+      floor: { label: 'append 200 B + fdatasync', value: m.fsyncFloor.p50 },
+    })),
   ];
   for (const sec of sections) if (!('failed' in sec)) figures.push(...sec.figures);
   for (const f of figures) p(goalLine(f));
@@ -582,9 +621,14 @@ function report(started: Date, h: HttpResult, muts: MutationResult[], sections: 
     if ('failed' in sec) p(`FAIL  ${sec.title}: ${sec.failed}`);
     else if (sec.error) p(`FAIL  ${sec.title}: ${sec.error}`);
   }
-  const cpuRatio = h.cpu.real !== undefined && h.cpu.floor ? ` CPU view: server CPU per call ${ms(h.cpu.real)} ms vs ${ms(h.cpu.floor)} ms = ${ratio(h.cpu.real, h.cpu.floor)}.` : '';
-  p(`(info)${cpuRatio} create_code CPU per call: ${muts.map((m) => `${ms(m.createCpu)} ms @ ${mb(m.project.bytes)}`).join(', ')} (wall p50 minus CPU is mostly fdatasync and waiting for a CPU).`);
-  if (!FULL) p('(info) Sections 3, 4 and 6 ran at reduced sizes; `BENCH_FULL=1 npm run bench` gives the figures at the issues\' sizes.');
+  const cpuRatio =
+    h.cpu.real !== undefined && h.cpu.floor
+      ? ` CPU view: server CPU per call ${ms(h.cpu.real)} ms vs ${ms(h.cpu.floor)} ms = ${ratio(h.cpu.real, h.cpu.floor)}.`
+      : '';
+  p(
+    `(info)${cpuRatio} create_code CPU per call: ${muts.map((m) => `${ms(m.createCpu)} ms @ ${mb(m.project.bytes)}`).join(', ')} (wall p50 minus CPU is mostly fdatasync and waiting for a CPU).`,
+  );
+  if (!FULL) p("(info) Sections 3, 4 and 6 ran at reduced sizes; `BENCH_FULL=1 npm run bench` gives the figures at the issues' sizes.");
   if (busy) p('(loadavg was high during this run: other processes competed for the 2 vCPUs and the disk; compare ratios, and rerun when the machine is idle.)');
   if (sections.some((sec) => 'failed' in sec || sec.error)) process.exitCode = 1;
   p();

@@ -172,7 +172,8 @@ async function run(): Promise<SectionResult> {
   const file = path.join(DATA, `search-${SOURCES}-s${schema}.qda`);
   if (!fs.existsSync(file)) {
     // a cache of this size made with another schema would only fill the disk
-    for (const f of fs.existsSync(DATA) ? fs.readdirSync(DATA) : []) if (f.startsWith(`search-${SOURCES}-s`) && f.endsWith('.qda')) fs.rmSync(path.join(DATA, f), { force: true });
+    for (const f of fs.existsSync(DATA) ? fs.readdirSync(DATA) : [])
+      if (f.startsWith(`search-${SOURCES}-s`) && f.endsWith('.qda')) fs.rmSync(path.join(DATA, f), { force: true });
     log(`generating ${SOURCES} sources into ${path.relative(process.cwd(), file)} (once; cached)`);
     await generate(file);
   }
@@ -207,7 +208,14 @@ async function run(): Promise<SectionResult> {
     // Floor and tool alternate in blocks, and the three queries rotate block by block, so load from other
     // processes (and the collector) hits them all alike.
     log(`search_text: ${REPS} calls of each query against as many raw FTS4 MATCH floor queries, in rotating blocks`);
-    const per = queries.map(([label, q]) => ({ label, q, floor: [] as number[], tool: [] as number[], floorCpu: { ms: 0, calls: 0 } as CpuTally, toolCpu: { ms: 0, calls: 0 } as CpuTally }));
+    const per = queries.map(([label, q]) => ({
+      label,
+      q,
+      floor: [] as number[],
+      tool: [] as number[],
+      floorCpu: { ms: 0, calls: 0 } as CpuTally,
+      toolCpu: { ms: 0, calls: 0 } as CpuTally,
+    }));
     for (let b = 0; b < 3; b++) {
       for (const x of per) {
         x.floor.push(...(await time(Math.ceil(REPS / 3), () => h.store.all('SELECT docid FROM source_fts WHERE source_fts MATCH ?', [x.q]), x.floorCpu)));
@@ -218,7 +226,15 @@ async function run(): Promise<SectionResult> {
       const first = await call('search_text', { query: x.q });
       const floor = median(x.floor);
       const tool = median(x.tool);
-      figures.push({ name: `search_text ${x.label} ${x.q}, ${corpus}`, value: tool, unit: 'ms', goal: GOAL_MS, goalSource: 'issue 5', floor: { label: 'FTS4 MATCH returning docids', value: floor }, atGoalSize: FULL });
+      figures.push({
+        name: `search_text ${x.label} ${x.q}, ${corpus}`,
+        value: tool,
+        unit: 'ms',
+        goal: GOAL_MS,
+        goalSource: 'issue 5',
+        floor: { label: 'FTS4 MATCH returning docids', value: floor },
+        atGoalSize: FULL,
+      });
       rows.push([
         `${x.label} ${x.q}`,
         String(first.sources_matched),
@@ -235,20 +251,33 @@ async function run(): Promise<SectionResult> {
     log('for information: search_codes, search_semantic, find_similar_segments, one editor edit');
     const info: [string, number][] = [];
     info.push([`search_codes "kalo" (${CODES} codes)`, median(await time(REPS, () => call('search_codes', { query: 'kalo' })))]);
-    info.push(['search_semantic lexical "quantum marmalade zanzibarite"', median(await time(REPS, () => call('search_semantic', { query: 'quantum marmalade zanzibarite' })))]);
+    info.push([
+      'search_semantic lexical "quantum marmalade zanzibarite"',
+      median(await time(REPS, () => call('search_semantic', { query: 'quantum marmalade zanzibarite' }))),
+    ]);
     const segId = h.store.get<{ id: number }>('SELECT id FROM segments WHERE source_id = 7 ORDER BY id LIMIT 1')!.id;
-    info.push([`find_similar_segments lexical (segment ${segId})`, median(await time(QUICK ? 5 : 9, () => call('find_similar_segments', { segment_id: segId })))]);
+    info.push([
+      `find_similar_segments lexical (segment ${segId})`,
+      median(await time(QUICK ? 5 : 9, () => call('find_similar_segments', { segment_id: segId }))),
+    ]);
     const target = h.store.get<{ id: number; n: number }>('SELECT id, content_length AS n FROM sources WHERE id = 3')!;
     info.push([
       `one editor edit of a ${(target.n / 1000).toFixed(1)} KB source (re-indexes it)`,
-      median(await time(QUICK ? 5 : 9, () => pipeline.invoke('apply_source_edits', { source_id: target.id, edits: [{ start_pos: 10, end_pos: 10, text: 'x' }] }, editor))),
+      median(
+        await time(QUICK ? 5 : 9, () =>
+          pipeline.invoke('apply_source_edits', { source_id: target.id, edits: [{ start_pos: 10, end_pos: 10, text: 'x' }] }, editor),
+        ),
+      ),
     ]);
     const body = [
       `search_text over ${corpus} (project ${(fs.statSync(work).size / 1e6).toFixed(0)} MB, opened in ${ms(openMs)} ms); median (min) of ${REPS} calls, default page of 50 matches with positions and snippets`,
       '',
       table(['query', 'sources', 'total', 'returned', 'FLOOR FTS4 MATCH docids, ms', 'search_text, ms', 'tool/floor', 'CPU ms per call, floor / tool'], rows),
       '',
-      table(['(info) other search tools', 'median ms'], info.map(([label, v]) => [label, ms(v)])),
+      table(
+        ['(info) other search tools', 'median ms'],
+        info.map(([label, v]) => [label, ms(v)]),
+      ),
       '',
       machineLine(),
     ];

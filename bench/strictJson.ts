@@ -29,7 +29,11 @@ function bodies(): { name: string; bytes: Buffer; reps: number }[] {
     { name: '1,000,000 escaped NULs', bytes: Buffer.from(JSON.stringify({ arguments: { name: 'x', memo: '\u0000'.repeat(1_000_000) } })), reps: QUICK ? 2 : 5 },
     {
       name: '100,000 objects',
-      bytes: Buffer.from(JSON.stringify({ arguments: { applications: Array.from({ length: 100_000 }, (_, i) => ({ source_id: 1 + (i % 7), start_pos: i, end_pos: i + 5, code_id: 2 })) } })),
+      bytes: Buffer.from(
+        JSON.stringify({
+          arguments: { applications: Array.from({ length: 100_000 }, (_, i) => ({ source_id: 1 + (i % 7), start_pos: i, end_pos: i + 5, code_id: 2 })) },
+        }),
+      ),
       reps: QUICK ? 2 : 5,
     },
   ];
@@ -43,7 +47,8 @@ async function run(): Promise<SectionResult> {
     const strict: number[] = [];
     const floor: number[] = [];
     // warm-up, and a cross-check: both parse to the same value
-    if (JSON.stringify(parseStrictJson(b.bytes)) !== JSON.stringify(JSON.parse(b.bytes.toString('utf8')))) throw new Error(`${b.name}: strict and plain parses differ`);
+    if (JSON.stringify(parseStrictJson(b.bytes)) !== JSON.stringify(JSON.parse(b.bytes.toString('utf8'))))
+      throw new Error(`${b.name}: strict and plain parses differ`);
     for (let k = 0; k < blocks; k++) {
       let t = performance.now();
       for (let i = 0; i < b.reps; i++) JSON.parse(b.bytes.toString('utf8'));
@@ -55,7 +60,14 @@ async function run(): Promise<SectionResult> {
     const s = stats(strict);
     const f = stats(floor);
     rows.push([b.name, `${(b.bytes.length / 1e6).toFixed(b.bytes.length < 1e4 ? 4 : 1)} MB`, ms(f.p50), ms(s.p50), (s.p50 / f.p50).toFixed(2)]);
-    figures.push({ name: `parseStrictJson, ${b.name}`, value: s.p50, unit: 'ms', goal: f.p50 * GOAL_FACTOR, goalSource: `issue 15: at most ${GOAL_FACTOR}x the unchecked parse`, floor: { label: 'toString + JSON.parse', value: f.p50 } });
+    figures.push({
+      name: `parseStrictJson, ${b.name}`,
+      value: s.p50,
+      unit: 'ms',
+      goal: f.p50 * GOAL_FACTOR,
+      goalSource: `issue 15: at most ${GOAL_FACTOR}x the unchecked parse`,
+      floor: { label: 'toString + JSON.parse', value: f.p50 },
+    });
   }
   return {
     title: 'Strict JSON bodies (parseStrictJson vs toString + JSON.parse)',

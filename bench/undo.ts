@@ -121,7 +121,14 @@ async function run(): Promise<SectionResult> {
     });
     return {
       title: `Undo and redo with ${N.toLocaleString('en')} history events`,
-      body: [machineLine(), '', table(['call', 'p50 ms', 'p90 ms', 'max ms'], [...rows('last action a coding', plain), ...rows(`then ${EDITS.toLocaleString('en')} text edits`, typed)])],
+      body: [
+        machineLine(),
+        '',
+        table(
+          ['call', 'p50 ms', 'p90 ms', 'max ms'],
+          [...rows('last action a coding', plain), ...rows(`then ${EDITS.toLocaleString('en')} text edits`, typed)],
+        ),
+      ],
       figures: [
         figure(`undo with ${N.toLocaleString('en')} history events`, plain),
         figure(`undo past ${EDITS.toLocaleString('en')} text edits (${N.toLocaleString('en')} history events)`, typed),

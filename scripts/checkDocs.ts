@@ -125,7 +125,9 @@ function checkErrorCodes(): string[] {
     const row = rows.get(status);
     if (row === undefined || !row.includes(`\`${code}\``)) {
       const elsewhere = [...rows].filter(([, r]) => r.includes(`\`${code}\``)).map(([s]) => s);
-      problems.push(`${file}: \`${code}\` must be listed in the ${status} row (STATUS_BY_CODE)${elsewhere.length > 0 ? `; it is under ${elsewhere.join(', ')}` : ''}`);
+      problems.push(
+        `${file}: \`${code}\` must be listed in the ${status} row (STATUS_BY_CODE)${elsewhere.length > 0 ? `; it is under ${elsewhere.join(', ')}` : ''}`,
+      );
     }
   }
   return problems;
@@ -142,7 +144,9 @@ function main(): void {
     console.error(`docs check: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}`);
     process.exit(1);
   }
-  console.log(`docs check: README.md ${readmeLines}/${README_MAX_LINES} lines; links and anchors of ${files.length} files resolve; every error code documented under its status`);
+  console.log(
+    `docs check: README.md ${readmeLines}/${README_MAX_LINES} lines; links and anchors of ${files.length} files resolve; every error code documented under its status`,
+  );
 }
 
 if (require.main === module) main();

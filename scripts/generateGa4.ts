@@ -195,13 +195,19 @@ export async function generateGa4(outPath: string, opts: Ga4Options = {}): Promi
         events.push({ name: 'page_view', params: pageParams });
         if (rand() < 0.35) events.push({ name: 'scroll', params: [param('percent_scrolled', { i: 90 }), ...pageParams.slice(0, 1)] });
         if (rand() < 0.3) events.push({ name: 'view_item', params: pageParams.slice(0, 1), item: pick(ITEMS) });
-        if (rand() < 0.08) events.push({ name: 'view_search_results', params: [param('search_term', { s: pick(['mug', 'hoodie', 'tote bag', 'café', 'bottle']) })] });
+        if (rand() < 0.08)
+          events.push({ name: 'view_search_results', params: [param('search_term', { s: pick(['mug', 'hoodie', 'tote bag', 'café', 'bottle']) })] });
         if (rand() < 0.06) events.push({ name: 'add_to_cart', params: pageParams.slice(0, 1), item: pick(ITEMS) });
         if (rand() < 0.1) events.push({ name: 'click', params: [param('link_url', { s: 'https://help.example.com/faq' }), param('outbound', { s: 'true' })] });
       }
       if (events.some((e) => e.name === 'add_to_cart') && rand() < 0.5) {
         events.push({ name: 'begin_checkout', params: [] });
-        if (rand() < 0.5) events.push({ name: 'purchase', params: [param('transaction_id', { s: String(int(10_000, 99_999)) }), param('value', { d: 24.99 })], item: pick(ITEMS) });
+        if (rand() < 0.5)
+          events.push({
+            name: 'purchase',
+            params: [param('transaction_id', { s: String(int(10_000, 99_999)) }), param('value', { d: 24.99 })],
+            item: pick(ITEMS),
+          });
       }
       if (rand() < 0.7) events.push({ name: 'user_engagement', params: [param('engagement_time_msec', { i: int(500, 90_000) })] });
 
@@ -257,7 +263,12 @@ export async function generateGa4(outPath: string, opts: Ga4Options = {}): Promi
           platform: user.device.platform,
           event_dimensions: null,
           ecommerce: item
-            ? { total_item_quantity: '1', purchase_revenue_in_usd: e.name === 'purchase' ? item[3] : null, unique_items: '1', transaction_id: e.name === 'purchase' ? String(bundle) : null }
+            ? {
+                total_item_quantity: '1',
+                purchase_revenue_in_usd: e.name === 'purchase' ? item[3] : null,
+                unique_items: '1',
+                transaction_id: e.name === 'purchase' ? String(bundle) : null,
+              }
             : null,
           items: item ? [{ item_id: item[0], item_name: item[1], item_category: item[2], price_in_usd: item[3], quantity: '1' }] : [],
         };
@@ -280,7 +291,8 @@ export async function generateGa4(outPath: string, opts: Ga4Options = {}): Promi
     }
     if (opts.noise) {
       chunk += '\n{"event_date":"' + date + '","event_timestamp":"' + String(dayStart) + '","event_na\n';
-      chunk += JSON.stringify({ event_date: date, event_timestamp: String(dayStart + 1), event_name: 'page_view', event_params: [], user_pseudo_id: null }) + '\n';
+      chunk +=
+        JSON.stringify({ event_date: date, event_timestamp: String(dayStart + 1), event_name: 'page_view', event_params: [], user_pseudo_id: null }) + '\n';
       chunk += '[1,2,3]\n';
       truth.lines += 4;
       truth.noise.blank++;

@@ -149,7 +149,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     if (busy.length === 0) return true;
     const names = busy.map((id) => controller.current()?.repo.getSource(id)?.name ?? `source ${id}`).join(', ');
     const answer = await Promise.race([
-      vscode.window.showWarningMessage(`${who.client_name} wants to ${who.tool.replace(/_/g, ' ')} in ${names}, which you are editing. Let the agent work on it?`, 'Allow', 'Not Now'),
+      vscode.window.showWarningMessage(
+        `${who.client_name} wants to ${who.tool.replace(/_/g, ' ')} in ${names}, which you are editing. Let the agent work on it?`,
+        'Allow',
+        'Not Now',
+      ),
       new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000)),
     ]);
     if (answer !== 'Allow') return false;
@@ -165,7 +169,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     researcherName: () => settings.coderName(),
     // the open project's agent credentials, in the file `marginalia agent add|list|revoke --project P` uses
     credentials: openProjectCredentialStorage(() => controllerRef?.current()?.path, fileAgentCredentialStorage),
-    overrides: (cfg) => applySettingOverrides(cfg, (p, l) => TrustPolicy.checkOverride(ALL_TOOLS, p, l, cfg.trust.default_level), (m) => configProblems.push(m)),
+    overrides: (cfg) =>
+      applySettingOverrides(
+        cfg,
+        (p, l) => TrustPolicy.checkOverride(ALL_TOOLS, p, l, cfg.trust.default_level),
+        (m) => configProblems.push(m),
+      ),
     audit: {
       append: (line) => {
         const current = controller.current();
@@ -193,9 +202,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     async (port) => {
       // the same composition as `marginalia serve` (src/cli/surfaces.ts): the surfaces agent_context.protocols turns on
       const project = controller.current();
-      const server = await startSurfaces({ agent, pipeline, project: () => controller.current(), projectPath: project?.path ?? '', tokens, logger, version: VERSION, port, onCall: (line: string) => logger.line(line) });
+      const server = await startSurfaces({
+        agent,
+        pipeline,
+        project: () => controller.current(),
+        projectPath: project?.path ?? '',
+        tokens,
+        logger,
+        version: VERSION,
+        port,
+        onCall: (line: string) => logger.line(line),
+      });
       const base = `http://127.0.0.1:${server.port}`;
-      const removeDiscovery = project ? writeDiscovery({ project: project.path, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() }) : () => undefined;
+      const removeDiscovery = project
+        ? writeDiscovery({
+            project: project.path,
+            pid: process.pid,
+            url: base,
+            port: server.port,
+            token: tokens.agent,
+            mcp_url: `${base}/mcp`,
+            started_at: new Date().toISOString(),
+          })
+        : () => undefined;
       return {
         port: server.port,
         close: async () => {
@@ -221,7 +250,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       const current = controller.current();
-      if (current && (e.affectsConfiguration('marginalia.trust') || e.affectsConfiguration('marginalia.rateLimits') || e.affectsConfiguration('marginalia.audit'))) reloadConfig(current.path);
+      if (
+        current &&
+        (e.affectsConfiguration('marginalia.trust') || e.affectsConfiguration('marginalia.rateLimits') || e.affectsConfiguration('marginalia.audit'))
+      )
+        reloadConfig(current.path);
     }),
   );
   // expired sessions end and unanswered approval requests are rejected on time
@@ -253,8 +286,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const undo = new UndoCommands(wb, docs, () => editTracker.flush(), statusBar);
   context.subscriptions.push(undo);
   const approvals = new ApprovalsView(wb, agent);
-  const connectedAgents = new ConnectedAgentsView(agent, () => !!controller.current(), (l) => pipeline.onEvents(l));
-  context.subscriptions.push(connectedAgents, controller.onDidChangeProject(() => connectedAgents.refresh()));
+  const connectedAgents = new ConnectedAgentsView(
+    agent,
+    () => !!controller.current(),
+    (l) => pipeline.onEvents(l),
+  );
+  context.subscriptions.push(
+    connectedAgents,
+    controller.onDidChangeProject(() => connectedAgents.refresh()),
+  );
   const history = new HistoryView(wb);
   // the history's git remote: Configure Remote, Sync Project, the sync state in the status bar (src/ui/history/syncCommands.ts)
   const sync = new SyncCommands(wb, () => {
@@ -284,7 +324,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   context.subscriptions.push(memos);
   const hasSources = new HasSourcesContext(wb);
   context.subscriptions.push(reports, codebookHealth, hasSources);
-  context.subscriptions.push(history, approvals, activity, activityView, docs, codesTree, sourcesTree, casesTree, retrieval, decorations, editTracker, statusBar, { dispose: () => void controller.dispose() });
+  context.subscriptions.push(
+    history,
+    approvals,
+    activity,
+    activityView,
+    docs,
+    codesTree,
+    sourcesTree,
+    casesTree,
+    retrieval,
+    decorations,
+    editTracker,
+    statusBar,
+    { dispose: () => void controller.dispose() },
+  );
 
   // the history view follows the automatic snapshots, which land shortly after changes (debounced)
   let historyTimer: NodeJS.Timeout | undefined;
@@ -295,7 +349,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
 
   // hybrid mode (issue 14 item 9, src/ui/observer/): follow agents, notify-level calls as messages with Undo and Show, Pause Agents
   agent.mode = readMode();
-  const follower = new AgentFollower({ open: (id, range) => docs.open(id, range, true), flash: (seg, ms) => decorations.flash(seg, ms), mode: readMode, flashMs: settings.flashMs });
+  const follower = new AgentFollower({
+    open: (id, range) => docs.open(id, range, true),
+    flash: (seg, ms) => decorations.flash(seg, ms),
+    mode: readMode,
+    flashMs: settings.flashMs,
+  });
   const agentNotices = new AgentNotices({
     undo: async (correlation_id) => {
       let problem: string | undefined;
@@ -303,7 +362,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       return problem;
     },
     show: async (n) => {
-      const coded = n.correlation_id ? wb.repo()?.listEventsByCorrelation(n.correlation_id).find((e) => e.event_type === 'coding.segment_coded') : undefined;
+      const coded = n.correlation_id
+        ? wb
+            .repo()
+            ?.listEventsByCorrelation(n.correlation_id)
+            .find((e) => e.event_type === 'coding.segment_coded')
+        : undefined;
       if (coded) await docs.open(coded.payload.source_id as number, { start: coded.payload.start as number, end: coded.payload.end as number });
       else if (n.source_id !== null) await docs.open(n.source_id);
       else await vscode.commands.executeCommand('marginalia.activity.focus');
@@ -342,7 +406,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
       const sid = e.payload.source_id;
       if (typeof sid === 'number') sources.add(sid);
       // a code's name or colour is drawn in the editors: redraw them when it changes (not when a code is made or moved)
-      if (e.event_type === 'coding.code_renamed' || e.event_type === 'coding.code_updated' || e.event_type === 'coding.code_deleted' || e.event_type === 'coding.codes_merged') {
+      if (
+        e.event_type === 'coding.code_renamed' ||
+        e.event_type === 'coding.code_updated' ||
+        e.event_type === 'coding.code_deleted' ||
+        e.event_type === 'coding.codes_merged'
+      ) {
         for (const ed of vscode.window.visibleTextEditors) {
           const s = docs.sourceIdFor(ed.document);
           if (s !== undefined) sources.add(s);
@@ -351,7 +420,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     }
     if (codes) {
       // codings added or removed change only their codes' counts: redraw those rows, not the whole tree
-      const segmentOnly = events.every((e) => !e.event_type.startsWith('coding.') || ((e.event_type === 'coding.segment_coded' || e.event_type === 'coding.segment_uncoded') && typeof e.payload.code_id === 'number'));
+      const segmentOnly = events.every(
+        (e) =>
+          !e.event_type.startsWith('coding.') ||
+          ((e.event_type === 'coding.segment_coded' || e.event_type === 'coding.segment_uncoded') && typeof e.payload.code_id === 'number'),
+      );
       if (segmentOnly) codesTree.refreshCodeRows(events.filter((e) => e.event_type.startsWith('coding.')).map((e) => e.payload.code_id as number));
       else codesTree.update();
     }
@@ -375,7 +448,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     for (const e of events) {
       if (e.event_type === 'approval.requested') void approvals.notify(e.aggregate_id);
       if (e.event_type === 'coding.segment_coded' && causedByAgent(e.caused_by)) {
-        decorations.flash({ source_id: e.payload.source_id as number, start_pos: e.payload.start as number, end_pos: e.payload.end as number }, settings.flashMs());
+        decorations.flash(
+          { source_id: e.payload.source_id as number, start_pos: e.payload.start as number, end_pos: e.payload.end as number },
+          settings.flashMs(),
+        );
       }
       if (e.event_type === 'source.text_edited' || e.event_type === 'source.text_reconciled') {
         const src = wb.repo()?.getSource(e.payload.source_id as number);
@@ -419,7 +495,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
     registerMcpProvider({ controller, tokens, enabled: settings.provideMcpServer, version: VERSION }),
     registerCommands(
       {
-        ...commandTable({ wb, docs, codesTree, sourcesTree, retrieval, decorations, flushEdits: () => editTracker.flush(), state: context.workspaceState, showLog: () => logger.channel.show() }),
+        ...commandTable({
+          wb,
+          docs,
+          codesTree,
+          sourcesTree,
+          retrieval,
+          decorations,
+          flushEdits: () => editTracker.flush(),
+          state: context.workspaceState,
+          showLog: () => logger.channel.show(),
+        }),
         ...codebookCommands({ wb, codesTree }),
         ...casesCommands({ wb, docs, casesTree, attributesPanel: caseAttributes, flushEdits: () => editTracker.flush() }),
         'marginalia.project.new': (file?: string) => newProject(controller, file),
@@ -433,7 +519,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
         'marginalia.history.showRawDiff': (s?: SnapshotItem) => history.showRawDiff(s),
         'marginalia.history.restore': (s?: SnapshotItem) => (s ? history.restore(s) : undefined),
         ...retrievalCommands({ wb, docs, retrieval }),
-        ...registerAgentCommands({ wb, agent, approvals, tokens, controller, extensionPath: context.extensionPath, connectedAgents, agentSecrets: new AgentTokenSecrets(context.secrets) }),
+        ...registerAgentCommands({
+          wb,
+          agent,
+          approvals,
+          tokens,
+          controller,
+          extensionPath: context.extensionPath,
+          connectedAgents,
+          agentSecrets: new AgentTokenSecrets(context.secrets),
+        }),
         ...undo.commands(),
         ...pauseCommands.commands(),
         ...blindCoding.commands(),

@@ -33,12 +33,17 @@ function rowFor(item: ActivityItem, index: number): HTMLDivElement {
   r.style.top = `${index * ROW}px`;
   r.dataset.id = item.id;
   const head = el('div', 'head');
-  head.append(el('span', 'badge', item.status.replace('_', ' ')), el('span', 'tool', item.title ?? item.tool), el('span', 'who', `${item.client_name} · ${item.time.slice(11, 19)}`));
+  head.append(
+    el('span', 'badge', item.status.replace('_', ' ')),
+    el('span', 'tool', item.title ?? item.tool),
+    el('span', 'who', `${item.client_name} · ${item.time.slice(11, 19)}`),
+  );
   const desc = el('div', 'desc', item.error_code ? `${item.description} — ${item.error_code}` : item.description);
   desc.title = item.description;
   r.append(head, desc);
   const actions = el('div', 'actions');
-  if (item.status === 'PENDING_APPROVAL' && item.request_id) actions.append(button('Approve', { type: 'approve', request_id: item.request_id }), button('Reject', { type: 'reject', request_id: item.request_id }));
+  if (item.status === 'PENDING_APPROVAL' && item.request_id)
+    actions.append(button('Approve', { type: 'approve', request_id: item.request_id }), button('Reject', { type: 'reject', request_id: item.request_id }));
   if (item.status === 'COMPLETED' && item.undoable) actions.append(button('Undo', { type: 'undo', id: item.id }));
   r.append(actions);
   return r;

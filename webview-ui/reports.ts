@@ -3,9 +3,31 @@
 // drawn on a canvas; every other text is set with textContent (never innerHTML), so names with markup in
 // them show as text. A click on a bar, a cell or a table row asks the extension for the coded segments
 // behind it. After each view is drawn the page reports what it drew ('rendered').
-import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip, type ChartConfiguration, type ChartEvent, type ActiveElement, type Plugin, type Scale } from 'chart.js';
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  LinearScale,
+  Tooltip,
+  type ChartConfiguration,
+  type ChartEvent,
+  type ActiveElement,
+  type Plugin,
+  type Scale,
+} from 'chart.js';
 import { MatrixController, MatrixElement } from 'chartjs-chart-matrix';
-import type { AgreementRow, AgreementUnit, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../src/protocol/reports';
+import type {
+  AgreementRow,
+  AgreementUnit,
+  DrillTarget,
+  ExportFormat,
+  FromReportsWebview,
+  HeatMap,
+  ReportRequest,
+  ReportsViewId,
+  ToReportsWebview,
+} from '../src/protocol/reports';
 
 /** "1 overlap", "2 overlaps": a count with its noun (the webview imports no src code but protocol types; src/core/plural.ts is the same rule). */
 function countOf(n: number, singular: string): string {
@@ -79,7 +101,9 @@ function drawTabs(): void {
   const exportable = EXPORTABLE.has(request.view);
   for (const b of exportBar.querySelectorAll('button')) {
     b.disabled = !exportable;
-    b.title = exportable ? `Export this report as ${b.textContent ?? ''} (export_report)` : 'export_report writes frequency, co-occurrence and coder agreement reports';
+    b.title = exportable
+      ? `Export this report as ${b.textContent ?? ''} (export_report)`
+      : 'export_report writes frequency, co-occurrence and coder agreement reports';
   }
 }
 
@@ -152,7 +176,10 @@ function drawFrequency(m: Extract<ToReportsWebview, { type: 'frequency' }>): voi
       options: {
         ...baseOptions(),
         indexAxis: 'y',
-        scales: { x: { ...axes, beginAtZero: true, ticks: { ...axes.ticks, precision: 0 } }, y: { ...axes, grid: { display: false }, ticks: { ...axes.ticks, autoSkip: false } } },
+        scales: {
+          x: { ...axes, beginAtZero: true, ticks: { ...axes.ticks, precision: 0 } },
+          y: { ...axes, grid: { display: false }, ticks: { ...axes.ticks, autoSkip: false } },
+        },
         plugins: {
           tooltip: { callbacks: { label: (ctx) => ` ${countOf(ctx.parsed.x, 'segment')} in ${countOf(used[ctx.dataIndex]?.source_count ?? 0, 'source')}` } },
         },
@@ -209,17 +236,24 @@ function onePerIndex(labels: string[]) {
 function drawHeatMap(view: ReportsViewId, heat: HeatMap, target: (i: number, j: number) => DrillTarget | undefined): void {
   const points: { x: number; y: number; v: number }[] = [];
   let max = 0;
-  heat.rows.forEach((_r, i) => heat.columns.forEach((_c, j) => {
-    const v = heat.matrix[i]?.[j] ?? 0;
-    max = Math.max(max, v);
-    points.push({ x: j, y: i, v });
-  }));
+  heat.rows.forEach((_r, i) =>
+    heat.columns.forEach((_c, j) => {
+      const v = heat.matrix[i]?.[j] ?? 0;
+      max = Math.max(max, v);
+      points.push({ x: j, y: i, v });
+    }),
+  );
   if (points.length === 0) return rendered(view, 0);
   const rgb = hexToRgb(css('--vscode-charts-blue', '#3794ff')) ?? [55, 148, 255];
   const axes = axisColors();
   const cols = heat.columns.map((c) => c.label);
   const rows = heat.rows.map((r) => r.name);
-  const tick = (labels: string[]) => ({ ...axes.ticks, stepSize: 1, autoSkip: false, callback: (v: string | number) => (Number.isInteger(Number(v)) ? truncate(labels[Number(v)] ?? '', 28) : '') });
+  const tick = (labels: string[]) => ({
+    ...axes.ticks,
+    stepSize: 1,
+    autoSkip: false,
+    callback: (v: string | number) => (Number.isInteger(Number(v)) ? truncate(labels[Number(v)] ?? '', 28) : ''),
+  });
   const config: ChartConfiguration<'matrix'> = {
     type: 'matrix',
     data: {
@@ -241,8 +275,26 @@ function drawHeatMap(view: ReportsViewId, heat: HeatMap, target: (i: number, j: 
     options: {
       ...baseOptions(),
       scales: {
-        x: { type: 'linear', position: 'top', min: -0.5, max: cols.length - 0.5, offset: false, grid: { display: false }, afterBuildTicks: onePerIndex(cols), ticks: { ...tick(cols), maxRotation: 60, minRotation: 0 } },
-        y: { type: 'linear', reverse: true, min: -0.5, max: rows.length - 0.5, offset: false, grid: { display: false }, afterBuildTicks: onePerIndex(rows), ticks: tick(rows) },
+        x: {
+          type: 'linear',
+          position: 'top',
+          min: -0.5,
+          max: cols.length - 0.5,
+          offset: false,
+          grid: { display: false },
+          afterBuildTicks: onePerIndex(cols),
+          ticks: { ...tick(cols), maxRotation: 60, minRotation: 0 },
+        },
+        y: {
+          type: 'linear',
+          reverse: true,
+          min: -0.5,
+          max: rows.length - 0.5,
+          offset: false,
+          grid: { display: false },
+          afterBuildTicks: onePerIndex(rows),
+          ticks: tick(rows),
+        },
       },
       plugins: {
         tooltip: {
@@ -271,7 +323,8 @@ function drawHeatMap(view: ReportsViewId, heat: HeatMap, target: (i: number, j: 
 function shownOf(heat: HeatMap): string {
   const parts: string[] = [];
   if (heat.total_rows !== undefined && heat.total_rows > heat.rows.length) parts.push(`the ${heat.rows.length} most used of ${heat.total_rows} codes`);
-  if (heat.total_columns !== undefined && heat.total_columns > heat.columns.length) parts.push(`the ${heat.columns.length} largest of ${heat.total_columns} columns`);
+  if (heat.total_columns !== undefined && heat.total_columns > heat.columns.length)
+    parts.push(`the ${heat.columns.length} largest of ${heat.total_columns} columns`);
   return parts.length > 0 ? ` Showing ${parts.join(' and ')}.` : '';
 }
 
@@ -338,7 +391,10 @@ function drawAttribute(m: Extract<ToReportsWebview, { type: 'attribute' }>): voi
     return rendered('attribute', 0);
   }
   attributePicker('attribute', m.attributes, m.attribute);
-  summary.textContent = m.heat.rows.length === 0 ? 'No coded segment belongs to a case yet.' : `Coded segments of each code in the cases with each value.${shownOf(m.heat)} Click a cell for its segments.`;
+  summary.textContent =
+    m.heat.rows.length === 0
+      ? 'No coded segment belongs to a case yet.'
+      : `Coded segments of each code in the cases with each value.${shownOf(m.heat)} Click a cell for its segments.`;
   if (m.heat.rows.length === 0) return rendered('attribute', 0);
   drawHeatMap('attribute', m.heat, caseTarget(m.heat));
 }
@@ -349,7 +405,10 @@ function drawDocumentAttribute(m: Extract<ToReportsWebview, { type: 'document_at
     return rendered('document_attribute', 0);
   }
   attributePicker('document_attribute', m.attributes, m.attribute);
-  summary.textContent = m.heat.rows.length === 0 ? 'No coded segments yet.' : `Coded segments of each code in the sources with each value.${shownOf(m.heat)} Click a cell for its segments.`;
+  summary.textContent =
+    m.heat.rows.length === 0
+      ? 'No coded segments yet.'
+      : `Coded segments of each code in the sources with each value.${shownOf(m.heat)} Click a cell for its segments.`;
   if (m.heat.rows.length === 0) return rendered('document_attribute', 0);
   drawHeatMap('document_attribute', m.heat, (i, j) => {
     const r = m.heat.rows[i];
@@ -412,7 +471,12 @@ function drawAgreementDetails(m: Extract<ToReportsWebview, { type: 'agreement' }
     const body = el('tbody');
     for (const r of t.measures) {
       const tr = el('tr');
-      tr.append(el('td', r.measure), el('td', r.coders), el('td', fmt(r.value, 3), 'n'), el('td', r.ci_low === null || r.ci_high === null ? '–' : `[${fmt(r.ci_low, 3)}, ${fmt(r.ci_high, 3)}]`, 'n'));
+      tr.append(
+        el('td', r.measure),
+        el('td', r.coders),
+        el('td', fmt(r.value, 3), 'n'),
+        el('td', r.ci_low === null || r.ci_high === null ? '–' : `[${fmt(r.ci_low, 3)}, ${fmt(r.ci_high, 3)}]`, 'n'),
+      );
       body.append(tr);
     }
     tbl.append(thead, body);
@@ -429,7 +493,14 @@ function drawAgreementDetails(m: Extract<ToReportsWebview, { type: 'agreement' }
     const body = el('tbody');
     for (const d of dis) {
       const tr = el('tr');
-      tr.append(el('td', d.code), el('td', d.source), el('td', `${d.start_pos}–${d.end_pos}`, 'n'), el('td', d.coded_by.join(', ')), el('td', d.not_coded_by.join(', ')), el('td', d.text, 'quote'));
+      tr.append(
+        el('td', d.code),
+        el('td', d.source),
+        el('td', `${d.start_pos}–${d.end_pos}`, 'n'),
+        el('td', d.coded_by.join(', ')),
+        el('td', d.not_coded_by.join(', ')),
+        el('td', d.text, 'quote'),
+      );
       body.append(tr);
     }
     list.append(thead, body);

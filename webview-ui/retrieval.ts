@@ -1,7 +1,15 @@
 // The Retrieval webview: pick codes, combine them, filter, and read whole passages grouped by source.
 // Renders with textContent only (never innerHTML), so no passage, code or source name can run as markup.
 // Long passages start collapsed ("Show more"). A click (or Enter) on a passage asks the extension to open it.
-import type { AttributeChoice, AttributeValueMsg, FromRetrievalWebview, PassageView, RetrievalOptions, RetrievalQueryMsg, ToRetrievalWebview } from '../src/protocol/retrieval';
+import type {
+  AttributeChoice,
+  AttributeValueMsg,
+  FromRetrievalWebview,
+  PassageView,
+  RetrievalOptions,
+  RetrievalQueryMsg,
+  ToRetrievalWebview,
+} from '../src/protocol/retrieval';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromRetrievalWebview): void };
 
@@ -40,11 +48,14 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
 function fillSelect(sel: HTMLSelectElement, items: { value: string; label: string }[], selected: string): void {
   const any = el('option', undefined, 'Any');
   any.value = '';
-  sel.replaceChildren(any, ...items.map((i) => {
-    const o = el('option', undefined, i.label);
-    o.value = i.value;
-    return o;
-  }));
+  sel.replaceChildren(
+    any,
+    ...items.map((i) => {
+      const o = el('option', undefined, i.label);
+      o.value = i.value;
+      return o;
+    }),
+  );
   sel.value = items.some((i) => i.value === selected) ? selected : '';
 }
 
@@ -97,19 +108,45 @@ function renderOptions(project: boolean): void {
   sourcePairs = pairs(options.source_attributes);
   casePairs = pairs(options.case_attributes);
   combine.value = query.combine;
-  fillSelect(source, options.sources.map((s) => ({ value: String(s.source_id), label: s.name })), String(query.source_id ?? ''));
-  fillSelect(folder, options.folders.map((f) => ({ value: String(f.folder_id), label: f.name })), String(query.folder_id ?? ''));
-  fillSelect(caseSel, options.cases.map((c) => ({ value: String(c.case_id), label: c.name })), String(query.case_id ?? ''));
-  fillSelect(sourceAttribute, sourcePairs.map((p, i) => ({ value: String(i), label: `${p.name} = ${String(p.value)}` })), pairIndex(sourcePairs, query.source_attribute));
-  fillSelect(caseAttribute, casePairs.map((p, i) => ({ value: String(i), label: `${p.name} = ${String(p.value)}` })), pairIndex(casePairs, query.case_attribute));
-  fillSelect(coder, options.coders.map((c) => ({ value: c, label: c })), query.coder ?? '');
+  fillSelect(
+    source,
+    options.sources.map((s) => ({ value: String(s.source_id), label: s.name })),
+    String(query.source_id ?? ''),
+  );
+  fillSelect(
+    folder,
+    options.folders.map((f) => ({ value: String(f.folder_id), label: f.name })),
+    String(query.folder_id ?? ''),
+  );
+  fillSelect(
+    caseSel,
+    options.cases.map((c) => ({ value: String(c.case_id), label: c.name })),
+    String(query.case_id ?? ''),
+  );
+  fillSelect(
+    sourceAttribute,
+    sourcePairs.map((p, i) => ({ value: String(i), label: `${p.name} = ${String(p.value)}` })),
+    pairIndex(sourcePairs, query.source_attribute),
+  );
+  fillSelect(
+    caseAttribute,
+    casePairs.map((p, i) => ({ value: String(i), label: `${p.name} = ${String(p.value)}` })),
+    pairIndex(casePairs, query.case_attribute),
+  );
+  fillSelect(
+    coder,
+    options.coders.map((c) => ({ value: c, label: c })),
+    query.coder ?? '',
+  );
   renderCodes();
   countFilters();
   if (!project) summary.textContent = 'No project is open.';
 }
 
 function countFilters(): void {
-  const n = [query.source_id, query.folder_id, query.case_id, query.source_attribute, query.case_attribute, query.coder].filter((x) => x !== undefined && x !== '').length;
+  const n = [query.source_id, query.folder_id, query.case_id, query.source_attribute, query.case_attribute, query.coder].filter(
+    (x) => x !== undefined && x !== '',
+  ).length;
   filterCount.textContent = n > 0 ? `(${n})` : '';
 }
 

@@ -64,7 +64,10 @@ export function schemaHash(): string {
 export function cacheFileOf(dir: string, spec: ProjectSpec): string {
   const s = spec;
   const mbTarget = (s.targetBytes / 1e6).toFixed(1).replace(/\.0$/, '');
-  return path.join(dir, `${s.label}-${mbTarget}MB-gen${GENERATOR_VERSION}-schema_${schemaHash()}-c${s.codes}-g${s.segmentsPerSource}-t${s.minText}_${s.maxText}-seed${s.seed}.qda`);
+  return path.join(
+    dir,
+    `${s.label}-${mbTarget}MB-gen${GENERATOR_VERSION}-schema_${schemaHash()}-c${s.codes}-g${s.segmentsPerSource}-t${s.minText}_${s.maxText}-seed${s.seed}.qda`,
+  );
 }
 
 /** The cached project for `spec` under `dir`, generating it first when missing. */
@@ -129,7 +132,10 @@ async function generate(file: string, spec: ProjectSpec): Promise<{ sources: num
     store.transaction(() => {
       for (let i = 0; i < spec.codes; i++) {
         const name = `${pick()} ${pick()} ${String(i + 1).padStart(3, '0')}`;
-        const color = `#${Math.floor(rnd() * 0xffffff).toString(16).padStart(6, '0').toUpperCase()}`;
+        const color = `#${Math.floor(rnd() * 0xffffff)
+          .toString(16)
+          .padStart(6, '0')
+          .toUpperCase()}`;
         const memo = rnd() < 0.5 ? text(between(40, 300)) : null;
         codeIds.push(
           store.run('INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)', [
@@ -159,24 +165,40 @@ async function generate(file: string, spec: ProjectSpec): Promise<{ sources: num
           const content = text(len);
           const sourceId = store.run(
             'INSERT INTO sources(name, type, content, content_length, memo, origin, mime, size_bytes, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)',
-            [`interview-${String(i + 1).padStart(5, '0')}.txt`, 'text', content, content.length, null, 'bench', 'text/plain', content.length, 'bench', 'bench', now, now],
+            [
+              `interview-${String(i + 1).padStart(5, '0')}.txt`,
+              'text',
+              content,
+              content.length,
+              null,
+              'bench',
+              'text/plain',
+              content.length,
+              'bench',
+              'bench',
+              now,
+              now,
+            ],
           ).lastId;
           for (let k = 0; k < spec.segmentsPerSource; k++) {
             const segLen = Math.min(between(spec.minSeg, spec.maxSeg), content.length - 1);
             const start = between(0, content.length - segLen);
-            store.run('INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)', [
-              codeIds[between(0, codeIds.length - 1)] as number,
-              sourceId,
-              start,
-              start + segLen,
-              content.slice(start, start + segLen),
-              null,
-              0,
-              'bench',
-              'bench',
-              now,
-              now,
-            ]);
+            store.run(
+              'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+              [
+                codeIds[between(0, codeIds.length - 1)] as number,
+                sourceId,
+                start,
+                start + segLen,
+                content.slice(start, start + segLen),
+                null,
+                0,
+                'bench',
+                'bench',
+                now,
+                now,
+              ],
+            );
           }
         }
       });

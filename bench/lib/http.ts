@@ -114,7 +114,8 @@ export class KeepAliveClient {
       const t0 = performance.now();
       const r = await this.call();
       out[i] = performance.now() - t0;
-      if (r.status !== 200 || r.body.length !== expectBytes) throw new Error(`port ${this.port}: status ${r.status}, ${r.body.length} bytes (expected 200, ${expectBytes})`);
+      if (r.status !== 200 || r.body.length !== expectBytes)
+        throw new Error(`port ${this.port}: status ${r.status}, ${r.body.length} bytes (expected 200, ${expectBytes})`);
     }
     return out;
   }

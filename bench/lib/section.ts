@@ -47,7 +47,9 @@ function value(v: number, unit: Figure['unit']): string {
 export function goalLine(f: Figure): string {
   const verdict = f.goal === undefined ? 'INFO' : f.value < f.goal ? 'MET ' : 'MISS';
   const goal = f.goal === undefined ? 'no goal set' : `goal < ${value(f.goal, f.unit)}${f.goalSource ? ` (${f.goalSource})` : ''}`;
-  const floor = f.floor ? `; floor ${value(f.floor.value, f.unit)} (${f.floor.label}), ${f.floor.value > 0 ? (f.value / f.floor.value).toFixed(2) : 'n/a'}x floor` : '';
+  const floor = f.floor
+    ? `; floor ${value(f.floor.value, f.unit)} (${f.floor.label}), ${f.floor.value > 0 ? (f.value / f.floor.value).toFixed(2) : 'n/a'}x floor`
+    : '';
   const size = f.atGoalSize === false ? ' [reduced size: BENCH_FULL=1 for the goal size]' : '';
   return `${verdict}  ${f.name}: ${value(f.value, f.unit)}; ${goal}${floor}${size}`;
 }

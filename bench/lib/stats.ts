@@ -15,7 +15,15 @@ export function stats(samples: readonly number[]): Stats {
   if (samples.length === 0) throw new Error('stats of no samples');
   const s = [...samples].sort((a, b) => a - b);
   const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))] as number;
-  return { n: s.length, min: s[0] as number, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s[s.length - 1] as number, mean: s.reduce((a, b) => a + b, 0) / s.length };
+  return {
+    n: s.length,
+    min: s[0] as number,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    max: s[s.length - 1] as number,
+    mean: s.reduce((a, b) => a + b, 0) / s.length,
+  };
 }
 
 /** A duration in ms with sensible precision: 0.0123, 0.412, 4.12, 41.2, 412. */
@@ -40,7 +48,8 @@ export function mb(bytes: number): string {
 /** Renders rows as a Markdown-style table with padded columns (readable in a terminal and pasteable). */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;
   const sep = `|${widths.map((w, i) => (i === 0 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
   return [line(header), sep, ...rows.map(line)].join('\n');
 }

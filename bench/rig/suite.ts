@@ -105,8 +105,100 @@ export async function run(): Promise<void> {
     const categories: number[] = [];
     for (let c = 0; c < 100; c++) categories.push((await call<{ category_id: number }>('create_category', { name: `Theme ${c}` })).category_id);
     // distinct names (two words of 50 x 40): "Code 1" ... "Code 2000" would all be near-duplicates to codebook health
-    const FIRST = ['Quiet', 'Shared', 'Hidden', 'Early', 'Late', 'Local', 'Public', 'Private', 'Daily', 'Seasonal', 'Urban', 'Rural', 'Formal', 'Informal', 'Mutual', 'Personal', 'Civic', 'Domestic', 'Material', 'Moral', 'Social', 'Spatial', 'Temporal', 'Bodily', 'Digital', 'Economic', 'Emotional', 'Familial', 'Financial', 'Collective', 'Individual', 'Practical', 'Symbolic', 'Cultural', 'Ecological', 'Political', 'Religious', 'Medical', 'Legal', 'Technical', 'Seasoned', 'Novice', 'Absent', 'Present', 'Distant', 'Nearby', 'Hopeful', 'Anxious', 'Tired', 'Proud'];
-    const SECOND = ['harvest', 'waiting list', 'water rota', 'tool shed', 'seed swap', 'compost', 'allotment', 'council letter', 'bench', 'gate code', 'rain', 'drought', 'frost', 'neighbour', 'grandchild', 'recipe', 'market', 'budget', 'meeting', 'rule', 'conflict', 'friendship', 'trust', 'grief', 'memory', 'migration', 'language', 'belonging', 'exclusion', 'labour', 'knowledge', 'care', 'health', 'rest', 'pride', 'shame', 'gift', 'debt', 'habit', 'future'];
+    const FIRST = [
+      'Quiet',
+      'Shared',
+      'Hidden',
+      'Early',
+      'Late',
+      'Local',
+      'Public',
+      'Private',
+      'Daily',
+      'Seasonal',
+      'Urban',
+      'Rural',
+      'Formal',
+      'Informal',
+      'Mutual',
+      'Personal',
+      'Civic',
+      'Domestic',
+      'Material',
+      'Moral',
+      'Social',
+      'Spatial',
+      'Temporal',
+      'Bodily',
+      'Digital',
+      'Economic',
+      'Emotional',
+      'Familial',
+      'Financial',
+      'Collective',
+      'Individual',
+      'Practical',
+      'Symbolic',
+      'Cultural',
+      'Ecological',
+      'Political',
+      'Religious',
+      'Medical',
+      'Legal',
+      'Technical',
+      'Seasoned',
+      'Novice',
+      'Absent',
+      'Present',
+      'Distant',
+      'Nearby',
+      'Hopeful',
+      'Anxious',
+      'Tired',
+      'Proud',
+    ];
+    const SECOND = [
+      'harvest',
+      'waiting list',
+      'water rota',
+      'tool shed',
+      'seed swap',
+      'compost',
+      'allotment',
+      'council letter',
+      'bench',
+      'gate code',
+      'rain',
+      'drought',
+      'frost',
+      'neighbour',
+      'grandchild',
+      'recipe',
+      'market',
+      'budget',
+      'meeting',
+      'rule',
+      'conflict',
+      'friendship',
+      'trust',
+      'grief',
+      'memory',
+      'migration',
+      'language',
+      'belonging',
+      'exclusion',
+      'labour',
+      'knowledge',
+      'care',
+      'health',
+      'rest',
+      'pride',
+      'shame',
+      'gift',
+      'debt',
+      'habit',
+      'future',
+    ];
     const codeIds: number[] = [];
     for (let i = 0; i < 2000; i++) {
       const name = `${FIRST[i % 50]} ${SECOND[Math.floor(i / 50)]}`;
@@ -187,10 +279,18 @@ export async function run(): Promise<void> {
       redraws.add(String(api.codesTree.lastRedraw));
       if (!api.codesTree.codeNode(made.code_id)) throw new Error('the new code is not in the Codes tree');
     }
-    result.figures.push({ key: 'codesTreeChange', samples: changeSamples, floorSamples: changeFloor, note: `nodes redrawn per change (each with its children): ${[...redraws].join(', ')}; ms to the views updated + ms until drawn: ${splits.join(' ')}` });
+    result.figures.push({
+      key: 'codesTreeChange',
+      samples: changeSamples,
+      floorSamples: changeFloor,
+      note: `nodes redrawn per change (each with its children): ${[...redraws].join(', ')}; ms to the views updated + ms until drawn: ${splits.join(' ')}`,
+    });
 
     // 3. a 5,000-segment transcript: 2,500 lines, two codings per line
-    const lines = Array.from({ length: 2500 }, (_, i) => `P${i % 7}: line ${i} of the interview, about gardens, neighbours, food and the long walk to the allotment on Saturdays.`);
+    const lines = Array.from(
+      { length: 2500 },
+      (_, i) => `P${i % 7}: line ${i} of the interview, about gardens, neighbours, food and the long walk to the allotment on Saturdays.`,
+    );
     const text = `${lines.join('\n')}\n`;
     const source = await call<{ source_id: number }>('import_text', { name: 'long interview', content: text });
     const lineStart: number[] = [];
@@ -203,7 +303,12 @@ export async function run(): Promise<void> {
     }
     const ops = lines.flatMap((l, i) => [
       { code_id: codeIds[i % 60] as number, source_id: source.source_id, start_pos: lineStart[i] as number, end_pos: (lineStart[i] as number) + 40 },
-      { code_id: codeIds[(i + 7) % 60] as number, source_id: source.source_id, start_pos: (lineStart[i] as number) + 20, end_pos: (lineStart[i] as number) + [...l].length },
+      {
+        code_id: codeIds[(i + 7) % 60] as number,
+        source_id: source.source_id,
+        start_pos: (lineStart[i] as number) + 20,
+        end_pos: (lineStart[i] as number) + [...l].length,
+      },
     ]);
     for (let i = 0; i < ops.length; i += 1000) await call('batch_apply_codes', { operations: ops.slice(i, i + 1000) });
     result.segments = api.workbench.repo()?.listSegmentsForSource(source.source_id).length ?? 0;
@@ -229,7 +334,12 @@ export async function run(): Promise<void> {
       undoSamples.push(p2 - u0);
       // floor: one durable write through the same pipeline, nothing drawn
       const f0 = performance.now();
-      const seg = await call<{ segment_id: number }>('apply_code', { code_id: codeForBench, source_id: source.source_id, start_pos: (lineStart[line + 1] as number) + 2, end_pos: (lineStart[line + 1] as number) + 30 });
+      const seg = await call<{ segment_id: number }>('apply_code', {
+        code_id: codeForBench,
+        source_id: source.source_id,
+        start_pos: (lineStart[line + 1] as number) + 2,
+        end_pos: (lineStart[line + 1] as number) + 30,
+      });
       writeFloor.push(performance.now() - f0);
       await call('delete_segment', { segment_id: seg.segment_id });
       await api.settled();
@@ -244,7 +354,15 @@ export async function run(): Promise<void> {
   if (out) fs.writeFileSync(out, JSON.stringify(result));
   const failed = result.error !== undefined;
   if (summary) {
-    fs.writeFileSync(summary, JSON.stringify({ passes: failed ? 0 : 1, failures: failed ? 1 : 0, pending: 0, tests: [{ title: 'rig bench', state: failed ? 'failed' : 'passed', error: result.error }] }));
+    fs.writeFileSync(
+      summary,
+      JSON.stringify({
+        passes: failed ? 0 : 1,
+        failures: failed ? 1 : 0,
+        pending: 0,
+        tests: [{ title: 'rig bench', state: failed ? 'failed' : 'passed', error: result.error }],
+      }),
+    );
   }
   if (failed) throw new Error(result.error);
 }

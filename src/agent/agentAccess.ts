@@ -60,7 +60,8 @@ export interface ClosedSource {
  * Keys whose string values stay visible in an object of a closed source: its identity (names, ids, types),
  * times and provenance, never its words (text, content, context, snippet, memo, ...).
  */
-const KEEP_KEY = /(^|_)(id|ids|name|names|title|type|kind|color|at|owner|coder|role|status|user|format|unit|mime_type|client_type|session_id|model|access|agents|by)$/;
+const KEEP_KEY =
+  /(^|_)(id|ids|name|names|title|type|kind|color|at|owner|coder|role|status|user|format|unit|mime_type|client_type|session_id|model|access|agents|by)$/;
 
 /** The marker of a value that belongs to a source open to the agent (AgentView.walk). */
 const OPEN = Symbol('open source');
@@ -186,7 +187,12 @@ export class AgentView {
     let own = inside;
     // an object of a source decides for its strings; within a closed source's object everything stays closed
     if (own === null || own === OPEN) {
-      const sid = typeof o.source_id === 'number' ? o.source_id : typeof o.segment_id === 'number' && o.source_id === undefined ? this.sourceOfSegment(o.segment_id) : undefined;
+      const sid =
+        typeof o.source_id === 'number'
+          ? o.source_id
+          : typeof o.segment_id === 'number' && o.source_id === undefined
+            ? this.sourceOfSegment(o.segment_id)
+            : undefined;
       if (sid !== undefined) own = this.closed.get(sid) ?? OPEN;
     }
     let out: Record<string, unknown> | undefined;

@@ -139,7 +139,12 @@ export class AgentContext implements Disposable {
     this.sessions = new SessionManager(config, this.clock, () => opts.project()?.path ?? '', {
       // role: the token's role (researcher, agent, null), so the event log tells whose actions a session's are (undo: src/domain/undoRedo.ts)
       connected: (s) =>
-        this.sessionEvent(s, 'session.connected', { session_id: s.session_id, client_type: s.client_type, client_name: s.client_name, role: (s.context.preferences.role as string | undefined) ?? null }),
+        this.sessionEvent(s, 'session.connected', {
+          session_id: s.session_id,
+          client_type: s.client_type,
+          client_name: s.client_name,
+          role: (s.context.preferences.role as string | undefined) ?? null,
+        }),
       disconnected: (s, reason) => {
         this.layer.limiter.forget(budgetKey({ session_id: s.session_id }));
         for (const [k, v] of this.implicit) if (v === s.session_id) this.implicit.delete(k);
@@ -223,7 +228,14 @@ export class AgentContext implements Disposable {
    * Opens a session for a client that presented `authorization` (spec section 3: a failed
    * authentication ends the session). Errors: UNAUTHORIZED, SESSION_LIMIT.
    */
-  openSession(input: { authorization: string | undefined; client_type: ClientType; client_name: string; user?: string; trust_level?: Session['context']['trust_level']; model?: string }): {
+  openSession(input: {
+    authorization: string | undefined;
+    client_type: ClientType;
+    client_name: string;
+    user?: string;
+    trust_level?: Session['context']['trust_level'];
+    model?: string;
+  }): {
     session: Session;
     caller: Caller;
   } {
@@ -251,7 +263,9 @@ export class AgentContext implements Disposable {
    * session. Errors: UNAUTHORIZED, SESSION_LIMIT.
    */
   implicitCaller(authorization: string | undefined, clientName: string, clientType: ClientType = 'REST_CLIENT', user?: string, model?: string): Caller {
-    return this.audited('session:open', { client_type: clientType, client_name: clientName }, () => this.implicit_(authorization, clientName, clientType, user, model));
+    return this.audited('session:open', { client_type: clientType, client_name: clientName }, () =>
+      this.implicit_(authorization, clientName, clientType, user, model),
+    );
   }
 
   private implicit_(authorization: string | undefined, clientName: string, clientType: ClientType, user?: string, model?: string): Caller {
@@ -264,7 +278,16 @@ export class AgentContext implements Disposable {
       if (model && live.model !== model) live.model = model.slice(0, 200);
       return this.callerOf(live, user);
     }
-    const session = this.sessions.create({ client_type: clientType, client_name: clientName, authenticated: true, user_id: user ?? clientName, implicit: true, preferences: { role: who?.role ?? null }, owner, model });
+    const session = this.sessions.create({
+      client_type: clientType,
+      client_name: clientName,
+      authenticated: true,
+      user_id: user ?? clientName,
+      implicit: true,
+      preferences: { role: who?.role ?? null },
+      owner,
+      model,
+    });
     this.implicit.set(owner, session.session_id);
     return this.callerOf(session, user);
   }
@@ -289,7 +312,8 @@ export class AgentContext implements Disposable {
       if (!session) throw new ToolError('SESSION_NOT_FOUND', `No session ${sessionId.slice(0, 100)}: create one first, or it has ended`);
       const id = this.identify(authorization);
       if (id === null) throw new ToolError('UNAUTHORIZED', 'Send the token as Authorization: Bearer <token>');
-      if (ownerOf(id) !== session.owner) throw new ToolError('SESSION_FORBIDDEN', 'This session belongs to another credential: use your own session (or none: your token has an implicit one)');
+      if (ownerOf(id) !== session.owner)
+        throw new ToolError('SESSION_FORBIDDEN', 'This session belongs to another credential: use your own session (or none: your token has an implicit one)');
       return session;
     });
   }
@@ -416,19 +440,28 @@ export class AgentContext implements Disposable {
    * real suggestions stay pending. Emits `agents.resumed` {paused: false, by, ran, failed, still_pending}.
    * Errors: APPROVAL_FORBIDDEN unless `caller` is the researcher.
    */
-  async resume(caller: Caller): Promise<{ paused: false; changed: boolean; ran: number; failed: number; still_pending: number; requests: { request_id: string; tool: string; status: string; error_code?: string }[] }> {
+  async resume(caller: Caller): Promise<{
+    paused: false;
+    changed: boolean;
+    ran: number;
+    failed: number;
+    still_pending: number;
+    requests: { request_id: string; tool: string; status: string; error_code?: string }[];
+  }> {
     this.checkResearcher(caller, 'resume');
     const changed = this.pauseState !== null;
     this.pauseState = null;
     if (changed) for (const l of this.pauseListeners) l(false);
     // run what the pause held even when not paused now (a restart while paused leaves such requests behind)
     const held = await this.pipeline.resumeHeld(caller);
-    if (changed || held.requests.length > 0) this.pauseEvent(caller, 'agents.resumed', { paused: false, by: caller.user, ran: held.ran, failed: held.failed, still_pending: held.still_pending });
+    if (changed || held.requests.length > 0)
+      this.pauseEvent(caller, 'agents.resumed', { paused: false, by: caller.user, ran: held.ran, failed: held.failed, still_pending: held.still_pending });
     return { paused: false, changed, ...held };
   }
 
   private checkResearcher(caller: Caller, what: string): void {
-    if (!caller.researcher) throw new ToolError('APPROVAL_FORBIDDEN', `Only the researcher (the VS Code UI, or a client holding the reviewer token) may ${what} agents`);
+    if (!caller.researcher)
+      throw new ToolError('APPROVAL_FORBIDDEN', `Only the researcher (the VS Code UI, or a client holding the reviewer token) may ${what} agents`);
   }
 
   private pauseEvent(caller: Caller, type: 'agents.paused' | 'agents.resumed', payload: Record<string, unknown>): void {
@@ -455,7 +488,15 @@ export class AgentContext implements Disposable {
    * route or query parameter; decision `failed`). `tool` is the route (`POST /tools/list_codes`; never the
    * query string, which may hold a token).
    */
-  auditRefusal(input: { route: string; error_code: ErrorCode; client_name?: string; client_type?: string; session_id?: string; correlation_id?: string; decision?: 'denied' | 'failed' }): void {
+  auditRefusal(input: {
+    route: string;
+    error_code: ErrorCode;
+    client_name?: string;
+    client_type?: string;
+    session_id?: string;
+    correlation_id?: string;
+    decision?: 'denied' | 'failed';
+  }): void {
     try {
       this.layer.audit?.record({
         timestamp: isoTime(this.clock.now()),
@@ -490,7 +531,9 @@ export class AgentContext implements Disposable {
     let after = afterSeq;
     while (out.length < limit) {
       const page = repo.listEventsSince(after, 500);
-      for (const e of page) if (patterns.length === 0 || patterns.some((p) => p === '*' || (p.endsWith('.*') ? e.event_type.startsWith(p.slice(0, -1)) : p === e.event_type))) out.push(e);
+      for (const e of page)
+        if (patterns.length === 0 || patterns.some((p) => p === '*' || (p.endsWith('.*') ? e.event_type.startsWith(p.slice(0, -1)) : p === e.event_type)))
+          out.push(e);
       if (page.length < 500) break;
       after = page[page.length - 1]?.metadata.sequence_number ?? after;
     }
@@ -502,7 +545,13 @@ export class AgentContext implements Disposable {
     if (!this.pipelineRef) return;
     try {
       this.pipelineRef.emitSystemEvents(
-        { session_id: s.session_id, client_type: s.client_type, client_name: s.client_name, user: s.context.user_id, researcher: s.context.preferences.role === 'researcher' },
+        {
+          session_id: s.session_id,
+          client_type: s.client_type,
+          client_name: s.client_name,
+          user: s.context.user_id,
+          researcher: s.context.preferences.role === 'researcher',
+        },
         [{ event_type: type, aggregate_type: 'session', aggregate_id: s.session_id, payload }],
       );
     } catch (e) {

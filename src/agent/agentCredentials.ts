@@ -100,11 +100,14 @@ export class AgentCredentials {
    */
   issue(name: string): { name: string; token: string } {
     const clean = typeof name === 'string' ? name.trim() : '';
-    if (!AGENT_NAME.test(clean)) throw new ToolError('INVALID_ARGUMENTS', 'name must be 1-64 characters: letters, digits, space, ".", "_" or "-", starting with a letter or digit');
-    if (clean.toLowerCase() === BUILTIN_AGENT || clean.toLowerCase() === RESEARCHER_OWNER) throw new ToolError('AGENT_EXISTS', `"${clean}" is reserved (the install's own agent token, or the researcher); choose another name`, { name: clean });
+    if (!AGENT_NAME.test(clean))
+      throw new ToolError('INVALID_ARGUMENTS', 'name must be 1-64 characters: letters, digits, space, ".", "_" or "-", starting with a letter or digit');
+    if (clean.toLowerCase() === BUILTIN_AGENT || clean.toLowerCase() === RESEARCHER_OWNER)
+      throw new ToolError('AGENT_EXISTS', `"${clean}" is reserved (the install's own agent token, or the researcher); choose another name`, { name: clean });
     const token = randomBytes(32).toString('base64url');
     this.mutate((list) => {
-      if (list.some((c) => c.name.toLowerCase() === clean.toLowerCase())) throw new ToolError('AGENT_EXISTS', `An agent named "${clean}" already has a credential; revoke it first or choose another name`, { name: clean });
+      if (list.some((c) => c.name.toLowerCase() === clean.toLowerCase()))
+        throw new ToolError('AGENT_EXISTS', `An agent named "${clean}" already has a credential; revoke it first or choose another name`, { name: clean });
       list.push({ name: clean, token_sha256: digest(token).toString('hex'), created_at: isoTime(this.clock.now()), last_used_at: null });
       return list;
     });

@@ -19,7 +19,9 @@ export const agentContextSchema = z
   .strictObject({
     protocols: z
       .strictObject({
-        mcp: z.strictObject({ enabled: z.boolean().default(true), transport: z.enum(['stdio', 'http']).default('http'), port: port.default(3000) }).prefault({}),
+        mcp: z
+          .strictObject({ enabled: z.boolean().default(true), transport: z.enum(['stdio', 'http']).default('http'), port: port.default(3000) })
+          .prefault({}),
         rest: z.strictObject({ enabled: z.boolean().default(true), host: z.string().default('localhost'), port: port.default(8080) }).prefault({}),
         websocket: z.strictObject({ enabled: z.boolean().default(true), port: port.default(8081) }).prefault({}),
         /** Marginalia: the gRPC adapter (mutual TLS) */
@@ -28,7 +30,11 @@ export const agentContextSchema = z
       .prefault({}),
     sessions: z
       .strictObject({
-        timeout_minutes: z.number().positive().max(7 * 24 * 60).default(30),
+        timeout_minutes: z
+          .number()
+          .positive()
+          .max(7 * 24 * 60)
+          .default(30),
         max_concurrent: z.number().int().min(1).max(1000).default(5),
         heartbeat_interval_seconds: z.number().positive().max(3600).default(30),
       })
@@ -43,7 +49,11 @@ export const agentContextSchema = z
     approvals: z
       .strictObject({
         /** Marginalia: minutes before a pending request is rejected automatically (spec: 5) */
-        timeout_minutes: z.number().positive().max(24 * 60).default(5),
+        timeout_minutes: z
+          .number()
+          .positive()
+          .max(24 * 60)
+          .default(5),
         /** Marginalia: most requests pending at once (spec: 10) */
         max_pending: z.number().int().min(1).max(1000).default(10),
         /** Marginalia: most requests pending at once from one agent credential (all its sessions); issue 14 item 4 */
@@ -115,7 +125,8 @@ export function parseConfig(text: string, checkOverride: (pattern: string, level
   } catch (e) {
     throw new ToolError('INVALID_CONFIG', `config.yaml is not valid YAML: ${(e as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ToolError('INVALID_CONFIG', 'config.yaml must be a mapping with an agent_context key');
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new ToolError('INVALID_CONFIG', 'config.yaml must be a mapping with an agent_context key');
   const extra = Object.keys(doc).filter((k) => k !== 'agent_context');
   if (extra.length > 0) throw new ToolError('INVALID_CONFIG', `config.yaml: unknown top-level key(s) ${extra.join(', ')}; settings go under agent_context`);
   const parsed = agentContextSchema.safeParse((doc as { agent_context?: unknown }).agent_context ?? {});

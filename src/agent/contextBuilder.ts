@@ -64,10 +64,29 @@ export interface ProjectBriefing {
 export interface StateSummary {
   project_name: string;
   project_path: string;
-  counts: { sources: number; coded_sources: number; codes: number; categories: number; segments: number; av_segments: number; folders: number; cases: number; pending_approvals: number };
+  counts: {
+    sources: number;
+    coded_sources: number;
+    codes: number;
+    categories: number;
+    segments: number;
+    av_segments: number;
+    folders: number;
+    cases: number;
+    pending_approvals: number;
+  };
   codes: { code_id: number; name: string; color: string; category_id: number | null; segment_count: number; av_segment_count: number }[];
   categories: { category_id: number; name: string; parent_id: number | null; code_count: number }[];
-  sources: { source_id: number; name: string; type: string; length: number; folder_id: number | null; segment_count: number; av_segment_count: number; coded: boolean }[];
+  sources: {
+    source_id: number;
+    name: string;
+    type: string;
+    length: number;
+    folder_id: number | null;
+    segment_count: number;
+    av_segment_count: number;
+    coded: boolean;
+  }[];
   cases: { case_id: number; name: string; source_count: number; segment_count: number; attribute_count: number }[];
   /** the sequence number of the last stored event this summary reflects */
   last_event_seq: number;
@@ -195,10 +214,32 @@ export class ContextBuilder implements Disposable {
       project_name: c.project.name,
       project_path: c.project.path,
       counts: { ...counts, coded_sources: coded, cases: cases.length, pending_approvals: repo.listApprovals('pending').length },
-      codes: repo.listCodes().map((k) => ({ code_id: k.code_id, name: k.name, color: k.color, category_id: k.category_id, segment_count: k.segment_count, av_segment_count: k.av_segment_count })),
+      codes: repo.listCodes().map((k) => ({
+        code_id: k.code_id,
+        name: k.name,
+        color: k.color,
+        category_id: k.category_id,
+        segment_count: k.segment_count,
+        av_segment_count: k.av_segment_count,
+      })),
       categories: repo.listCategories().map((k) => ({ category_id: k.category_id, name: k.name, parent_id: k.parent_id, code_count: k.code_count })),
-      sources: sources.map((s) => ({ source_id: s.source_id, name: s.name, type: s.type, length: s.length, folder_id: s.folder_id, segment_count: s.segment_count, av_segment_count: s.av_segment_count, coded: s.segment_count + s.av_segment_count > 0 })),
-      cases: cases.map((k) => ({ case_id: k.case_id, name: k.name, source_count: k.source_count, segment_count: k.segment_count, attribute_count: k.attribute_count })),
+      sources: sources.map((s) => ({
+        source_id: s.source_id,
+        name: s.name,
+        type: s.type,
+        length: s.length,
+        folder_id: s.folder_id,
+        segment_count: s.segment_count,
+        av_segment_count: s.av_segment_count,
+        coded: s.segment_count + s.av_segment_count > 0,
+      })),
+      cases: cases.map((k) => ({
+        case_id: k.case_id,
+        name: k.name,
+        source_count: k.source_count,
+        segment_count: k.segment_count,
+        attribute_count: k.attribute_count,
+      })),
       last_event_seq: c.seq,
       generated_at: isoTime(this.clock.now()),
     };
@@ -326,14 +367,22 @@ export class ContextBuilder implements Disposable {
         coded_ratio: textPoints === 0 ? 0 : Math.round((covered / textPoints) * 10_000) / 10_000,
       },
       segments_per_code: codes
-        .map((k) => ({ code_id: k.code_id, name: k.name, segments: k.segment_count, av_segments: k.av_segment_count, sources: codeSources.get(k.code_id)?.size ?? 0 }))
+        .map((k) => ({
+          code_id: k.code_id,
+          name: k.name,
+          segments: k.segment_count,
+          av_segments: k.av_segment_count,
+          sources: codeSources.get(k.code_id)?.size ?? 0,
+        }))
         .sort((a, b) => b.segments + b.av_segments - (a.segments + a.av_segments) || a.name.localeCompare(b.name)),
       segments_per_source: perSource,
       codes_per_category: [
         ...categories.map((k) => ({ category_id: k.category_id as number | null, name: k.name, codes: byCategory.get(k.category_id) ?? 0 })),
         { category_id: null, name: '(uncategorized)', codes: byCategory.get(null) ?? 0 },
       ],
-      segments_per_coder: [...perOwner].map(([owner, segments]) => ({ owner, segments })).sort((a, b) => b.segments - a.segments || a.owner.localeCompare(b.owner)),
+      segments_per_coder: [...perOwner]
+        .map(([owner, segments]) => ({ owner, segments }))
+        .sort((a, b) => b.segments - a.segments || a.owner.localeCompare(b.owner)),
       last_event_seq: c.seq,
       generated_at: isoTime(this.clock.now()),
     };
@@ -369,7 +418,12 @@ export class ContextBuilder implements Disposable {
       }
     }
     c.cooccurrences = [...pairs.values()]
-      .map((p) => ({ code_a: { code_id: p.a, name: names.get(p.a) ?? `#${p.a}` }, code_b: { code_id: p.b, name: names.get(p.b) ?? `#${p.b}` }, count: p.count, sources: p.sources.size }))
+      .map((p) => ({
+        code_a: { code_id: p.a, name: names.get(p.a) ?? `#${p.a}` },
+        code_b: { code_id: p.b, name: names.get(p.b) ?? `#${p.b}` },
+        count: p.count,
+        sources: p.sources.size,
+      }))
       .sort((x, y) => y.count - x.count || x.code_a.name.localeCompare(y.code_a.name) || x.code_b.name.localeCompare(y.code_b.name));
     return c.cooccurrences;
   }

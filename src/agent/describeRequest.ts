@@ -16,6 +16,7 @@
 import { sliceCp } from '../core/text';
 import { sameColour } from '../domain/codeColours';
 import type { ProjectRepository } from '../domain/ports';
+import { oneLineExcerpt } from '../core/text';
 
 /** The part of a tool a description needs: its registry name and title ("merge_codes", "Merge Codes"). */
 export interface DescribedTool {
@@ -48,9 +49,7 @@ function eventOf(outcome: RequestOutcome | undefined, type: string): Record<stri
 
 /** `text` shortened to at most `max` code points (white space runs made one space), with "…" when cut. */
 export function shorten(text: string, max: number): string {
-  const flat = text.replace(/\s+/gu, ' ').trim();
-  const cps = Array.from(flat);
-  return cps.length <= max ? flat : `${cps.slice(0, max - 1).join('').trimEnd()}…`;
+  return oneLineExcerpt(text, max);
 }
 
 /** `'text…'`: an excerpt of at most {@link MAX_EXCERPT} code points inside single quotes. */
@@ -258,10 +257,13 @@ const DESCRIBERS: Readonly<Record<string, Describer>> = {
     const n = Array.isArray(a.segments) ? a.segments.length : 0;
     return `suggest coding ${plural(n, 'passage')} with ${codeName(repo, a.code_id)}`;
   },
-  create_code: (repo, a) => `create the code ${quoted(str(a.name) ?? '')}${a.category_id == null ? '' : ` in ${categoryName(repo, a.category_id)}`}${colourWords(repo, a.color)}`,
+  create_code: (repo, a) =>
+    `create the code ${quoted(str(a.name) ?? '')}${a.category_id == null ? '' : ` in ${categoryName(repo, a.category_id)}`}${colourWords(repo, a.color)}`,
   approve_suggestion: (repo, a) => {
     const s = suggestion(repo, a.suggestion_id);
-    return s ? `create the suggested code ${quoted(s.name ?? '')}${s.category_id == null ? '' : ` in ${categoryName(repo, s.category_id)}`}` : `approve ${missing('suggestion', a.suggestion_id)}`;
+    return s
+      ? `create the suggested code ${quoted(s.name ?? '')}${s.category_id == null ? '' : ` in ${categoryName(repo, s.category_id)}`}`
+      : `approve ${missing('suggestion', a.suggestion_id)}`;
   },
   approve_merge: (repo, a) => {
     const s = suggestion(repo, a.merge_suggestion_id);
@@ -282,15 +284,19 @@ const DESCRIBERS: Readonly<Record<string, Describer>> = {
     return c ? `recolour the code ${quoted(c.name)} from ${c.color} to ${String(a.color).toUpperCase()}` : `recolour ${missing('code', a.code_id)}`;
   },
   update_code_memo: (repo, a) => `change the memo of ${the('code', codeName(repo, a.code_id))}${memoChange(a.memo)}`,
-  move_code_to_category: (repo, a) => `move ${the('code', codeName(repo, a.code_id))} ${a.category_id == null ? 'out of its category (to the top level)' : `into ${categoryName(repo, a.category_id)}`}`,
-  move_code: (repo, a) => `move ${the('code', codeName(repo, a.code_id))} ${a.category_id == null ? 'out of its category (to the top level)' : `into ${categoryName(repo, a.category_id)}`}`,
+  move_code_to_category: (repo, a) =>
+    `move ${the('code', codeName(repo, a.code_id))} ${a.category_id == null ? 'out of its category (to the top level)' : `into ${categoryName(repo, a.category_id)}`}`,
+  move_code: (repo, a) =>
+    `move ${the('code', codeName(repo, a.code_id))} ${a.category_id == null ? 'out of its category (to the top level)' : `into ${categoryName(repo, a.category_id)}`}`,
   create_category: (repo, a) => `create the category ${quoted(str(a.name) ?? '')}${a.parent_id == null ? '' : ` under ${categoryName(repo, a.parent_id)}`}`,
   rename_category: (repo, a) => `rename ${the('category', categoryName(repo, a.category_id))} to ${quoted(str(a.new_name) ?? '')}`,
   update_category_memo: (repo, a) => `change the memo of ${the('category', categoryName(repo, a.category_id))}${memoChange(a.memo)}`,
   rename_source: (repo, a) => `rename ${the('source', sourceName(repo, a.source_id))} to ${quoted(str(a.new_name) ?? '')}`,
   update_memo: (repo, a) => `change the memo of ${the('source', sourceName(repo, a.source_id))}${memoChange(a.memo)}`,
-  move_source_to_folder: (repo, a) => `move ${the('source', sourceName(repo, a.source_id))} ${a.folder_id == null ? 'to the top level' : `into ${the('folder', folderName(repo, a.folder_id))}`}`,
-  set_source_attribute: (repo, a) => `set ${quoted(str(a.attribute_name) ?? '')} of ${the('source', sourceName(repo, a.source_id))} to ${JSON.stringify(a.value)}`,
+  move_source_to_folder: (repo, a) =>
+    `move ${the('source', sourceName(repo, a.source_id))} ${a.folder_id == null ? 'to the top level' : `into ${the('folder', folderName(repo, a.folder_id))}`}`,
+  set_source_attribute: (repo, a) =>
+    `set ${quoted(str(a.attribute_name) ?? '')} of ${the('source', sourceName(repo, a.source_id))} to ${JSON.stringify(a.value)}`,
   create_folder: (repo, a) => `create the folder ${quoted(str(a.name) ?? '')}${a.parent_id == null ? '' : ` in ${folderName(repo, a.parent_id)}`}`,
   rename_folder: (repo, a) => `rename ${the('folder', folderName(repo, a.folder_id))} to ${quoted(str(a.new_name) ?? '')}`,
   delete_folder: (repo, a) => {
@@ -311,7 +317,8 @@ const DESCRIBERS: Readonly<Record<string, Describer>> = {
   },
   set_case_attribute: (repo, a) => `set ${quoted(str(a.attribute_name) ?? '')} of ${the('case', caseName(repo, a.case_id))} to ${JSON.stringify(a.value)}`,
   rename_case: (repo, a) => `rename ${the('case', caseName(repo, a.case_id))} to ${quoted(str(a.new_name) ?? '')}`,
-  remove_source_from_case: (repo, a) => `take ${the('source', sourceName(repo, a.source_id))} out of ${the('case', caseName(repo, a.case_id))} (the source stays)`,
+  remove_source_from_case: (repo, a) =>
+    `take ${the('source', sourceName(repo, a.source_id))} out of ${the('case', caseName(repo, a.case_id))} (the source stays)`,
   remove_case_attribute: (repo, a) => `remove ${quoted(str(a.attribute_name) ?? '')} from ${the('case', caseName(repo, a.case_id))}`,
   rename_case_attribute: (repo, a) => {
     const name = str(a.attribute_name) ?? '';

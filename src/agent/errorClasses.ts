@@ -45,7 +45,13 @@ export const GRPC_STATUS = {
 } as const;
 
 /** JSON-RPC 2.0 error codes MCP uses (JSON-RPC 2.0 section 5.1). */
-export const JSONRPC_ERROR = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL_ERROR: -32603 } as const;
+export const JSONRPC_ERROR = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+} as const;
 
 /** CLI exit codes (see the module comment). */
 export const CLI_EXIT = { OK: 0, FAILED: 1, REFUSED: 2, RETRY_LATER: 3 } as const;
@@ -95,7 +101,13 @@ const BY_CLASS: Record<ErrorClass, ErrorClassification> = {
   forbidden: { class: 'forbidden', http: 403, grpc: GRPC_STATUS.PERMISSION_DENIED, mcp: TOOL_RESULT, cliExit: CLI_EXIT.REFUSED },
   not_found: { class: 'not_found', http: 404, grpc: GRPC_STATUS.NOT_FOUND, mcp: TOOL_RESULT, cliExit: CLI_EXIT.REFUSED },
   conflict: { class: 'conflict', http: 409, grpc: GRPC_STATUS.FAILED_PRECONDITION, mcp: TOOL_RESULT, cliExit: CLI_EXIT.REFUSED },
-  unsupported_media: { class: 'unsupported_media', http: 415, grpc: GRPC_STATUS.INVALID_ARGUMENT, mcp: { kind: 'jsonrpc', code: JSONRPC_ERROR.PARSE_ERROR }, cliExit: CLI_EXIT.REFUSED },
+  unsupported_media: {
+    class: 'unsupported_media',
+    http: 415,
+    grpc: GRPC_STATUS.INVALID_ARGUMENT,
+    mcp: { kind: 'jsonrpc', code: JSONRPC_ERROR.PARSE_ERROR },
+    cliExit: CLI_EXIT.REFUSED,
+  },
   unprocessable: { class: 'unprocessable', http: 422, grpc: GRPC_STATUS.FAILED_PRECONDITION, mcp: TOOL_RESULT, cliExit: CLI_EXIT.REFUSED },
   retry_later: { class: 'retry_later', http: 429, grpc: GRPC_STATUS.RESOURCE_EXHAUSTED, mcp: TOOL_RESULT, cliExit: CLI_EXIT.RETRY_LATER },
   upstream: { class: 'upstream', http: 502, grpc: GRPC_STATUS.UNAVAILABLE, mcp: TOOL_RESULT, cliExit: CLI_EXIT.REFUSED },
@@ -229,4 +241,7 @@ export function cliExitOf(code: ErrorCode | string): number {
  * HTTP status for each failure code; success is 200, a call waiting for approval 202. The HTTP column of
  * {@link ERROR_CLASSES}, re-exported by src/adapters/http/httpServer.ts.
  */
-export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.fromEntries(ERROR_CODES.map((c) => [c, ERROR_CLASSES[c].http])) as Record<ErrorCode, number>;
+export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.fromEntries(ERROR_CODES.map((c) => [c, ERROR_CLASSES[c].http])) as Record<
+  ErrorCode,
+  number
+>;

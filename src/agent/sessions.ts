@@ -135,7 +135,12 @@ export class SessionManager {
       last_activity: isoTime(now),
       status: 'CONNECTING',
       subscriptions: [],
-      context: { project_id: this.projectId(), user_id: input.user_id ?? input.client_name, trust_level: input.trust_level ?? 'auto', preferences: input.preferences ?? {} },
+      context: {
+        project_id: this.projectId(),
+        user_id: input.user_id ?? input.client_name,
+        trust_level: input.trust_level ?? 'auto',
+        preferences: input.preferences ?? {},
+      },
       implicit: input.implicit ?? false,
       owner: input.owner ?? (input.client_type === 'LOCAL_UI' ? 'researcher' : 'agent'),
       ...(input.model ? { model: input.model.slice(0, 200) } : {}),
@@ -144,7 +149,10 @@ export class SessionManager {
     if (!input.authenticated) {
       session.status = 'FAILED';
       this.listener?.disconnected(session, 'authentication_failed');
-      throw new ToolError('UNAUTHORIZED', 'Authentication failed: send the bearer token from the discovery file (or MARGINALIA_TOKEN) as Authorization: Bearer <token>');
+      throw new ToolError(
+        'UNAUTHORIZED',
+        'Authentication failed: send the bearer token from the discovery file (or MARGINALIA_TOKEN) as Authorization: Bearer <token>',
+      );
     }
     if (isAgentSession(session)) this.makeRoom(now);
     session.status = 'ACTIVE';
@@ -180,7 +188,10 @@ export class SessionManager {
     this.updateStatus(s, now);
     if (s.status === 'EXPIRED') {
       this.finish(s, 'expired');
-      throw new ToolError('SESSION_EXPIRED', `Session ${id} expired after ${this.config().sessions.timeout_minutes} minutes without activity; create a new one`);
+      throw new ToolError(
+        'SESSION_EXPIRED',
+        `Session ${id} expired after ${this.config().sessions.timeout_minutes} minutes without activity; create a new one`,
+      );
     }
     s.status = 'ACTIVE';
     s.last_activity = isoTime(now);

@@ -52,7 +52,12 @@ export function matchesPattern(pattern: string, name: string): boolean {
   if (!pattern.includes('*')) return pattern === name;
   let re = globCache.get(pattern);
   if (!re) {
-    re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    re = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     if (globCache.size >= 256) globCache.clear();
     globCache.set(pattern, re);
   }

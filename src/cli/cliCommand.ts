@@ -63,7 +63,11 @@ function flushed(): Promise<void> {
  * (usage), NO_PROJECT, PROJECT_LOCKED, UNAUTHORIZED, INVALID_CONFIG (2); SESSION_LIMIT, RATE_LIMITED (3).
  */
 export async function runCli(argv: string[], version: string): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { project: { type: 'string' }, client: { type: 'string' }, 'client-type': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: { project: { type: 'string' }, client: { type: 'string' }, 'client-type': { type: 'string' } },
+    strict: true,
+  });
   const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
   if (!projectPath) throw new ToolError('INVALID_ARGUMENTS', 'cli needs --project PATH (or MARGINALIA_PROJECT)');
   const clientName = (values.client ?? 'cli').slice(0, 100);
@@ -128,7 +132,15 @@ export async function runCli(argv: string[], version: string): Promise<void> {
         },
       });
       const url = `http://127.0.0.1:${server.port}`;
-      const removeDiscovery = writeDiscovery({ project: abs, pid: process.pid, url, port: server.port, token: tokens.agent, mcp_url: `${url}/mcp`, started_at: new Date().toISOString() });
+      const removeDiscovery = writeDiscovery({
+        project: abs,
+        pid: process.pid,
+        url,
+        port: server.port,
+        token: tokens.agent,
+        mcp_url: `${url}/mcp`,
+        started_at: new Date().toISOString(),
+      });
       cleanup = async () => {
         clearInterval(sweeper);
         removeDiscovery();

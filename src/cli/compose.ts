@@ -47,7 +47,8 @@ export async function openProjectHandle(path: string, opts: HandleOptions = {}):
     history: snapshotter,
     rows: dumpAccess,
     transaction: (fn) => store.transaction(fn),
-    merge: (base, ours, theirs) => mergeDumps(base, ours, theirs, { now: new Date().toISOString(), projectGuid: repo.projectGuid(), idFloor: idFloorOf(store) }),
+    merge: (base, ours, theirs) =>
+      mergeDumps(base, ours, theirs, { now: new Date().toISOString(), projectGuid: repo.projectGuid(), idFloor: idFloorOf(store) }),
     // the merge's conflicts persist with it (merge_conflicts; list_merge_conflicts, resolve_merge_conflict)
     recordConflicts: (conflicts, mergeRef) => repo.saveMergeConflicts(conflicts as MergeConflict[], mergeRef, new Date().toISOString()),
   });
@@ -85,7 +86,10 @@ function idFloorOf(store: ProjectStore): Record<string, number> {
 export const headlessHost: HostPort = {
   mode: 'headless',
   currentScreen: () => 'headless (no editor attached)',
-  navigate: (t) => ({ navigated: false, detail: `Headless mode: no editor is attached, so "${t.source_name}" was not opened. The range and its text are returned.` }),
+  navigate: (t) => ({
+    navigated: false,
+    detail: `Headless mode: no editor is attached, so "${t.source_name}" was not opened. The range and its text are returned.`,
+  }),
 };
 
 /** Every tool the pipeline knows: the agent-facing registry plus the editor's own. */
@@ -126,11 +130,25 @@ export function createPipeline(opts: {
  * `{project_name, host}`) through the pipeline, so subscribers (SSE, WebSocket, MCP) and the event log see
  * them. Call after the project is open and before it closes. Never throws: a failure is logged.
  */
-export function announceProject(pipeline: ToolPipeline, project: OpenProject, kind: 'opened' | 'closed', host: 'vscode' | 'serve', user: string, logger: Logger): void {
+export function announceProject(
+  pipeline: ToolPipeline,
+  project: OpenProject,
+  kind: 'opened' | 'closed',
+  host: 'vscode' | 'serve',
+  user: string,
+  logger: Logger,
+): void {
   try {
     pipeline.emitSystemEvents(
       { session_id: 'local', client_type: 'LOCAL_UI', client_name: host === 'vscode' ? 'vscode' : 'marginalia serve', user, researcher: true },
-      [{ event_type: kind === 'opened' ? 'project.opened' : 'project.closed', aggregate_type: 'project', aggregate_id: project.name, payload: { project_name: project.name, host } }],
+      [
+        {
+          event_type: kind === 'opened' ? 'project.opened' : 'project.closed',
+          aggregate_type: 'project',
+          aggregate_id: project.name,
+          payload: { project_name: project.name, host },
+        },
+      ],
     );
   } catch (e) {
     logger.error(`could not record project.${kind}`, e);

@@ -58,6 +58,18 @@ export async function startGrpcForServe(opts: {
 }): Promise<RunningGrpcServer> {
   const dir = path.resolve(opts.certDir ?? defaultCertDir());
   const { created } = ensureAuthority(dir);
-  if (created.length > 0) opts.logger.info(`gRPC: created ${created.map((f) => path.basename(f)).join(', ')} in ${dir}; issue client certificates with: marginalia certs --client NAME --role agent|researcher`);
-  return startGrpcServer({ agent: opts.agent, pipeline: opts.pipeline, tokens: opts.tokens, tls: readServerTls(dir), port: opts.port, host: '127.0.0.1', logger: opts.logger, onCall: opts.onCall });
+  if (created.length > 0)
+    opts.logger.info(
+      `gRPC: created ${created.map((f) => path.basename(f)).join(', ')} in ${dir}; issue client certificates with: marginalia certs --client NAME --role agent|researcher`,
+    );
+  return startGrpcServer({
+    agent: opts.agent,
+    pipeline: opts.pipeline,
+    tokens: opts.tokens,
+    tls: readServerTls(dir),
+    port: opts.port,
+    host: '127.0.0.1',
+    logger: opts.logger,
+    onCall: opts.onCall,
+  });
 }

@@ -89,7 +89,20 @@ const CALL_LOG_FLUSH_MS = 25;
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { project: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, 'checkpoint-idle-ms': { type: 'string' }, 'snapshot-debounce-ms': { type: 'string' }, 'grpc-port': { type: 'string' }, 'grpc-certs': { type: 'string' }, 'mcp-open': { type: 'boolean' }, 'allow-path': { type: 'string', multiple: true }, coder: { type: 'string' }, 'ai-primary': { type: 'boolean' } },
+    options: {
+      project: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      seed: { type: 'string' },
+      'checkpoint-idle-ms': { type: 'string' },
+      'snapshot-debounce-ms': { type: 'string' },
+      'grpc-port': { type: 'string' },
+      'grpc-certs': { type: 'string' },
+      'mcp-open': { type: 'boolean' },
+      'allow-path': { type: 'string', multiple: true },
+      coder: { type: 'string' },
+      'ai-primary': { type: 'boolean' },
+    },
     strict: true,
   });
   const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
@@ -97,13 +110,15 @@ async function serve(argv: string[]): Promise<void> {
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535 (got ${values.port})`);
   const grpcPortArg = values['grpc-port'] === undefined ? undefined : Number(values['grpc-port']);
-  if (grpcPortArg !== undefined && !(Number.isInteger(grpcPortArg) && grpcPortArg >= 0 && grpcPortArg <= 65535)) throw new UsageError(`--grpc-port must be 0..65535 (got ${values['grpc-port']})`);
+  if (grpcPortArg !== undefined && !(Number.isInteger(grpcPortArg) && grpcPortArg >= 0 && grpcPortArg <= 65535))
+    throw new UsageError(`--grpc-port must be 0..65535 (got ${values['grpc-port']})`);
   const logger = stderrLogger();
   const abs = path.resolve(projectPath);
   const existed = fs.existsSync(abs);
   const idle = values['checkpoint-idle-ms'] === undefined ? undefined : Number(values['checkpoint-idle-ms']);
   const debounce = values['snapshot-debounce-ms'] === undefined ? undefined : Number(values['snapshot-debounce-ms']);
-  if (debounce !== undefined && !(Number.isInteger(debounce) && debounce >= 0)) throw new UsageError(`--snapshot-debounce-ms must be a whole number of milliseconds (got ${values['snapshot-debounce-ms']})`);
+  if (debounce !== undefined && !(Number.isInteger(debounce) && debounce >= 0))
+    throw new UsageError(`--snapshot-debounce-ms must be a whole number of milliseconds (got ${values['snapshot-debounce-ms']})`);
   const project = await openProjectHandle(abs, { create: true, logger, checkpointIdleMs: idle, snapshotDebounceMs: debounce });
   logger.info(`${existed ? 'opened' : 'created'} project ${project.name} at ${abs}`);
   // a local Whisper-compatible server for transcribe_media (the headless counterpart of marginalia.transcription.endpoint)
@@ -124,7 +139,12 @@ async function serve(argv: string[]): Promise<void> {
   // --ai-primary: hybrid mode (issue 14 item 9): agents lead, the researcher observes and approves with `marginalia watch`
   const hybrid = values['ai-primary'] === true;
   agent.mode = hybrid ? 'hybrid' : 'headless';
-  const pipeline = createPipeline({ project: () => project, host: { ...headlessHost, ...(hybrid ? { mode: 'hybrid' as const } : {}), transcriptionEndpoint, allowedRoots: () => allowPaths }, logger, agent });
+  const pipeline = createPipeline({
+    project: () => project,
+    host: { ...headlessHost, ...(hybrid ? { mode: 'hybrid' as const } : {}), transcriptionEndpoint, allowedRoots: () => allowPaths },
+    logger,
+    agent,
+  });
   if (values.seed) {
     const seeded = await seedProject(pipeline, path.resolve(values.seed));
     if (seeded) logger.info(`seeded from ${values.seed}: ${seeded.sources} sources, ${seeded.codes} codes, ${seeded.segments} codings`);
@@ -137,15 +157,38 @@ async function serve(argv: string[]): Promise<void> {
   if (mcpOpen) logger.warn('--mcp-open: /mcp accepts requests WITHOUT a token (as the agent). Use it only for the MCP conformance suite.');
   let server: RunningSurfaces;
   try {
-    server = await startSurfaces({ agent, pipeline, project: () => project, projectPath: abs, tokens, logger, version: VERSION, port, host: values.host, onCall: callLog, grpcPort: grpcPortArg, grpcCertDir: values['grpc-certs'], mcpOpen });
+    server = await startSurfaces({
+      agent,
+      pipeline,
+      project: () => project,
+      projectPath: abs,
+      tokens,
+      logger,
+      version: VERSION,
+      port,
+      host: values.host,
+      onCall: callLog,
+      grpcPort: grpcPortArg,
+      grpcCertDir: values['grpc-certs'],
+      mcpOpen,
+    });
   } catch (e) {
     await project.close();
-    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`Port ${port} is in use. Stop the other server or pass --port N (0 picks a free port).`);
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new UsageError(`Port ${port} is in use. Stop the other server or pass --port N (0 picks a free port).`);
     if ((e as Error).message.startsWith('gRPC')) throw new UsageError(`${(e as Error).message}. Pass --grpc-port N (0 picks a free port).`);
     throw e;
   }
   const base = `http://${server.host === '::1' ? '[::1]' : server.host}:${server.port}`;
-  const removeDiscovery = writeDiscovery({ project: abs, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}/mcp`, started_at: new Date().toISOString() });
+  const removeDiscovery = writeDiscovery({
+    project: abs,
+    pid: process.pid,
+    url: base,
+    port: server.port,
+    token: tokens.agent,
+    mcp_url: `${base}/mcp`,
+    started_at: new Date().toISOString(),
+  });
   // expired sessions end and unanswered approval requests are rejected on time, even when idle
   const sweeper = setInterval(() => {
     // a credential revoked by `marginalia agent revoke` (another process) ends its sessions within a second
@@ -173,7 +216,8 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   const auth = `-H 'Authorization: Bearer ${tokens.agent}'`;
   const json = `-H 'Content-Type: application/json'`;
-  if (server.grpcPort !== undefined) process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${server.grpcPort} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
+  if (server.grpcPort !== undefined)
+    process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${server.grpcPort} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
   process.stdout.write(
     `Marginalia is serving "${project.name}" at ${base} (${pipeline.listTools().length} tools). Ctrl+C stops it.\n\n` +
       `Agent token:    ${tokens.agent}\n` +
@@ -230,9 +274,19 @@ export async function main(argv: string[]): Promise<void> {
     if (command === 'sync') return await runSync(rest);
     throw new UsageError(`unknown command "${command}"`);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof McpUsageError || e instanceof AgentUsageError || e instanceof WatchUsageError || e instanceof SyncUsageError || isToolError(e) || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    if (
+      e instanceof UsageError ||
+      e instanceof McpUsageError ||
+      e instanceof AgentUsageError ||
+      e instanceof WatchUsageError ||
+      e instanceof SyncUsageError ||
+      isToolError(e) ||
+      (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+    ) {
       // a ToolError names its code (e.g. INVALID_CONFIG, PROJECT_LOCKED) so scripts can tell failures apart
-      process.stderr.write(`marginalia: ${isToolError(e) ? `${e.code}: ` : ''}${(e as Error).message}${e instanceof UsageError || e instanceof McpUsageError || e instanceof AgentUsageError ? `\n\n${USAGE}` : ''}\n`);
+      process.stderr.write(
+        `marginalia: ${isToolError(e) ? `${e.code}: ` : ''}${(e as Error).message}${e instanceof UsageError || e instanceof McpUsageError || e instanceof AgentUsageError ? `\n\n${USAGE}` : ''}\n`,
+      );
       process.exit(isToolError(e) ? cliExitOf(e.code) : 2);
     }
     throw e;

@@ -43,7 +43,15 @@ export interface ServeMcp {
  * `endpoint.mount(app)` in `HttpOptions.extend`). `openAgentToken` is for `--mcp-open` only (conformance
  * runs): requests without a token then act as the agent.
  */
-export function createServeMcp(opts: { agent: AgentContext; project: () => OpenProject | null; projectPath: string; version: string; logger: Logger; openAgentToken?: string; onCall?: (line: string) => void }): ServeMcp {
+export function createServeMcp(opts: {
+  agent: AgentContext;
+  project: () => OpenProject | null;
+  projectPath: string;
+  version: string;
+  logger: Logger;
+  openAgentToken?: string;
+  onCall?: (line: string) => void;
+}): ServeMcp {
   // the research frame follows the open project (in VS Code it changes while the server runs); projectPath is the fallback
   const readers = new Map<string, ReturnType<typeof projectInfoReader>>();
   const info = () => {
@@ -84,11 +92,16 @@ export class McpUsageError extends Error {}
  * (another process holds the lock but publishes no discovery file), INVALID_CONFIG.
  */
 export async function runMcp(argv: string[], version: string): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { project: { type: 'string' }, create: { type: 'boolean' }, 'client-type': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: { project: { type: 'string' }, create: { type: 'boolean' }, 'client-type': { type: 'string' } },
+    strict: true,
+  });
   const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
   if (!projectPath) throw new McpUsageError('mcp needs --project PATH (or MARGINALIA_PROJECT)');
   const typeArg = values['client-type'] ?? process.env.MARGINALIA_CLIENT_TYPE ?? 'CUSTOM';
-  if (!(CLIENT_TYPES as readonly string[]).includes(typeArg) || typeArg === 'LOCAL_UI') throw new McpUsageError(`--client-type must be one of ${CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI').join(', ')} (got ${typeArg})`);
+  if (!(CLIENT_TYPES as readonly string[]).includes(typeArg) || typeArg === 'LOCAL_UI')
+    throw new McpUsageError(`--client-type must be one of ${CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI').join(', ')} (got ${typeArg})`);
   const clientType = typeArg as ClientType;
   const logger = stderrLogger('marginalia-mcp: ');
   const abs = path.resolve(projectPath);
@@ -145,14 +158,30 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
     throw e;
   }
   const base = `http://127.0.0.1:${server.port}`;
-  const removeDiscovery = writeDiscovery({ project: abs, pid: process.pid, url: base, port: server.port, token: tokens.agent, mcp_url: `${base}${MCP_PATH}`, started_at: new Date().toISOString() });
+  const removeDiscovery = writeDiscovery({
+    project: abs,
+    pid: process.pid,
+    url: base,
+    port: server.port,
+    token: tokens.agent,
+    mcp_url: `${base}${MCP_PATH}`,
+    started_at: new Date().toISOString(),
+  });
   logger.info(`also serving HTTP at ${base} (approve requests there with the reviewer token: GET ${base}/approvals?status=pending)`);
   const sweeper = setInterval(() => {
     agent.sessions.sweep();
     pipeline.sweepApprovals();
   }, 1000);
   sweeper.unref();
-  const stdio = serveMcpStdio({ agent, context: mcp.context, version, authorization: `Bearer ${named ? envToken : tokens.agent}`, clientType, logger, onCall: (l) => logger.info(l) });
+  const stdio = serveMcpStdio({
+    agent,
+    context: mcp.context,
+    version,
+    authorization: `Bearer ${named ? envToken : tokens.agent}`,
+    clientType,
+    logger,
+    onCall: (l) => logger.info(l),
+  });
   let stopping: Promise<void> | undefined;
   const stop = (why: string) =>
     (stopping ??= (async () => {

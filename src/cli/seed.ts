@@ -73,12 +73,20 @@ export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<
   for (const c of codebook.categories ?? []) await addCategory(c, undefined);
   const codeIds = new Map<string, number>();
   for (const c of codebook.codes ?? []) {
-    const data = await call(pipeline, createCodeTool.name, { name: c.name, color: c.color, memo: c.memo, category_id: c.category ? categoryIds.get(c.category) : undefined });
+    const data = await call(pipeline, createCodeTool.name, {
+      name: c.name,
+      color: c.color,
+      memo: c.memo,
+      category_id: c.category ? categoryIds.get(c.category) : undefined,
+    });
     codeIds.set(c.name, data.code_id as number);
   }
   const transcriptDir = path.join(dir, 'transcripts');
   const sourceIds = new Map<string, { id: number; text: string }>();
-  for (const file of fs.readdirSync(transcriptDir).filter((f) => f.endsWith('.txt')).sort()) {
+  for (const file of fs
+    .readdirSync(transcriptDir)
+    .filter((f) => f.endsWith('.txt'))
+    .sort()) {
     const abs = path.join(transcriptDir, file);
     const data = await call(pipeline, importFileSource.name, { file_path: abs, origin: `sample study: ${path.basename(dir)}/transcripts/${file}` });
     sourceIds.set(file, { id: data.source_id as number, text: fs.readFileSync(abs, 'utf8') });
@@ -106,10 +114,12 @@ export async function seedProject(pipeline: ToolPipeline, dir: string): Promise<
     const created = await call(pipeline, createCaseTool.name, { name: c.name, memo: c.memo });
     const caseId = created.case_id as number;
     for (const file of c.sources ?? []) await call(pipeline, addSourceToCaseTool.name, { case_id: caseId, source_id: sourceOf(file) });
-    for (const [name, value] of Object.entries(c.attributes ?? {})) await call(pipeline, setCaseAttributeTool.name, { case_id: caseId, attribute_name: name, ...attributeArgs(value) });
+    for (const [name, value] of Object.entries(c.attributes ?? {}))
+      await call(pipeline, setCaseAttributeTool.name, { case_id: caseId, attribute_name: name, ...attributeArgs(value) });
   }
   for (const [file, attributes] of Object.entries(cases.document_attributes ?? {})) {
-    for (const [name, value] of Object.entries(attributes)) await call(pipeline, setSourceAttributeTool.name, { source_id: sourceOf(file), attribute_name: name, ...attributeArgs(value) });
+    for (const [name, value] of Object.entries(attributes))
+      await call(pipeline, setSourceAttributeTool.name, { source_id: sourceOf(file), attribute_name: name, ...attributeArgs(value) });
   }
   const briefingFile = path.join(dir, 'briefing.yaml');
   if (fs.existsSync(briefingFile)) {

@@ -77,7 +77,15 @@ export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfac
   const on = enabledSurfaces(agent, opts.grpcPort);
   const ws = on.includes('websocket') ? createWsAdapter({ agent, pipeline, logger, onCall: opts.onCall }) : undefined;
   const mcp = on.includes('mcp')
-    ? createServeMcp({ agent, project: opts.project, projectPath: opts.projectPath, version: opts.version, logger, openAgentToken: opts.mcpOpen ? opts.tokens.agent : undefined, onCall: opts.onCall })
+    ? createServeMcp({
+        agent,
+        project: opts.project,
+        projectPath: opts.projectPath,
+        version: opts.version,
+        logger,
+        openAgentToken: opts.mcpOpen ? opts.tokens.agent : undefined,
+        onCall: opts.onCall,
+      })
     : undefined;
   let rest: { dispose(): void } | undefined;
   const http = await startHttpServer({
@@ -89,7 +97,8 @@ export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfac
     agent,
     onCall: opts.onCall,
     extend: (app) => {
-      if (on.includes('rest')) rest = mountRest(app, { agent, pipeline, logger, onCall: opts.onCall, protocols: on.filter((s) => s !== 'grpc' && s !== 'mcp') });
+      if (on.includes('rest'))
+        rest = mountRest(app, { agent, pipeline, logger, onCall: opts.onCall, protocols: on.filter((s) => s !== 'grpc' && s !== 'mcp') });
       mcp?.endpoint.mount(app);
     },
     openPaths: opts.mcpOpen && mcp ? ['/mcp'] : undefined,
@@ -113,7 +122,9 @@ export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfac
     }
   }
   agent.served = { host: http.host, port: http.port, grpc_port: grpc?.port ?? null, surfaces: [...on] };
-  logger.info(`serving ${on.join(', ')} on ${http.host}:${http.port}${grpc ? ` (gRPC with mutual TLS on 127.0.0.1:${grpc.port})` : ''}; off: ${(['rest', 'websocket', 'mcp', 'grpc'] as const).filter((s) => !on.includes(s)).join(', ') || 'none'}`);
+  logger.info(
+    `serving ${on.join(', ')} on ${http.host}:${http.port}${grpc ? ` (gRPC with mutual TLS on 127.0.0.1:${grpc.port})` : ''}; off: ${(['rest', 'websocket', 'mcp', 'grpc'] as const).filter((s) => !on.includes(s)).join(', ') || 'none'}`,
+  );
   return {
     host: http.host,
     port: http.port,

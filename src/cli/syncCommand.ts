@@ -64,7 +64,13 @@ export async function runSync(argv: string[]): Promise<void> {
     const handle = await openProjectHandle(abs, { create: false, logger: silentLogger });
     try {
       const pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger, embeddings: null });
-      const caller: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'marginalia sync', user: researcherCoderName({ flag: values.coder, cwd: path.dirname(abs) }), researcher: true };
+      const caller: Caller = {
+        session_id: 'local',
+        client_type: 'LOCAL_UI',
+        client_name: 'marginalia sync',
+        user: researcherCoderName({ flag: values.coder, cwd: path.dirname(abs) }),
+        researcher: true,
+      };
       for (const [tool, args] of calls) {
         last = (await pipeline.invoke(tool, args, caller)).envelope as Envelope;
         if (!last.success) break;

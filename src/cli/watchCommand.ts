@@ -22,6 +22,7 @@ import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import type { EventRecord } from '../domain/events';
 import { loadTokens, readDiscovery } from './credentials';
+import { oneLineExcerpt } from '../core/text';
 
 /** The usage lines of `marginalia watch` (main.ts prints them in its help). */
 export const WATCH_USAGE = `  marginalia watch --project PATH [--url URL]
@@ -150,9 +151,7 @@ export interface WatchNames {
 
 /** `text` cut to `max` code points with "…". */
 function cut(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const cps = Array.from(flat);
-  return cps.length <= max ? flat : `${cps.slice(0, max - 1).join('')}…`;
+  return oneLineExcerpt(text, max);
 }
 
 /** HH:MM:SS of an ISO time (or of `d`), in UTC. */
@@ -256,7 +255,11 @@ export async function watchSession(opts: WatchOptions): Promise<void> {
   const now = opts.now ?? (() => new Date());
 
   const api = async (method: 'GET' | 'POST', route: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
-    const res = await fetch(`${base}${route}`, { method, headers: { ...headers, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) }, body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined });
+    const res = await fetch(`${base}${route}`, {
+      method,
+      headers: { ...headers, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+      body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
+    });
     let json: Record<string, unknown> = {};
     try {
       json = (await res.json()) as Record<string, unknown>;
@@ -275,15 +278,19 @@ export async function watchSession(opts: WatchOptions): Promise<void> {
     namesAt = Date.now();
     try {
       const [c, s] = await Promise.all([api('POST', '/tools/list_codes', { arguments: {} }), api('POST', '/tools/list_sources', { arguments: {} })]);
-      for (const x of ((c.json.data as { codes?: { code_id: number; name: string }[] } | undefined)?.codes ?? [])) codes.set(x.code_id, x.name);
-      for (const x of ((s.json.data as { sources?: { source_id: number; name: string }[] } | undefined)?.sources ?? [])) sources.set(x.source_id, x.name);
+      for (const x of (c.json.data as { codes?: { code_id: number; name: string }[] } | undefined)?.codes ?? []) codes.set(x.code_id, x.name);
+      for (const x of (s.json.data as { sources?: { source_id: number; name: string }[] } | undefined)?.sources ?? []) sources.set(x.source_id, x.name);
     } catch {
       // names are a courtesy: ids stand in
     }
   };
   const names: WatchNames = { code: (id) => codes.get(id), source: (id) => sources.get(id) };
   const needsNames = (events: readonly EventRecord[]) =>
-    events.some((e) => (typeof e.payload.code_id === 'number' && !codes.has(e.payload.code_id)) || (typeof e.payload.source_id === 'number' && !sources.has(e.payload.source_id)));
+    events.some(
+      (e) =>
+        (typeof e.payload.code_id === 'number' && !codes.has(e.payload.code_id)) ||
+        (typeof e.payload.source_id === 'number' && !sources.has(e.payload.source_id)),
+    );
 
   // pending requests, asked about one at a time (the head of the queue is the one shown)
   const queue: WatchRequest[] = [];
@@ -336,7 +343,12 @@ export async function watchSession(opts: WatchOptions): Promise<void> {
       const id = String(p.request_id ?? e.aggregate_id);
       const wasShown = shown === id;
       drop(id);
-      const verdict = e.event_type === 'approval.granted' ? 'approved' : e.event_type === 'approval.denied' ? `rejected${p.reason ? ` (${String(p.reason)})` : ''}` : `failed (${String(p.error_code ?? '')})`;
+      const verdict =
+        e.event_type === 'approval.granted'
+          ? 'approved'
+          : e.event_type === 'approval.denied'
+            ? `rejected${p.reason ? ` (${String(p.reason)})` : ''}`
+            : `failed (${String(p.error_code ?? '')})`;
       printing = printing.then(() => {
         out(`${clock(e.timestamp)}  ${String(p.action_type ?? '')} request ${id.slice(0, 8)} ${verdict}${wasShown ? '' : ''}\n`);
         showNext();
@@ -344,7 +356,11 @@ export async function watchSession(opts: WatchOptions): Promise<void> {
       return;
     }
     if (e.event_type === 'agents.paused' || e.event_type === 'agents.resumed') {
-      printing = printing.then(() => out(`${clock(e.timestamp)}  agents ${e.event_type === 'agents.paused' ? 'PAUSED' : 'RESUMED'} by ${String(p.by ?? actorOf(e))}${e.event_type === 'agents.resumed' ? ` (${String(p.ran ?? 0)} held calls ran, ${String(p.still_pending ?? 0)} still pending)` : ''}\n`));
+      printing = printing.then(() =>
+        out(
+          `${clock(e.timestamp)}  agents ${e.event_type === 'agents.paused' ? 'PAUSED' : 'RESUMED'} by ${String(p.by ?? actorOf(e))}${e.event_type === 'agents.resumed' ? ` (${String(p.ran ?? 0)} held calls ran, ${String(p.still_pending ?? 0)} still pending)` : ''}\n`,
+        ),
+      );
       return;
     }
     if (!isAgentEvent(e)) return;
@@ -369,7 +385,7 @@ export async function watchSession(opts: WatchOptions): Promise<void> {
   await loadNames();
   out(`Watching ${base} as the researcher (${clock(now())} UTC). h for help.\n`);
   const pending = await api('GET', '/approvals?status=pending');
-  for (const a of ((pending.json.data as { approvals?: Record<string, unknown>[] } | undefined)?.approvals ?? [])) queue.push(requestOfRecord(a));
+  for (const a of (pending.json.data as { approvals?: Record<string, unknown>[] } | undefined)?.approvals ?? []) queue.push(requestOfRecord(a));
   const paused = await api('GET', '/agents/pause');
   if ((paused.json.data as { paused?: boolean } | undefined)?.paused) out('Agents are PAUSED: u resumes them.\n');
   if (queue.length > 0) out(`${queue.length} request(s) pending.\n`);
@@ -445,11 +461,16 @@ export async function watchSession(opts: WatchOptions): Promise<void> {
       case 'resume': {
         const r = await api('POST', '/agents/resume');
         if (r.status >= 400) out(`! could not resume: ${failure(r)}\n`);
-        else if (!(r.json.data as { changed?: boolean }).changed && ((r.json.data as { requests?: unknown[] }).requests ?? []).length === 0) out('Agents were not paused.\n');
+        else if (!(r.json.data as { changed?: boolean }).changed && ((r.json.data as { requests?: unknown[] }).requests ?? []).length === 0)
+          out('Agents were not paused.\n');
         return true;
       }
       case 'list':
-        out(queue.length === 0 ? 'No request is pending.\n' : `${queue.map((r, i) => `  ${i + 1}. ${r.client_name}: ${cut(r.description, 100)} [${r.request_id.slice(0, 8)}]`).join('\n')}\n`);
+        out(
+          queue.length === 0
+            ? 'No request is pending.\n'
+            : `${queue.map((r, i) => `  ${i + 1}. ${r.client_name}: ${cut(r.description, 100)} [${r.request_id.slice(0, 8)}]`).join('\n')}\n`,
+        );
         return true;
       case 'unknown':
         out(`? "${cut(cmd.text, 40)}": h for help\n`);
@@ -530,11 +551,20 @@ export async function runWatch(argv: string[]): Promise<void> {
   if (!url) {
     if (!project) throw new WatchUsageError('watch needs --project PATH (or --url URL)');
     const info = readDiscovery(path.resolve(project));
-    if (!info) throw new WatchUsageError(`No running server owns ${path.resolve(project)}: start one with \`marginalia serve --project ${project} --ai-primary\` (or open it in VS Code)`);
+    if (!info)
+      throw new WatchUsageError(
+        `No running server owns ${path.resolve(project)}: start one with \`marginalia serve --project ${project} --ai-primary\` (or open it in VS Code)`,
+      );
     url = info.url;
   }
   const token = loadTokens().reviewer;
-  await watchSession({ url, token, input: process.stdin, output: process.stdout, editor: process.stdin.isTTY ? process.env.VISUAL || process.env.EDITOR : undefined });
+  await watchSession({
+    url,
+    token,
+    input: process.stdin,
+    output: process.stdout,
+    editor: process.stdin.isTTY ? process.env.VISUAL || process.env.EDITOR : undefined,
+  });
   process.exit(0);
 }
 

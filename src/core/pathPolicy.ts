@@ -184,7 +184,11 @@ export class PathPolicy {
     const real = this.realPath(p);
     const via = real === path.resolve(p) ? '' : ` (it resolves to ${real})`;
     if (!this.allows(real)) {
-      return { ok: false, real, reason: `"${p}"${via} is outside the folders an agent may use: ${AGENT_PATH_RULE}. Allowed here: ${roots.join(', ') || 'none'}` };
+      return {
+        ok: false,
+        real,
+        reason: `"${p}"${via} is outside the folders an agent may use: ${AGENT_PATH_RULE}. Allowed here: ${roots.join(', ') || 'none'}`,
+      };
     }
     if (access === 'write' && this.noWrite.some((d) => isInside(real, d))) {
       return { ok: false, real, reason: `"${p}"${via} is inside the project's .marginalia folder, which agents never write to` };

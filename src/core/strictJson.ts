@@ -111,7 +111,8 @@ export function firstInvalidUtf8(bytes: Uint8Array): Utf8Problem | undefined {
     }
     if (b >= 0x80 && b <= 0xbf) return { offset: i, problem: `continuation byte 0x${hex(b)} without a lead byte` };
     if (b === 0xc0 || b === 0xc1) return { offset: i, problem: `overlong encoding (lead byte 0x${hex(b)})` };
-    if (b >= 0xf5) return { offset: i, problem: b >= 0xf8 ? `byte 0x${hex(b)} never occurs in UTF-8` : `lead byte 0x${hex(b)} would encode a code point above U+10FFFF` };
+    if (b >= 0xf5)
+      return { offset: i, problem: b >= 0xf8 ? `byte 0x${hex(b)} never occurs in UTF-8` : `lead byte 0x${hex(b)} would encode a code point above U+10FFFF` };
     const len = b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
     // the allowed range of the second byte (table 3-7)
     let lo = 0x80;
@@ -166,17 +167,24 @@ export function decodeStrictText(bytes: Uint8Array, opts: StrictJsonOptions = {}
       text = fatalUtf8.decode(bytes);
     } catch {
       const p = firstInvalidUtf8(bytes) ?? { offset: 0, problem: 'ill-formed' };
-      throw invalid(`${what} is not valid UTF-8: at byte offset ${p.offset}${p.offset < bytes.length ? ` (0x${hex(bytes[p.offset] as number)})` : ''}: ${p.problem}. Send JSON encoded as UTF-8.`, {
-        reason: 'invalid_utf8',
-        byte_offset: p.offset,
-      });
+      throw invalid(
+        `${what} is not valid UTF-8: at byte offset ${p.offset}${p.offset < bytes.length ? ` (0x${hex(bytes[p.offset] as number)})` : ''}: ${p.problem}. Send JSON encoded as UTF-8.`,
+        {
+          reason: 'invalid_utf8',
+          byte_offset: p.offset,
+        },
+      );
     }
     if (text.charCodeAt(0) === 0xfeff) return { text: text.slice(1), bomBytes: 3, charset: 'utf-8' };
     return { text, bomBytes: 0, charset: 'utf-8' };
   }
   const charset = opts.charset as string;
   if (!iconv.encodingExists(charset)) {
-    throw new ToolError('UNSUPPORTED_MEDIA_TYPE', `${what} declares charset "${charset}", which this server cannot decode: send UTF-8 JSON (Content-Type: application/json)`, { charset });
+    throw new ToolError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `${what} declares charset "${charset}", which this server cannot decode: send UTF-8 JSON (Content-Type: application/json)`,
+      { charset },
+    );
   }
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let text = iconv.decode(buf, charset, { stripBOM: false });
@@ -185,11 +193,14 @@ export function decodeStrictText(bytes: Uint8Array, opts: StrictJsonOptions = {}
     // the first byte whose decoding does not encode back (a byte that is no character of the charset)
     let at = 0;
     while (at < buf.length && at < back.length && buf[at] === back[at]) at++;
-    throw invalid(`${what} is not valid ${charset}: byte offset ${at}${at < buf.length ? ` (0x${hex(buf[at] as number)})` : ''} is not a character of ${charset}. Send JSON encoded as UTF-8.`, {
-      reason: 'invalid_charset_bytes',
-      byte_offset: at,
-      charset,
-    });
+    throw invalid(
+      `${what} is not valid ${charset}: byte offset ${at}${at < buf.length ? ` (0x${hex(buf[at] as number)})` : ''} is not a character of ${charset}. Send JSON encoded as UTF-8.`,
+      {
+        reason: 'invalid_charset_bytes',
+        byte_offset: at,
+        charset,
+      },
+    );
   }
   let bomBytes = 0;
   if (text.charCodeAt(0) === 0xfeff) {
@@ -199,7 +210,10 @@ export function decodeStrictText(bytes: Uint8Array, opts: StrictJsonOptions = {}
   const at = firstLoneSurrogate(text);
   if (at >= 0) {
     const offset = bomBytes + iconv.encode(text.slice(0, at), charset, { addBOM: false }).length;
-    throw invalid(`${what} holds a lone surrogate (U+${text.charCodeAt(at).toString(16).toUpperCase()}) at byte offset ${offset}: it is not a Unicode character.`, { reason: 'lone_surrogate', byte_offset: offset, charset });
+    throw invalid(
+      `${what} holds a lone surrogate (U+${text.charCodeAt(at).toString(16).toUpperCase()}) at byte offset ${offset}: it is not a Unicode character.`,
+      { reason: 'lone_surrogate', byte_offset: offset, charset },
+    );
   }
   return { text, bomBytes, charset };
 }
@@ -228,7 +242,10 @@ export function parseStrictJsonText(text: string, what = 'The body'): unknown {
   const at = firstLoneSurrogate(text);
   if (at >= 0) {
     const offset = Buffer.byteLength(text.slice(0, at), 'utf8');
-    throw invalid(`${what} holds a lone surrogate (U+${text.charCodeAt(at).toString(16).toUpperCase()}) at byte offset ${offset}: it is not a Unicode character.`, { reason: 'lone_surrogate', byte_offset: offset });
+    throw invalid(
+      `${what} holds a lone surrogate (U+${text.charCodeAt(at).toString(16).toUpperCase()}) at byte offset ${offset}: it is not a Unicode character.`,
+      { reason: 'lone_surrogate', byte_offset: offset },
+    );
   }
   return parseDecoded({ text, bomBytes: 0, charset: 'utf-8' }, what);
 }
@@ -244,7 +261,11 @@ export function firstLoneSurrogate(text: string): number {
 /** JSON.parse plus the scan; errors carry byte offsets in the original bytes. */
 function parseDecoded(decoded: DecodedText, what: string): unknown {
   const { text } = decoded;
-  const byteOffset = (index: number): number => decoded.bomBytes + (decoded.charset === 'utf-8' ? Buffer.byteLength(text.slice(0, index), 'utf8') : iconv.encode(text.slice(0, index), decoded.charset, { addBOM: false }).length);
+  const byteOffset = (index: number): number =>
+    decoded.bomBytes +
+    (decoded.charset === 'utf-8'
+      ? Buffer.byteLength(text.slice(0, index), 'utf8')
+      : iconv.encode(text.slice(0, index), decoded.charset, { addBOM: false }).length);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -259,13 +280,20 @@ function parseDecoded(decoded: DecodedText, what: string): unknown {
   if (found) {
     const offset = byteOffset(found.index);
     if (found.kind === 'lone_surrogate') {
-      throw invalid(`${what} holds a lone surrogate escape ${text.slice(found.index, found.index + 6)} at byte offset ${offset}: a high surrogate escape (\\ud800-\\udbff) must be followed by a low one (\\udc00-\\udfff), and a low one may not stand alone.`, {
-        reason: 'lone_surrogate',
-        byte_offset: offset,
-      });
+      throw invalid(
+        `${what} holds a lone surrogate escape ${text.slice(found.index, found.index + 6)} at byte offset ${offset}: a high surrogate escape (\\ud800-\\udbff) must be followed by a low one (\\udc00-\\udfff), and a low one may not stand alone.`,
+        {
+          reason: 'lone_surrogate',
+          byte_offset: offset,
+        },
+      );
     }
     const shown = JSON.stringify(found.key).slice(0, 200);
-    throw invalid(`${what} names the key ${shown} twice in one object (again at byte offset ${offset}): each key may appear once.`, { reason: 'duplicate_key', byte_offset: offset, key: found.key });
+    throw invalid(`${what} names the key ${shown} twice in one object (again at byte offset ${offset}): each key may appear once.`, {
+      reason: 'duplicate_key',
+      byte_offset: offset,
+      key: found.key,
+    });
   }
   return value;
 }

@@ -69,3 +69,19 @@ export function sliceCp(text: string, start: number, end: number): string {
   const e = s + cpToUtf16(text.slice(s), end - start);
   return text.slice(s, e);
 }
+
+/**
+ * `text` on one line for a label or a sentence: runs of white space (line breaks included) become one space, the
+ * ends are trimmed, and a result longer than `max` code points is cut to `max - 1` code points plus "…".
+ * Cuts fall between code points, never inside a surrogate pair.
+ */
+export function oneLineExcerpt(text: string, max: number): string {
+  const flat = text.replace(/\s+/gu, ' ').trim();
+  const cps = Array.from(flat);
+  return cps.length <= max
+    ? flat
+    : `${cps
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd()}…`;
+}

@@ -100,14 +100,28 @@ export function applyAvCode(ctx: Ctx, input: ApplyAvCodeInput): AvSegment {
     );
   }
   const id = ctx.repo.insertAvSegment(
-    { code_id: input.code_id, source_id: input.source_id, start_ms: input.start_ms, end_ms: input.end_ms, transcript: input.transcript ?? null, memo: input.memo ?? null },
+    {
+      code_id: input.code_id,
+      source_id: input.source_id,
+      start_ms: input.start_ms,
+      end_ms: input.end_ms,
+      transcript: input.transcript ?? null,
+      memo: input.memo ?? null,
+    },
     stampOf(ctx),
   );
   ctx.events.emit({
     event_type: 'coding.av_segment_coded',
     aggregate_type: 'av_segment',
     aggregate_id: String(id),
-    payload: { segment_id: id, code_id: input.code_id, source_id: input.source_id, start_ms: input.start_ms, end_ms: input.end_ms, transcript: input.transcript ?? null },
+    payload: {
+      segment_id: id,
+      code_id: input.code_id,
+      source_id: input.source_id,
+      start_ms: input.start_ms,
+      end_ms: input.end_ms,
+      transcript: input.transcript ?? null,
+    },
   });
   const seg = ctx.repo.getAvSegment(id);
   if (!seg) throw new Error(`AV segment ${id} vanished after insert`);

@@ -94,7 +94,13 @@ export function suggestCaseGroupings(
     });
   }
   const unknown = wanted ? [...wanted].filter((n) => !byAttribute.has(n)) : [];
-  return { min_group_size: min, case_count: cases.length, groupings, group_count: groupings.reduce((n, g) => n + g.groups.length, 0), unknown_attributes: unknown };
+  return {
+    min_group_size: min,
+    case_count: cases.length,
+    groupings,
+    group_count: groupings.reduce((n, g) => n + g.groups.length, 0),
+    unknown_attributes: unknown,
+  };
 }
 
 /** A theme (a code) as it occurs in one case: `segment_count` counts the case's codings with it. */
@@ -150,7 +156,14 @@ export function compareCases(ctx: Ctx, input: { case_ids: number[]; code_ids?: n
       themes.push(themeOf(code, n));
       if (counts.every((other, j) => j === i || !other.has(code.code_id))) unique.push(themeOf(code, n));
     }
-    return { case_id: c.case_id, name: c.name, coding_count: [...mine.values()].reduce((a, b) => a + b, 0), theme_count: themes.length, themes, unique_themes: unique };
+    return {
+      case_id: c.case_id,
+      name: c.name,
+      coding_count: [...mine.values()].reduce((a, b) => a + b, 0),
+      theme_count: themes.length,
+      themes,
+      unique_themes: unique,
+    };
   });
   const common: CaseComparison['common_themes'] = [];
   for (const code of codes) {

@@ -2,16 +2,7 @@ import { ToolError } from '../core/errors';
 import { sliceCp, toWellFormed } from '../core/text';
 import { stampOf } from './codebook';
 import type { DomainContext } from './events';
-import type {
-  AttributeType,
-  AttributeValue,
-  CaseAttribute,
-  CaseSegment,
-  CaseSourceLink,
-  CaseWithCounts,
-  ProjectRepository,
-  SourceWithCounts,
-} from './ports';
+import type { AttributeType, AttributeValue, CaseAttribute, CaseSegment, CaseSourceLink, CaseWithCounts, ProjectRepository, SourceWithCounts } from './ports';
 import { cleanName, nameKey } from './rules';
 import { requireRangeInside, requireSource } from './sources';
 
@@ -68,7 +59,9 @@ export function createCase(ctx: Ctx, input: { name: string; memo?: string | null
 export function deleteCase(ctx: Ctx, id: number): CaseWithCounts {
   const c = requireCase(ctx, id);
   const sources = ctx.repo.listCaseSources(id).map((l) => ({ source_id: l.source_id, owner: l.owner, session_id: l.session_id }));
-  const segments = ctx.repo.listCaseSegments(id).map((g) => ({ source_id: g.source_id, start: g.start_pos, end: g.end_pos, owner: g.owner, session_id: g.session_id }));
+  const segments = ctx.repo
+    .listCaseSegments(id)
+    .map((g) => ({ source_id: g.source_id, start: g.start_pos, end: g.end_pos, owner: g.owner, session_id: g.session_id }));
   const attributes = ctx.repo.listCaseAttributes(id).map((a) => ({ name: a.name, type: a.type, value: a.value }));
   ctx.repo.deleteCase(id);
   ctx.events.emit({
@@ -238,7 +231,10 @@ export function setCaseAttribute(ctx: Ctx, input: { case_id: number; attribute_n
   const name = cleanName(input.attribute_name, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
   const previous = ctx.repo.listCaseAttributes(input.case_id).find((a) => a.name === name) ?? null;
   const type = input.type ?? previous?.type ?? inferAttributeType(input.value);
-  const what = input.type === undefined && previous ? `The attribute "${name}" of case ${input.case_id} is of type ${previous.type} (pass type to change it); the value` : 'The value';
+  const what =
+    input.type === undefined && previous
+      ? `The attribute "${name}" of case ${input.case_id} is of type ${previous.type} (pass type to change it); the value`
+      : 'The value';
   const value = coerceAttributeValue(input.value, type, what);
   const inferred = input.type === undefined && previous === null;
   if (previous && previous.type === type && previous.value === value) return { attribute: previous, previous, changed: false, inferred };
@@ -277,7 +273,10 @@ export function setCaseAttributes(
     const name = cleanName(input.attribute_name, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
     const previous = current.get(name) ?? null;
     const type = input.type ?? previous?.type ?? inferAttributeType(input.value);
-    const what = input.type === undefined && previous ? `The attribute "${name}" of case ${caseId} is of type ${previous.type} (pass type to change it); the value` : `The value of "${name}"`;
+    const what =
+      input.type === undefined && previous
+        ? `The attribute "${name}" of case ${caseId} is of type ${previous.type} (pass type to change it); the value`
+        : `The value of "${name}"`;
     const value = coerceAttributeValue(input.value, type, what);
     const inferred = input.type === undefined && previous === null;
     const changed = !(previous && previous.type === type && previous.value === value);
@@ -299,7 +298,13 @@ export function setCaseAttributes(
     aggregate_id: String(caseId),
     payload: {
       case_id: caseId,
-      attributes: written.map((a) => ({ name: a.name, type: a.type, value: a.value, old_type: original.get(a.name)?.type ?? null, old_value: original.get(a.name)?.value ?? null })),
+      attributes: written.map((a) => ({
+        name: a.name,
+        type: a.type,
+        value: a.value,
+        old_type: original.get(a.name)?.type ?? null,
+        old_value: original.get(a.name)?.value ?? null,
+      })),
     },
   });
   return { set, changed: written.length };
@@ -351,7 +356,8 @@ export function renameCase(ctx: Ctx, id: number, newName: string): { case: CaseW
   if (name === c.name) return { case: c, old_name: c.name, changed: false };
   const key = nameKey(name);
   const clash = ctx.repo.findCaseByKey(key);
-  if (clash && clash.case_id !== id) throw new ToolError('DUPLICATE_NAME', `A case named "${clash.name}" already exists (case_id ${clash.case_id})`, { case_id: clash.case_id });
+  if (clash && clash.case_id !== id)
+    throw new ToolError('DUPLICATE_NAME', `A case named "${clash.name}" already exists (case_id ${clash.case_id})`, { case_id: clash.case_id });
   ctx.repo.renameCase(id, name, key, ctx.now);
   ctx.events.emit({ event_type: 'case.renamed', aggregate_type: 'case', aggregate_id: String(id), payload: { case_id: id, old_name: c.name, new_name: name } });
   return { case: requireCase(ctx, id), old_name: c.name, changed: true };
@@ -444,19 +450,28 @@ export function listCaseAttributeDefinitions(ctx: Pick<Ctx, 'repo'>): CaseAttrib
  * Errors: INVALID_ARGUMENTS (a bad name), ATTRIBUTE_NOT_FOUND (no case has `attribute_name`), DUPLICATE_NAME (a case already
  * has an attribute named `new_name`: renaming would merge two attributes; nothing is written).
  */
-export function renameCaseAttribute(ctx: Ctx, attributeName: string, newName: string): { old_name: string; new_name: string; case_ids: number[]; changed: boolean } {
+export function renameCaseAttribute(
+  ctx: Ctx,
+  attributeName: string,
+  newName: string,
+): { old_name: string; new_name: string; case_ids: number[]; changed: boolean } {
   const oldName = cleanName(attributeName, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
   const name = cleanName(newName, MAX_ATTRIBUTE_NAME, 'attribute', 'INVALID_ARGUMENTS');
   const all = ctx.repo.listCaseAttributes();
   const holders = all.filter((a) => a.name === oldName);
-  if (holders.length === 0) throw new ToolError('ATTRIBUTE_NOT_FOUND', `No case has an attribute named "${oldName}" (names are exact)`, { attribute_name: oldName });
+  if (holders.length === 0)
+    throw new ToolError('ATTRIBUTE_NOT_FOUND', `No case has an attribute named "${oldName}" (names are exact)`, { attribute_name: oldName });
   if (name === oldName) return { old_name: oldName, new_name: name, case_ids: [], changed: false };
   const clash = all.filter((a) => a.name === name).map((a) => a.case_id);
   if (clash.length > 0) {
-    throw new ToolError('DUPLICATE_NAME', `The attribute "${name}" already exists on ${clash.length} case${clash.length === 1 ? '' : 's'}; rename it first or choose another name`, {
-      attribute_name: name,
-      case_ids: clash,
-    });
+    throw new ToolError(
+      'DUPLICATE_NAME',
+      `The attribute "${name}" already exists on ${clash.length} case${clash.length === 1 ? '' : 's'}; rename it first or choose another name`,
+      {
+        attribute_name: name,
+        case_ids: clash,
+      },
+    );
   }
   for (const a of holders) {
     ctx.repo.deleteCaseAttribute(a.case_id, oldName);
@@ -464,6 +479,11 @@ export function renameCaseAttribute(ctx: Ctx, attributeName: string, newName: st
     ctx.repo.touchCase(a.case_id, ctx.now);
   }
   const caseIds = holders.map((a) => a.case_id);
-  ctx.events.emit({ event_type: 'case.attribute_renamed', aggregate_type: 'case', aggregate_id: String(caseIds[0]), payload: { old_name: oldName, new_name: name, case_ids: caseIds } });
+  ctx.events.emit({
+    event_type: 'case.attribute_renamed',
+    aggregate_type: 'case',
+    aggregate_id: String(caseIds[0]),
+    payload: { old_name: oldName, new_name: name, case_ids: caseIds },
+  });
   return { old_name: oldName, new_name: name, case_ids: caseIds, changed: true };
 }

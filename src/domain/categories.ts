@@ -24,7 +24,8 @@ export function renameCategory(ctx: Ctx, id: number, newName: string): { categor
   const name = cleanName(newName, MAX_CODE_NAME, 'category', 'INVALID_ARGUMENTS');
   const key = nameKey(name);
   const clash = ctx.repo.findCategoryByKey(key);
-  if (clash && clash.category_id !== id) throw new ToolError('DUPLICATE_NAME', `A category named "${clash.name}" already exists (category_id ${clash.category_id})`);
+  if (clash && clash.category_id !== id)
+    throw new ToolError('DUPLICATE_NAME', `A category named "${clash.name}" already exists (category_id ${clash.category_id})`);
   ctx.repo.updateCategory(id, { name }, key);
   ctx.events.emit({
     event_type: 'coding.category_renamed',
@@ -84,13 +85,20 @@ export function deleteCategory(ctx: Ctx, id: number, moveTo: number | null | und
   const categories = ctx.repo.listCategories();
   if (moveTo !== undefined && moveTo !== null) {
     requireCategory(ctx, moveTo);
-    if (moveTo === id) throw new ToolError('INVALID_ARGUMENTS', `move_codes_to names the category being deleted ("${category.name}", category_id ${id}); name another category, or null for the root`);
+    if (moveTo === id)
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `move_codes_to names the category being deleted ("${category.name}", category_id ${id}); name another category, or null for the root`,
+      );
     const parentOf = new Map(categories.map((c) => [c.category_id, c.parent_id]));
     const seen = new Set<number>();
     for (let at: number | null | undefined = parentOf.get(moveTo); at != null && !seen.has(at); at = parentOf.get(at)) {
       seen.add(at);
       if (at === id) {
-        throw new ToolError('CATEGORY_CYCLE', `move_codes_to (category_id ${moveTo}) is inside "${category.name}", the category being deleted; name a category outside it, or null for the root`);
+        throw new ToolError(
+          'CATEGORY_CYCLE',
+          `move_codes_to (category_id ${moveTo}) is inside "${category.name}", the category being deleted; name a category outside it, or null for the root`,
+        );
       }
     }
   }
@@ -129,7 +137,16 @@ export function deleteCategory(ctx: Ctx, id: number, moveTo: number | null | und
     aggregate_type: 'category',
     aggregate_id: String(id),
     // owner: who made it, kept when undo makes it again (src/domain/undoRedo.ts)
-    payload: { category_id: id, name: category.name, parent_id: category.parent_id, memo: category.memo, moved_to: movedTo ?? null, code_ids: codeIds, sub_category_ids: subIds, owner: category.owner },
+    payload: {
+      category_id: id,
+      name: category.name,
+      parent_id: category.parent_id,
+      memo: category.memo,
+      moved_to: movedTo ?? null,
+      code_ids: codeIds,
+      sub_category_ids: subIds,
+      owner: category.owner,
+    },
   });
   return { category, moved_to: movedTo, code_ids: codeIds, sub_category_ids: subIds };
 }

@@ -54,7 +54,7 @@ export function hexToLab(hex: string): [number, number, number] {
   const x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
   const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
   const z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
-  const f = (t: number): number => (t > 216 / 24389 ? Math.cbrt(t) : (24389 / 27 * t + 16) / 116);
+  const f = (t: number): number => (t > 216 / 24389 ? Math.cbrt(t) : ((24389 / 27) * t + 16) / 116);
   return [116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))];
 }
 
@@ -157,7 +157,12 @@ export function colourNoteFor(repo: ProjectRepository, colour: string, exceptCod
   const first = others[0] as (typeof others)[number];
   const more = others.length > 1 ? ` (and ${others.length - 1} more)` : '';
   const exact = first.color.toUpperCase() === colour.toUpperCase() ? 'also the colour of' : `nearly the colour of`;
-  const free = new CodeColourPicker(labels.filter((c) => c.code_id !== exceptCodeId).map((c) => c.color).concat(colour)).free();
+  const free = new CodeColourPicker(
+    labels
+      .filter((c) => c.code_id !== exceptCodeId)
+      .map((c) => c.color)
+      .concat(colour),
+  ).free();
   return {
     colour_note: `${colour.toUpperCase()} is ${exact} '${first.name}'${more}; ${free.length > 0 ? `free palette colours: ${free.join(', ')}` : 'every palette colour is in use'}`,
     other_codes_with_colour: others.slice(0, 10).map((c) => ({ code_id: c.code_id, name: c.name, color: c.color })),

@@ -82,7 +82,12 @@ export function codeByAttributeMatrix(repo: MatrixRepository, name: string): Cod
   return buildMatrix(repo, 'code_by_attribute', name, columns);
 }
 
-function buildMatrix(repo: MatrixRepository, kind: CodeMatrixResult['kind'], attribute: string | null, cols: { key: string; label: string; case_ids: number[] }[]): CodeMatrixResult {
+function buildMatrix(
+  repo: MatrixRepository,
+  kind: CodeMatrixResult['kind'],
+  attribute: string | null,
+  cols: { key: string; label: string; case_ids: number[] }[],
+): CodeMatrixResult {
   const codingsOf = new Map<number, { segment_id: number; code_id: number }[]>();
   const codings = (caseId: number) => {
     let list = codingsOf.get(caseId);
@@ -168,11 +173,15 @@ export function cooccurringSegments(repo: Pick<ProjectRepository, 'listSegmentsF
       for (let j = same ? i + 1 : 0; j < listB.length; j++) {
         const b = listB[j] as Segment;
         if (b.start_pos >= a.end_pos) break;
-        if (b.end_pos > a.start_pos) out.push({ source_id: source, start_pos: Math.max(a.start_pos, b.start_pos), end_pos: Math.min(a.end_pos, b.end_pos), a, b });
+        if (b.end_pos > a.start_pos)
+          out.push({ source_id: source, start_pos: Math.max(a.start_pos, b.start_pos), end_pos: Math.min(a.end_pos, b.end_pos), a, b });
       }
     }
   }
-  return out.sort((x, y) => x.source_id - y.source_id || x.start_pos - y.start_pos || x.end_pos - y.end_pos || x.a.segment_id - y.a.segment_id || x.b.segment_id - y.b.segment_id);
+  return out.sort(
+    (x, y) =>
+      x.source_id - y.source_id || x.start_pos - y.start_pos || x.end_pos - y.end_pos || x.a.segment_id - y.a.segment_id || x.b.segment_id - y.b.segment_id,
+  );
 }
 
 /** Segments grouped by source, each group in {@link bySourceAndPosition} order. */

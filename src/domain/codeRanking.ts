@@ -127,7 +127,8 @@ export class CodeRanker {
     this.profiles = codes.map((code) => {
       const nameTerms = tokenize(code.name).map((t) => t.term);
       const memoTerms = code.memo ? tokenize(code.memo).map((t) => t.term) : [];
-      const segments = code.segment_count > 0 ? repo.listSegmentsForCode(code.code_id).map((segment) => ({ segment, terms: tokenize(segment.text).map((t) => t.term) })) : [];
+      const segments =
+        code.segment_count > 0 ? repo.listSegmentsForCode(code.code_id).map((segment) => ({ segment, terms: tokenize(segment.text).map((t) => t.term) })) : [];
       return { code, docTerms: [...nameTerms, ...nameTerms, ...memoTerms], selfScore: 0, segments, segVector: null };
     });
     this.bm25 = new Bm25Index(this.profiles.map((p) => p.docTerms));
@@ -135,7 +136,11 @@ export class CodeRanker {
     const withSegments = this.profiles.filter((p) => p.segments.length > 0);
     this.segIndex = new Bm25Index(withSegments.map((p) => p.segments.flatMap((s) => s.terms)));
     this.segIdf = (t) => this.segIndex.idf(t);
-    for (const p of withSegments) p.segVector = tfidfVector(p.segments.flatMap((s) => s.terms), this.segIdf);
+    for (const p of withSegments)
+      p.segVector = tfidfVector(
+        p.segments.flatMap((s) => s.terms),
+        this.segIdf,
+      );
   }
 
   /** Number of codes in the codebook. */
@@ -170,7 +175,13 @@ export class CodeRanker {
       if (exclude && p.segments.some((s) => overlaps(s.segment, exclude))) {
         const kept = p.segments.filter((s) => !overlaps(s.segment, exclude));
         segCount = kept.length;
-        segVector = kept.length > 0 ? tfidfVector(kept.flatMap((s) => s.terms), this.segIdf) : null;
+        segVector =
+          kept.length > 0
+            ? tfidfVector(
+                kept.flatMap((s) => s.terms),
+                this.segIdf,
+              )
+            : null;
       }
       const similarity = segVector ? cosine(qVector, segVector) : 0;
       const score = 1 - (1 - relevance) * (1 - similarity);
@@ -261,7 +272,13 @@ export function suggestCodesForRange(
   if (fresh.length === 0) return { batch: null, items: [], already_pending: alreadyPending, already_coded };
   const made = createBatch(
     ctx,
-    { kind: 'range', source_id: input.source_id, start_pos: input.start_pos, end_pos: input.end_pos, params: { limit: input.limit ?? DEFAULT_RANGE_LIMIT, min_confidence: input.min_confidence ?? 1 } },
+    {
+      kind: 'range',
+      source_id: input.source_id,
+      start_pos: input.start_pos,
+      end_pos: input.end_pos,
+      params: { limit: input.limit ?? DEFAULT_RANGE_LIMIT, min_confidence: input.min_confidence ?? 1 },
+    },
     fresh.map((r) => ({ ...codingFromRank(input.source_id, input.start_pos, input.end_pos, r), range })),
   );
   return { batch: made.batch, items: made.items.map((suggestion, i) => ({ suggestion, ranked: fresh[i]! })), already_pending: alreadyPending, already_coded };
@@ -325,7 +342,11 @@ export function autoSuggestCodes(
   const fullText = ctx.repo.getSourceText(input.source_id) ?? '';
   const made = createBatch(
     ctx,
-    { kind: 'auto', source_id: input.source_id, params: { min_confidence: minConfidence, per_range: perRange, max_suggestions: input.max_suggestions ?? null } },
+    {
+      kind: 'auto',
+      source_id: input.source_id,
+      params: { min_confidence: minConfidence, per_range: perRange, max_suggestions: input.max_suggestions ?? null },
+    },
     chosen.map((c) => ({
       ...codingFromRank(input.source_id, c.unit.start, c.unit.end, c.ranked),
       range: { source: analysis.source, fullText, text: c.unit.text },

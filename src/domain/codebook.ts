@@ -32,10 +32,7 @@ export function requireCategory(ctx: Ctx, id: number): Category {
  * used). A chosen colour another code already has is kept (see {@link colourNoteFor} for telling the caller).
  * Emits coding.code_created. Errors: DUPLICATE_NAME, CATEGORY_NOT_FOUND, INVALID_ARGUMENTS (name, colour).
  */
-export function createCode(
-  ctx: Ctx,
-  input: { name: string; color?: string | null; memo?: string | null; category_id?: number | null },
-): CodeWithCounts {
+export function createCode(ctx: Ctx, input: { name: string; color?: string | null; memo?: string | null; category_id?: number | null }): CodeWithCounts {
   const name = cleanName(input.name, MAX_CODE_NAME, 'code', 'INVALID_ARGUMENTS');
   const color = input.color ?? nextCodeColour(ctx.repo);
   if (!COLOR_PATTERN.test(color)) throw new ToolError('INVALID_ARGUMENTS', `The colour "${color}" is not #RRGGBB`);
@@ -155,11 +152,10 @@ export function deleteCode(ctx: Ctx, id: number, deleteSegments: boolean): { cod
   const code = requireCode(ctx, id);
   const used = code.segment_count + code.av_segment_count;
   if (used > 0 && !deleteSegments) {
-    throw new ToolError(
-      'CODE_HAS_SEGMENTS',
-      `The code "${code.name}" has ${used} coded segment(s); pass delete_segments: true to delete them with it`,
-      { segment_count: code.segment_count, av_segment_count: code.av_segment_count },
-    );
+    throw new ToolError('CODE_HAS_SEGMENTS', `The code "${code.name}" has ${used} coded segment(s); pass delete_segments: true to delete them with it`, {
+      segment_count: code.segment_count,
+      av_segment_count: code.av_segment_count,
+    });
   }
   const removed = used > 0 ? ctx.repo.deleteSegmentsOfCode(id) : 0;
   ctx.repo.deleteCode(id);
@@ -168,7 +164,16 @@ export function deleteCode(ctx: Ctx, id: number, deleteSegments: boolean): { cod
     aggregate_type: 'code',
     aggregate_id: String(id),
     // color, memo, category_id, owner, session_id: what re-creating the code needs (undo, src/domain/undoRedo.ts)
-    payload: { code_id: id, name: code.name, segment_count: removed, color: code.color, memo: code.memo, category_id: code.category_id, owner: code.owner, session_id: code.session_id },
+    payload: {
+      code_id: id,
+      name: code.name,
+      segment_count: removed,
+      color: code.color,
+      memo: code.memo,
+      category_id: code.category_id,
+      owner: code.owner,
+      session_id: code.session_id,
+    },
   });
   return { code, segments_removed: removed };
 }

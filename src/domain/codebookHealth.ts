@@ -96,10 +96,20 @@ export function codebookHealth(codes: readonly CodeWithCounts[], ranges: CodedRa
   for (const c of codes) {
     names.set(c.code_id, c.name);
     if (!c.memo || c.memo.trim() === '') {
-      add({ kind: 'code_without_memo', severity: 'information', message: `Code "${c.name}" has no memo: describe what it means and when to apply it.`, code_ids: [c.code_id] });
+      add({
+        kind: 'code_without_memo',
+        severity: 'information',
+        message: `Code "${c.name}" has no memo: describe what it means and when to apply it.`,
+        code_ids: [c.code_id],
+      });
     }
     if (usedOnce && c.segment_count + c.av_segment_count === 1) {
-      add({ kind: 'code_used_once', severity: 'information', message: `Code "${c.name}" is used only once: merge it into a broader code, or code more passages with it.`, code_ids: [c.code_id] });
+      add({
+        kind: 'code_used_once',
+        severity: 'information',
+        message: `Code "${c.name}" is used only once: merge it into a broader code, or code more passages with it.`,
+        code_ids: [c.code_id],
+      });
     }
   }
   for (const d of detectDuplicateCodes(codes, options.duplicateThreshold ?? DEFAULT_DUPLICATE_THRESHOLD)) {
@@ -134,7 +144,10 @@ export function codebookHealth(codes: readonly CodeWithCounts[], ranges: CodedRa
 }
 
 /** {@link codebookHealth} of a project: every code, and every text segment with its coder. */
-export function projectCodebookHealth(repo: Pick<ProjectRepository, 'listCodes' | 'listCoders' | 'reportCodedRanges'>, options: CodebookHealthOptions = {}): CodebookHealth {
+export function projectCodebookHealth(
+  repo: Pick<ProjectRepository, 'listCodes' | 'listCoders' | 'reportCodedRanges'>,
+  options: CodebookHealthOptions = {},
+): CodebookHealth {
   const coders = repo.listCoders().map((c) => c.coder);
   return codebookHealth(repo.listCodes(), repo.reportCodedRanges({}, coders), options);
 }

@@ -190,7 +190,7 @@ export function comparisonSources(
   const used = new Set<number>(codeIds ?? []);
   const sources: ComparisonSource[] = [];
   const n = ranges.source_id.length;
-  for (let k = 0; k < n; ) {
+  for (let k = 0; k < n;) {
     const s = ranges.source_id[k] as number;
     let end = k;
     while (end < n && ranges.source_id[end] === s) end++;
@@ -210,7 +210,10 @@ export function comparisonSources(
       }
       const codes = new Map<number, number[][]>();
       for (const [code, per] of byCode) {
-        codes.set(code, per.map((f) => unionClipped(f, ext)));
+        codes.set(
+          code,
+          per.map((f) => unionClipped(f, ext)),
+        );
         used.add(code);
       }
       const units = unit === 'character' ? null : unit === 'segment' ? unionClipped(all, ext) : unitsOf(s, ext);
@@ -233,9 +236,13 @@ export function checkCoders(repo: ProjectRepository, coderIds: readonly string[]
   const names = new Set(known.map((k) => k.coder));
   for (const c of ids) {
     if (!names.has(c)) {
-      throw new ToolError('INVALID_ARGUMENTS', `No text segment was coded by "${c}"; the project's coders are ${known.map((k) => JSON.stringify(k.coder)).join(', ') || 'none'}`, {
-        coders: known,
-      });
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `No text segment was coded by "${c}"; the project's coders are ${known.map((k) => JSON.stringify(k.coder)).join(', ') || 'none'}`,
+        {
+          coders: known,
+        },
+      );
     }
   }
   return ids;
@@ -276,12 +283,25 @@ function twoCoderTable(counts: Float64Array): TwoCoderTable {
   const onlyB = counts[2] as number;
   const both = counts[3] as number;
   const n = neither + onlyA + onlyB + both;
-  if (n <= 0) return { both, only_a: onlyA, only_b: onlyB, neither, coded_a: 0, coded_b: 0, characters: 0, po: null, pe: null, kappa: null, percent_agreement: null };
+  if (n <= 0)
+    return { both, only_a: onlyA, only_b: onlyB, neither, coded_a: 0, coded_b: 0, characters: 0, po: null, pe: null, kappa: null, percent_agreement: null };
   const po = (both + neither) / n;
   const pa = (both + onlyA) / n;
   const pb = (both + onlyB) / n;
   const pe = pa * pb + (1 - pa) * (1 - pb);
-  return { both, only_a: onlyA, only_b: onlyB, neither, coded_a: both + onlyA, coded_b: both + onlyB, characters: n, po, pe, kappa: pe >= 1 ? null : (po - pe) / (1 - pe), percent_agreement: 100 * po };
+  return {
+    both,
+    only_a: onlyA,
+    only_b: onlyB,
+    neither,
+    coded_a: both + onlyA,
+    coded_b: both + onlyB,
+    characters: n,
+    po,
+    pe,
+    kappa: pe >= 1 ? null : (po - pe) / (1 - pe),
+    percent_agreement: 100 * po,
+  };
 }
 
 const CLIP = 200;
@@ -295,7 +315,12 @@ const CLIP = 200;
  * on which at least two of the coders have a text segment (of any code).
  * Errors: INVALID_ARGUMENTS (fewer than two distinct coders, a coder without any segment, `filter.coder` given).
  */
-export function coderComparisonReport(repo: ProjectRepository, coderIds: readonly string[], filter: ReportFilter, options: ComparisonOptions = {}): CoderComparisonResult {
+export function coderComparisonReport(
+  repo: ProjectRepository,
+  coderIds: readonly string[],
+  filter: ReportFilter,
+  options: ComparisonOptions = {},
+): CoderComparisonResult {
   const coders = checkCoders(repo, coderIds, filter);
   const unit = options.unit ?? 'character';
   const draws = options.draws ?? 1000;
@@ -327,7 +352,8 @@ export function coderComparisonReport(repo: ProjectRepository, coderIds: readonl
     for (let k = 0; k < all.length; k += 2) {
       const a = all[k] as number;
       const b = all[k + 1] as number;
-      for (let e = 0; e < ext.length; e += 2) if (a < (ext[e + 1] as number) && (ext[e] as number) < b) out.push(Math.max(a, ext[e] as number), Math.min(b, ext[e + 1] as number));
+      for (let e = 0; e < ext.length; e += 2)
+        if (a < (ext[e + 1] as number) && (ext[e] as number) < b) out.push(Math.max(a, ext[e] as number), Math.min(b, ext[e + 1] as number));
     }
     return out;
   };
@@ -335,7 +361,10 @@ export function coderComparisonReport(repo: ProjectRepository, coderIds: readonl
   const maxDisagreements = 25;
   const result = compareCoders(input.sources, input.codeIds, m, { draws, seed, maxDisagreements });
   const pairs = coderPairs(m).map(([i, j]) => [coders[i], coders[j]] as [string, string]);
-  const named = (x: ReturnType<typeof compareCoders>['overall'] & object): AgreementMeasures => ({ ...x, cohen_kappa: x.cohen_kappa.map((k, p) => ({ coders: pairs[p] as [string, string], ...k })) });
+  const named = (x: ReturnType<typeof compareCoders>['overall'] & object): AgreementMeasures => ({
+    ...x,
+    cohen_kappa: x.cohen_kappa.map((k, p) => ({ coders: pairs[p] as [string, string], ...k })),
+  });
   const names = new Map(repo.listCodeLabels().map((c) => [c.code_id, c.name]));
   const codes: CodeAgreement[] = [...result.codes.entries()]
     .map(([code_id, c]) => ({ code_id, name: names.get(code_id) ?? `#${code_id}`, ...(m === 2 ? twoCoderTable(c.counts) : {}), measures: named(c.measures) }))

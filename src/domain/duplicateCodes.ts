@@ -29,7 +29,11 @@ export interface DuplicateCandidate {
  * first (ties in codebook order), at most `limit`; in each pair `code_a` is the older code (smaller code_id). Stop words are left out of names unless a name has nothing else. Uses the
  * prefix-filtered similarity join of ranking/tokenSets.ts: thousands of codes take milliseconds.
  */
-export function detectDuplicateCodes(codes: readonly CodeWithCounts[], threshold = DEFAULT_DUPLICATE_THRESHOLD, limit = Number.POSITIVE_INFINITY): DuplicateCandidate[] {
+export function detectDuplicateCodes(
+  codes: readonly CodeWithCounts[],
+  threshold = DEFAULT_DUPLICATE_THRESHOLD,
+  limit = Number.POSITIVE_INFINITY,
+): DuplicateCandidate[] {
   const vocab = new Vocabulary();
   const items = codes.map((c) => {
     let nameTokens = tokenize(c.name);
@@ -64,7 +68,15 @@ export function detectDuplicateCodes(codes: readonly CodeWithCounts[], threshold
       p.basis === 'memo'
         ? `The memos are ${pct(p.memo ?? 0)} alike, which counts on its own for memos this long. ${names}).`
         : `${names}${p.memo === null ? ')' : `; memo similarity ${pct(p.memo)}, weighted 60/40 to ${pct(p.similarity)})`}.`;
-    return { code_a: a, code_b: b, similarity: round(p.similarity), name_similarity: round(p.name), memo_similarity: p.memo === null ? null : round(p.memo), shared_terms: shared, rationale };
+    return {
+      code_a: a,
+      code_b: b,
+      similarity: round(p.similarity),
+      name_similarity: round(p.name),
+      memo_similarity: p.memo === null ? null : round(p.memo),
+      shared_terms: shared,
+      rationale,
+    };
   });
 }
 

@@ -83,6 +83,11 @@ export function updateProjectBriefing(ctx: Ctx, input: BriefingFields): StoredBr
     newValues[f] = next[f];
   }
   ctx.repo.setProjectBriefing(next);
-  ctx.events.emit({ event_type: 'project.briefing_updated', aggregate_type: 'project', aggregate_id: 'briefing', payload: { changed: given, old: oldValues, new: newValues } });
+  ctx.events.emit({
+    event_type: 'project.briefing_updated',
+    aggregate_type: 'project',
+    aggregate_id: 'briefing',
+    payload: { changed: given, old: oldValues, new: newValues },
+  });
   return next;
 }

@@ -106,12 +106,16 @@ export function recordMergeConflicts(ctx: Ctx, conflicts: readonly MergeConflict
 
 /** Id of an entity named by a conflict, or INVALID_ARGUMENTS when the merged project does not hold it. */
 function localId(c: StoredMergeConflict): number {
-  if (typeof c.entity.local_id !== 'number') throw new ToolError('INVALID_ARGUMENTS', `The ${c.entity.table} entity "${c.entity.name}" of conflict ${c.conflict_id} is not in the project`);
+  if (typeof c.entity.local_id !== 'number')
+    throw new ToolError('INVALID_ARGUMENTS', `The ${c.entity.table} entity "${c.entity.name}" of conflict ${c.conflict_id} is not in the project`);
   return c.entity.local_id;
 }
 
 function unsupported(c: StoredMergeConflict, choice: MergeConflictChoice): never {
-  throw new ToolError('INVALID_ARGUMENTS', `Conflict ${c.conflict_id} (${c.kind}) cannot be resolved with "${choice}"; choose ${choicesFor(c.kind).join(', ')}`);
+  throw new ToolError(
+    'INVALID_ARGUMENTS',
+    `Conflict ${c.conflict_id} (${c.kind}) cannot be resolved with "${choice}"; choose ${choicesFor(c.kind).join(', ')}`,
+  );
 }
 
 /** The choices a conflict kind accepts. */
@@ -132,10 +136,19 @@ export function choicesFor(kind: MergeConflictKind): MergeConflictChoice[] {
  * VERSION_CONFLICT (a text passage changed since the merge); plus the errors of the operation applied
  * (DUPLICATE_NAME, CATEGORY_NOT_FOUND, ...). Nothing is written on error.
  */
-export function resolveMergeConflict(ctx: Ctx, conflictId: string, choice: MergeConflictChoice, value?: unknown): { conflict: StoredMergeConflict; applied: string } {
+export function resolveMergeConflict(
+  ctx: Ctx,
+  conflictId: string,
+  choice: MergeConflictChoice,
+  value?: unknown,
+): { conflict: StoredMergeConflict; applied: string } {
   const c = ctx.repo.getMergeConflict(conflictId);
   if (!c) throw new ToolError('MERGE_CONFLICT_NOT_FOUND', `No merge conflict with conflict_id "${conflictId}" (list_merge_conflicts lists them)`);
-  if (c.status !== 'open') throw new ToolError('MERGE_CONFLICT_NOT_FOUND', `Merge conflict "${conflictId}" was resolved already (${c.choice ?? ''} by ${c.resolved_by ?? 'someone'} at ${c.resolved_at ?? '?'})`);
+  if (c.status !== 'open')
+    throw new ToolError(
+      'MERGE_CONFLICT_NOT_FOUND',
+      `Merge conflict "${conflictId}" was resolved already (${c.choice ?? ''} by ${c.resolved_by ?? 'someone'} at ${c.resolved_at ?? '?'})`,
+    );
   if (!choicesFor(c.kind).includes(choice)) unsupported(c, choice);
   if (choice === 'edit' && value === undefined) throw new ToolError('INVALID_ARGUMENTS', `choice "edit" needs a value`);
   const { resolution, applied } = applyChoice(ctx, c, choice, value);
@@ -149,7 +162,8 @@ function text(v: unknown, what: string): string {
 }
 
 function applyChoice(ctx: Ctx, c: StoredMergeConflict, choice: MergeConflictChoice, value: unknown): { resolution: unknown; applied: string } {
-  if (choice === 'ours' && !c.kind.endsWith('_deleted_used') && c.kind !== 'deleted_edited') return { resolution: c.ours, applied: 'kept ours (nothing changed)' };
+  if (choice === 'ours' && !c.kind.endsWith('_deleted_used') && c.kind !== 'deleted_edited')
+    return { resolution: c.ours, applied: 'kept ours (nothing changed)' };
   switch (c.kind) {
     case 'code_renamed_both':
     case 'category_renamed_both':
@@ -168,10 +182,20 @@ function applyChoice(ctx: Ctx, c: StoredMergeConflict, choice: MergeConflictChoi
       if (target !== null && typeof target !== 'number') throw new ToolError('INVALID_ARGUMENTS', 'The value must be an id or null');
       if (c.kind === 'code_moved_both') moveCodeToCategory(ctx, localId(c), target);
       else moveSourceToFolder(ctx, localId(c), target);
-      return { resolution: target, applied: target === null ? 'moved to the top level' : `moved to ${c.kind === 'code_moved_both' ? 'category' : 'folder'} ${target}` };
+      return {
+        resolution: target,
+        applied: target === null ? 'moved to the top level' : `moved to ${c.kind === 'code_moved_both' ? 'category' : 'folder'} ${target}`,
+      };
     }
     case 'memo_edited_both': {
-      const memo = choice === 'edit' ? (value === null ? null : text(value, 'The memo')) : choice === 'theirs' ? (c.theirs as string | null) : [c.ours, c.theirs].filter((m) => typeof m === 'string' && m !== '').join('\n\n');
+      const memo =
+        choice === 'edit'
+          ? value === null
+            ? null
+            : text(value, 'The memo')
+          : choice === 'theirs'
+            ? (c.theirs as string | null)
+            : [c.ours, c.theirs].filter((m) => typeof m === 'string' && m !== '').join('\n\n');
       setMemo(ctx, c.entity.table, localId(c), memo);
       return { resolution: memo, applied: choice === 'both' ? 'kept both memos' : 'memo written' };
     }
@@ -183,15 +207,25 @@ function applyChoice(ctx: Ctx, c: StoredMergeConflict, choice: MergeConflictChoi
         setCodeColor(ctx, localId(c), color);
         return { resolution: color, applied: `colour set to ${color}` };
       }
-      throw new ToolError('INVALID_ARGUMENTS', `Conflict ${c.conflict_id} on ${c.entity.table}.${c.entity.field ?? '?'} can only be kept as ours; change the field with its own tool, then resolve with "ours"`);
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `Conflict ${c.conflict_id} on ${c.entity.table}.${c.entity.field ?? '?'} can only be kept as ours; change the field with its own tool, then resolve with "ours"`,
+      );
     }
     case 'segment_recoded_both':
-      throw new ToolError('INVALID_ARGUMENTS', `Conflict ${c.conflict_id} can only be kept as ours; re-code the segment with its tools, then resolve with "ours"`);
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `Conflict ${c.conflict_id} can only be kept as ours; re-code the segment with its tools, then resolve with "ours"`,
+      );
     default: {
       // delete versus use, deleted versus edited: the side whose value is null deleted the entity
       const chosen = choice === 'ours' ? c.ours : c.theirs;
       if (chosen !== null) {
-        if (c.entity.local_id === null) throw new ToolError('INVALID_ARGUMENTS', `The ${c.entity.table} entity "${c.entity.name}" was deleted by the merge; restore it from the history (restore_snapshot) to keep it`);
+        if (c.entity.local_id === null)
+          throw new ToolError(
+            'INVALID_ARGUMENTS',
+            `The ${c.entity.table} entity "${c.entity.name}" was deleted by the merge; restore it from the history (restore_snapshot) to keep it`,
+          );
         return { resolution: chosen, applied: 'kept it' };
       }
       if (c.entity.local_id === null) return { resolution: null, applied: 'kept it deleted' };
@@ -239,7 +273,10 @@ function resolveText(ctx: Ctx, c: StoredMergeConflict, choice: MergeConflictChoi
   const id = localId(c);
   const current = ctx.repo.getSourceText(id) ?? '';
   if (ours.end_pos > codePointLength(current) || sliceCp(current, ours.start_pos, ours.end_pos) !== ours.text) {
-    throw new ToolError('VERSION_CONFLICT', `The passage "${ours.text.slice(0, 80)}" of "${c.entity.name}" changed since the merge; edit the source by hand, then resolve with "ours"`);
+    throw new ToolError(
+      'VERSION_CONFLICT',
+      `The passage "${ours.text.slice(0, 80)}" of "${c.entity.name}" changed since the merge; edit the source by hand, then resolve with "ours"`,
+    );
   }
   let replacement: string;
   if (choice === 'both') {
@@ -251,5 +288,8 @@ function resolveText(ctx: Ctx, c: StoredMergeConflict, choice: MergeConflictChoi
     replacement = choice === 'theirs' ? theirs.text : text(value, 'The passage');
     if (replacement !== ours.text) applySourceEdits(ctx, id, [{ start_pos: ours.start_pos, end_pos: ours.end_pos, text: replacement }]);
   }
-  return { resolution: { text: replacement, start_pos: ours.start_pos, end_pos: ours.start_pos + codePointLength(replacement) }, applied: choice === 'both' ? 'kept both passages' : 'passage replaced' };
+  return {
+    resolution: { text: replacement, start_pos: ours.start_pos, end_pos: ours.start_pos + codePointLength(replacement) },
+    applied: choice === 'both' ? 'kept both passages' : 'passage replaced',
+  };
 }

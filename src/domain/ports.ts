@@ -155,7 +155,10 @@ export interface ProjectRepository {
   /** Requests with `status`, oldest first (all when undefined), at most `limit`. */
   listApprovals(status?: ApprovalRecord['status'], limit?: number): ApprovalRecord[];
   /** Records a decision and its outcome. */
-  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'decided_by_coder' | 'decided_by_role' | 'reason' | 'result' | 'error_code' | 'arguments'>): void;
+  decideApproval(
+    requestId: string,
+    d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'decided_by_coder' | 'decided_by_role' | 'reason' | 'result' | 'error_code' | 'arguments'>,
+  ): void;
   // events
   /** Stored events with a sequence number above `afterSeq`, in order, at most `limit`. */
   listEventsSince(afterSeq: number, limit: number): EventRecord[];
@@ -542,7 +545,15 @@ export type NewSuggestion = Pick<
 
 /** A decision on a suggestion: approval (approved, applied or failed) or rejection, with who, when and the outcome. */
 export type SuggestionDecision =
-  | { status: 'approved' | 'applied' | 'failed'; by: string; session_id: string; at: string; result: string | null; error_code: string | null; error: string | null }
+  | {
+      status: 'approved' | 'applied' | 'failed';
+      by: string;
+      session_id: string;
+      at: string;
+      result: string | null;
+      error_code: string | null;
+      error: string | null;
+    }
   | { status: 'rejected'; by: string; session_id: string; at: string; reason: string | null; feedback: string | null };
 
 /** Which suggestions to list (all given fields must match), oldest first. */
@@ -635,18 +646,7 @@ export interface ProjectRepository {
  * `note` (local id: `<kind>:<id>` of the item whose memo it is).
  */
 export type ExchangeGuidKind =
-  | 'user'
-  | 'category'
-  | 'code'
-  | 'source'
-  | 'case'
-  | 'selection'
-  | 'coding'
-  | 'av_selection'
-  | 'av_coding'
-  | 'case_selection'
-  | 'variable'
-  | 'note';
+  'user' | 'category' | 'code' | 'source' | 'case' | 'selection' | 'coding' | 'av_selection' | 'av_coding' | 'case_selection' | 'variable' | 'note';
 
 /** A GUID a REFI-QDA file gave to an item (migration 8, table exchange_guids): lower case, no braces. */
 export interface ExchangeGuid {
@@ -738,7 +738,10 @@ export interface ProjectRepository {
   // reports (migration 7)
   insertReport(r: { type: ReportType; filters: string; params: string }, stamp: Stamp): number;
   /** Records the end of a running report: completed with its result JSON, or failed with an error. */
-  finishReport(id: number, end: { status: 'completed' | 'failed'; result: string | null; error_code: string | null; error: string | null; completed_at: string }): void;
+  finishReport(
+    id: number,
+    end: { status: 'completed' | 'failed'; result: string | null; error_code: string | null; error: string | null; completed_at: string },
+  ): void;
   getReport(id: number): ReportRecord | undefined;
   /** Reports newest first (`result` left null, it can be large), optionally of one type or status; at most `limit` after `offset`. */
   listReports(q: { type?: ReportType; status?: ReportStatus; limit: number; offset: number }): { total: number; reports: ReportRecord[] };

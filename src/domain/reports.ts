@@ -140,7 +140,13 @@ export function frequencyReport(repo: ProjectRepository, filter: ReportFilter): 
   return {
     report_type: 'frequency',
     filters: filter,
-    totals: { codes: codes.length, codes_used: codes.filter((c) => c.segment_count > 0).length, segments, sources: counted.sources, coders: [...counted.coders].sort(compareText) },
+    totals: {
+      codes: codes.length,
+      codes_used: codes.filter((c) => c.segment_count > 0).length,
+      segments,
+      sources: counted.sources,
+      coders: [...counted.coders].sort(compareText),
+    },
     codes,
   };
 }
@@ -372,7 +378,12 @@ export function cooccurrenceReport(repo: ProjectRepository, filter: ReportFilter
     }
     // Mirrored once into a square of the same type, so that every row below is read in order (reading the
     // left part of a row from the triangle, a column of it, was slower).
-    const square = mirror(tri, rowStart, m, tri instanceof Uint16Array ? new Uint16Array(m * m) : tri instanceof Uint32Array ? new Uint32Array(m * m) : new Float64Array(m * m));
+    const square = mirror(
+      tri,
+      rowStart,
+      m,
+      tri instanceof Uint16Array ? new Uint16Array(m * m) : tri instanceof Uint32Array ? new Uint32Array(m * m) : new Float64Array(m * m),
+    );
     fullRow = (i) => square.subarray(i * m, (i + 1) * m);
   } else {
     const counts = new Map<number, number>();
@@ -459,10 +470,18 @@ export interface ReportJob {
  * job has ended when this returns. `job_id` and `report_id` are the same number.
  */
 export function runReportJob(ctx: Ctx, type: ReportType, filter: ReportFilter, params: Record<string, unknown>, compute: () => ReportResult): ReportJob {
-  const id = ctx.repo.insertReport({ type, filters: JSON.stringify(filter), params: JSON.stringify(params) }, { owner: ctx.actor.user, session_id: ctx.actor.session_id, now: ctx.now });
+  const id = ctx.repo.insertReport(
+    { type, filters: JSON.stringify(filter), params: JSON.stringify(params) },
+    { owner: ctx.actor.user, session_id: ctx.actor.session_id, now: ctx.now },
+  );
   const uri = reportUri(id);
   const base = { job_id: id, report_id: id, report_type: type };
-  ctx.events.emit({ event_type: 'analysis.report_started', aggregate_type: 'report', aggregate_id: String(id), payload: { ...base, filters: filter, ...params } });
+  ctx.events.emit({
+    event_type: 'analysis.report_started',
+    aggregate_type: 'report',
+    aggregate_id: String(id),
+    payload: { ...base, filters: filter, ...params },
+  });
   try {
     const result = compute();
     ctx.repo.finishReport(id, { status: 'completed', result: JSON.stringify(result), error_code: null, error: null, completed_at: ctx.now });
@@ -472,7 +491,12 @@ export function runReportJob(ctx: Ctx, type: ReportType, filter: ReportFilter, p
     const code: ErrorCode = isToolError(e) ? e.code : 'TOOL_EXECUTION_ERROR';
     const message = e instanceof Error ? e.message : String(e);
     ctx.repo.finishReport(id, { status: 'failed', result: null, error_code: code, error: message, completed_at: ctx.now });
-    ctx.events.emit({ event_type: 'analysis.report_failed', aggregate_type: 'report', aggregate_id: String(id), payload: { ...base, error_code: code, error: message } });
+    ctx.events.emit({
+      event_type: 'analysis.report_failed',
+      aggregate_type: 'report',
+      aggregate_id: String(id),
+      payload: { ...base, error_code: code, error: message },
+    });
     return { ...base, status: 'failed', result_uri: uri, result: null, error_code: code, error: message };
   }
 }

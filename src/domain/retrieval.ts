@@ -128,7 +128,8 @@ export function retrievePassages(ctx: Ctx, query: RetrievalQuery): RetrievalResu
   const codeIds = [...new Set(query.code_ids)];
   if (codeIds.length === 0) throw new ToolError('INVALID_ARGUMENTS', 'Give at least one code (code_ids)');
   const combine = query.combine ?? 'or';
-  if (!RETRIEVAL_COMBINATIONS.includes(combine)) throw new ToolError('INVALID_ARGUMENTS', `combine must be one of ${RETRIEVAL_COMBINATIONS.join(', ')} (got "${String(combine)}")`);
+  if (!RETRIEVAL_COMBINATIONS.includes(combine))
+    throw new ToolError('INVALID_ARGUMENTS', `combine must be one of ${RETRIEVAL_COMBINATIONS.join(', ')} (got "${String(combine)}")`);
   const codes: PassageCode[] = codeIds.map((id) => {
     const c = requireCode(ctx, id);
     return { code_id: c.code_id, name: c.name, color: c.color };
@@ -173,7 +174,16 @@ export function retrievePassages(ctx: Ctx, query: RetrievalQuery): RetrievalResu
         paragraph: at.paragraph,
         codes: codes.filter((c) => g.some((s) => s.code_id === c.code_id)).map((c) => codeById.get(c.code_id)!),
         coders: [...new Set(g.map((s) => s.owner))].sort(),
-        segments: g.map((s) => ({ segment_id: s.segment_id, code_id: s.code_id, start_pos: s.start_pos, end_pos: s.end_pos, owner: s.owner, coder: s.owner, coder_role: s.coder_role ?? null, memo: s.memo })),
+        segments: g.map((s) => ({
+          segment_id: s.segment_id,
+          code_id: s.code_id,
+          start_pos: s.start_pos,
+          end_pos: s.end_pos,
+          owner: s.owner,
+          coder: s.owner,
+          coder_role: s.coder_role ?? null,
+          memo: s.memo,
+        })),
       });
     }
   }
@@ -284,7 +294,7 @@ function segmentFilter(ctx: Ctx, f: RetrievalFilters): (s: Segment) => boolean {
     requireFolder(ctx, f.folder_id);
     const folders = new Set([f.folder_id]);
     const all = repo.listFolders();
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const x of all) {
         if (x.parent_id !== null && folders.has(x.parent_id) && !folders.has(x.folder_id)) {
@@ -293,7 +303,12 @@ function segmentFilter(ctx: Ctx, f: RetrievalFilters): (s: Segment) => boolean {
         }
       }
     }
-    const inFolder = new Set(repo.listSources().filter((s) => s.folder_id !== null && folders.has(s.folder_id)).map((s) => s.source_id));
+    const inFolder = new Set(
+      repo
+        .listSources()
+        .filter((s) => s.folder_id !== null && folders.has(s.folder_id))
+        .map((s) => s.source_id),
+    );
     tests.push((s) => inFolder.has(s.source_id));
   }
   if (f.case_ids && f.case_ids.length > 0) {
@@ -397,9 +412,11 @@ export function describeRetrieval(repo: ProjectRepository, query: RetrievalQuery
   const f = query.filters ?? {};
   const out: string[] = [];
   const value = (v: AttributeValue) => (typeof v === 'string' ? v : String(v));
-  if (f.source_ids?.length) out.push(`${f.source_ids.length === 1 ? 'source' : 'sources'}: ${f.source_ids.map((id) => repo.getSource(id)?.name ?? `source ${id}`).join(', ')}`);
+  if (f.source_ids?.length)
+    out.push(`${f.source_ids.length === 1 ? 'source' : 'sources'}: ${f.source_ids.map((id) => repo.getSource(id)?.name ?? `source ${id}`).join(', ')}`);
   if (f.folder_id !== undefined) out.push(`folder: ${repo.getFolder(f.folder_id)?.name ?? `folder ${f.folder_id}`} (with its sub-folders)`);
-  if (f.case_ids?.length) out.push(`${f.case_ids.length === 1 ? 'case' : 'cases'}: ${f.case_ids.map((id) => repo.getCase(id)?.name ?? `case ${id}`).join(', ')}`);
+  if (f.case_ids?.length)
+    out.push(`${f.case_ids.length === 1 ? 'case' : 'cases'}: ${f.case_ids.map((id) => repo.getCase(id)?.name ?? `case ${id}`).join(', ')}`);
   for (const [n, v] of Object.entries(f.source_attributes ?? {})) out.push(`document attribute ${n} = ${value(v)}`);
   for (const [n, v] of Object.entries(f.case_attributes ?? {})) out.push(`case attribute ${n} = ${value(v)}`);
   if (f.coder?.trim()) out.push(`coder: ${f.coder.trim()}`);

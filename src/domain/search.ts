@@ -276,12 +276,16 @@ export function searchText(ctx: Ctx, input: SearchTextInput): SearchTextResult {
     const exact: number[] = [];
     for (const row of ctx.repo.getSourceTextsForSearch(batch)) {
       const ranges = regexes ? regexRanges(row.content, regexes) : null;
-      if (ranges && ranges.length === hitsOf.get(row.source_id)) placed.set(row.source_id, { name: row.name, content: row.content, bmp: row.content.length === row.length, ranges });
+      if (ranges && ranges.length === hitsOf.get(row.source_id))
+        placed.set(row.source_id, { name: row.name, content: row.content, bmp: row.content.length === row.length, ranges });
       else exact.push(row.source_id);
     }
     for (const row of ctx.repo.searchSourceOffsets(parsed.match, exact)) {
       const bytes = groupOffsets(row.offsets, parsed.phrases);
-      const u16 = utf8OffsetsToPositions(row.content, bytes.flatMap((r) => [r.start, r.end])).u16;
+      const u16 = utf8OffsetsToPositions(
+        row.content,
+        bytes.flatMap((r) => [r.start, r.end]),
+      ).u16;
       placed.set(row.source_id, {
         name: row.name,
         content: row.content,
@@ -331,8 +335,10 @@ export function searchText(ctx: Ctx, input: SearchTextInput): SearchTextResult {
  * CODE_NOT_FOUND (the first unknown id).
  */
 export function checkFilter(ctx: Ctx, filter: SearchFilter): void {
-  for (const id of filter.source_ids ?? []) if (!ctx.repo.getSource(id)) throw new ToolError('SOURCE_NOT_FOUND', `No source with source_id ${id} (filters.source_ids)`);
-  if (filter.folder_id !== undefined && !ctx.repo.getFolder(filter.folder_id)) throw new ToolError('FOLDER_NOT_FOUND', `No folder with folder_id ${filter.folder_id} (filters.folder_id)`);
+  for (const id of filter.source_ids ?? [])
+    if (!ctx.repo.getSource(id)) throw new ToolError('SOURCE_NOT_FOUND', `No source with source_id ${id} (filters.source_ids)`);
+  if (filter.folder_id !== undefined && !ctx.repo.getFolder(filter.folder_id))
+    throw new ToolError('FOLDER_NOT_FOUND', `No folder with folder_id ${filter.folder_id} (filters.folder_id)`);
   for (const id of filter.code_ids ?? []) if (!ctx.repo.getCode(id)) throw new ToolError('CODE_NOT_FOUND', `No code with code_id ${id} (filters.code_ids)`);
 }
 
@@ -395,7 +401,6 @@ export function searchCodes(ctx: Ctx, query: string): CodeHit[] {
   }
   return hits.sort((a, b) => b.score - a.score || a.code.name.localeCompare(b.code.name) || a.code.code_id - b.code.code_id);
 }
-
 
 function round(x: number): number {
   return Math.round(x * 10_000) / 10_000;

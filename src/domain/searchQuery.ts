@@ -129,7 +129,16 @@ export function parseSearchQuery(query: string, tokenize: (text: string) => stri
     return tokens;
   };
   const startsOperand = (l: Lexeme | undefined) => l !== undefined && (l.k === 'word' || l.k === 'phrase' || l.k === 'lparen');
-  const describe = (l: Lexeme | undefined) => (l === undefined ? 'the end of the query' : l.k === 'word' || l.k === 'phrase' ? JSON.stringify(l.raw) : l.k === 'lparen' ? '"("' : l.k === 'rparen' ? '")"' : l.k.toUpperCase());
+  const describe = (l: Lexeme | undefined) =>
+    l === undefined
+      ? 'the end of the query'
+      : l.k === 'word' || l.k === 'phrase'
+        ? JSON.stringify(l.raw)
+        : l.k === 'lparen'
+          ? '"("'
+          : l.k === 'rparen'
+            ? '")"'
+            : l.k.toUpperCase();
 
   // Each level returns null for an operand without searchable words (dropped where that keeps the meaning).
   const primary = (): Node | null => {
@@ -161,7 +170,8 @@ export function parseSearchQuery(query: string, tokenize: (text: string) => stri
       distances.push(op.distance);
       kids.push(primary());
     }
-    if (kids.some((k) => k === null || k.t !== 'phrase')) throw syntaxError(query, 'NEAR joins words or quoted phrases only (no groups in parentheses, no words without letters or digits)');
+    if (kids.some((k) => k === null || k.t !== 'phrase'))
+      throw syntaxError(query, 'NEAR joins words or quoted phrases only (no groups in parentheses, no words without letters or digits)');
     return { t: 'near', kids: kids as PhraseNode[], distances };
   };
   const notExpr = (): Node | null => {
@@ -244,4 +254,3 @@ function serializeQuery(query: string, root: Node): ParsedQuery {
   if (phrases.length > MAX_QUERY_PHRASES) throw syntaxError(query, `it has ${phrases.length} phrases; at most ${MAX_QUERY_PHRASES} are allowed`);
   return { match, phrases, near };
 }
-

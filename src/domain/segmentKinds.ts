@@ -33,7 +33,10 @@ export function textSegmentNotFound(repo: SegmentLookup, id: number, instead: st
  */
 export function avSegmentNotFound(repo: SegmentLookup, id: number): ToolError {
   if (repo.getSegment(id)) {
-    return new ToolError('AV_SEGMENT_NOT_REMOVED/NOT_FOUND', `segment ${id} is a text segment, not an AV segment: use delete_segment`, { segment_id: id, kind: 'text' });
+    return new ToolError('AV_SEGMENT_NOT_REMOVED/NOT_FOUND', `segment ${id} is a text segment, not an AV segment: use delete_segment`, {
+      segment_id: id,
+      kind: 'text',
+    });
   }
   return new ToolError('AV_SEGMENT_NOT_REMOVED/NOT_FOUND', `No AV segment with segment_id ${id}`);
 }

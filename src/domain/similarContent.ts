@@ -111,10 +111,19 @@ export function suggestBatchCoding(
     try {
       range = requireTextRange(ctx, seg.source_id, seg.start_pos, seg.end_pos);
     } catch (e) {
-      if (e instanceof ToolError) throw new ToolError(e.code, `segments[${index}]: ${e.message}. Nothing was recorded.`, { index, ...(e.details as object | undefined) });
+      if (e instanceof ToolError)
+        throw new ToolError(e.code, `segments[${index}]: ${e.message}. Nothing was recorded.`, { index, ...(e.details as object | undefined) });
       throw e;
     }
-    items.push({ source_id: seg.source_id, code_id: input.code_id, start_pos: seg.start_pos, end_pos: seg.end_pos, rationale: input.rationale, confidence: input.confidence ?? 80, range });
+    items.push({
+      source_id: seg.source_id,
+      code_id: input.code_id,
+      start_pos: seg.start_pos,
+      end_pos: seg.end_pos,
+      rationale: input.rationale,
+      confidence: input.confidence ?? 80,
+      range,
+    });
   });
   const made = createBatch(ctx, { kind: 'batch_coding', code_id: input.code_id, rationale: input.rationale }, items);
   return { batch: made.batch, items: made.items, duplicates_dropped: input.segments.length - items.length };

@@ -13,7 +13,6 @@ import { textSegmentNotFound } from './segmentKinds';
 
 type Ctx = DomainContext<ProjectRepository>;
 
-
 /** A segment with its similarity score. */
 export interface ScoredSegment {
   segment: SearchSegment;

@@ -46,7 +46,13 @@ export function inferSourceAttributeType(value: AttributeValue): AttributeType {
 }
 
 /** The emitted `source.attribute_set` payload for one change. */
-function eventPayload(source: { source_id: number; name: string }, name: string, type: AttributeType | null, value: AttributeValue | null, previous: SourceAttribute | null) {
+function eventPayload(
+  source: { source_id: number; name: string },
+  name: string,
+  type: AttributeType | null,
+  value: AttributeValue | null,
+  previous: SourceAttribute | null,
+) {
   return {
     source_id: source.source_id,
     source_name: source.name,
@@ -83,7 +89,12 @@ export function setSourceAttribute(
   if (input.value === null) {
     if (!previous) return { ...base, type: null, value: null, changed: false };
     ctx.repo.deleteSourceAttribute(source.source_id, name);
-    ctx.events.emit({ event_type: 'source.attribute_set', aggregate_type: 'source', aggregate_id: String(source.source_id), payload: eventPayload(source, name, null, null, previous) });
+    ctx.events.emit({
+      event_type: 'source.attribute_set',
+      aggregate_type: 'source',
+      aggregate_id: String(source.source_id),
+      payload: eventPayload(source, name, null, null, previous),
+    });
     return { ...base, type: null, value: null, changed: true };
   }
   const type = input.type ?? previous?.type ?? inferSourceAttributeType(input.value);
@@ -95,7 +106,12 @@ export function setSourceAttribute(
   const inferred = input.type === undefined && previous === null;
   if (previous && previous.type === type && previous.value === value) return { ...base, type, value, changed: false, inferred };
   ctx.repo.setSourceAttribute(source.source_id, name, type, value, stampOf(ctx));
-  ctx.events.emit({ event_type: 'source.attribute_set', aggregate_type: 'source', aggregate_id: String(source.source_id), payload: eventPayload(source, name, type, value, previous) });
+  ctx.events.emit({
+    event_type: 'source.attribute_set',
+    aggregate_type: 'source',
+    aggregate_id: String(source.source_id),
+    payload: eventPayload(source, name, type, value, previous),
+  });
   return { ...base, type, value, changed: true, inferred };
 }
 

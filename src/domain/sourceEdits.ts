@@ -91,16 +91,31 @@ export function applySourceEdits(
     length += delta;
   }
   if (expectedLength !== undefined && expectedLength !== length) {
-    throw new ToolError('INVALID_ARGUMENTS', `After the edits "${source.name}" would hold ${length} code points but the editor holds ${expectedLength}; reopen the source to reconcile`);
+    throw new ToolError(
+      'INVALID_ARGUMENTS',
+      `After the edits "${source.name}" would hold ${length} code points but the editor holds ${expectedLength}; reopen the source to reconcile`,
+    );
   }
   for (const r of removed) {
-    ctx.events.emit({ event_type: 'coding.segment_uncoded', aggregate_type: 'segment', aggregate_id: String(r.segment_id), payload: { segment_id: r.segment_id, code_id: r.code_id, source_id: sourceId, reason: 'text deleted' } });
+    ctx.events.emit({
+      event_type: 'coding.segment_uncoded',
+      aggregate_type: 'segment',
+      aggregate_id: String(r.segment_id),
+      payload: { segment_id: r.segment_id, code_id: r.code_id, source_id: sourceId, reason: 'text deleted' },
+    });
   }
   ctx.events.emit({
     event_type: 'source.text_edited',
     aggregate_type: 'source',
     aggregate_id: String(sourceId),
-    payload: { source_id: sourceId, edits: edits.length, length, moved_segments: moved, resized_segments: resized, removed_segment_ids: removed.map((r) => r.segment_id) },
+    payload: {
+      source_id: sourceId,
+      edits: edits.length,
+      length,
+      moved_segments: moved,
+      resized_segments: resized,
+      removed_segment_ids: removed.map((r) => r.segment_id),
+    },
   });
   return { length, moved, resized, removed };
 }

@@ -137,7 +137,12 @@ export function createFolder(ctx: Ctx, name: string, parentId: number | null): F
     throw new ToolError('FOLDER_NOT_CREATED', `A folder named "${n}" already exists in ${parentId === null ? 'the root' : `folder ${parentId}`}`);
   }
   const id = ctx.repo.insertFolder(n, parentId, stamp(ctx));
-  ctx.events.emit({ event_type: 'source.folder_created', aggregate_type: 'folder', aggregate_id: String(id), payload: { folder_id: id, name: n, parent_id: parentId } });
+  ctx.events.emit({
+    event_type: 'source.folder_created',
+    aggregate_type: 'folder',
+    aggregate_id: String(id),
+    payload: { folder_id: id, name: n, parent_id: parentId },
+  });
   return requireFolder(ctx, id);
 }
 
@@ -151,7 +156,12 @@ export function renameFolder(ctx: Ctx, id: number, newName: string): { folder: F
   const clash = ctx.repo.findFolder(folder.parent_id, n);
   if (clash && clash.folder_id !== id) throw new ToolError('FOLDER_RENAME_FAILED', `A folder named "${n}" already exists beside it`);
   ctx.repo.renameFolder(id, n);
-  ctx.events.emit({ event_type: 'source.folder_renamed', aggregate_type: 'folder', aggregate_id: String(id), payload: { folder_id: id, old_name: folder.name, new_name: n } });
+  ctx.events.emit({
+    event_type: 'source.folder_renamed',
+    aggregate_type: 'folder',
+    aggregate_id: String(id),
+    payload: { folder_id: id, old_name: folder.name, new_name: n },
+  });
   return { folder: requireFolder(ctx, id), old_name: folder.name };
 }
 
@@ -164,7 +174,12 @@ export function deleteFolder(ctx: Ctx, id: number): Folder {
   }
   ctx.repo.deleteFolder(id);
   // parent_id: where undo makes it again (src/domain/undoRedo.ts)
-  ctx.events.emit({ event_type: 'source.folder_deleted', aggregate_type: 'folder', aggregate_id: String(id), payload: { folder_id: id, name: folder.name, parent_id: folder.parent_id, owner: folder.owner } });
+  ctx.events.emit({
+    event_type: 'source.folder_deleted',
+    aggregate_type: 'folder',
+    aggregate_id: String(id),
+    payload: { folder_id: id, name: folder.name, parent_id: folder.parent_id, owner: folder.owner },
+  });
   return folder;
 }
 
@@ -179,7 +194,12 @@ export function suggestSourceMetadata(
 ): { hint_id: number; source: SourceWithCounts } {
   const source = requireSource(ctx, sourceId);
   const id = ctx.repo.insertMetadataHint(sourceId, hint, stamp(ctx));
-  ctx.events.emit({ event_type: 'source.metadata_suggested', aggregate_type: 'source', aggregate_id: String(sourceId), payload: { source_id: sourceId, hint_id: id, ...hint } });
+  ctx.events.emit({
+    event_type: 'source.metadata_suggested',
+    aggregate_type: 'source',
+    aggregate_id: String(sourceId),
+    payload: { source_id: sourceId, hint_id: id, ...hint },
+  });
   return { hint_id: id, source };
 }
 
@@ -195,7 +215,12 @@ export function renameSource(ctx: Ctx, id: number, newName: string): { source: S
   const clash = ctx.repo.findSourceByName(name);
   if (clash && clash.source_id !== id) throw new ToolError('SOURCE_DUPLICATE_NAME', `A source named "${name}" already exists (source_id ${clash.source_id})`);
   ctx.repo.renameSource(id, name, ctx.now);
-  ctx.events.emit({ event_type: 'source.renamed', aggregate_type: 'source', aggregate_id: String(id), payload: { source_id: id, old_name: source.name, new_name: name } });
+  ctx.events.emit({
+    event_type: 'source.renamed',
+    aggregate_type: 'source',
+    aggregate_id: String(id),
+    payload: { source_id: id, old_name: source.name, new_name: name },
+  });
   return { source: requireSource(ctx, id), old_name: source.name };
 }
 

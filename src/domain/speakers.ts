@@ -95,7 +95,8 @@ const TIMING_LINE = /^\s*(?:\d+:)?\d{1,2}:\d{1,2}[.,]\d{1,3}\s+-->\s+(?:\d+:)?\d
  * Bracketed words that are transcription annotations, not speakers (`[inaudible] yes`, `[Name Redacted] said`).
  * Common conventions of transcription services and the corpus (`[Name Redacted]` in the Sheffield interviews).
  */
-const NON_SPEECH = /\b(?:inaudible|unintelligible|unclear|crosstalk|cross-talk|overlapping|laugh\w*|chuckl\w*|cough\w*|sigh\w*|pause\w*|silence|music|applause|noise|redacted|sic|indistinct|phonetic|break|interruption)\b/iu;
+const NON_SPEECH =
+  /\b(?:inaudible|unintelligible|unclear|crosstalk|cross-talk|overlapping|laugh\w*|chuckl\w*|cough\w*|sigh\w*|pause\w*|silence|music|applause|noise|redacted|sic|indistinct|phonetic|break|interruption)\b/iu;
 
 /** Whitespace collapsed to single spaces and trimmed: the form speaker names are compared and returned in. */
 export function normalizeSpeaker(name: string): string {
@@ -225,7 +226,7 @@ function cueLineTurns(line: Line, out: RawTurn[]): void {
   // tags removed, remembering where each kept character was
   const kept: number[] = [];
   let plain = '';
-  for (let i = 0; i < line.text.length; ) {
+  for (let i = 0; i < line.text.length;) {
     if (line.text[i] === '<') {
       const close = line.text.indexOf('>', i);
       if (close > i) {
@@ -306,7 +307,10 @@ export function detectSpeakers(text: string): SpeakerDetection {
  * Speakers from a list of labelled turns (e.g. the segments of a timed transcript): count per name, first
  * position, in order of first appearance. Turns without a speaker are ignored.
  */
-export function summarizeTurns(turns: readonly { speaker: string | null; format: SpeakerLabelFormat; start: number }[]): { speakers: DetectedSpeaker[]; total_turns: number } {
+export function summarizeTurns(turns: readonly { speaker: string | null; format: SpeakerLabelFormat; start: number }[]): {
+  speakers: DetectedSpeaker[];
+  total_turns: number;
+} {
   const byName = new Map<string, DetectedSpeaker>();
   let total = 0;
   for (const t of turns) {

@@ -42,7 +42,13 @@ function deciderSession(ctx: Ctx): string {
   return ctx.actor.approved_by ?? ctx.actor.session_id;
 }
 
-function recordApproval(ctx: Ctx, s: SuggestionRecord, status: 'approved' | 'applied' | 'failed', result: Record<string, unknown> | null, error?: ToolError): void {
+function recordApproval(
+  ctx: Ctx,
+  s: SuggestionRecord,
+  status: 'approved' | 'applied' | 'failed',
+  result: Record<string, unknown> | null,
+  error?: ToolError,
+): void {
   // checkApprover ran before the change; true when the researcher decided a suggestion of their own session
   const check = { self_approval: ctx.actor.approved_by === undefined && s.suggested_by_session !== null && s.suggested_by_session === ctx.actor.session_id };
   ctx.repo.decideSuggestion(s.suggestion_id, {
@@ -130,7 +136,11 @@ function applyCodingSuggestion(ctx: Ctx, s: SuggestionRecord, cache: Map<number,
       current_text: r.text,
     });
   }
-  const applied = applyCode(ctx, { code_id: codeId, source_id: sourceId, start_pos: start, end_pos: end, memo: s.rationale === '' ? null : s.rationale }, cache);
+  const applied = applyCode(
+    ctx,
+    { code_id: codeId, source_id: sourceId, start_pos: start, end_pos: end, memo: s.rationale === '' ? null : s.rationale },
+    cache,
+  );
   if (applied.created) {
     ctx.repo.insertSegmentProvenance({
       segment_id: applied.segment.segment_id,
@@ -145,7 +155,15 @@ function applyCodingSuggestion(ctx: Ctx, s: SuggestionRecord, cache: Map<number,
       created_at: ctx.now,
     });
   }
-  return { status: 'applied', segment_id: applied.segment.segment_id, created: applied.created, code_id: codeId, source_id: sourceId, start_pos: start, end_pos: end };
+  return {
+    status: 'applied',
+    segment_id: applied.segment.segment_id,
+    created: applied.created,
+    code_id: codeId,
+    source_id: sourceId,
+    start_pos: start,
+    end_pos: end,
+  };
 }
 
 /**
@@ -168,11 +186,18 @@ export function approveCodingSuggestion(ctx: Ctx, id: number): Approval {
  * Rejecting a rejected suggestion again returns it with `already: true` (the first reason is kept).
  * Errors: SUGGESTION_NOT_FOUND, SUGGESTION_ALREADY_DECIDED (it was approved, applied or failed).
  */
-export function rejectSuggestion(ctx: Ctx, id: number, input: { reason?: string | null; feedback?: string | null }): { suggestion: SuggestionRecord; already: boolean } {
+export function rejectSuggestion(
+  ctx: Ctx,
+  id: number,
+  input: { reason?: string | null; feedback?: string | null },
+): { suggestion: SuggestionRecord; already: boolean } {
   const s = requireSuggestion(ctx, id);
   if (s.status === 'rejected') return { suggestion: s, already: true };
   if (s.status !== 'pending') {
-    throw new ToolError('SUGGESTION_ALREADY_DECIDED', `Suggestion ${id} is already ${s.status}; it cannot be rejected`, { suggestion_id: id, status: s.status });
+    throw new ToolError('SUGGESTION_ALREADY_DECIDED', `Suggestion ${id} is already ${s.status}; it cannot be rejected`, {
+      suggestion_id: id,
+      status: s.status,
+    });
   }
   rejectOne(ctx, s, input.reason ?? null, input.feedback ?? null);
   return { suggestion: mustGetSuggestion(ctx, id), already: false };
@@ -185,7 +210,15 @@ function rejectOne(ctx: Ctx, s: SuggestionRecord, reason: string | null, feedbac
     event_type: 'suggestion.rejected',
     aggregate_type: 'suggestion',
     aggregate_id: String(s.suggestion_id),
-    payload: { suggestion_id: s.suggestion_id, kind: s.kind, batch_id: s.batch_id, reason, feedback, suggested_by_session: s.suggested_by_session, rejected_by_session: ctx.actor.session_id },
+    payload: {
+      suggestion_id: s.suggestion_id,
+      kind: s.kind,
+      batch_id: s.batch_id,
+      reason,
+      feedback,
+      suggested_by_session: s.suggested_by_session,
+      rejected_by_session: ctx.actor.session_id,
+    },
   });
 }
 
@@ -206,7 +239,9 @@ export interface BatchDecision {
 }
 
 function batchErrors(ctx: Ctx, batchId: number): BatchError[] {
-  return ctx.repo.listSuggestions({ batch_id: batchId, status: 'failed' }).map((s) => ({ suggestion_id: s.suggestion_id, error_code: s.error_code, error: s.error }));
+  return ctx.repo
+    .listSuggestions({ batch_id: batchId, status: 'failed' })
+    .map((s) => ({ suggestion_id: s.suggestion_id, error_code: s.error_code, error: s.error }));
 }
 
 /** Applies pending items; an item that cannot be applied is marked failed (with its error) and the others go on. */
@@ -248,7 +283,13 @@ export function approveBatch(ctx: Ctx, batchId: number): BatchDecision {
  * With nothing pending, nothing is written and `already` is true.
  * Errors: BATCH_NOT_FOUND, INVALID_ARGUMENTS (a selected code that no pending item of the batch suggests).
  */
-export function respondToBatch(ctx: Ctx, batchId: number, response: 'accept' | 'reject', selectedCodeIds?: readonly number[], reason?: string | null): BatchDecision {
+export function respondToBatch(
+  ctx: Ctx,
+  batchId: number,
+  response: 'accept' | 'reject',
+  selectedCodeIds?: readonly number[],
+  reason?: string | null,
+): BatchDecision {
   requireBatch(ctx, batchId);
   const pending = ctx.repo.listSuggestions({ batch_id: batchId, status: 'pending' });
   if (pending.length === 0) return decisionOf(ctx, batchId, true);
@@ -259,10 +300,14 @@ export function respondToBatch(ctx: Ctx, batchId: number, response: 'accept' | '
     const offered = new Set(pending.map((s) => s.code_id));
     const unknown = selectedCodeIds.filter((c) => !offered.has(c));
     if (unknown.length > 0) {
-      throw new ToolError('INVALID_ARGUMENTS', `selected_code_ids ${unknown.join(', ')} are not suggested by a pending item of batch ${batchId} (pending codes: ${[...offered].join(', ')})`, {
-        unknown_code_ids: unknown,
-        pending_code_ids: [...offered],
-      });
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `selected_code_ids ${unknown.join(', ')} are not suggested by a pending item of batch ${batchId} (pending codes: ${[...offered].join(', ')})`,
+        {
+          unknown_code_ids: unknown,
+          pending_code_ids: [...offered],
+        },
+      );
     }
     const chosen = new Set(selectedCodeIds);
     apply = pending.filter((s) => chosen.has(s.code_id ?? 0));

@@ -59,14 +59,20 @@ export const DEFAULT_SUGGESTION_COLOR = '#808080';
 export function checkApprover(suggestion: SuggestionRecord, caller: Actor): { self_approval: boolean } {
   if (caller.approved_by !== undefined) {
     if (suggestion.suggested_by_session !== null && suggestion.suggested_by_session === caller.approved_by) {
-      throw new ToolError('APPROVAL_FORBIDDEN', `A session cannot approve its own suggestion (${suggestion.suggestion_id})`, { suggestion_id: suggestion.suggestion_id });
+      throw new ToolError('APPROVAL_FORBIDDEN', `A session cannot approve its own suggestion (${suggestion.suggestion_id})`, {
+        suggestion_id: suggestion.suggestion_id,
+      });
     }
     return { self_approval: false };
   }
   if (!caller.can_approve) {
-    throw new ToolError('APPROVAL_FORBIDDEN', 'Only the researcher (the VS Code UI, or a client holding the reviewer token) may approve suggestions; agents propose, the researcher decides', {
-      suggestion_id: suggestion.suggestion_id,
-    });
+    throw new ToolError(
+      'APPROVAL_FORBIDDEN',
+      'Only the researcher (the VS Code UI, or a client holding the reviewer token) may approve suggestions; agents propose, the researcher decides',
+      {
+        suggestion_id: suggestion.suggestion_id,
+      },
+    );
   }
   // the researcher may decide suggestions made under their own credential (issue 14 item 6): agents never decide
   const self = suggestion.suggested_by_session !== null && suggestion.suggested_by_session === caller.session_id;
@@ -186,7 +192,15 @@ export interface Recorded {
  */
 export function suggestNewCode(
   ctx: Ctx,
-  input: { name: string; rationale: string; color?: string; memo?: string | null; category_id?: number | null; confidence?: number; sample_contexts?: string[] },
+  input: {
+    name: string;
+    rationale: string;
+    color?: string;
+    memo?: string | null;
+    category_id?: number | null;
+    confidence?: number;
+    sample_contexts?: string[];
+  },
 ): Recorded {
   const name = cleanName(input.name, MAX_CODE_NAME, 'code', 'INVALID_ARGUMENTS');
   // no colour given: the palette colour no code uses yet (as create_code gives), not QualCoder's grey
@@ -281,7 +295,12 @@ export function suggestCoding(ctx: Ctx, input: CodingInput, batchId: number | nu
   const r = range ?? requireTextRange(ctx, input.source_id, input.start_pos, input.end_pos);
   const confidence = clampConfidence(input.confidence);
   if (batchId === null) {
-    const existing = ctx.repo.findPendingSuggestion('coding', { code_id: input.code_id, source_id: input.source_id, start_pos: input.start_pos, end_pos: input.end_pos });
+    const existing = ctx.repo.findPendingSuggestion('coding', {
+      code_id: input.code_id,
+      source_id: input.source_id,
+      start_pos: input.start_pos,
+      end_pos: input.end_pos,
+    });
     if (existing) return { suggestion: existing, created: false };
   }
   const id = ctx.repo.insertSuggestion(
@@ -326,7 +345,15 @@ export function suggestCoding(ctx: Ctx, input: CodingInput, batchId: number | nu
  */
 export function createBatch(
   ctx: Ctx,
-  batch: { kind: SuggestionBatchKind; source_id?: number | null; code_id?: number | null; start_pos?: number | null; end_pos?: number | null; rationale?: string | null; params?: unknown },
+  batch: {
+    kind: SuggestionBatchKind;
+    source_id?: number | null;
+    code_id?: number | null;
+    start_pos?: number | null;
+    end_pos?: number | null;
+    rationale?: string | null;
+    params?: unknown;
+  },
   items: readonly (CodingInput & { range?: TextRange })[],
 ): { batch: SuggestionBatchRecord; items: SuggestionRecord[] } {
   const id = ctx.repo.insertSuggestionBatch(

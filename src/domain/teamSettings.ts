@@ -215,12 +215,10 @@ export const MAX_CODER_NAME = 255;
 export function setBlindCoding(repo: ProjectRepository, caller: ScopeCaller, input: { enabled: boolean; lead?: string }, now: string): TeamSettings {
   const old = teamSettingsOf(repo);
   const lead = input.lead === undefined ? undefined : input.lead.trim();
-  if (lead !== undefined && (lead.length === 0 || [...lead].length > MAX_CODER_NAME)) throw new ToolError('INVALID_ARGUMENTS', `lead is a coder name of 1-${MAX_CODER_NAME} characters (code points), not blank`);
+  if (lead !== undefined && (lead.length === 0 || [...lead].length > MAX_CODER_NAME))
+    throw new ToolError('INVALID_ARGUMENTS', `lead is a coder name of 1-${MAX_CODER_NAME} characters (code points), not blank`);
   if (old.blind && old.lead !== null && !isLead(old, caller) && (!input.enabled || (lead !== undefined && lead !== old.lead))) {
-    throw new ToolError(
-      'APPROVAL_FORBIDDEN',
-      `Blind coding is led by "${old.lead}": only the lead may end it or hand the lead on (you are "${caller.user}")`,
-    );
+    throw new ToolError('APPROVAL_FORBIDDEN', `Blind coding is led by "${old.lead}": only the lead may end it or hand the lead on (you are "${caller.user}")`);
   }
   const next: StoredTeamSettings = input.enabled
     ? { blind: true, lead: lead ?? old.lead ?? caller.user, blind_since: old.blind ? old.blind_since : now, updated_at: now, updated_by: caller.user }

@@ -32,7 +32,10 @@ export function undoAction(ctx: Ctx, correlationId: string): { undone: { kind: '
   if (events.length === 0) throw new ToolError('NOT_UNDOABLE', `No action with correlation id ${correlationId}`);
   const blocking = events.filter((e) => e.event_type !== 'coding.code_created' && e.event_type !== 'coding.segment_coded');
   if (blocking.length > 0) {
-    throw new ToolError('NOT_UNDOABLE', `This action cannot be undone: ${[...new Set(blocking.map((e) => e.event_type))].join(', ')} (only creating a code and applying a code can)`);
+    throw new ToolError(
+      'NOT_UNDOABLE',
+      `This action cannot be undone: ${[...new Set(blocking.map((e) => e.event_type))].join(', ')} (only creating a code and applying a code can)`,
+    );
   }
   // checked before anything changes: a created code other coders have used blocks the whole undo
   for (const e of events) {

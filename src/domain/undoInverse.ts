@@ -58,8 +58,8 @@ export function notInvertible(e: EventRecord): { reason: 'unsupported' | 'record
     case 'project.briefing_updated':
       return null;
     case 'coding.segment_uncoded':
-      if (p.reason === 'text deleted') return unsupported('its text was deleted in the editor (the editor\'s own undo puts it back)');
-      return 'start' in p && 'owner' in p ? null : before('the removed coding\'s positions');
+      if (p.reason === 'text deleted') return unsupported("its text was deleted in the editor (the editor's own undo puts it back)");
+      return 'start' in p && 'owner' in p ? null : before("the removed coding's positions");
     case 'coding.segment_updated':
     case 'coding.code_updated':
     case 'coding.category_updated':
@@ -98,7 +98,11 @@ export function notInvertible(e: EventRecord): { reason: 'unsupported' | 'record
 export function checkInvertible(events: EventRecord[], what: string): void {
   for (const e of events) {
     const no = notInvertible(e);
-    if (no) throw new ToolError('NOT_UNDOABLE', `Cannot ${what}: ${no.why}. Undo stops here; older actions stay as they are.`, { reason: no.reason, event_type: e.event_type });
+    if (no)
+      throw new ToolError('NOT_UNDOABLE', `Cannot ${what}: ${no.why}. Undo stops here; older actions stay as they are.`, {
+        reason: no.reason,
+        event_type: e.event_type,
+      });
   }
 }
 
@@ -153,7 +157,12 @@ export function applyInverse(ctx: Ctx, events: EventRecord[], mark: Record<strin
     }
   }
   names.forgetCurrent();
-  return raised.map((e) => ({ event_type: e.event_type, aggregate_type: e.aggregate_type, aggregate_id: e.aggregate_id, description: describeEvent(e, names) }));
+  return raised.map((e) => ({
+    event_type: e.event_type,
+    aggregate_type: e.aggregate_type,
+    aggregate_id: e.aggregate_id,
+    description: describeEvent(e, names),
+  }));
 }
 
 /**
@@ -217,7 +226,8 @@ function invertCodingEvent(x: Inversion, type: EventType): boolean {
       const id = ids.get('segment', num(p.segment_id));
       const seg = repo.getSegment(id);
       if (!seg) throw blocked(what, `the coding '${names.code(num(p.code_id))}' in ${names.source(num(p.source_id))} has been removed since`);
-      if (seg.code_id !== ids.get('code', num(p.code_id))) throw blocked(what, `that coding now carries the code '${names.code(seg.code_id)}' (merged or moved since)`);
+      if (seg.code_id !== ids.get('code', num(p.code_id)))
+        throw blocked(what, `that coding now carries the code '${names.code(seg.code_id)}' (merged or moved since)`);
       deleteSegment(ctx, id);
       return true;
     }
@@ -237,10 +247,28 @@ function invertCodingEvent(x: Inversion, type: EventType): boolean {
       const owner = str(p.owner);
       if (repo.findSegment(codeId, sourceId, start, end, owner)) throw blocked(what, `${owner} has coded the same passage with '${code.name}' again since`);
       const id = repo.insertSegment(
-        { code_id: codeId, source_id: sourceId, start_pos: start, end_pos: end, text: str(p.text), memo: nullableStr(p.memo), importance: num(p.importance ?? 0) },
-        { owner, session_id: typeof p.session_id === 'string' ? p.session_id : ctx.actor.session_id, now: ctx.now, coder_role: roleOfSession(ctx, typeof p.session_id === 'string' ? p.session_id : ctx.actor.session_id) },
+        {
+          code_id: codeId,
+          source_id: sourceId,
+          start_pos: start,
+          end_pos: end,
+          text: str(p.text),
+          memo: nullableStr(p.memo),
+          importance: num(p.importance ?? 0),
+        },
+        {
+          owner,
+          session_id: typeof p.session_id === 'string' ? p.session_id : ctx.actor.session_id,
+          now: ctx.now,
+          coder_role: roleOfSession(ctx, typeof p.session_id === 'string' ? p.session_id : ctx.actor.session_id),
+        },
       );
-      ctx.events.emit({ event_type: 'coding.segment_coded', aggregate_type: 'segment', aggregate_id: String(id), payload: { segment_id: id, code_id: codeId, source_id: sourceId, start, end, text: p.text } });
+      ctx.events.emit({
+        event_type: 'coding.segment_coded',
+        aggregate_type: 'segment',
+        aggregate_id: String(id),
+        payload: { segment_id: id, code_id: codeId, source_id: sourceId, start, end, text: p.text },
+      });
       ids.set('segment', num(p.segment_id), id);
       return true;
     }
@@ -262,7 +290,11 @@ function invertCodingEvent(x: Inversion, type: EventType): boolean {
         const coders = new Map<string, number>();
         for (const s of repo.listSegmentsForCode(id)) coders.set(s.owner, (coders.get(s.owner) ?? 0) + 1);
         const who = [...coders].map(([o, n]) => `${o} (${n})`).join(', ');
-        throw blocked(what, `the code '${code.name}' has since been applied ${used} time(s)${who ? ` by ${who}` : ''}; remove those codings first (undo never deletes codings)`, { segment_count: code.segment_count, av_segment_count: code.av_segment_count });
+        throw blocked(
+          what,
+          `the code '${code.name}' has since been applied ${used} time(s)${who ? ` by ${who}` : ''}; remove those codings first (undo never deletes codings)`,
+          { segment_count: code.segment_count, av_segment_count: code.av_segment_count },
+        );
       }
       deleteCode(ctx, id, false);
       return true;
@@ -299,7 +331,8 @@ function invertCodingEvent(x: Inversion, type: EventType): boolean {
       const id = ids.get('code', num(p.code_id));
       const code = repo.getCode(id);
       if (!code) throw blocked(what, `the code '${names.code(id)}' has been deleted since`);
-      if (code.category_id !== ids.opt('category', p.new_category_id)) throw changedSince(`the place of the code '${code.name}'`, names.place(code.category_id));
+      if (code.category_id !== ids.opt('category', p.new_category_id))
+        throw changedSince(`the place of the code '${code.name}'`, names.place(code.category_id));
       const back = ids.opt('category', p.old_category_id);
       if (back !== null && !repo.getCategory(back)) throw blocked(what, `the category '${names.category(back)}' has been deleted since`);
       moveCodeToCategory(ctx, id, back);
@@ -323,7 +356,10 @@ function invertCategoryEvent(x: Inversion, type: EventType): boolean {
       const subs = repo.listCategories().filter((c) => c.parent_id === id);
       if (codes.length > 0 || subs.length > 0) {
         const held = [...codes.map((c) => `the code '${c.name}'`), ...subs.map((c) => `the category '${c.name}'`)];
-        throw blocked(what, `the category '${category.name}' has since been given ${held.slice(0, 3).join(', ')}${held.length > 3 ? ` and ${held.length - 3} more` : ''}`);
+        throw blocked(
+          what,
+          `the category '${category.name}' has since been given ${held.slice(0, 3).join(', ')}${held.length > 3 ? ` and ${held.length - 3} more` : ''}`,
+        );
       }
       deleteCategory(ctx, id, undefined);
       return true;
@@ -346,7 +382,8 @@ function invertCategoryEvent(x: Inversion, type: EventType): boolean {
         return true;
       }
       // parent_id: raised by the undo of a category deletion (its sub-categories going back into it)
-      if (category.parent_id !== ids.opt('category', p.new_value)) throw changedSince(`the place of the category '${category.name}'`, names.place(category.parent_id));
+      if (category.parent_id !== ids.opt('category', p.new_value))
+        throw changedSince(`the place of the category '${category.name}'`, names.place(category.parent_id));
       moveCategory(ctx, id, ids.opt('category', p.old_value), what, names);
       return true;
     }
@@ -380,7 +417,10 @@ function invertCaseEvent(x: Inversion, type: EventType): boolean {
       if (!c) throw blocked(what, `the case '${str(p.name)}' has been deleted since`);
       if (c.name !== p.name) throw changedSince(`the case '${str(p.name)}'`, `named '${c.name}'`);
       if (c.source_count + c.segment_count + c.attribute_count > 0) {
-        throw blocked(what, `the case '${c.name}' has since been given ${c.source_count} source(s), ${c.segment_count} passage(s) and ${c.attribute_count} attribute(s)`);
+        throw blocked(
+          what,
+          `the case '${c.name}' has since been given ${c.source_count} source(s), ${c.segment_count} passage(s) and ${c.attribute_count} attribute(s)`,
+        );
       }
       deleteCase(ctx, id);
       return true;
@@ -392,7 +432,8 @@ function invertCaseEvent(x: Inversion, type: EventType): boolean {
       for (const g of p.segments as { source_id: number; start: number; end: number; owner: string; session_id: string | null }[]) {
         addSegmentToCase(ownedBy(ctx, g), { case_id: c.case_id, source_id: g.source_id, start_pos: g.start, end_pos: g.end });
       }
-      for (const a of p.attributes as { name: string; type: AttributeType; value: AttributeValue }[]) setCaseAttribute(ctx, { case_id: c.case_id, attribute_name: a.name, value: a.value, type: a.type });
+      for (const a of p.attributes as { name: string; type: AttributeType; value: AttributeValue }[])
+        setCaseAttribute(ctx, { case_id: c.case_id, attribute_name: a.name, value: a.value, type: a.type });
       return true;
     }
     case 'case.member_added': {
@@ -426,7 +467,8 @@ function invertCaseEvent(x: Inversion, type: EventType): boolean {
       if (!repo.getCase(caseId)) throw blocked(what, `the case '${names.caseName(caseId)}' has been deleted since`);
       const range = p.segment_range as { start: number; end: number } | null;
       if (range === null) {
-        if (!addSourceToCase(ownedBy(ctx, p), caseId, num(p.source_id)).added) throw blocked(what, `${names.source(num(p.source_id))} has been added to that case again since`);
+        if (!addSourceToCase(ownedBy(ctx, p), caseId, num(p.source_id)).added)
+          throw blocked(what, `${names.source(num(p.source_id))} has been added to that case again since`);
       } else {
         const added = addSegmentToCase(ownedBy(ctx, p), { case_id: caseId, source_id: num(p.source_id), start_pos: range.start, end_pos: range.end });
         if (!added.created) throw blocked(what, 'that passage has been added to the case again since');
@@ -440,11 +482,17 @@ function invertCaseEvent(x: Inversion, type: EventType): boolean {
       if (!c) throw blocked(what, `the case '${names.caseName(caseId)}' has been deleted since`);
       const name = str(p.name);
       const now = repo.listCaseAttributes(caseId).find((a) => a.name === name) ?? null;
-      if ((now?.type ?? null) !== p.type || (now?.value ?? null) !== p.value) throw changedSince(`the attribute '${name}' of the case '${c.name}'`, now ? formatValue(now.value) : 'not set');
+      if ((now?.type ?? null) !== p.type || (now?.value ?? null) !== p.value)
+        throw changedSince(`the attribute '${name}' of the case '${c.name}'`, now ? formatValue(now.value) : 'not set');
       if (p.old_type === null) {
         repo.deleteCaseAttribute(caseId, name);
         repo.touchCase(caseId, ctx.now);
-        ctx.events.emit({ event_type: 'case.attribute_set', aggregate_type: 'case', aggregate_id: String(caseId), payload: { case_id: caseId, name, type: null, value: null, old_type: p.type, old_value: p.value } });
+        ctx.events.emit({
+          event_type: 'case.attribute_set',
+          aggregate_type: 'case',
+          aggregate_id: String(caseId),
+          payload: { case_id: caseId, name, type: null, value: null, old_type: p.type, old_value: p.value },
+        });
       } else {
         setCaseAttribute(ctx, { case_id: caseId, attribute_name: name, value: p.old_value as AttributeValue, type: p.old_type as AttributeType });
       }
@@ -460,7 +508,12 @@ function invertCaseEvent(x: Inversion, type: EventType): boolean {
     }
     case 'case.attribute_renamed': {
       const caseIds = (p.case_ids as number[]).map((id) => ids.get('case', id));
-      const holders = new Set(repo.listCaseAttributes().filter((a) => a.name === p.new_name).map((a) => a.case_id));
+      const holders = new Set(
+        repo
+          .listCaseAttributes()
+          .filter((a) => a.name === p.new_name)
+          .map((a) => a.case_id),
+      );
       if (holders.size !== caseIds.length || caseIds.some((id) => !holders.has(id))) {
         throw changedSince(`the attribute '${str(p.new_name)}'`, `held by ${holders.size} case(s), not the ${caseIds.length} it was renamed on`);
       }
@@ -505,7 +558,9 @@ function invertSourceEvent(x: Inversion, type: EventType): boolean {
     case 'project.briefing_updated': {
       // the fields this save changed must still hold what it stored; then each gets its value from before (null: never saved)
       const stored = repo.projectBriefing() as Record<string, unknown> | undefined;
-      const changed = (p.changed as string[]).filter((f) => JSON.stringify(stored?.[f] ?? null) !== JSON.stringify((p.new as Record<string, unknown>)[f] ?? null));
+      const changed = (p.changed as string[]).filter(
+        (f) => JSON.stringify(stored?.[f] ?? null) !== JSON.stringify((p.new as Record<string, unknown>)[f] ?? null),
+      );
       if (changed.length > 0) throw blocked(what, `the project briefing's ${changed.join(', ').replace(/_/g, ' ')} has been changed since`);
       updateProjectBriefing(ctx, p.old as BriefingFields);
       return true;
@@ -524,8 +579,14 @@ function invertSourceEvent(x: Inversion, type: EventType): boolean {
       if (!source) throw blocked(what, `the source ${names.source(id)} has been deleted since`);
       const name = str(p.attribute_name);
       const now = repo.listSourceAttributes(id).find((a) => a.name === name) ?? null;
-      if ((now?.type ?? null) !== p.type || (now?.value ?? null) !== p.value) throw changedSince(`the document attribute '${name}' of ${source.name}`, now ? formatValue(now.value) : 'not set');
-      setSourceAttribute(ctx, { source_id: id, attribute_name: name, value: p.old_value as AttributeValue | null, ...(p.old_type === null ? {} : { type: p.old_type as AttributeType }) });
+      if ((now?.type ?? null) !== p.type || (now?.value ?? null) !== p.value)
+        throw changedSince(`the document attribute '${name}' of ${source.name}`, now ? formatValue(now.value) : 'not set');
+      setSourceAttribute(ctx, {
+        source_id: id,
+        attribute_name: name,
+        value: p.old_value as AttributeValue | null,
+        ...(p.old_type === null ? {} : { type: p.old_type as AttributeType }),
+      });
       return true;
     }
     case 'source.folder_created': {
@@ -573,5 +634,10 @@ function moveCategory(ctx: Ctx, id: number, parentId: number | null, what: strin
     if (!ctx.repo.getCategory(parentId)) throw blocked(what, `the category '${names.category(parentId)}' has been deleted since`);
   }
   ctx.repo.updateCategory(id, { parent_id: parentId }, null);
-  ctx.events.emit({ event_type: 'coding.category_updated', aggregate_type: 'category', aggregate_id: String(id), payload: { category_id: id, field: 'parent_id', old_value: category.parent_id, new_value: parentId } });
+  ctx.events.emit({
+    event_type: 'coding.category_updated',
+    aggregate_type: 'category',
+    aggregate_id: String(id),
+    payload: { category_id: id, field: 'parent_id', old_value: category.parent_id, new_value: parentId },
+  });
 }

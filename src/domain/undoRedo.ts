@@ -100,7 +100,12 @@ export interface UndoOutcome {
 
 /** Event types that are bookkeeping, never an action of their own (see the module comment). */
 function isBookkeeping(type: string): boolean {
-  return /^(approval|session|suggestion|analysis|agent|agents)\./.test(type) || type === 'source.metadata_suggested' || type === 'project.opened' || type === 'project.closed';
+  return (
+    /^(approval|session|suggestion|analysis|agent|agents)\./.test(type) ||
+    type === 'source.metadata_suggested' ||
+    type === 'project.opened' ||
+    type === 'project.closed'
+  );
 }
 
 /** The undo or redo mark of an action: `undo_of` / `redo_of` in its events' payloads. */

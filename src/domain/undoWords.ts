@@ -135,7 +135,9 @@ export function describeEvent(e: EventRecord | DomainEvent, names: Names): strin
     case 'coding.code_renamed':
       return `renamed the code '${str(p.old_name)}' to '${str(p.new_name)}'`;
     case 'coding.code_updated':
-      return p.field === 'color' ? `recoloured the code '${code()}' from ${String(p.old_value)} to ${String(p.new_value)}` : `changed the memo of the code '${code()}'`;
+      return p.field === 'color'
+        ? `recoloured the code '${code()}' from ${String(p.old_value)} to ${String(p.new_value)}`
+        : `changed the memo of the code '${code()}'`;
     case 'coding.code_moved':
       return `moved the code '${code()}' to ${names.place(p.new_category_id)}`;
     case 'coding.codes_merged':
@@ -155,9 +157,13 @@ export function describeEvent(e: EventRecord | DomainEvent, names: Names): strin
     case 'case.deleted':
       return `deleted the case '${str(p.name)}'`;
     case 'case.member_added':
-      return p.segment_range === null ? `added ${source()} to the case '${names.caseName(num(p.case_id))}'` : `added a passage of ${source()} to the case '${names.caseName(num(p.case_id))}'`;
+      return p.segment_range === null
+        ? `added ${source()} to the case '${names.caseName(num(p.case_id))}'`
+        : `added a passage of ${source()} to the case '${names.caseName(num(p.case_id))}'`;
     case 'case.member_removed':
-      return p.segment_range === null ? `took ${source()} out of the case '${names.caseName(num(p.case_id))}'` : `took a passage of ${source()} out of the case '${names.caseName(num(p.case_id))}'`;
+      return p.segment_range === null
+        ? `took ${source()} out of the case '${names.caseName(num(p.case_id))}'`
+        : `took a passage of ${source()} out of the case '${names.caseName(num(p.case_id))}'`;
     case 'case.attribute_set':
       return p.type === null
         ? `removed the attribute '${str(p.name)}' of the case '${names.caseName(num(p.case_id))}'`
@@ -208,7 +214,9 @@ export function describeAction(events: readonly EventRecord[], names: Names): st
   if (events.length > 1 && types.size === 1 && (types.has('coding.segment_coded') || types.has('coding.segment_uncoded'))) {
     const codes = listed(events.map((e) => `'${names.code(num(e.payload.code_id))}'`));
     const sources = listed(events.map((e) => names.source(num(e.payload.source_id))));
-    return types.has('coding.segment_coded') ? `coded ${events.length} passages with ${codes} in ${sources}` : `removed ${events.length} codings (${codes}) from ${sources}`;
+    return types.has('coding.segment_coded')
+      ? `coded ${events.length} passages with ${codes} in ${sources}`
+      : `removed ${events.length} codings (${codes}) from ${sources}`;
   }
   // a category deletion says itself where its codes went
   const shown = types.has('coding.category_deleted') ? events.filter((e) => e.event_type !== 'coding.code_moved') : events;

@@ -62,7 +62,11 @@ async function zipEntriesHolding(bytes: Buffer, redactor: TextRedactor): Promise
   for (const entry of Object.values(zip.files)) {
     if (entry.dir) continue;
     const content = await entry.async('nodebuffer');
-    if (holds(content.toString('utf8'), redactor) || (content.length > 1 && content[0] === 0xff && content[1] === 0xfe && holds(content.toString('utf16le'), redactor))) found.push(entry.name);
+    if (
+      holds(content.toString('utf8'), redactor) ||
+      (content.length > 1 && content[0] === 0xff && content[1] === 0xfe && holds(content.toString('utf16le'), redactor))
+    )
+      found.push(entry.name);
   }
   return found;
 }

@@ -29,9 +29,18 @@ export type ExportFormat = 'codebook' | 'html' | 'segments_csv' | 'refi_qda' | '
 
 /** Every export format with the file extensions its output path may have and what it holds. */
 export const EXPORT_FORMATS: Readonly<Record<ExportFormat, { extensions: readonly string[]; description: string }>> = {
-  codebook: { extensions: ['.txt'], description: 'the codebook as plain text: categories and codes indented, colours, coding counts and (include_memos) memos' },
-  html: { extensions: ['.html', '.htm'], description: 'a self-contained web page: every source with its coded passages highlighted, a legend of codes and colours, no scripts' },
-  segments_csv: { extensions: ['.csv'], description: 'one CSV row per coded segment (source, code, start, end, text, memo, coder, created_at, ...) for R, Python or a spreadsheet' },
+  codebook: {
+    extensions: ['.txt'],
+    description: 'the codebook as plain text: categories and codes indented, colours, coding counts and (include_memos) memos',
+  },
+  html: {
+    extensions: ['.html', '.htm'],
+    description: 'a self-contained web page: every source with its coded passages highlighted, a legend of codes and colours, no scripts',
+  },
+  segments_csv: {
+    extensions: ['.csv'],
+    description: 'one CSV row per coded segment (source, code, start, end, text, memo, coder, created_at, ...) for R, Python or a spreadsheet',
+  },
   refi_qda: { extensions: ['.qdpx'], description: 'the whole project as a REFI-QDA exchange file (.qdpx) for NVivo, ATLAS.ti, MAXQDA, QualCoder and others' },
   qdc: { extensions: ['.qdc'], description: 'the codebook alone as a REFI-QDA codebook file (.qdc), for another QDA tool' },
 };
@@ -75,7 +84,8 @@ export async function checkOutputPath(
   }
   const policy = opts.paths ?? PathPolicy.unrestricted();
   const real = policy.realPath(target);
-  for (const p of [target, real]) if (p.split(/[\\/]/).some((seg) => seg.toLowerCase() === 'node_modules')) fail('exports are never written inside node_modules');
+  for (const p of [target, real])
+    if (p.split(/[\\/]/).some((seg) => seg.toLowerCase() === 'node_modules')) fail('exports are never written inside node_modules');
   try {
     if ((await fs.stat(real)).isDirectory()) fail('that is a folder');
   } catch (e) {
@@ -126,7 +136,9 @@ export function renderCodebook(s: ProjectSnapshot, opts: { includeMemos: boolean
   if (s.codes.length === 0) throw new ToolError('EXPORT_FAILED', 'The project has no codes: there is no codebook to export');
   const lines: string[] = [];
   lines.push(`Codebook: ${oneLine(s.name)}`);
-  lines.push(`${s.codes.length} code(s) in ${s.categories.length} categor${s.categories.length === 1 ? 'y' : 'ies'}; exported ${s.taken_at} by ${oneLine(s.user)} from Marginalia`);
+  lines.push(
+    `${s.codes.length} code(s) in ${s.categories.length} categor${s.categories.length === 1 ? 'y' : 'ies'}; exported ${s.taken_at} by ${oneLine(s.user)} from Marginalia`,
+  );
   lines.push('');
   const memo = (text: string | null, depth: number) => {
     if (!opts.includeMemos || !text || text.trim() === '') return;
@@ -160,7 +172,11 @@ export function renderCodebook(s: ProjectSnapshot, opts: { includeMemos: boolean
 }
 
 /** Categories as a forest (by name) and codes by category (by name); codes of unknown categories count as uncategorised. */
-function codebookTree(s: ProjectSnapshot): { roots: CategoryWithCount[]; children: Map<number, CategoryWithCount[]>; codesOf: Map<number | null, CodeWithCounts[]> } {
+function codebookTree(s: ProjectSnapshot): {
+  roots: CategoryWithCount[];
+  children: Map<number, CategoryWithCount[]>;
+  codesOf: Map<number | null, CodeWithCounts[]>;
+} {
   const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name);
   const known = new Set(s.categories.map((c) => c.category_id));
   const children = new Map<number, CategoryWithCount[]>();
@@ -295,7 +311,9 @@ td.q{white-space:pre-wrap}
   parts.push('</head>');
   parts.push('<body>');
   parts.push(`<h1>${e(s.name)}</h1>`);
-  parts.push(`<p class="meta">${s.sources.length} source(s), ${s.codes.length} code(s), ${s.segments.length + s.av_segments.length} coding(s). Exported ${e(s.taken_at)} by ${e(s.user)} from Marginalia. Positions count characters (Unicode code points) from 0.</p>`);
+  parts.push(
+    `<p class="meta">${s.sources.length} source(s), ${s.codes.length} code(s), ${s.segments.length + s.av_segments.length} coding(s). Exported ${e(s.taken_at)} by ${e(s.user)} from Marginalia. Positions count characters (Unicode code points) from 0.</p>`,
+  );
   parts.push('<section class="legend"><h2>Codes</h2>');
   if (s.codes.length === 0) parts.push('<p>No codes.</p>');
   else {
@@ -303,7 +321,9 @@ td.q{white-space:pre-wrap}
     for (const c of [...s.codes].sort((a, b) => categoryPath(s, a.category_id).localeCompare(categoryPath(s, b.category_id)) || a.name.localeCompare(b.name))) {
       const where = categoryPath(s, c.category_id);
       const n = c.segment_count + c.av_segment_count;
-      parts.push(`<li>${swatch(c.color)}<strong>${e(c.name)}</strong> <span class="meta">${where ? `${e(where)} · ` : ''}${e(c.color)} · ${n} coding(s)</span>${c.memo ? `<br><span class="meta">${e(c.memo)}</span>` : ''}</li>`);
+      parts.push(
+        `<li>${swatch(c.color)}<strong>${e(c.name)}</strong> <span class="meta">${where ? `${e(where)} · ` : ''}${e(c.color)} · ${n} coding(s)</span>${c.memo ? `<br><span class="meta">${e(c.memo)}</span>` : ''}</li>`,
+      );
     }
     parts.push('</ul>');
   }
@@ -317,26 +337,38 @@ td.q{white-space:pre-wrap}
   return `${parts.join('\n')}\n`;
 }
 
-function renderSourceHtml(src: SnapshotSource, segments: Segment[], av: AvSegment[], codes: Map<number, CodeWithCounts>, codeCell: (id: number) => string): string {
+function renderSourceHtml(
+  src: SnapshotSource,
+  segments: Segment[],
+  av: AvSegment[],
+  codes: Map<number, CodeWithCounts>,
+  codeCell: (id: number) => string,
+): string {
   const e = escapeHtml;
   const out: string[] = [];
   out.push(`<section class="source" id="source-${src.source_id}">`);
   out.push(`<h2>${e(src.name)}</h2>`);
-  out.push(`<p class="meta">${e(src.type)} · ${src.length} character(s) · ${segments.length + av.length} coding(s)${src.origin ? ` · from ${e(src.origin)}` : ''}</p>`);
+  out.push(
+    `<p class="meta">${e(src.type)} · ${src.length} character(s) · ${segments.length + av.length} coding(s)${src.origin ? ` · from ${e(src.origin)}` : ''}</p>`,
+  );
   if (src.memo) out.push(`<p><strong>Memo:</strong> ${e(src.memo)}</p>`);
   if (src.text !== null) out.push(`<div class="text">${highlightedText(src.text, segments, codes)}</div>`);
   else out.push(`<p class="meta">No text: a ${e(src.type)} file${src.file_path ? ` (${e(src.file_path)})` : ''}.</p>`);
   if (segments.length > 0) {
     out.push('<h3>Codings</h3><table><thead><tr><th>Code</th><th>Start</th><th>End</th><th>Text</th><th>Memo</th><th>Coder</th></tr></thead><tbody>');
     for (const g of segments) {
-      out.push(`<tr><td>${codeCell(g.code_id)}</td><td>${g.start_pos}</td><td>${g.end_pos}</td><td class="q">${e(g.text)}</td><td class="q">${e(g.memo ?? '')}</td><td>${e(g.owner)}</td></tr>`);
+      out.push(
+        `<tr><td>${codeCell(g.code_id)}</td><td>${g.start_pos}</td><td>${g.end_pos}</td><td class="q">${e(g.text)}</td><td class="q">${e(g.memo ?? '')}</td><td>${e(g.owner)}</td></tr>`,
+      );
     }
     out.push('</tbody></table>');
   }
   if (av.length > 0) {
     out.push('<h3>Time codings</h3><table><thead><tr><th>Code</th><th>From</th><th>To</th><th>Transcript</th><th>Memo</th><th>Coder</th></tr></thead><tbody>');
     for (const g of av) {
-      out.push(`<tr><td>${codeCell(g.code_id)}</td><td>${clock(g.start_ms)}</td><td>${clock(g.end_ms)}</td><td class="q">${e(g.transcript ?? '')}</td><td class="q">${e(g.memo ?? '')}</td><td>${e(g.owner)}</td></tr>`);
+      out.push(
+        `<tr><td>${codeCell(g.code_id)}</td><td>${clock(g.start_ms)}</td><td>${clock(g.end_ms)}</td><td class="q">${e(g.transcript ?? '')}</td><td class="q">${e(g.memo ?? '')}</td><td>${e(g.owner)}</td></tr>`,
+      );
     }
     out.push('</tbody></table>');
   }
@@ -347,7 +379,21 @@ function renderSourceHtml(src: SnapshotSource, segments: Segment[], av: AvSegmen
 // ----- segments CSV ------------------------------------------------------------------------------------------
 
 /** The columns of the segments CSV, in order. */
-export const SEGMENTS_CSV_COLUMNS = ['source', 'code', 'start', 'end', 'text', 'memo', 'coder', 'created_at', 'category', 'unit', 'segment_id', 'source_id', 'code_id'] as const;
+export const SEGMENTS_CSV_COLUMNS = [
+  'source',
+  'code',
+  'start',
+  'end',
+  'text',
+  'memo',
+  'coder',
+  'created_at',
+  'category',
+  'unit',
+  'segment_id',
+  'source_id',
+  'code_id',
+] as const;
 
 /** One CSV field (RFC 4180, section 2): quoted when it holds a comma, a quote, CR or LF; quotes doubled. */
 export function csvField(v: string | number | null): string {
@@ -369,11 +415,39 @@ export function renderSegmentsCsv(s: ProjectSnapshot): string {
   const row = (cells: (string | number | null)[]) => rows.push(cells.map(csvField).join(','));
   for (const g of s.segments) {
     const c = codes.get(g.code_id);
-    row([sources.get(g.source_id) ?? '', c?.name ?? '', g.start_pos, g.end_pos, g.text, g.memo, g.owner, g.created_at, categoryPath(s, c?.category_id ?? null), 'code_points', g.segment_id, g.source_id, g.code_id]);
+    row([
+      sources.get(g.source_id) ?? '',
+      c?.name ?? '',
+      g.start_pos,
+      g.end_pos,
+      g.text,
+      g.memo,
+      g.owner,
+      g.created_at,
+      categoryPath(s, c?.category_id ?? null),
+      'code_points',
+      g.segment_id,
+      g.source_id,
+      g.code_id,
+    ]);
   }
   for (const g of s.av_segments) {
     const c = codes.get(g.code_id);
-    row([sources.get(g.source_id) ?? '', c?.name ?? '', g.start_ms, g.end_ms, g.transcript, g.memo, g.owner, g.created_at, categoryPath(s, c?.category_id ?? null), 'ms', g.segment_id, g.source_id, g.code_id]);
+    row([
+      sources.get(g.source_id) ?? '',
+      c?.name ?? '',
+      g.start_ms,
+      g.end_ms,
+      g.transcript,
+      g.memo,
+      g.owner,
+      g.created_at,
+      categoryPath(s, c?.category_id ?? null),
+      'ms',
+      g.segment_id,
+      g.source_id,
+      g.code_id,
+    ]);
   }
   return `${rows.join('\r\n')}\r\n`;
 }
@@ -402,7 +476,12 @@ export async function writeExport(format: ExportFormat, snapshot: ProjectSnapsho
     case 'codebook':
       return text(renderCodebook(snapshot, opts), { codes: snapshot.codes.length, categories: snapshot.categories.length });
     case 'html':
-      return text(renderHtml(snapshot), { sources: snapshot.sources.length, codes: snapshot.codes.length, segments: snapshot.segments.length, av_segments: snapshot.av_segments.length });
+      return text(renderHtml(snapshot), {
+        sources: snapshot.sources.length,
+        codes: snapshot.codes.length,
+        segments: snapshot.segments.length,
+        av_segments: snapshot.av_segments.length,
+      });
     case 'segments_csv':
       return text(renderSegmentsCsv(snapshot), { rows: snapshot.segments.length + snapshot.av_segments.length });
     case 'qdc': {
@@ -437,28 +516,115 @@ async function guardWrite(file: string, write: () => Promise<void>): Promise<voi
 const FORMAT_CUES: readonly { format: ExportFormat; words: readonly string[]; reason: string }[] = [
   {
     format: 'refi_qda',
-    words: ['nvivo', 'atlas', 'atlas.ti', 'atlasti', 'maxqda', 'qualcoder', 'quirkos', 'transana', 'dedoose', 'refi', 'qdpx', 'qde', 'interoperab', 'migrat', 'switch', 'another tool', 'other tool', 'other software', 'archiv', 'backup', 'whole project', 'colleague using', 'exchange'],
-    reason: 'REFI-QDA (.qdpx) is the exchange standard NVivo, ATLAS.ti, MAXQDA and QualCoder import: it carries the codebook, the sources with their texts, every coding with its coder and time, memos, cases and their attributes',
+    words: [
+      'nvivo',
+      'atlas',
+      'atlas.ti',
+      'atlasti',
+      'maxqda',
+      'qualcoder',
+      'quirkos',
+      'transana',
+      'dedoose',
+      'refi',
+      'qdpx',
+      'qde',
+      'interoperab',
+      'migrat',
+      'switch',
+      'another tool',
+      'other tool',
+      'other software',
+      'archiv',
+      'backup',
+      'whole project',
+      'colleague using',
+      'exchange',
+    ],
+    reason:
+      'REFI-QDA (.qdpx) is the exchange standard NVivo, ATLAS.ti, MAXQDA and QualCoder import: it carries the codebook, the sources with their texts, every coding with its coder and time, memos, cases and their attributes',
   },
   {
     format: 'codebook',
-    words: ['codebook', 'code book', 'code list', 'list of codes', 'definitions', 'review', 'supervisor', 'coding manual', 'coding frame', 'codeframe', 'appendix', 'methods section', 'plain text', 'txt'],
-    reason: 'the plain-text codebook lists categories and codes with their colours, how often each was used and their memos: easy to read, review, paste into a methods appendix or compare in a diff',
+    words: [
+      'codebook',
+      'code book',
+      'code list',
+      'list of codes',
+      'definitions',
+      'review',
+      'supervisor',
+      'coding manual',
+      'coding frame',
+      'codeframe',
+      'appendix',
+      'methods section',
+      'plain text',
+      'txt',
+    ],
+    reason:
+      'the plain-text codebook lists categories and codes with their colours, how often each was used and their memos: easy to read, review, paste into a methods appendix or compare in a diff',
   },
   {
     format: 'qdc',
     words: ['qdc', 'codebook exchange', 'import the codebook', 'share the codebook', 'codebook into', 'codebook to'],
-    reason: 'the REFI-QDA codebook file (.qdc) moves only the codebook (codes, nesting, colours, definitions) into another QDA tool, without sources or codings',
+    reason:
+      'the REFI-QDA codebook file (.qdc) moves only the codebook (codes, nesting, colours, definitions) into another QDA tool, without sources or codings',
   },
   {
     format: 'html',
-    words: ['read', 'print', 'browser', 'web', 'html', 'present', 'show', 'participant', 'highlight', 'view', 'share with', 'send', 'report', 'pdf', 'document'],
-    reason: 'the HTML export shows every source with its coded passages highlighted in the codes’ colours and a legend: it opens in any browser, prints well, and needs no QDA software',
+    words: [
+      'read',
+      'print',
+      'browser',
+      'web',
+      'html',
+      'present',
+      'show',
+      'participant',
+      'highlight',
+      'view',
+      'share with',
+      'send',
+      'report',
+      'pdf',
+      'document',
+    ],
+    reason:
+      'the HTML export shows every source with its coded passages highlighted in the codes’ colours and a legend: it opens in any browser, prints well, and needs no QDA software',
   },
   {
     format: 'segments_csv',
-    words: ['statistic', 'stats', 'r', 'rstudio', 'tidyverse', 'python', 'pandas', 'jupyter', 'notebook', 'spreadsheet', 'excel', 'csv', 'quantitativ', 'count', 'frequenc', 'cross-tab', 'crosstab', 'mixed method', 'regression', 'analysis', 'analyse', 'analyze', 'table', 'data frame', 'dataframe', 'sql'],
-    reason: 'the segments CSV has one row per coded segment (source, code, positions, text, memo, coder, time): it loads straight into R, Python (pandas) or a spreadsheet for counting and statistics',
+    words: [
+      'statistic',
+      'stats',
+      'r',
+      'rstudio',
+      'tidyverse',
+      'python',
+      'pandas',
+      'jupyter',
+      'notebook',
+      'spreadsheet',
+      'excel',
+      'csv',
+      'quantitativ',
+      'count',
+      'frequenc',
+      'cross-tab',
+      'crosstab',
+      'mixed method',
+      'regression',
+      'analysis',
+      'analyse',
+      'analyze',
+      'table',
+      'data frame',
+      'dataframe',
+      'sql',
+    ],
+    reason:
+      'the segments CSV has one row per coded segment (source, code, positions, text, memo, coder, time): it loads straight into R, Python (pandas) or a spreadsheet for counting and statistics',
   },
 ];
 
@@ -500,7 +666,8 @@ export function suggestExportFormat(useCase: string): ExportSuggestion {
     ? ['No keyword of the use case points to a particular format, so the most complete one is recommended: ' + (scored[0] as (typeof scored)[number]).reason]
     : [`The use case mentions ${best.matched.map((m) => `"${m}"`).join(', ')}: ${best.reason}`];
   const recommended = none ? 'refi_qda' : best.format;
-  if (recommended === 'refi_qda') reasons.push('Positions in the file count Unicode code points, as the standard says; tools that count otherwise may shift codings after emoji.');
+  if (recommended === 'refi_qda')
+    reasons.push('Positions in the file count Unicode code points, as the standard says; tools that count otherwise may shift codings after emoji.');
   return {
     use_case: useCase,
     recommended,
@@ -510,6 +677,10 @@ export function suggestExportFormat(useCase: string): ExportSuggestion {
     alternatives: ranked
       .filter((r) => r.format !== recommended && r.matched.length > 0)
       .map((r) => ({ format: r.format, extension: EXPORT_FORMATS[r.format].extensions[0] as string, reason: r.reason, matched: r.matched })),
-    formats: (Object.keys(EXPORT_FORMATS) as ExportFormat[]).map((f) => ({ format: f, extensions: EXPORT_FORMATS[f].extensions, description: EXPORT_FORMATS[f].description })),
+    formats: (Object.keys(EXPORT_FORMATS) as ExportFormat[]).map((f) => ({
+      format: f,
+      extensions: EXPORT_FORMATS[f].extensions,
+      description: EXPORT_FORMATS[f].description,
+    })),
   };
 }

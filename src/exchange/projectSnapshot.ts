@@ -118,7 +118,7 @@ export function categoryPath(snapshot: Pick<ProjectSnapshot, 'categories'>, cate
   const byId = new Map(snapshot.categories.map((c) => [c.category_id, c]));
   const names: string[] = [];
   const seen = new Set<number>();
-  for (let id = categoryId; id !== null && !seen.has(id); ) {
+  for (let id = categoryId; id !== null && !seen.has(id);) {
     seen.add(id);
     const c = byId.get(id);
     if (!c) break;

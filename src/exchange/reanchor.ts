@@ -108,12 +108,24 @@ export function anchoringWarnings(report: AnchoringReport): string[] {
   const name = (e: AnchoringEntry, moved: boolean) =>
     `"${e.source}" / "${e.code}" ${moved ? `${e.stored_start_pos}-${e.stored_end_pos} -> ${e.start_pos}-${e.end_pos}` : `${e.stored_start_pos}-${e.stored_end_pos}`}`;
   const list = (entries: AnchoringEntry[], moved: boolean, key: keyof AnchoringReport) =>
-    entries.slice(0, NAMED_IN_WARNING).map((e) => name(e, moved)).join('; ') + (entries.length > NAMED_IN_WARNING ? `; ... (all in anchoring.${key})` : '');
+    entries
+      .slice(0, NAMED_IN_WARNING)
+      .map((e) => name(e, moved))
+      .join('; ') + (entries.length > NAMED_IN_WARNING ? `; ... (all in anchoring.${key})` : '');
   const out: string[] = [];
   const { reanchored: r, kept_offsets: k, unplaceable: u } = report;
-  if (r.length > 0) out.push(`${r.length} coding(s) were placed where their stored quote is, because the text at their stored offsets differs from it (source / code, stored -> placed): ${list(r, true, 'reanchored')}`);
-  if (k.length > 0) out.push(`${k.length} coding(s) keep their stored offsets although their stored quote is not in the source text (source / code, offsets): ${list(k, false, 'kept_offsets')}`);
-  if (u.length > 0) out.push(`${u.length} coding(s) were not imported: their offsets lie outside the source text and their quote, if any, is not in it (source / code, offsets): ${list(u, false, 'unplaceable')}`);
+  if (r.length > 0)
+    out.push(
+      `${r.length} coding(s) were placed where their stored quote is, because the text at their stored offsets differs from it (source / code, stored -> placed): ${list(r, true, 'reanchored')}`,
+    );
+  if (k.length > 0)
+    out.push(
+      `${k.length} coding(s) keep their stored offsets although their stored quote is not in the source text (source / code, offsets): ${list(k, false, 'kept_offsets')}`,
+    );
+  if (u.length > 0)
+    out.push(
+      `${u.length} coding(s) were not imported: their offsets lie outside the source text and their quote, if any, is not in it (source / code, offsets): ${list(u, false, 'unplaceable')}`,
+    );
   return out;
 }
 

@@ -42,7 +42,13 @@ function tablesOf(result: FrequencyResult | CooccurrenceResult | CoderComparison
         {
           title: `Code frequencies: ${result.totals.segments} segments in ${result.totals.sources} sources, ${result.totals.codes_used} of ${result.totals.codes} codes used`,
           header: ['code_id', 'code', 'segments', 'sources', 'coders'],
-          rows: result.codes.map((c) => [c.code_id, c.name, c.segment_count, c.source_count, c.coders.map((k) => `${k.coder} (${k.segment_count})`).join('; ')]),
+          rows: result.codes.map((c) => [
+            c.code_id,
+            c.name,
+            c.segment_count,
+            c.source_count,
+            c.coders.map((k) => `${k.coder} (${k.segment_count})`).join('; '),
+          ]),
         },
       ];
     case 'cooccurrence':
@@ -68,7 +74,16 @@ function comparisonTables(result: CoderComparisonResult): Table[] {
   const unitName = result.unit ?? 'character';
   if (result.coders.length === 2) {
     const [a, b] = result.coders as [string, string];
-    const row = (label: string, id: number | null, t: Partial<TwoCoderTable>) => [id, label, t.both ?? 0, t.only_a ?? 0, t.only_b ?? 0, t.neither ?? 0, fixed(t.percent_agreement, 2), fixed(t.kappa, 4)];
+    const row = (label: string, id: number | null, t: Partial<TwoCoderTable>) => [
+      id,
+      label,
+      t.both ?? 0,
+      t.only_a ?? 0,
+      t.only_b ?? 0,
+      t.neither ?? 0,
+      fixed(t.percent_agreement, 2),
+      fixed(t.kappa, 4),
+    ];
     const rows = result.codes.map((c) => row(c.name, c.code_id, c));
     if (result.overall) rows.push(row('(all codes)', null, result.overall));
     tables.push({
@@ -80,7 +95,8 @@ function comparisonTables(result: CoderComparisonResult): Table[] {
   const measureRows: (string | number | null)[][] = [];
   const add = (id: number | null, label: string, m: AgreementMeasures | undefined) => {
     if (!m) return;
-    const one = (name: string, coders: string, x: Measure) => measureRows.push([id, label, name, coders, m.units, fixed(x.value, 4), fixed(x.ci_low, 4), fixed(x.ci_high, 4)]);
+    const one = (name: string, coders: string, x: Measure) =>
+      measureRows.push([id, label, name, coders, m.units, fixed(x.value, 4), fixed(x.ci_low, 4), fixed(x.ci_high, 4)]);
     one('percent_agreement', 'all', m.percent_agreement);
     for (const k of m.cohen_kappa) one('cohen_kappa', k.coders.join(' & '), k);
     one('fleiss_kappa', 'all', m.fleiss_kappa);
@@ -105,7 +121,19 @@ function comparisonTables(result: CoderComparisonResult): Table[] {
   tables.push({
     title: 'Coding suggestions per suggesting coder (agent) and code: accepted unchanged, edited after approval, rejected, pending; rates of the decided',
     header: ['coder', 'code_id', 'code', 'suggested', 'accepted', 'edited', 'rejected', 'pending', 'acceptance_rate', 'edit_rate', 'rejection_rate'],
-    rows: (result.suggestions?.by_code ?? []).map((x) => [x.coder, x.code_id, x.code, x.suggested, x.accepted, x.edited, x.rejected, x.pending, rate(x.acceptance_rate), rate(x.edit_rate), rate(x.rejection_rate)]),
+    rows: (result.suggestions?.by_code ?? []).map((x) => [
+      x.coder,
+      x.code_id,
+      x.code,
+      x.suggested,
+      x.accepted,
+      x.edited,
+      x.rejected,
+      x.pending,
+      rate(x.acceptance_rate),
+      rate(x.edit_rate),
+      rate(x.rejection_rate),
+    ]),
   });
   return tables;
 }
@@ -135,7 +163,8 @@ export function escapeHtml(text: string): string {
 const TITLES = { frequency: 'Code frequencies', cooccurrence: 'Code co-occurrence', coder_comparison: 'Coder comparison' } as const;
 
 function toHtml(view: ReportView, tables: Table[]): string {
-  const cell = (v: string | number | null, tag: 'td' | 'th') => `<${tag}${typeof v === 'number' ? ' class="n"' : ''}>${v === null ? '' : escapeHtml(String(v))}</${tag}>`;
+  const cell = (v: string | number | null, tag: 'td' | 'th') =>
+    `<${tag}${typeof v === 'number' ? ' class="n"' : ''}>${v === null ? '' : escapeHtml(String(v))}</${tag}>`;
   const meta = [
     ['report', `${view.report_id} (${view.report_type})`],
     ['created', `${view.created_at} by ${view.owner}`],

@@ -39,7 +39,10 @@ const names = (p: RetrievedPassage) => p.codes.map((c) => c.name).join('; ');
 
 function toCsv(r: RetrievalResult): string {
   const lines = [['Source', 'Speaker', 'Paragraph', 'Codes', 'Coders', 'Text'].join(',')];
-  for (const p of r.passages) lines.push([csvField(p.source_name), csvField(p.speaker), csvField(p.paragraph), csvField(names(p)), csvField(p.coders.join('; ')), csvField(p.text)].join(','));
+  for (const p of r.passages)
+    lines.push(
+      [csvField(p.source_name), csvField(p.speaker), csvField(p.paragraph), csvField(names(p)), csvField(p.coders.join('; ')), csvField(p.text)].join(','),
+    );
   return `${lines.join('\r\n')}\r\n`;
 }
 
@@ -49,7 +52,10 @@ function toCsv(r: RetrievalResult): string {
  * parenthesis of a number (ordered list items). Rendered, the result reads as `text`.
  */
 export function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_[\]<>|~&]/g, (c) => `\\${c}`).replace(/^(\s*)([#+\-=])/, '$1\\$2').replace(/^(\s*\d+)([.)])/, '$1\\$2');
+  return text
+    .replace(/[\\`*_[\]<>|~&]/g, (c) => `\\${c}`)
+    .replace(/^(\s*)([#+\-=])/, '$1\\$2')
+    .replace(/^(\s*\d+)([.)])/, '$1\\$2');
 }
 
 function summary(r: RetrievalResult): string {
@@ -98,7 +104,10 @@ function toHtml(r: RetrievalResult, h: RetrievalHeading): string {
   for (const s of bySource(r)) {
     parts.push(`<h2>${escapeHtml(s.name)}</h2>`);
     for (const p of s.passages) {
-      parts.push(`<p><span class="where">${escapeHtml(passagePlace(p))}</span> · <span class="codes">${escapeHtml(names(p).replace(/; /g, ', '))}</span></p>`, `<blockquote>${escapeHtml(p.text)}</blockquote>`);
+      parts.push(
+        `<p><span class="where">${escapeHtml(passagePlace(p))}</span> · <span class="codes">${escapeHtml(names(p).replace(/; /g, ', '))}</span></p>`,
+        `<blockquote>${escapeHtml(p.text)}</blockquote>`,
+      );
     }
   }
   parts.push('</body>', '</html>');

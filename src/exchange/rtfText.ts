@@ -12,16 +12,94 @@ import { ToolError } from '../core/errors';
  * destinations a reader does not know).
  */
 const RTF_SKIP_DESTINATIONS = new Set([
-  'aftncn', 'aftnsep', 'aftnsepc', 'annotation', 'atnauthor', 'atndate', 'atnicn', 'atnid', 'atnparent',
-  'atnref', 'atntime', 'atrfend', 'atrfstart', 'author', 'bkmkend', 'bkmkstart', 'buptim', 'category',
-  'colortbl', 'comment', 'company', 'creatim', 'doccomm', 'docvar', 'falt', 'ffdeftext', 'ffentrymcr',
-  'ffexitmcr', 'ffformat', 'ffhelptext', 'ffl', 'ffname', 'ffstattext', 'file', 'filetbl', 'fldinst',
-  'fontemb', 'fontfile', 'footer', 'footerf', 'footerl', 'footerr', 'footnote', 'ftncn', 'ftnsep',
-  'ftnsepc', 'header', 'headerf', 'headerl', 'headerr', 'info', 'keywords', 'levelnumbers', 'leveltext',
-  'list', 'listoverridetable', 'listpicture', 'listtable', 'manager', 'nonshppict', 'object', 'objdata',
-  'operator', 'panose', 'pict', 'pn', 'printim', 'private', 'revtbl', 'revtim', 'rsidtbl', 'stylesheet',
-  'subject', 'tc', 'template', 'title', 'txe', 'xe', 'xmlnstbl', 'userprops', 'themedata',
-  'colorschememapping', 'latentstyles', 'datastore', 'generator', 'pgdsctbl', 'protusertbl', 'mmathPr',
+  'aftncn',
+  'aftnsep',
+  'aftnsepc',
+  'annotation',
+  'atnauthor',
+  'atndate',
+  'atnicn',
+  'atnid',
+  'atnparent',
+  'atnref',
+  'atntime',
+  'atrfend',
+  'atrfstart',
+  'author',
+  'bkmkend',
+  'bkmkstart',
+  'buptim',
+  'category',
+  'colortbl',
+  'comment',
+  'company',
+  'creatim',
+  'doccomm',
+  'docvar',
+  'falt',
+  'ffdeftext',
+  'ffentrymcr',
+  'ffexitmcr',
+  'ffformat',
+  'ffhelptext',
+  'ffl',
+  'ffname',
+  'ffstattext',
+  'file',
+  'filetbl',
+  'fldinst',
+  'fontemb',
+  'fontfile',
+  'footer',
+  'footerf',
+  'footerl',
+  'footerr',
+  'footnote',
+  'ftncn',
+  'ftnsep',
+  'ftnsepc',
+  'header',
+  'headerf',
+  'headerl',
+  'headerr',
+  'info',
+  'keywords',
+  'levelnumbers',
+  'leveltext',
+  'list',
+  'listoverridetable',
+  'listpicture',
+  'listtable',
+  'manager',
+  'nonshppict',
+  'object',
+  'objdata',
+  'operator',
+  'panose',
+  'pict',
+  'pn',
+  'printim',
+  'private',
+  'revtbl',
+  'revtim',
+  'rsidtbl',
+  'stylesheet',
+  'subject',
+  'tc',
+  'template',
+  'title',
+  'txe',
+  'xe',
+  'xmlnstbl',
+  'userprops',
+  'themedata',
+  'colorschememapping',
+  'latentstyles',
+  'datastore',
+  'generator',
+  'pgdsctbl',
+  'protusertbl',
+  'mmathPr',
 ]);
 
 /** Control words that stand for characters (RTF 1.9.1, "Special Characters"). */
@@ -66,28 +144,55 @@ const RTF_CHAR_SYMBOLS: Readonly<Record<string, string>> = {
 
 /** `\fcharsetN` (RTF 1.9.1, font table) to Windows code page. 1 (DEFAULT) and unknown use the document's. */
 const RTF_CHARSET_CODEPAGE: Readonly<Record<number, number>> = {
-  0: 1252, 77: 10000, 128: 932, 129: 949, 134: 936, 136: 950, 161: 1253, 162: 1254, 163: 1258,
-  177: 1255, 178: 1256, 186: 1257, 204: 1251, 222: 874, 238: 1250,
+  0: 1252,
+  77: 10000,
+  128: 932,
+  129: 949,
+  134: 936,
+  136: 950,
+  161: 1253,
+  162: 1254,
+  163: 1258,
+  177: 1255,
+  178: 1256,
+  186: 1257,
+  204: 1251,
+  222: 874,
+  238: 1250,
 };
 
 /** Windows code page number to a WHATWG Encoding label TextDecoder accepts; unknown pages fall back to 1252. */
 function codepageLabel(cp: number): string {
   if (cp >= 1250 && cp <= 1258) return `windows-${cp}`;
   switch (cp) {
-    case 874: return 'windows-874';
-    case 866: return 'ibm866';
-    case 932: return 'shift_jis';
-    case 936: return 'gbk';
-    case 949: return 'euc-kr';
-    case 950: return 'big5';
-    case 10000: return 'macintosh';
-    case 20866: return 'koi8-r';
-    case 28591: return 'iso-8859-1';
-    case 28592: return 'iso-8859-2';
-    case 28605: return 'iso-8859-15';
-    case 54936: return 'gb18030';
-    case 65001: return 'utf-8';
-    default: return 'windows-1252';
+    case 874:
+      return 'windows-874';
+    case 866:
+      return 'ibm866';
+    case 932:
+      return 'shift_jis';
+    case 936:
+      return 'gbk';
+    case 949:
+      return 'euc-kr';
+    case 950:
+      return 'big5';
+    case 10000:
+      return 'macintosh';
+    case 20866:
+      return 'koi8-r';
+    case 28591:
+      return 'iso-8859-1';
+    case 28592:
+      return 'iso-8859-2';
+    case 28605:
+      return 'iso-8859-15';
+    case 54936:
+      return 'gb18030';
+    case 65001:
+      return 'utf-8';
+    default:
+      return 'windows-1252';
   }
 }
 

@@ -85,7 +85,11 @@ export function decodeTextFile(bytes: Uint8Array, fileName = 'the file'): Decode
   if (bom) {
     const text = exactDecode(buf.subarray(bom.bytes.length), bom.iconv);
     if (text === undefined) {
-      throw new ToolError('SOURCE_IMPORT_FAILED', `${fileName} begins with a ${bom.encoding} byte-order mark but is not valid ${bom.encoding}. Save it as UTF-8 and import again.`, { likely_encoding: bom.encoding });
+      throw new ToolError(
+        'SOURCE_IMPORT_FAILED',
+        `${fileName} begins with a ${bom.encoding} byte-order mark but is not valid ${bom.encoding}. Save it as UTF-8 and import again.`,
+        { likely_encoding: bom.encoding },
+      );
     }
     return { text, encoding: bom.encoding, bom: true };
   }

@@ -148,8 +148,7 @@ export async function extractFile(absPath: string): Promise<ExtractedFile> {
   if (!format) {
     throw new ToolError(
       'SOURCE_IMPORT_FAILED',
-      `Unsupported file type "${ext || '(no extension)'}" for "${path.basename(absPath)}". ` +
-        `Supported: ${SUPPORTED_EXTENSIONS.join(' ')}.`,
+      `Unsupported file type "${ext || '(no extension)'}" for "${path.basename(absPath)}". ` + `Supported: ${SUPPORTED_EXTENSIONS.join(' ')}.`,
     );
   }
   if (!format.extract) {

@@ -99,7 +99,14 @@ export function decodeTranscriptBytes(bytes: Uint8Array): { text: string; encodi
 export async function readSidecar(file: string): Promise<LoadedTranscript> {
   const stat = await fs.promises.stat(file);
   if (stat.size > MAX_SIDECAR_BYTES) {
-    return { format: 'timestamped_text', origin: { kind: 'sidecar', path: file }, segments: [], language: null, duration_ms: null, warnings: [`${stat.size} bytes is more than the ${MAX_SIDECAR_BYTES} a transcript may have`] };
+    return {
+      format: 'timestamped_text',
+      origin: { kind: 'sidecar', path: file },
+      segments: [],
+      language: null,
+      duration_ms: null,
+      warnings: [`${stat.size} bytes is more than the ${MAX_SIDECAR_BYTES} a transcript may have`],
+    };
   }
   const { text, encoding } = decodeTranscriptBytes(await fs.promises.readFile(file));
   const warnings = encoding === 'utf-8' ? [] : [`not valid UTF-8; read as Windows-1252`];
@@ -288,7 +295,8 @@ export function endpointRequest(endpoint: string): { url: URL; model: string } {
   } catch {
     throw new ToolError('TRANSCRIPTION_FAILED', `The transcription endpoint "${endpoint}" is not a URL (expected e.g. http://127.0.0.1:8000)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolError('TRANSCRIPTION_FAILED', `The transcription endpoint must be http or https (got ${url.protocol})`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ToolError('TRANSCRIPTION_FAILED', `The transcription endpoint must be http or https (got ${url.protocol})`);
   const model = url.searchParams.get('model') || DEFAULT_TRANSCRIPTION_MODEL;
   url.searchParams.delete('model');
   if (!/\/audio\/transcriptions\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/audio/transcriptions`;
@@ -308,7 +316,11 @@ function num(v: unknown): number | null {
  * the start of its text is used. Errors: TRANSCRIPTION_FAILED (bad URL, unreachable, timeout, non-2xx answer, or an
  * answer without `text`/`segments`).
  */
-export async function transcribeWithEndpoint(endpoint: string, mediaPath: string, opts: { mime?: string | null; timeoutMs?: number } = {}): Promise<LoadedTranscript> {
+export async function transcribeWithEndpoint(
+  endpoint: string,
+  mediaPath: string,
+  opts: { mime?: string | null; timeoutMs?: number } = {},
+): Promise<LoadedTranscript> {
   const { url, model } = endpointRequest(endpoint);
   const shown = url.origin + url.pathname;
   const form = new FormData();
@@ -323,7 +335,10 @@ export async function transcribeWithEndpoint(endpoint: string, mediaPath: string
     throw new ToolError('TRANSCRIPTION_FAILED', `The transcription endpoint ${shown} could not be reached: ${(e as Error).message}`);
   }
   const body = await res.text();
-  if (!res.ok) throw new ToolError('TRANSCRIPTION_FAILED', `The transcription endpoint ${shown} answered ${res.status} ${res.statusText}: ${body.slice(0, 300)}`, { status: res.status });
+  if (!res.ok)
+    throw new ToolError('TRANSCRIPTION_FAILED', `The transcription endpoint ${shown} answered ${res.status} ${res.statusText}: ${body.slice(0, 300)}`, {
+      status: res.status,
+    });
   let json: { text?: unknown; language?: unknown; duration?: unknown; segments?: unknown };
   try {
     json = JSON.parse(body) as typeof json;
@@ -376,10 +391,17 @@ export async function transcribeWithEndpoint(endpoint: string, mediaPath: string
  * followed, it lies in the media file's own folder (the folder the researcher, or a checked import, chose) or
  * inside the policy's folders; any other (a link pointing elsewhere) is rejected with the reason.
  */
-export async function loadTranscript(media: { name: string; file_path: string | null; mime: string | null }, endpoint?: string, paths?: PathPolicy): Promise<LoadedTranscript> {
+export async function loadTranscript(
+  media: { name: string; file_path: string | null; mime: string | null },
+  endpoint?: string,
+  paths?: PathPolicy,
+): Promise<LoadedTranscript> {
   const configured = endpoint?.trim() ? endpoint.trim() : undefined;
   if (!media.file_path) {
-    throw new ToolError('TRANSCRIPT_NOT_FOUND', `The source "${media.name}" has no file path, so there is no sidecar transcript to read and no file to transcribe`);
+    throw new ToolError(
+      'TRANSCRIPT_NOT_FOUND',
+      `The source "${media.name}" has no file path, so there is no sidecar transcript to read and no file to transcribe`,
+    );
   }
   const rejected: { path: string; reason: string }[] = [];
   const mediaDir = realPathOf(path.dirname(media.file_path));
@@ -401,10 +423,14 @@ export async function loadTranscript(media: { name: string; file_path: string | 
   const rejectedText = rejected.length ? ` (found but unusable: ${rejected.map((r) => `${path.basename(r.path)}: ${r.reason}`).join('; ')})` : '';
   if (configured) {
     if (!fs.existsSync(media.file_path)) {
-      throw new ToolError('TRANSCRIPT_NOT_FOUND', `The media file ${media.file_path} of "${media.name}" is missing, so it cannot be transcribed, and no sidecar transcript was found${rejectedText}`, {
-        looked_for: lookedFor,
-        rejected,
-      });
+      throw new ToolError(
+        'TRANSCRIPT_NOT_FOUND',
+        `The media file ${media.file_path} of "${media.name}" is missing, so it cannot be transcribed, and no sidecar transcript was found${rejectedText}`,
+        {
+          looked_for: lookedFor,
+          rejected,
+        },
+      );
     }
     return transcribeWithEndpoint(configured, media.file_path, { mime: media.mime });
   }

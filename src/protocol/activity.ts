@@ -33,7 +33,4 @@ export type ToActivityWebview = { type: 'items'; items: ActivityItem[] } | { typ
 
 /** Webview -> extension. */
 export type FromActivityWebview =
-  | { type: 'ready' }
-  | { type: 'undo'; id: string }
-  | { type: 'approve'; request_id: string }
-  | { type: 'reject'; request_id: string };
+  { type: 'ready' } | { type: 'undo'; id: string } | { type: 'approve'; request_id: string } | { type: 'reject'; request_id: string };

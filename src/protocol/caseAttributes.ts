@@ -35,8 +35,7 @@ export interface CaseAttributesModel {
 
 /** Host -> webview. `cellResult` answers one `setCell`: `error` is the tool's message when it failed. */
 export type ToCaseAttributesWebview =
-  | { type: 'model'; model: CaseAttributesModel }
-  | { type: 'cellResult'; case_id: number; attribute: string; error: string | null };
+  { type: 'model'; model: CaseAttributesModel } | { type: 'cellResult'; case_id: number; attribute: string; error: string | null };
 
 /**
  * Webview -> host. `setCell` with value null removes the attribute from the case; `addAttribute` and

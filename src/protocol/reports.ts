@@ -83,7 +83,14 @@ export interface AgreementDisagreement {
 
 /** Extension -> webview: the data of one view, or a request to switch views. */
 export type ToReportsWebview =
-  | { type: 'frequency'; project: string; codes: (AxisCode & { segment_count: number; source_count: number })[]; unused: number; segments: number; sources: number }
+  | {
+      type: 'frequency';
+      project: string;
+      codes: (AxisCode & { segment_count: number; source_count: number })[];
+      unused: number;
+      segments: number;
+      sources: number;
+    }
   | { type: 'cooccurrence'; project: string; heat: HeatMap; total_overlaps: number; same_code_overlaps: number }
   | {
       type: 'agreement';

@@ -49,7 +49,11 @@ export class StoreDumpAccess implements ProjectRows {
       if (c.delete.length === 0) continue;
       const where = c.primaryKey.map((k) => `${ident(k)} IS ?`).join(' AND ');
       const sql = `DELETE FROM ${ident(t.name)} WHERE ${where}`;
-      for (const row of c.delete) this.store.run(sql, c.primaryKey.map((k) => value(row[k])));
+      for (const row of c.delete)
+        this.store.run(
+          sql,
+          c.primaryKey.map((k) => value(row[k])),
+        );
     }
     for (const c of changes) {
       const t = this.table(c.table);
@@ -66,7 +70,10 @@ export class StoreDumpAccess implements ProjectRows {
       for (const row of c.insert) {
         const cols = t.columns.filter((col) => col in row);
         const sql = `INSERT INTO ${ident(t.name)} (${cols.map(ident).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
-        this.store.run(sql, cols.map((col) => value(row[col])));
+        this.store.run(
+          sql,
+          cols.map((col) => value(row[col])),
+        );
       }
     }
   }
@@ -82,7 +89,9 @@ export class StoreDumpAccess implements ProjectRows {
     const version = Number(this.store.get<{ schema_version: number }>('PRAGMA schema_version')?.schema_version ?? 0);
     if (this.info && version === this.infoVersion) return this.info;
     const names = this.store
-      .all<{ name: string }>("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+      .all<{ name: string }>(
+        "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+      )
       .map((r) => r.name);
     const info = new Map<string, TableInfo>();
     for (const name of names) {
@@ -90,7 +99,10 @@ export class StoreDumpAccess implements ProjectRows {
       info.set(name, {
         name,
         columns: cols.map((c) => c.name),
-        primaryKey: cols.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name),
+        primaryKey: cols
+          .filter((c) => c.pk > 0)
+          .sort((a, b) => a.pk - b.pk)
+          .map((c) => c.name),
       });
     }
     this.info = info;

@@ -94,7 +94,8 @@ export class StoreErasure implements ProjectErasure {
         const kept = new Set(db.all<{ text: string }>('SELECT text FROM segments WHERE source_id <> ?', [sourceId]).map((s) => textHash(s.text)));
         dropHashes = hashes.filter((h) => !kept.has(h));
       }
-      const embeddings = dropHashes.length > 0 ? count('DELETE FROM segment_embeddings WHERE text_hash IN (SELECT value FROM json_each(?))', [JSON.stringify(dropHashes)]) : 0;
+      const embeddings =
+        dropHashes.length > 0 ? count('DELETE FROM segment_embeddings WHERE text_hash IN (SELECT value FROM json_each(?))', [JSON.stringify(dropHashes)]) : 0;
       const provenance = segIds.length > 0 ? count('DELETE FROM segment_provenance WHERE segment_id IN (SELECT value FROM json_each(?))', [idList(segIds)]) : 0;
       const guids =
         count("DELETE FROM exchange_guids WHERE kind = 'source' AND local_id = ?", [String(sourceId)]) +
@@ -106,7 +107,9 @@ export class StoreErasure implements ProjectErasure {
           : 0);
       const suggestions = count('DELETE FROM suggestions WHERE source_id = ?', [sourceId]);
       // a batch of this source that no longer holds a suggestion goes with them
-      count('DELETE FROM suggestion_batches WHERE source_id = ? AND NOT EXISTS (SELECT 1 FROM suggestions s WHERE s.batch_id = suggestion_batches.id)', [sourceId]);
+      count('DELETE FROM suggestion_batches WHERE source_id = ? AND NOT EXISTS (SELECT 1 FROM suggestions s WHERE s.batch_id = suggestion_batches.id)', [
+        sourceId,
+      ]);
       const rows: ErasedRows = {
         segments: count('DELETE FROM segments WHERE source_id = ?', [sourceId]),
         av_segments: count('DELETE FROM av_segments WHERE source_id = ?', [sourceId]),
@@ -135,8 +138,12 @@ export class StoreErasure implements ProjectErasure {
       rows.reports_redacted = this.redactReports(redactor);
       // suggestions and batches of other sources or of none (code suggestions quote sample contexts)
       rows.suggestions_redacted =
-        this.redactColumns('suggestions', 'id', ['text', 'sample_contexts', 'rationale', 'details', 'memo', 'feedback', 'result', 'reason', 'error'], redactor) +
-        this.redactColumns('suggestion_batches', 'id', ['rationale', 'params', 'response_reason'], redactor);
+        this.redactColumns(
+          'suggestions',
+          'id',
+          ['text', 'sample_contexts', 'rationale', 'details', 'memo', 'feedback', 'result', 'reason', 'error'],
+          redactor,
+        ) + this.redactColumns('suggestion_batches', 'id', ['rationale', 'params', 'response_reason'], redactor);
       return rows;
     } finally {
       db.setSecureDelete(false);
@@ -193,7 +200,12 @@ export class StoreErasure implements ProjectErasure {
       // the description quotes arguments or a passage: only its opening words are kept (up to the first ':' or
       // quoted name), "merge 'A' (2 passages)..." -> "merge: [erased]", "Apply Code: text=..." -> "Apply Code: [erased]"
       const desc = args !== null || result !== null || named ? `${r.description.split(/[:']/u)[0]!.trimEnd()}: [erased]` : description;
-      this.store.run('UPDATE approval_requests SET arguments = ?, result = ?, description = ? WHERE request_id = ?', [args ?? r.arguments, result ?? r.result, desc, r.request_id]);
+      this.store.run('UPDATE approval_requests SET arguments = ?, result = ?, description = ? WHERE request_id = ?', [
+        args ?? r.arguments,
+        result ?? r.result,
+        desc,
+        r.request_id,
+      ]);
       n++;
     }
     return n;
@@ -224,7 +236,12 @@ export class StoreErasure implements ProjectErasure {
       const filters = redactor.redactJsonText(r.filters);
       const params = redactor.redactJsonText(r.params);
       if (result === null && filters === null && params === null) continue;
-      this.store.run('UPDATE reports SET result = ?, filters = ?, params = ? WHERE id = ?', [result ?? r.result, filters ?? r.filters, params ?? r.params, r.id]);
+      this.store.run('UPDATE reports SET result = ?, filters = ?, params = ? WHERE id = ?', [
+        result ?? r.result,
+        filters ?? r.filters,
+        params ?? r.params,
+        r.id,
+      ]);
       n++;
     }
     return n;

@@ -77,7 +77,18 @@ export const PAYLOAD_SHAPES: readonly (readonly string[])[] = [
   /* 2: source.updated, and other field changes */ ['source_id', 'field', 'old_value', 'new_value'],
   /* 3: coding.segment_uncoded */ ['segment_id', 'code_id', 'source_id'],
   /* 4: coding.segment_updated */ ['segment_id', 'code_id', 'source_id', 'field', 'old_value', 'new_value'],
-  /* 5: coding.segment_uncoded since undo (src/domain/coding.ts deleteSegment) */ ['segment_id', 'code_id', 'source_id', 'start', 'end', 'text', 'memo', 'importance', 'owner', 'session_id'],
+  /* 5: coding.segment_uncoded since undo (src/domain/coding.ts deleteSegment) */ [
+    'segment_id',
+    'code_id',
+    'source_id',
+    'start',
+    'end',
+    'text',
+    'memo',
+    'importance',
+    'owner',
+    'session_id',
+  ],
 ];
 
 const SHAPE_OF = new Map(PAYLOAD_SHAPES.map((keys, i) => [keys.join('\u0000'), i]));

@@ -29,7 +29,11 @@ export function acquireLock(projectPath: string): ProjectLock {
   const lockPath = `${projectPath}.lock`;
   const info: LockInfo = { pid: process.pid, hostname: os.hostname(), started_at: new Date().toISOString() };
   if (heldHere.has(lockPath)) {
-    throw new ToolError('PROJECT_LOCKED', `The project ${projectPath} is already open in this process (pid ${process.pid}). Close it before opening it again.`, info);
+    throw new ToolError(
+      'PROJECT_LOCKED',
+      `The project ${projectPath} is already open in this process (pid ${process.pid}). Close it before opening it again.`,
+      info,
+    );
   }
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

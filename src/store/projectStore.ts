@@ -331,9 +331,7 @@ export class ProjectStore {
   checkpoint(): void {
     if (this.closed || this.pending) return;
     this.clearIdle();
-    this.db.run("INSERT INTO meta(key, value) VALUES ('journal_seq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [
-      String(this.seq),
-    ]);
+    this.db.run("INSERT INTO meta(key, value) VALUES ('journal_seq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [String(this.seq)]);
     const bytes = this.db.export();
     // export() reopens the connection on some builds, resetting per-connection settings; set them again
     this.db.exec(CONNECTION_PRAGMAS);

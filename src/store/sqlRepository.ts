@@ -244,7 +244,20 @@ export class SqlProjectRepository implements ProjectRepository {
   insertSegment(seg: NewSegment, st: Stamp): number {
     return this.db.run(
       'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, coder_role, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)',
-      [seg.code_id, seg.source_id, seg.start_pos, seg.end_pos, seg.text, seg.memo, seg.importance, st.owner, st.session_id, st.coder_role ?? null, st.now, st.now],
+      [
+        seg.code_id,
+        seg.source_id,
+        seg.start_pos,
+        seg.end_pos,
+        seg.text,
+        seg.memo,
+        seg.importance,
+        st.owner,
+        st.session_id,
+        st.coder_role ?? null,
+        st.now,
+        st.now,
+      ],
     ).lastId;
   }
   setSegmentMemo(id: number, memo: string | null, now: string): void {
@@ -273,10 +286,7 @@ export class SqlProjectRepository implements ProjectRepository {
     return a + b;
   }
   deleteSegmentsOfCode(codeId: number): number {
-    return (
-      this.db.run('DELETE FROM segments WHERE code_id = ?', [codeId]).changes +
-      this.db.run('DELETE FROM av_segments WHERE code_id = ?', [codeId]).changes
-    );
+    return this.db.run('DELETE FROM segments WHERE code_id = ?', [codeId]).changes + this.db.run('DELETE FROM av_segments WHERE code_id = ?', [codeId]).changes;
   }
   deleteSegmentsOfSource(sourceId: number): number {
     return (
@@ -306,7 +316,9 @@ export class SqlProjectRepository implements ProjectRepository {
     return this.db.all<SourceInfo>(`SELECT s.id AS source_id, s.name, s.type FROM sources s ORDER BY s.id`).find((s) => nameKey(s.name) === key);
   }
   findSourceByPath(filePath: string): SourceInfo | undefined {
-    return this.db.get<SourceInfo>(`SELECT s.id AS source_id, s.name, s.type, s.file_path FROM sources s WHERE s.file_path = ? ORDER BY s.id LIMIT 1`, [filePath]);
+    return this.db.get<SourceInfo>(`SELECT s.id AS source_id, s.name, s.type, s.file_path FROM sources s WHERE s.file_path = ? ORDER BY s.id LIMIT 1`, [
+      filePath,
+    ]);
   }
   insertSource(src: NewSource, st: Stamp): number {
     return this.db.run(
@@ -343,11 +355,7 @@ export class SqlProjectRepository implements ProjectRepository {
   setSourceFolder(id: number, folderId: number | null, now: string): void {
     this.db.run('UPDATE sources SET folder_id = ?, updated_at = ? WHERE id = ?', [folderId, now, id]);
   }
-  insertMetadataHint(
-    sourceId: number,
-    hint: { language: string | null; topics: string[] | null; organization_suggestion: string | null },
-    st: Stamp,
-  ): number {
+  insertMetadataHint(sourceId: number, hint: { language: string | null; topics: string[] | null; organization_suggestion: string | null }, st: Stamp): number {
     return this.db.run(
       'INSERT INTO source_metadata_hints(source_id, language, topics, organization_suggestion, owner, session_id, created_at) VALUES (?,?,?,?,?,?,?)',
       [sourceId, hint.language, hint.topics ? JSON.stringify(hint.topics) : null, hint.organization_suggestion, st.owner, st.session_id, st.now],
@@ -399,8 +407,12 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   shiftSegments(sourceId: number, from: number, delta: number): number {
     if (delta === 0) return 0;
-    return this.db.run('UPDATE segments SET start_pos = start_pos + ?, end_pos = end_pos + ? WHERE source_id = ? AND start_pos >= ?', [delta, delta, sourceId, from])
-      .changes;
+    return this.db.run('UPDATE segments SET start_pos = start_pos + ?, end_pos = end_pos + ? WHERE source_id = ? AND start_pos >= ?', [
+      delta,
+      delta,
+      sourceId,
+      from,
+    ]).changes;
   }
   segmentsOverlapping(sourceId: number, start: number, end: number): Segment[] {
     return this.db.all<Segment>(`SELECT ${SEGMENT_COLS} FROM segments WHERE source_id = ? AND start_pos < ? AND end_pos > ? ORDER BY start_pos, id`, [
@@ -416,7 +428,21 @@ export class SqlProjectRepository implements ProjectRepository {
     const id = this.db.run(
       `INSERT INTO orphan_segments(segment_id, code_id, source_id, start_pos, end_pos, text, memo, importance, owner, session_id, created_at, orphaned_at, reason)
        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [seg.segment_id, seg.code_id, seg.source_id, seg.start_pos, seg.end_pos, seg.text, seg.memo, seg.importance, seg.owner, seg.session_id, seg.created_at, now, reason],
+      [
+        seg.segment_id,
+        seg.code_id,
+        seg.source_id,
+        seg.start_pos,
+        seg.end_pos,
+        seg.text,
+        seg.memo,
+        seg.importance,
+        seg.owner,
+        seg.session_id,
+        seg.created_at,
+        now,
+        reason,
+      ],
     ).lastId;
     this.db.run('DELETE FROM segments WHERE id = ?', [seg.segment_id]);
     return id;
@@ -432,7 +458,26 @@ export class SqlProjectRepository implements ProjectRepository {
     this.db.run(
       `INSERT INTO approval_requests(request_id, tool, arguments, session_id, client_type, client_name, user, trust_level, description, status, created_at, expires_at, decided_at, decided_by, reason, result, error_code, read_versions)
        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [a.request_id, a.tool, a.arguments, a.session_id, a.client_type, a.client_name, a.user, a.trust_level, a.description, a.status, a.created_at, a.expires_at, a.decided_at, a.decided_by, a.reason, a.result, a.error_code, a.read_versions ?? null],
+      [
+        a.request_id,
+        a.tool,
+        a.arguments,
+        a.session_id,
+        a.client_type,
+        a.client_name,
+        a.user,
+        a.trust_level,
+        a.description,
+        a.status,
+        a.created_at,
+        a.expires_at,
+        a.decided_at,
+        a.decided_by,
+        a.reason,
+        a.result,
+        a.error_code,
+        a.read_versions ?? null,
+      ],
     );
   }
   getApproval(requestId: string): ApprovalRecord | undefined {
@@ -443,19 +488,14 @@ export class SqlProjectRepository implements ProjectRepository {
       ? this.db.all<ApprovalRecord>('SELECT * FROM approval_requests WHERE status = ? ORDER BY created_at, request_id LIMIT ?', [status, limit])
       : this.db.all<ApprovalRecord>('SELECT * FROM approval_requests ORDER BY created_at, request_id LIMIT ?', [limit]);
   }
-  decideApproval(requestId: string, d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'decided_by_coder' | 'decided_by_role' | 'reason' | 'result' | 'error_code' | 'arguments'>): void {
-    this.db.run('UPDATE approval_requests SET status = ?, decided_at = ?, decided_by = ?, decided_by_coder = ?, decided_by_role = ?, reason = ?, result = ?, error_code = ?, arguments = ? WHERE request_id = ?', [
-      d.status,
-      d.decided_at,
-      d.decided_by,
-      d.decided_by_coder ?? null,
-      d.decided_by_role ?? null,
-      d.reason,
-      d.result,
-      d.error_code,
-      d.arguments,
-      requestId,
-    ]);
+  decideApproval(
+    requestId: string,
+    d: Pick<ApprovalRecord, 'status' | 'decided_at' | 'decided_by' | 'decided_by_coder' | 'decided_by_role' | 'reason' | 'result' | 'error_code' | 'arguments'>,
+  ): void {
+    this.db.run(
+      'UPDATE approval_requests SET status = ?, decided_at = ?, decided_by = ?, decided_by_coder = ?, decided_by_role = ?, reason = ?, result = ?, error_code = ?, arguments = ? WHERE request_id = ?',
+      [d.status, d.decided_at, d.decided_by, d.decided_by_coder ?? null, d.decided_by_role ?? null, d.reason, d.result, d.error_code, d.arguments, requestId],
+    );
   }
   listEventsSince(afterSeq: number, limit: number): EventRecord[] {
     return this.db.all<StoredEventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit]).map((r) => this.eventFromRow(r));
@@ -479,7 +519,10 @@ export class SqlProjectRepository implements ProjectRepository {
       .map((r) => this.eventFromRow(r));
   }
   findSessionConnected(sessionId: string, beforeSeq: number): EventRecord | undefined {
-    const r = this.db.get<StoredEventRow>("SELECT * FROM events WHERE seq < ? AND event_type = 'session.connected' AND aggregate_id = ? ORDER BY seq DESC LIMIT 1", [beforeSeq, sessionId]);
+    const r = this.db.get<StoredEventRow>(
+      "SELECT * FROM events WHERE seq < ? AND event_type = 'session.connected' AND aggregate_id = ? ORDER BY seq DESC LIMIT 1",
+      [beforeSeq, sessionId],
+    );
     return r ? this.eventFromRow(r) : undefined;
   }
   lastEventSeq(): number {
@@ -594,7 +637,13 @@ export class SqlProjectRepository implements ProjectRepository {
   insertCaseSource(caseId: number, sourceId: number, st: Stamp): boolean {
     // read first, so linking again journals no statement at all
     if (this.db.get('SELECT 1 AS x FROM case_sources WHERE case_id = ? AND source_id = ?', [caseId, sourceId])) return false;
-    this.db.run('INSERT INTO case_sources(case_id, source_id, owner, session_id, created_at) VALUES (?,?,?,?,?)', [caseId, sourceId, st.owner, st.session_id, st.now]);
+    this.db.run('INSERT INTO case_sources(case_id, source_id, owner, session_id, created_at) VALUES (?,?,?,?,?)', [
+      caseId,
+      sourceId,
+      st.owner,
+      st.session_id,
+      st.now,
+    ]);
     return true;
   }
   deleteCaseSource(caseId: number, sourceId: number): boolean {
@@ -604,7 +653,10 @@ export class SqlProjectRepository implements ProjectRepository {
     return true;
   }
   listCaseSegments(caseId: number): CaseSegment[] {
-    return this.db.all<CaseSegment>(`SELECT ${CASE_SEGMENT_COLS} WHERE g.case_id = ? ORDER BY s.name COLLATE NOCASE, g.source_id, g.start_pos, g.end_pos, g.id`, [caseId]);
+    return this.db.all<CaseSegment>(
+      `SELECT ${CASE_SEGMENT_COLS} WHERE g.case_id = ? ORDER BY s.name COLLATE NOCASE, g.source_id, g.start_pos, g.end_pos, g.id`,
+      [caseId],
+    );
   }
   listCaseSegmentsOfSource(sourceId: number): CaseSegment[] {
     return this.db.all<CaseSegment>(`SELECT ${CASE_SEGMENT_COLS} WHERE g.source_id = ? ORDER BY g.start_pos, g.id`, [sourceId]);
@@ -619,7 +671,12 @@ export class SqlProjectRepository implements ProjectRepository {
     return this.db.get<CaseSegment>(`SELECT ${CASE_SEGMENT_COLS} WHERE g.id = ?`, [id]);
   }
   findCaseSegment(caseId: number, sourceId: number, start: number, end: number): CaseSegment | undefined {
-    return this.db.get<CaseSegment>(`SELECT ${CASE_SEGMENT_COLS} WHERE g.case_id = ? AND g.source_id = ? AND g.start_pos = ? AND g.end_pos = ?`, [caseId, sourceId, start, end]);
+    return this.db.get<CaseSegment>(`SELECT ${CASE_SEGMENT_COLS} WHERE g.case_id = ? AND g.source_id = ? AND g.start_pos = ? AND g.end_pos = ?`, [
+      caseId,
+      sourceId,
+      start,
+      end,
+    ]);
   }
   insertCaseSegment(seg: NewCaseSegment, st: Stamp): number {
     return this.db.run('INSERT INTO case_segments(case_id, source_id, start_pos, end_pos, text, owner, session_id, created_at) VALUES (?,?,?,?,?,?,?,?)', [
@@ -745,7 +802,9 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   searchCodeRows(match: string): { code_id: number; matchinfo: number[] }[] {
     return ftsQuery(() =>
-      this.db.all<{ code_id: number; mi: Uint8Array }>(`SELECT docid AS code_id, matchinfo(code_fts, 'pcnx') AS mi FROM code_fts WHERE code_fts MATCH ?`, [match]),
+      this.db.all<{ code_id: number; mi: Uint8Array }>(`SELECT docid AS code_id, matchinfo(code_fts, 'pcnx') AS mi FROM code_fts WHERE code_fts MATCH ?`, [
+        match,
+      ]),
     ).map((r) => ({ code_id: r.code_id, matchinfo: uint32s(r.mi) }));
   }
   searchSegmentRows(match: string, filter: SearchFilter): { segment_id: number; matchinfo: number[] }[] {
@@ -757,21 +816,24 @@ export class SqlProjectRepository implements ProjectRepository {
              WHERE segment_fts MATCH ? AND ${SOURCE_FILTER} AND ${CODE_FILTER}`,
             [match, ...sourceFilterParams(filter), ...codeFilterParams(filter)],
           )
-        : this.db.all<{ segment_id: number; mi: Uint8Array }>(`SELECT docid AS segment_id, matchinfo(segment_fts, 'pcnalx') AS mi FROM segment_fts WHERE segment_fts MATCH ?`, [
-            match,
-          ]),
+        : this.db.all<{ segment_id: number; mi: Uint8Array }>(
+            `SELECT docid AS segment_id, matchinfo(segment_fts, 'pcnalx') AS mi FROM segment_fts WHERE segment_fts MATCH ?`,
+            [match],
+          ),
     );
     return rows.map((r) => ({ segment_id: r.segment_id, matchinfo: uint32s(r.mi) }));
   }
   searchSegmentStats(match: string): number[] | undefined {
-    const row = ftsQuery(() => this.db.get<{ mi: Uint8Array }>(`SELECT matchinfo(segment_fts, 'pcnx') AS mi FROM segment_fts WHERE segment_fts MATCH ? LIMIT 1`, [match]));
+    const row = ftsQuery(() =>
+      this.db.get<{ mi: Uint8Array }>(`SELECT matchinfo(segment_fts, 'pcnx') AS mi FROM segment_fts WHERE segment_fts MATCH ? LIMIT 1`, [match]),
+    );
     return row ? uint32s(row.mi) : undefined;
   }
   listSegmentsForSearch(filter: SearchFilter): SearchSegment[] {
-    return this.db.all<SearchSegment>(
-      `SELECT ${SEARCH_SEGMENT_COLS} WHERE ${SOURCE_FILTER} AND ${CODE_FILTER} ORDER BY g.id`,
-      [...sourceFilterParams(filter), ...codeFilterParams(filter)],
-    );
+    return this.db.all<SearchSegment>(`SELECT ${SEARCH_SEGMENT_COLS} WHERE ${SOURCE_FILTER} AND ${CODE_FILTER} ORDER BY g.id`, [
+      ...sourceFilterParams(filter),
+      ...codeFilterParams(filter),
+    ]);
   }
   getSegmentsForSearch(ids: readonly number[]): SearchSegment[] {
     if (ids.length === 0) return [];
@@ -805,13 +867,10 @@ export class SqlProjectRepository implements ProjectRepository {
   putEmbeddings(model: string, vectors: readonly { hash: string; vector: readonly number[] }[], now: string): number {
     let n = 0;
     for (const { hash, vector } of vectors) {
-      n += this.db.run('INSERT INTO segment_embeddings(model, text_hash, dims, vector, created_at) VALUES (?,?,?,?,?) ON CONFLICT(model, text_hash) DO NOTHING', [
-        model,
-        hash,
-        vector.length,
-        encodeVector(vector),
-        now,
-      ]).changes;
+      n += this.db.run(
+        'INSERT INTO segment_embeddings(model, text_hash, dims, vector, created_at) VALUES (?,?,?,?,?) ON CONFLICT(model, text_hash) DO NOTHING',
+        [model, hash, vector.length, encodeVector(vector), now],
+      ).changes;
     }
     return n;
   }
@@ -858,13 +917,16 @@ export class SqlProjectRepository implements ProjectRepository {
       where.push(`${key} = ?`);
       params.push(v);
     }
-    return this.db.all<SuggestionRecord>(`SELECT ${SUGGESTION_COLS} FROM suggestions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`, params);
+    return this.db.all<SuggestionRecord>(
+      `SELECT ${SUGGESTION_COLS} FROM suggestions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`,
+      params,
+    );
   }
   findPendingSuggestion(
     kind: SuggestionKind,
     match: { name_key?: string; code_id?: number; target_code_id?: number; source_id?: number; start_pos?: number; end_pos?: number },
   ): SuggestionRecord | undefined {
-    const where = ["kind = ?", "status = 'pending'"];
+    const where = ['kind = ?', "status = 'pending'"];
     const params: (string | number)[] = [kind];
     for (const [k, v] of Object.entries(match)) {
       if (v === undefined) continue;
@@ -875,26 +937,16 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   decideSuggestion(id: number, d: SuggestionDecision): void {
     if (d.status === 'rejected') {
-      this.db.run(`UPDATE suggestions SET status = 'rejected', rejected_by = ?, rejected_by_session = ?, rejected_at = ?, reason = ?, feedback = ? WHERE id = ?`, [
-        d.by,
-        d.session_id,
-        d.at,
-        d.reason,
-        d.feedback,
-        id,
-      ]);
+      this.db.run(
+        `UPDATE suggestions SET status = 'rejected', rejected_by = ?, rejected_by_session = ?, rejected_at = ?, reason = ?, feedback = ? WHERE id = ?`,
+        [d.by, d.session_id, d.at, d.reason, d.feedback, id],
+      );
       return;
     }
-    this.db.run('UPDATE suggestions SET status = ?, approved_by = ?, approved_by_session = ?, approved_at = ?, result = ?, error_code = ?, error = ? WHERE id = ?', [
-      d.status,
-      d.by,
-      d.session_id,
-      d.at,
-      d.result,
-      d.error_code,
-      d.error,
-      id,
-    ]);
+    this.db.run(
+      'UPDATE suggestions SET status = ?, approved_by = ?, approved_by_session = ?, approved_at = ?, result = ?, error_code = ?, error = ? WHERE id = ?',
+      [d.status, d.by, d.session_id, d.at, d.result, d.error_code, d.error, id],
+    );
   }
   insertSuggestionBatch(b: NewSuggestionBatch, st: Stamp): number {
     return this.db.run(
@@ -929,7 +981,18 @@ export class SqlProjectRepository implements ProjectRepository {
     this.db.run(
       `INSERT INTO segment_provenance(segment_id, suggestion_id, batch_id, rationale, confidence, suggested_by, suggested_by_session, approved_by, approved_by_session, created_at)
        VALUES (?,?,?,?,?,?,?,?,?,?)`,
-      [p.segment_id, p.suggestion_id, p.batch_id, p.rationale, p.confidence, p.suggested_by, p.suggested_by_session, p.approved_by, p.approved_by_session, p.created_at],
+      [
+        p.segment_id,
+        p.suggestion_id,
+        p.batch_id,
+        p.rationale,
+        p.confidence,
+        p.suggested_by,
+        p.suggested_by_session,
+        p.approved_by,
+        p.approved_by_session,
+        p.created_at,
+      ],
     );
   }
   getSegmentProvenance(segmentId: number): SegmentProvenance | undefined {
@@ -939,7 +1002,6 @@ export class SqlProjectRepository implements ProjectRepository {
       [segmentId],
     );
   }
-
 
   // the design's rename_source / update_memo, and reports (migration 7; src/domain/sources.ts, src/domain/reports.ts)
   renameSource(id: number, name: string, now: string): void {
@@ -958,7 +1020,10 @@ export class SqlProjectRepository implements ProjectRepository {
       st.now,
     ]).lastId;
   }
-  finishReport(id: number, e: { status: 'completed' | 'failed'; result: string | null; error_code: string | null; error: string | null; completed_at: string }): void {
+  finishReport(
+    id: number,
+    e: { status: 'completed' | 'failed'; result: string | null; error_code: string | null; error: string | null; completed_at: string },
+  ): void {
     // The result (8 MB of JSON for a co-occurrence matrix of 2,000 codes) goes in as its UTF-8 bytes, cast
     // back to text, and is journaled as the string (see ProjectStore.run).
     const values = [e.status, e.error_code, e.error, e.completed_at, id];
@@ -975,7 +1040,11 @@ export class SqlProjectRepository implements ProjectRepository {
     const where = 'WHERE (? IS NULL OR type = ?) AND (? IS NULL OR status = ?)';
     const params = [q.type ?? null, q.type ?? null, q.status ?? null, q.status ?? null];
     const total = Number(this.db.get<{ n: number }>(`SELECT count(*) AS n FROM reports ${where}`, params)?.n ?? 0);
-    const reports = this.db.all<ReportRecord>(`SELECT ${REPORT_COLS}, NULL AS result FROM reports ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, [...params, q.limit, q.offset]);
+    const reports = this.db.all<ReportRecord>(`SELECT ${REPORT_COLS}, NULL AS result FROM reports ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, [
+      ...params,
+      q.limit,
+      q.offset,
+    ]);
     return { total, reports };
   }
   reportCodedRanges(filter: ReportFilter, owners?: readonly string[]): CodedRanges {
@@ -986,10 +1055,10 @@ export class SqlProjectRepository implements ProjectRepository {
     // no owners (a project nobody has coded in yet): a constant, since CASE needs at least one WHEN
     const ownerCol = owners ? (owners.length > 0 ? `, CASE g.owner ${owners.map(() => 'WHEN ? THEN ?').join(' ')} ELSE -1 END` : ', -1') : '';
     const ownerParams: SqlParam[] = owners ? owners.flatMap((o, i) => [o, i]) : [];
-    const cols = this.db.intColumns(`SELECT g.source_id, g.code_id, g.start_pos, g.end_pos${ownerCol} FROM segments g ${f.where} ORDER BY g.source_id, g.start_pos`, [
-      ...ownerParams,
-      ...f.params,
-    ]);
+    const cols = this.db.intColumns(
+      `SELECT g.source_id, g.code_id, g.start_pos, g.end_pos${ownerCol} FROM segments g ${f.where} ORDER BY g.source_id, g.start_pos`,
+      [...ownerParams, ...f.params],
+    );
     const [source_id, code_id, start_pos, end_pos] = cols as [Int32Array, Int32Array, Int32Array, Int32Array];
     const owner = owners ? (cols[4] as Int32Array) : new Int32Array(source_id.length).fill(-1);
     return { source_id, code_id, start_pos, end_pos, owner, owners: [...(owners ?? [])] };
@@ -1014,9 +1083,10 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   textSourceLengths(sourceIds?: readonly number[]): { source_id: number; name: string; length: number }[] {
     return sourceIds
-      ? this.db.all("SELECT id AS source_id, name, content_length AS length FROM sources WHERE type = 'text' AND id IN (SELECT value FROM json_each(?)) ORDER BY id", [
-          JSON.stringify(sourceIds),
-        ])
+      ? this.db.all(
+          "SELECT id AS source_id, name, content_length AS length FROM sources WHERE type = 'text' AND id IN (SELECT value FROM json_each(?)) ORDER BY id",
+          [JSON.stringify(sourceIds)],
+        )
       : this.db.all("SELECT id AS source_id, name, content_length AS length FROM sources WHERE type = 'text' ORDER BY id");
   }
   caseExtents(caseIds: readonly number[]): { source_id: number; whole: boolean; start_pos: number; end_pos: number }[] {
@@ -1053,10 +1123,16 @@ export class SqlProjectRepository implements ProjectRepository {
       ['av_coding', 'av_segments'],
       ['case_selection', 'case_segments'],
     ];
-    return this.db.all<ExchangeGuid>(parts.map(([k, t]) => `SELECT '${k}' AS kind, CAST(id AS TEXT) AS local_id, guid FROM ${t} WHERE guid IS NOT NULL`).join(' UNION ALL '));
+    return this.db.all<ExchangeGuid>(
+      parts.map(([k, t]) => `SELECT '${k}' AS kind, CAST(id AS TEXT) AS local_id, guid FROM ${t} WHERE guid IS NOT NULL`).join(' UNION ALL '),
+    );
   }
   setExchangeGuid(kind: ExchangeGuidKind, localId: string, guid: string): void {
-    this.db.run('INSERT INTO exchange_guids(kind, local_id, guid) VALUES (?,?,?) ON CONFLICT(kind, local_id) DO UPDATE SET guid = excluded.guid', [kind, localId, guid]);
+    this.db.run('INSERT INTO exchange_guids(kind, local_id, guid) VALUES (?,?,?) ON CONFLICT(kind, local_id) DO UPDATE SET guid = excluded.guid', [
+      kind,
+      localId,
+      guid,
+    ]);
   }
   // memos as documents (issue 13 item 6): case memos, and the research frame in meta row `project_briefing`
   updateCaseMemo(id: number, memo: string | null, now: string): void {
@@ -1073,7 +1149,9 @@ export class SqlProjectRepository implements ProjectRepository {
     }
   }
   setProjectBriefing(briefing: StoredBriefing): void {
-    this.db.run("INSERT INTO meta(key, value) VALUES ('project_briefing', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [JSON.stringify(briefing)]);
+    this.db.run("INSERT INTO meta(key, value) VALUES ('project_briefing', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [
+      JSON.stringify(briefing),
+    ]);
   }
   // blind coding (issue 16 item 5): the team setting in meta row `team_settings`, and one coder's codings
   teamSettings(): StoredTeamSettings | undefined {
@@ -1101,7 +1179,9 @@ export class SqlProjectRepository implements ProjectRepository {
     );
   }
   coderSegmentIds(scope: CoderScope): number[] {
-    return this.db.all<{ id: number }>(`SELECT id FROM segments WHERE owner = ? AND ${CODER_ROLE_MATCH} ORDER BY id`, [scope.coder, scope.role]).map((r) => r.id);
+    return this.db
+      .all<{ id: number }>(`SELECT id FROM segments WHERE owner = ? AND ${CODER_ROLE_MATCH} ORDER BY id`, [scope.coder, scope.role])
+      .map((r) => r.id);
   }
   // merge conflicts (migration 18)
   saveMergeConflicts(conflicts: readonly MergeConflict[], mergeRef: string | null, now: string): void {
@@ -1113,14 +1193,30 @@ export class SqlProjectRepository implements ProjectRepository {
            entity_name = excluded.entity_name, entity_local_id = excluded.entity_local_id, field = excluded.field, ours = excluded.ours,
            theirs = excluded.theirs, base = excluded.base, merge_ref = excluded.merge_ref, status = 'open', created_at = excluded.created_at,
            choice = NULL, resolution = NULL, resolved_by = NULL, resolved_at = NULL`,
-        [c.conflict_id, c.kind, c.entity.table, c.entity.guid, c.entity.name, c.entity.local_id, c.entity.field ?? null, JSON.stringify(c.ours ?? null), JSON.stringify(c.theirs ?? null), JSON.stringify(c.base ?? null), mergeRef, now],
+        [
+          c.conflict_id,
+          c.kind,
+          c.entity.table,
+          c.entity.guid,
+          c.entity.name,
+          c.entity.local_id,
+          c.entity.field ?? null,
+          JSON.stringify(c.ours ?? null),
+          JSON.stringify(c.theirs ?? null),
+          JSON.stringify(c.base ?? null),
+          mergeRef,
+          now,
+        ],
       );
     }
   }
   listMergeConflicts(status?: 'open' | 'resolved'): StoredMergeConflict[] {
     const where = status === undefined ? '' : 'WHERE status = ?';
     return this.db
-      .all<MergeConflictRow>(`SELECT * FROM merge_conflicts ${where} ORDER BY CASE status WHEN 'open' THEN 0 ELSE 1 END, created_at, conflict_id`, status === undefined ? [] : [status])
+      .all<MergeConflictRow>(
+        `SELECT * FROM merge_conflicts ${where} ORDER BY CASE status WHEN 'open' THEN 0 ELSE 1 END, created_at, conflict_id`,
+        status === undefined ? [] : [status],
+      )
       .map(mergeConflictOf);
   }
   getMergeConflict(conflictId: string): StoredMergeConflict | undefined {
@@ -1171,7 +1267,14 @@ export class SqlProjectRepository implements ProjectRepository {
   }
   // sources closed to agents (migration 15, src/agent/agentAccess.ts)
   listAgentAccess(): AgentAccessRule[] {
-    const rows = this.db.all<{ target_kind: AgentAccessKind; target_id: number; target_name: string | null; agents: string | null; set_by: string; set_at: string }>(
+    const rows = this.db.all<{
+      target_kind: AgentAccessKind;
+      target_id: number;
+      target_name: string | null;
+      agents: string | null;
+      set_by: string;
+      set_at: string;
+    }>(
       `SELECT a.target_kind, a.target_id, a.agents, a.set_by, a.set_at,
          CASE a.target_kind WHEN 'source' THEN (SELECT name FROM sources WHERE id = a.target_id)
            WHEN 'folder' THEN (SELECT name FROM folders WHERE id = a.target_id)
@@ -1184,7 +1287,8 @@ export class SqlProjectRepository implements ProjectRepository {
   setAgentAccess(kind: AgentAccessKind, id: number, access: 'closed' | 'open', agents: string[] | null, setBy: string, now: string): void {
     if (access === 'open') {
       // read first, so opening what is open journals no statement
-      if (this.db.get('SELECT 1 AS x FROM agent_access WHERE target_kind = ? AND target_id = ?', [kind, id])) this.db.run('DELETE FROM agent_access WHERE target_kind = ? AND target_id = ?', [kind, id]);
+      if (this.db.get('SELECT 1 AS x FROM agent_access WHERE target_kind = ? AND target_id = ?', [kind, id]))
+        this.db.run('DELETE FROM agent_access WHERE target_kind = ? AND target_id = ?', [kind, id]);
       return;
     }
     this.db.run(
@@ -1236,7 +1340,13 @@ interface AttributeRow {
 /** A stored attribute row as the domain's typed value (the column its type names). */
 function attributeOf(r: AttributeRow): CaseAttribute {
   const value: AttributeValue =
-    r.type === 'number' ? Number(r.value_number) : r.type === 'boolean' ? r.value_boolean === 1 : r.type === 'date' ? String(r.value_date) : String(r.value_text);
+    r.type === 'number'
+      ? Number(r.value_number)
+      : r.type === 'boolean'
+        ? r.value_boolean === 1
+        : r.type === 'date'
+          ? String(r.value_date)
+          : String(r.value_text);
   return { case_id: r.case_id, name: r.name, type: r.type, value, updated_at: r.updated_at };
 }
 
@@ -1251,7 +1361,13 @@ interface SourceAttributeRow extends Omit<AttributeRow, 'case_id'> {
 /** A stored document attribute row as the domain's typed value (the column its type names). */
 function sourceAttributeOf(r: SourceAttributeRow): SourceAttribute {
   const value: AttributeValue =
-    r.type === 'number' ? Number(r.value_number) : r.type === 'boolean' ? r.value_boolean === 1 : r.type === 'date' ? String(r.value_date) : String(r.value_text);
+    r.type === 'number'
+      ? Number(r.value_number)
+      : r.type === 'boolean'
+        ? r.value_boolean === 1
+        : r.type === 'date'
+          ? String(r.value_date)
+          : String(r.value_text);
   return { source_id: r.source_id, name: r.name, type: r.type, value, updated_at: r.updated_at, owner: r.owner, session_id: r.session_id };
 }
 
@@ -1297,7 +1413,8 @@ function uint32s(blob: Uint8Array): number[] {
 /** The sum of a blob's little-endian unsigned 32-bit integers, without a view or an array per blob (one per matching source). */
 function sumUint32s(blob: Uint8Array): number {
   let n = 0;
-  for (let i = 0; i + 3 < blob.length; i += 4) n += ((blob[i] as number) | ((blob[i + 1] as number) << 8) | ((blob[i + 2] as number) << 16) | ((blob[i + 3] as number) << 24)) >>> 0;
+  for (let i = 0; i + 3 < blob.length; i += 4)
+    n += ((blob[i] as number) | ((blob[i + 1] as number) << 8) | ((blob[i + 2] as number) << 16) | ((blob[i + 3] as number) << 24)) >>> 0;
   return n;
 }
 

@@ -31,7 +31,12 @@ export const setAgentAccessTool = defineTool({
     folder_id: id('the folder to close or open (with its sub-folders)').optional(),
     case_id: id('the case to close or open').optional(),
     access: z.enum(['closed', 'open']).describe('"closed": agents may not read it; "open": they may again'),
-    agents: z.array(agentName).min(1, { error: 'agents, when given, names at least one agent' }).max(100).optional().describe('agent names (omit: every agent)'),
+    agents: z
+      .array(agentName)
+      .min(1, { error: 'agents, when given, names at least one agent' })
+      .max(100)
+      .optional()
+      .describe('agent names (omit: every agent)'),
   }),
   effect: 'modify',
   trust: 'guidance',
@@ -39,8 +44,18 @@ export const setAgentAccessTool = defineTool({
   dryRun: 'none',
   run: (ctx, input) => {
     const repo = ctx.domain.repo;
-    const targets = ([['source', input.source_id], ['folder', input.folder_id], ['case', input.case_id]] as const).filter((t) => t[1] !== undefined);
-    if (targets.length !== 1) throw new ToolError('INVALID_ARGUMENTS', `set_agent_access names exactly one of source_id, folder_id, case_id (got ${targets.length === 0 ? 'none' : targets.map((t) => `${t[0]}_id`).join(' and ')})`);
+    const targets = (
+      [
+        ['source', input.source_id],
+        ['folder', input.folder_id],
+        ['case', input.case_id],
+      ] as const
+    ).filter((t) => t[1] !== undefined);
+    if (targets.length !== 1)
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `set_agent_access names exactly one of source_id, folder_id, case_id (got ${targets.length === 0 ? 'none' : targets.map((t) => `${t[0]}_id`).join(' and ')})`,
+      );
     const [kind, targetId] = targets[0] as readonly [AgentAccessKind, number];
     const name = kind === 'source' ? repo.getSource(targetId)?.name : kind === 'folder' ? repo.getFolder(targetId)?.name : repo.getCase(targetId)?.name;
     if (name === undefined) {

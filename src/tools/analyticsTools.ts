@@ -34,7 +34,8 @@ export const importAnalyticsTool = defineTool({
   trust: 'bulk',
   paths: [{ arg: 'source_path', access: 'read', code: 'IMPORT_FAILED', missing: 'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND' }],
   prepare: async (input, pctx) => {
-    if (!path.isAbsolute(input.source_path)) throw new ToolError('ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND', `source_path must be an absolute path (got "${input.source_path}")`);
+    if (!path.isAbsolute(input.source_path))
+      throw new ToolError('ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND', `source_path must be an absolute path (got "${input.source_path}")`);
     let size: number | null = null;
     try {
       size = fs.statSync(input.source_path).size;

@@ -57,7 +57,10 @@ export const approvalStatusOutput = z.object({
   created_at: z.string(),
   expires_at: z.string(),
   decided_at: z.string().nullable(),
-  decided_by_coder: z.string().nullable().describe("who decided: the researcher's coder name (issue 14 item 1); null while pending and for an automatic timeout"),
+  decided_by_coder: z
+    .string()
+    .nullable()
+    .describe("who decided: the researcher's coder name (issue 14 item 1); null while pending and for an automatic timeout"),
   decided_by_role: z.enum(['researcher', 'agent']).nullable().describe('the role of who decided (researcher); null while pending and for an automatic timeout'),
   reason: z.string().nullable().describe("the researcher's reason for a rejection, `timeout`, or the failure message"),
   result: z.unknown().describe('the data the approved call returned (null unless completed)'),
@@ -102,7 +105,13 @@ export const getApprovalStatusTool = defineTool({
     'Unanswered requests are rejected automatically after 5 minutes (reason "timeout"). Errors: APPROVAL_NOT_FOUND.',
   input: args({
     request_id: text(100, 1).describe('the request_id a pending_approval answer gave'),
-    wait_ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('milliseconds to wait for the decision before answering (a long poll; default 0: answer at once)'),
+    wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_WAIT_MS)
+      .optional()
+      .describe('milliseconds to wait for the decision before answering (a long poll; default 0: answer at once)'),
   }),
   output: approvalStatusOutput,
   effect: 'read',
@@ -115,7 +124,11 @@ export const getApprovalStatusTool = defineTool({
   dryRun: 'none',
   run: (ctx, input) => {
     const a = ctx.domain.repo.getApproval(input.request_id);
-    if (!a) throw new ToolError('APPROVAL_NOT_FOUND', `No approval request ${input.request_id}; use the request_id of a pending_approval answer (list_pending_approvals lists the open ones)`);
+    if (!a)
+      throw new ToolError(
+        'APPROVAL_NOT_FOUND',
+        `No approval request ${input.request_id}; use the request_id of a pending_approval answer (list_pending_approvals lists the open ones)`,
+      );
     return statusOut(a, ctx.domain.now);
   },
 });
@@ -131,7 +144,7 @@ export const pendingApprovalsOutput = z.object({
       trust_level: z.enum(['suggest', 'require']),
       session_id: z.string(),
       client_name: z.string(),
-      mine: z.boolean().describe("true when the calling session asked for it"),
+      mine: z.boolean().describe('true when the calling session asked for it'),
       created_at: z.string(),
       expires_at: z.string(),
       expired: z.boolean(),

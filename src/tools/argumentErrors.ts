@@ -177,7 +177,10 @@ export function describeIssue(issue: Issue, input: unknown): ArgumentIssue {
   const path = issue.path as PathKey[];
   const name = argumentName(path);
   const value = valueAt(input, path);
-  const present = path.length === 0 ? input !== undefined : valueAt(input, path.slice(0, -1)) !== undefined && hasKey(valueAt(input, path.slice(0, -1)), path[path.length - 1]!);
+  const present =
+    path.length === 0
+      ? input !== undefined
+      : valueAt(input, path.slice(0, -1)) !== undefined && hasKey(valueAt(input, path.slice(0, -1)), path[path.length - 1]!);
   const last = path.length > 0 ? String(path[path.length - 1]) : undefined;
   let message: string;
   if (last !== undefined && issue.message.startsWith(`${last} `)) {

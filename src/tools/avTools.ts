@@ -92,7 +92,7 @@ export const removeAvSegmentTool = defineTool({
   title: 'Remove AV Segment',
   description:
     'Remove one coded time range of an audio or video source (the coding, not the media). Returns the removed segment with deleted: true. ' +
-    'Text and AV segments share one id space: a text segment\'s id is refused (use delete_segment). Errors: AV_SEGMENT_NOT_REMOVED/NOT_FOUND (also for a text segment\'s id).',
+    "Text and AV segments share one id space: a text segment's id is refused (use delete_segment). Errors: AV_SEGMENT_NOT_REMOVED/NOT_FOUND (also for a text segment's id).",
   input: args({ segment_id: id('the AV segment') }),
   effect: 'destroy',
   trust: 'apply_code',
@@ -115,11 +115,19 @@ function preparedSource(sourceId: number, pctx: PrepareContext): SourceWithCount
  * or video source (loaded in `prepare`). Errors: SOURCE_NOT_FOUND, INVALID_ARGUMENTS (an image, or a source
  * without text), TRANSCRIPT_NOT_FOUND, TRANSCRIPTION_FAILED.
  */
-async function prepareTranscriptOrText(sourceId: number, pctx: PrepareContext): Promise<{ kind: 'text' } | { kind: 'transcript'; transcript: LoadedTranscript }> {
+async function prepareTranscriptOrText(
+  sourceId: number,
+  pctx: PrepareContext,
+): Promise<{ kind: 'text' } | { kind: 'transcript'; transcript: LoadedTranscript }> {
   const source = preparedSource(sourceId, pctx);
-  if (source.type === 'audio' || source.type === 'video') return { kind: 'transcript', transcript: await loadTranscript(source, pctx.transcriptionEndpoint, pctx.paths) };
+  if (source.type === 'audio' || source.type === 'video')
+    return { kind: 'transcript', transcript: await loadTranscript(source, pctx.transcriptionEndpoint, pctx.paths) };
   if (pctx.reader?.getSourceText(sourceId) == null) {
-    throw new ToolError('INVALID_ARGUMENTS', `The source "${source.name}" (${source.type}) has no text and no transcript; use a text, pdf, audio or video source`, { source_id: sourceId, type: source.type });
+    throw new ToolError(
+      'INVALID_ARGUMENTS',
+      `The source "${source.name}" (${source.type}) has no text and no transcript; use a text, pdf, audio or video source`,
+      { source_id: sourceId, type: source.type },
+    );
   }
   return { kind: 'text' };
 }
@@ -132,7 +140,9 @@ function transcriptOut(t: LoadedTranscript) {
 
 /** Where a transcript came from, as tools return it. */
 function originOut(t: LoadedTranscript) {
-  return t.origin.kind === 'sidecar' ? { read_from: 'sidecar' as const, sidecar_path: t.origin.path } : { read_from: 'endpoint' as const, endpoint: t.origin.url };
+  return t.origin.kind === 'sidecar'
+    ? { read_from: 'sidecar' as const, sidecar_path: t.origin.path }
+    : { read_from: 'endpoint' as const, endpoint: t.origin.url };
 }
 
 export const transcribeMediaTool = defineTool({
@@ -142,10 +152,10 @@ export const transcribeMediaTool = defineTool({
   description:
     'The transcript of an audio or video source, from a sidecar file beside the media file (same base name with .vtt, .srt or .txt with timestamps, tried in that order), ' +
     'or, when none exists and the researcher configured a local Whisper-compatible server (marginalia.transcription.endpoint), from that server. ' +
-    'For agents, a sidecar that is a symbolic link out of the media file\'s folder (and the folders an agent may use) is not read. ' +
+    "For agents, a sidecar that is a symbolic link out of the media file's folder (and the folders an agent may use) is not read. " +
     'Returns {source_id, source_name, format ("webvtt" | "srt" | "timestamped_text" | "whisper"), read_from ("sidecar" | "endpoint"), count, ' +
     'segments: [{start_ms, end_ms, speaker, text}], text, language, duration_ms, warnings}; times are integer milliseconds (end_ms null when the transcript gives no end), ' +
-    'text is the segments\' texts joined by line feeds. Errors: SOURCE_NOT_FOUND, INVALID_ARGUMENTS (not an audio or video source), ' +
+    "text is the segments' texts joined by line feeds. Errors: SOURCE_NOT_FOUND, INVALID_ARGUMENTS (not an audio or video source), " +
     'TRANSCRIPT_NOT_FOUND (no sidecar and no endpoint; the message names the files looked for), TRANSCRIPTION_FAILED (the endpoint failed).',
   input: args({ source_id: id('the audio or video source') }),
   effect: 'read',

@@ -28,7 +28,7 @@ export const applyCodeTool = defineTool({
   title: 'Apply Code',
   description:
     'Apply a code to a range of a text source: [start_position, end_position) in Unicode code points, end exclusive (start_pos/end_pos are accepted as aliases). ' +
-    'Optional memo on the coded segment and importance 0-2 (2 most important, default 0). Applying a code to a range you (the same coder) already coded with it returns the existing segment (created: false); another coder\'s coding of the range is separate. ' +
+    "Optional memo on the coded segment and importance 0-2 (2 most important, default 0). Applying a code to a range you (the same coder) already coded with it returns the existing segment (created: false); another coder's coding of the range is separate. " +
     'Returns {segment_id, created, code_id, source_id, start_pos, end_pos, text, memo, importance}. Errors: CODE_NOT_FOUND, SOURCE_NOT_FOUND, INVALID_POSITION, INVALID_ARGUMENTS.',
   input: codingOperation,
   effect: 'create',
@@ -43,7 +43,17 @@ export const applyCodeTool = defineTool({
       importance: input.importance,
     });
     const s = r.segment;
-    return { segment_id: s.segment_id, created: r.created, code_id: s.code_id, source_id: s.source_id, start_pos: s.start_pos, end_pos: s.end_pos, text: s.text, memo: s.memo, importance: s.importance };
+    return {
+      segment_id: s.segment_id,
+      created: r.created,
+      code_id: s.code_id,
+      source_id: s.source_id,
+      start_pos: s.start_pos,
+      end_pos: s.end_pos,
+      text: s.text,
+      memo: s.memo,
+      importance: s.importance,
+    };
   },
 });
 
@@ -51,7 +61,8 @@ export const removeCodeTool = defineTool({
   name: 'remove_code',
   group: 'core',
   title: 'Remove Code',
-  description: 'Remove one coding (a coded text segment; the text stays). Returns {removed: true, segment_id, code_id, source_id, start_pos, end_pos}. An AV segment\'s id is refused (use remove_av_segment). Errors: SEGMENT_NOT_FOUND (also for an AV segment\'s id).',
+  description:
+    "Remove one coding (a coded text segment; the text stays). Returns {removed: true, segment_id, code_id, source_id, start_pos, end_pos}. An AV segment's id is refused (use remove_av_segment). Errors: SEGMENT_NOT_FOUND (also for an AV segment's id).",
   input: args({ segment_id: id('the coded segment') }),
   effect: 'destroy',
   trust: 'apply_code',
@@ -65,7 +76,8 @@ export const moveCodeTool = defineTool({
   name: 'move_code',
   group: 'code',
   title: 'Move Code',
-  description: 'Put a code into a category (category_id null takes it out of any category). Returns {code_id, old_category_id, new_category_id}. Errors: CODE_NOT_FOUND, CATEGORY_NOT_FOUND.',
+  description:
+    'Put a code into a category (category_id null takes it out of any category). Returns {code_id, old_category_id, new_category_id}. Errors: CODE_NOT_FOUND, CATEGORY_NOT_FOUND.',
   input: args({ code_id: id('the code'), category_id: id('the target category; null uncategorises').nullable() }),
   effect: 'modify',
   trust: 'apply_code',

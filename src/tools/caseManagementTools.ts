@@ -9,7 +9,15 @@
  * share their category (`apply_code`); listing is `read`. Every tool fails with CASES_NOT_LISTED/NO_CONTEXT
  * when no project is open, as the spec's case tools do (HTTP spec, section 1).
  */
-import { listCaseAttributeDefinitions, MAX_ATTRIBUTE_NAME, MAX_CASE_NAME, removeCaseAttribute, removeSourceFromCase, renameCase, renameCaseAttribute } from '../domain/cases';
+import {
+  listCaseAttributeDefinitions,
+  MAX_ATTRIBUTE_NAME,
+  MAX_CASE_NAME,
+  removeCaseAttribute,
+  removeSourceFromCase,
+  renameCase,
+  renameCaseAttribute,
+} from '../domain/cases';
 import { defineTool } from './defineTool';
 import { args, id, nameText } from './schemas';
 

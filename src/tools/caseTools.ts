@@ -148,7 +148,10 @@ export const createCaseTool = defineTool({
   description:
     'Create a case (a unit of analysis such as a participant or site). Names are unique (case-insensitive), 1-255 characters. ' +
     'Returns {case_id, name, memo, ...}. Errors: DUPLICATE_NAME, INVALID_ARGUMENTS, CASES_NOT_LISTED/NO_CONTEXT.',
-  input: args({ name: nameText(MAX_CASE_NAME).describe(`case name, e.g. a participant id; 1-${MAX_CASE_NAME} characters`), memo: memo.optional().describe('what the case is') }),
+  input: args({
+    name: nameText(MAX_CASE_NAME).describe(`case name, e.g. a participant id; 1-${MAX_CASE_NAME} characters`),
+    memo: memo.optional().describe('what the case is'),
+  }),
   effect: 'create',
   trust: 'create',
   noProjectCode: NO_PROJECT,
@@ -168,7 +171,14 @@ export const deleteCaseTool = defineTool({
   noProjectCode: NO_PROJECT,
   run: (ctx, input) => {
     const c = deleteCase(ctx.domain, input.case_id);
-    return { deleted: true, case_id: c.case_id, name: c.name, source_count: c.source_count, segment_count: c.segment_count, attribute_count: c.attribute_count };
+    return {
+      deleted: true,
+      case_id: c.case_id,
+      name: c.name,
+      source_count: c.source_count,
+      segment_count: c.segment_count,
+      attribute_count: c.attribute_count,
+    };
   },
 });
 
@@ -215,7 +225,12 @@ export const addSegmentToCaseTool = defineTool({
   trust: 'apply_code',
   noProjectCode: NO_PROJECT,
   run: (ctx, input) => {
-    const r = addSegmentToCase(ctx.domain, { case_id: input.case_id, source_id: input.source_id, start_pos: input.start_pos ?? input.start ?? 0, end_pos: input.end_pos ?? input.end ?? 0 });
+    const r = addSegmentToCase(ctx.domain, {
+      case_id: input.case_id,
+      source_id: input.source_id,
+      start_pos: input.start_pos ?? input.start ?? 0,
+      end_pos: input.end_pos ?? input.end ?? 0,
+    });
     return { ...caseSegmentOut(r.segment), created: r.created };
   },
 });
@@ -231,9 +246,11 @@ export const setCaseAttributeTool = defineTool({
     'Returns {case_id, name, type, value, old_type, old_value, changed, inferred}. Errors: CASE_NOT_FOUND, INVALID_ARGUMENTS (value not of the type), CASES_NOT_LISTED/NO_CONTEXT.',
   input: args({
     case_id: id('the case'),
-    attribute_name: nameText(MAX_ATTRIBUTE_NAME).describe(`attribute name, 1-${MAX_ATTRIBUTE_NAME} characters (exact: "Age" and "age" are different attributes)`),
+    attribute_name: nameText(MAX_ATTRIBUTE_NAME).describe(
+      `attribute name, 1-${MAX_ATTRIBUTE_NAME} characters (exact: "Age" and "age" are different attributes)`,
+    ),
     value: z.union([text(10_000), z.number(), z.boolean()]).describe('the value: a string, a number or a boolean'),
-    type: attributeType.optional().describe('text, number, date or boolean; default: the attribute\'s current type, or inferred from the value'),
+    type: attributeType.optional().describe("text, number, date or boolean; default: the attribute's current type, or inferred from the value"),
   }),
   effect: 'modify',
   trust: 'apply_code',

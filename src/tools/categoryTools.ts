@@ -30,7 +30,8 @@ export const updateCategoryMemoTool = defineTool({
   name: 'update_category_memo',
   group: 'code',
   title: 'Update Category Memo',
-  description: "Set a code category's memo (what the category groups); memo is required, null clears it. Returns {category_id, old_memo, new_memo}. Errors: CATEGORY_NOT_FOUND, INVALID_ARGUMENTS (memo missing).",
+  description:
+    "Set a code category's memo (what the category groups); memo is required, null clears it. Returns {category_id, old_memo, new_memo}. Errors: CATEGORY_NOT_FOUND, INVALID_ARGUMENTS (memo missing).",
   input: args({ category_id: id('the category'), memo: memo.nullable().describe('the new memo (required); null clears it') }),
   effect: 'modify',
   trust: 'rename',

@@ -10,7 +10,8 @@ export const renameCodeTool = defineTool({
   name: 'rename_code',
   group: 'code',
   title: 'Rename Code',
-  description: 'Rename a code (unique, case-insensitive, 1-100 characters). Returns {code_id, old_name, new_name}. Errors: CODE_NOT_FOUND, DUPLICATE_NAME, INVALID_ARGUMENTS.',
+  description:
+    'Rename a code (unique, case-insensitive, 1-100 characters). Returns {code_id, old_name, new_name}. Errors: CODE_NOT_FOUND, DUPLICATE_NAME, INVALID_ARGUMENTS.',
   input: args({ code_id: id('the code'), new_name: nameText(MAX_CODE_NAME).describe(`the new name, 1-${MAX_CODE_NAME} characters`) }),
   effect: 'modify',
   trust: 'rename',
@@ -24,7 +25,8 @@ export const updateCodeMemoTool = defineTool({
   name: 'update_code_memo',
   group: 'code',
   title: 'Update Code Memo',
-  description: "Set a code's memo; memo is required, null clears it. Returns {code_id, old_memo, new_memo}. Errors: CODE_NOT_FOUND, INVALID_ARGUMENTS (memo missing).",
+  description:
+    "Set a code's memo; memo is required, null clears it. Returns {code_id, old_memo, new_memo}. Errors: CODE_NOT_FOUND, INVALID_ARGUMENTS (memo missing).",
   input: args({ code_id: id('the code'), memo: memo.nullable().describe('the new memo (required); null clears it') }),
   effect: 'modify',
   trust: 'rename',
@@ -55,7 +57,8 @@ export const moveCodeToCategoryTool = defineTool({
   name: 'move_code_to_category',
   group: 'code',
   title: 'Move Code to Category',
-  description: 'Put a code into a category; category_id null or omitted takes it out of any category. Returns {code_id, old_category_id, new_category_id}. Errors: CODE_NOT_FOUND, CATEGORY_NOT_FOUND.',
+  description:
+    'Put a code into a category; category_id null or omitted takes it out of any category. Returns {code_id, old_category_id, new_category_id}. Errors: CODE_NOT_FOUND, CATEGORY_NOT_FOUND.',
   input: args({ code_id: id('the code'), category_id: id('target category; null uncategorises').nullable().optional() }),
   effect: 'modify',
   trust: 'apply_code',

@@ -49,7 +49,7 @@ export const createCodeTool = defineTool({
   description:
     `Create a code in the codebook. Names are unique (case-insensitive), 1-${MAX_CODE_NAME} characters, not blank, without control characters. ` +
     'Without color the code gets a palette colour no other code uses (the least used one when all 20 are taken). ' +
-    'Returns the new code with its code_id; when the chosen color is already another code\'s, the code is still created and the result adds ' +
+    "Returns the new code with its code_id; when the chosen color is already another code's, the code is still created and the result adds " +
     'colour_note (which code has it), other_codes_with_colour and free_colours (palette colours no code uses). Errors: DUPLICATE_NAME, CATEGORY_NOT_FOUND, INVALID_ARGUMENTS.',
   input: args({
     name: nameText(MAX_CODE_NAME).describe(`the code name, 1-${MAX_CODE_NAME} characters, unique in the codebook (case-insensitive)`),
@@ -88,7 +88,8 @@ export const deleteSegmentTool = defineTool({
   name: 'delete_segment',
   group: 'core',
   title: 'Delete Segment',
-  description: 'Remove one coded text segment (the coding, not the text). An AV segment\'s id is refused (use remove_av_segment). Errors: SEGMENT_NOT_FOUND (also for an AV segment\'s id).',
+  description:
+    "Remove one coded text segment (the coding, not the text). An AV segment's id is refused (use remove_av_segment). Errors: SEGMENT_NOT_FOUND (also for an AV segment's id).",
   input: args({ segment_id: id('the coded segment') }),
   effect: 'destroy',
   trust: 'apply_code',
@@ -138,10 +139,24 @@ export const batchApplyCodes = defineTool({
       const start = op.start_position ?? op.start_pos ?? 0;
       const end = op.end_position ?? op.end_pos ?? 0;
       try {
-        const r = applyCode(ctx.domain, { code_id: op.code_id, source_id: op.source_id, start_pos: start, end_pos: end, memo: op.memo, importance: op.importance }, cache);
-        return { index, segment_id: r.segment.segment_id, created: r.created, code_id: op.code_id, source_id: op.source_id, start_pos: start, end_pos: end, text: r.segment.text };
+        const r = applyCode(
+          ctx.domain,
+          { code_id: op.code_id, source_id: op.source_id, start_pos: start, end_pos: end, memo: op.memo, importance: op.importance },
+          cache,
+        );
+        return {
+          index,
+          segment_id: r.segment.segment_id,
+          created: r.created,
+          code_id: op.code_id,
+          source_id: op.source_id,
+          start_pos: start,
+          end_pos: end,
+          text: r.segment.text,
+        };
       } catch (e) {
-        if (e instanceof ToolError) throw new ToolError(e.code, `Operation ${index}: ${e.message}. Nothing was applied.`, { index, ...(e.details as object | undefined) });
+        if (e instanceof ToolError)
+          throw new ToolError(e.code, `Operation ${index}: ${e.message}. Nothing was applied.`, { index, ...(e.details as object | undefined) });
         throw e;
       }
     });
@@ -154,7 +169,8 @@ export const updateSegmentMemoTool = defineTool({
   name: 'update_segment_memo',
   group: 'core',
   title: 'Update Segment Memo',
-  description: 'Set the memo of one coded segment; memo is required, null clears it. Returns {segment_id, old_memo, new_memo}. Errors: SEGMENT_NOT_FOUND, INVALID_ARGUMENTS (memo missing).',
+  description:
+    'Set the memo of one coded segment; memo is required, null clears it. Returns {segment_id, old_memo, new_memo}. Errors: SEGMENT_NOT_FOUND, INVALID_ARGUMENTS (memo missing).',
   input: args({ segment_id: id('the coded segment'), memo: memo.nullable().describe('the new memo (required); null clears it') }),
   effect: 'modify',
   trust: 'apply_code',

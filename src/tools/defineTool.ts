@@ -204,7 +204,10 @@ export interface SessionsPort {
 }
 
 /** The repository reads `prepare` may use. */
-export type ProjectReader = Pick<ProjectRepository, 'getSource' | 'getSourceText' | 'listCodes' | 'listSegmentsForSearch' | 'getSegmentsForSearch' | 'embeddedHashes'> &
+export type ProjectReader = Pick<
+  ProjectRepository,
+  'getSource' | 'getSourceText' | 'listCodes' | 'listSegmentsForSearch' | 'getSegmentsForSearch' | 'embeddedHashes'
+> &
   // export_data reads one consistent snapshot of the whole project (src/exchange/projectSnapshot.ts)
   SnapshotReader;
 

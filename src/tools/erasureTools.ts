@@ -33,7 +33,7 @@ interface Prepared {
 const NOT_ERASED = [
   'copies listed in `copies_found` (exports, the file a source was imported from): review and delete them yourself',
   'memos written by the researcher (code, case, segment and source memos of other sources), even when they quote the transcript',
-  'pieces of the text shorter than 16 code points found outside the source (they would erase other participants\' words too)',
+  "pieces of the text shorter than 16 code points found outside the source (they would erase other participants' words too)",
   'the source name in the event log (source.imported, source.deleted) and in snapshot messages',
   'lengths and SHA-256 hashes of long arguments in the audit log (no text)',
   'backups, copies of the project made elsewhere, clones of the history, and disk blocks the file system has not reused',
@@ -67,7 +67,14 @@ export const eraseSourceOutput = z.object({
     .nullable()
     .describe('null when the audit log is not reachable from this host (no agent layer)'),
   history: z
-    .object({ initialized: z.boolean(), snapshots: z.number(), snapshots_rewritten: z.number(), files_rewritten: z.number(), duration_ms: z.number(), prune_ms: z.number() })
+    .object({
+      initialized: z.boolean(),
+      snapshots: z.number(),
+      snapshots_rewritten: z.number(),
+      files_rewritten: z.number(),
+      duration_ms: z.number(),
+      prune_ms: z.number(),
+    })
     .nullable()
     .describe('null when the host keeps no history'),
   copies_found: z
@@ -100,18 +107,28 @@ export const eraseSourceTool = defineTool({
   output: eraseSourceOutput,
   prepare: async (input, ctx): Promise<Prepared> => {
     const ports = ctx.erasure;
-    if (!ports?.store || !ctx.projectPath) throw new ToolError('TOOL_EXECUTION_ERROR', 'This host cannot erase sources (no project store with erasure support); nothing was erased.');
+    if (!ports?.store || !ctx.projectPath)
+      throw new ToolError('TOOL_EXECUTION_ERROR', 'This host cannot erase sources (no project store with erasure support); nothing was erased.');
     const texts = ports.store.sourceTexts(input.source_id);
     if (!texts) throw new ToolError('SOURCE_NOT_FOUND', `No source with source_id ${input.source_id}. list_sources shows the sources.`);
     const redactor = new TextRedactor(input.source_id, texts.texts, [...texts.segment_ids, ...texts.av_segment_ids]);
     ctx.progress?.({ message: 'Rewriting the version history and the audit log', done: 0, total: 2, unit: 'items' });
     // git works in child processes while the audit log and the folder are searched here
-    const historyJob = ports.history ? ports.history.eraseFromHistory({ source_id: input.source_id, segment_ids: [...texts.segment_ids, ...texts.av_segment_ids], redactor }) : Promise.resolve(null);
+    const historyJob = ports.history
+      ? ports.history.eraseFromHistory({ source_id: input.source_id, segment_ids: [...texts.segment_ids, ...texts.av_segment_ids], redactor })
+      : Promise.resolve(null);
     historyJob.catch(() => undefined); // awaited below; not unhandled meanwhile
     const audit = ports.audit ? await ports.audit.redactAudit(redactor) : null;
     const project = path.resolve(ctx.projectPath);
     const dir = path.dirname(project);
-    const own = new Set([project, `${project}-journal`, `${project}.lock`, path.join(dir, '.marginalia', 'history'), path.join(dir, '.marginalia', 'history.git'), ...(audit?.path ? [path.resolve(audit.path)] : [])]);
+    const own = new Set([
+      project,
+      `${project}-journal`,
+      `${project}.lock`,
+      path.join(dir, '.marginalia', 'history'),
+      path.join(dir, '.marginalia', 'history.git'),
+      ...(audit?.path ? [path.resolve(audit.path)] : []),
+    ]);
     const copies = await findCopiesOfText(dir, redactor, (abs) => own.has(abs) || abs.startsWith(`${project}.tmp-`));
     const history = await historyJob;
     ctx.progress?.({ message: 'Erasing from the project', done: 1, total: 2, unit: 'items' });
@@ -120,7 +137,8 @@ export const eraseSourceTool = defineTool({
   run: (ctx, input, prepared) => {
     const erasure = ctx.project.erasure;
     if (!erasure) throw new ToolError('TOOL_EXECUTION_ERROR', 'This host cannot erase sources; nothing was erased.');
-    if (!erasure.sourceTexts(input.source_id)) throw new ToolError('SOURCE_NOT_FOUND', `Source ${input.source_id} was removed while its erasure was being prepared.`);
+    if (!erasure.sourceTexts(input.source_id))
+      throw new ToolError('SOURCE_NOT_FOUND', `Source ${input.source_id} was removed while its erasure was being prepared.`);
     const rows = erasure.eraseSource(input.source_id, prepared.redactor);
     ctx.domain.events.emit({
       event_type: 'source.deleted',
@@ -137,7 +155,16 @@ export const eraseSourceTool = defineTool({
       source_type: prepared.texts.type,
       database: { ...rows, file_rewritten: true },
       audit_log: prepared.audit ? { path: prepared.audit.path, lines: prepared.audit.lines, lines_rewritten: prepared.audit.lines_rewritten } : null,
-      history: h ? { initialized: h.initialized, snapshots: h.snapshots, snapshots_rewritten: h.snapshots_rewritten, files_rewritten: h.files_rewritten, duration_ms: Math.round(h.duration_ms), prune_ms: Math.round(h.prune_ms) } : null,
+      history: h
+        ? {
+            initialized: h.initialized,
+            snapshots: h.snapshots,
+            snapshots_rewritten: h.snapshots_rewritten,
+            files_rewritten: h.files_rewritten,
+            duration_ms: Math.round(h.duration_ms),
+            prune_ms: Math.round(h.prune_ms),
+          }
+        : null,
       copies_found: prepared.copies.map((c) => ({ path: c.path, relative: c.relative, bytes: c.bytes, ...(c.entries ? { entries: c.entries } : {}) })),
       not_erased: NOT_ERASED,
     };

@@ -48,7 +48,10 @@ export const suggestExportFormatTool = defineTool({
     if (n.codes === 0) notes.push('The project has no codes yet: codebook and qdc exports would fail with EXPORT_FAILED.');
     if (n.sources === 0) notes.push('The project has no sources yet: an html export would fail with EXPORT_FAILED.');
     if (n.segments + n.av_segments === 0) notes.push('The project has no coded segments yet: a segments_csv export would fail with EXPORT_FAILED.');
-    if (n.av_segments > 0) notes.push(`The project has ${n.av_segments} AV coding(s): refi_qda carries them as audio/video selections; html and segments_csv list them with times in milliseconds.`);
+    if (n.av_segments > 0)
+      notes.push(
+        `The project has ${n.av_segments} AV coding(s): refi_qda carries them as audio/video selections; html and segments_csv list them with times in milliseconds.`,
+      );
     return { ...suggestion, notes };
   },
 });
@@ -59,22 +62,23 @@ export const exportDataTool = defineTool({
   title: 'Export Data',
   description:
     `Write the project, or part of it, to a file. format: ${exportFormats.map((f) => `${f} (${EXPORT_FORMATS[f].extensions.join('/')}: ${EXPORT_FORMATS[f].description})`).join('; ')}. ` +
-    'output_path must be absolute, end with the format\'s extension, and be in an existing folder (not inside node_modules or the project\'s .marginalia folder, not the project file or a source\'s file); ' +
+    "output_path must be absolute, end with the format's extension, and be in an existing folder (not inside node_modules or the project's .marginalia folder, not the project file or a source's file); " +
     'an existing file there is replaced. ' +
     AGENT_PATH_RULE_SHORT +
-    ' include_memos (default true) applies to the codebook format only. Positions in the outputs count Unicode code points (REFI-QDA\'s unit), end exclusive; AV times are milliseconds. ' +
+    " include_memos (default true) applies to the codebook format only. Positions in the outputs count Unicode code points (REFI-QDA's unit), end exclusive; AV times are milliseconds. " +
     'Returns {format, output_path, bytes, counts (what the file holds), warnings (what the format could not carry)}. ' +
     'Errors: UNKNOWN_FORMAT (a format not listed), EXPORT_FAILED (bad output path or one outside the folders an agent may use, an empty codebook ("no codes") for codebook and qdc, no sources for html, no coded segments for segments_csv, a write failure; the message says which).',
   input: args({
     format: text(64, 1).describe(`the export format: ${exportFormats.join(', ')}`),
-    output_path: text(4096, 1).describe('absolute path of the file to write, with the format\'s extension'),
+    output_path: text(4096, 1).describe("absolute path of the file to write, with the format's extension"),
     include_memos: z.boolean().optional().describe('codebook format only: include code and category memos (default true)'),
   }),
   effect: 'read',
   trust: 'report',
   paths: [{ arg: 'output_path', access: 'write', code: 'EXPORT_FAILED' }],
   prepare: async (input, pctx) => {
-    if (!isExportFormat(input.format)) throw new ToolError('UNKNOWN_FORMAT', `Unknown export format "${input.format}"; the formats are ${exportFormats.join(', ')}`);
+    if (!isExportFormat(input.format))
+      throw new ToolError('UNKNOWN_FORMAT', `Unknown export format "${input.format}"; the formats are ${exportFormats.join(', ')}`);
     if (!pctx.reader) throw new ToolError('NO_PROJECT', 'No project is open.');
     const name = pctx.projectPath ? path.basename(pctx.projectPath).replace(/\.qda$/i, '') : 'project';
     // one consistent state: every read happens before the first await
@@ -100,11 +104,11 @@ export const importDataTool = defineTool({
       .join('; ')}. ` +
     'source_path must be an absolute path of a readable, non-empty file. ' +
     AGENT_PATH_RULE_SHORT +
-    ' A REFI-QDA project\'s references to files outside those folders are treated as missing for agents. name_column (csv and analytics_csv only) names the column that holds each case\'s name. ' +
+    " A REFI-QDA project's references to files outside those folders are treated as missing for agents. name_column (csv and analytics_csv only) names the column that holds each case's name. " +
     'refi_qda: a source whose text file is missing is left out and listed in missing_sources with the codings that could not be placed, everything else is imported; strict: true refuses the import instead. ' +
     'All or nothing: the whole file is imported in one step, or nothing is. Codes, categories and cases merge with existing ones of the same name (case-insensitive); ' +
     'a source merges with an existing one of the same name only when the texts are identical (any other clash fails the import); identical codings are kept once. ' +
-    'Positions are converted from each producer\'s convention to code points (NVivo counts UTF-16 units). ' +
+    "Positions are converted from each producer's convention to code points (NVivo counts UTF-16 units). " +
     'Returns {format, file, created: {categories, codes, folders, sources, segments, cases}, reused: {...}, codes_moved, case_sources_linked, case_ranges_added, attributes_set, ' +
     'skipped (what the file held that was left out, by reason), warnings} plus, for rqda and qualcoder, {anchoring, anchoring_counts} (as for refi_qda: codings whose stored quote (seltext) disagreed with their offsets), and, for refi_qda, {producer, offset_convention, file_counts, av_segments, renamed ({kind, from, to}: names kept apart or cut to fit, e.g. code names over 100 characters), media_dir, ' +
     'missing_sources ([{source, guid, where, file_missing, selections: [{selection_guid, start_position, end_position, codes}]}]), anchoring ({reanchored, kept_offsets, unplaceable}: codings whose quoted text disagreed with their offsets or that lie outside their text, each with source and code names), anchoring_counts}. ' +
@@ -117,7 +121,9 @@ export const importDataTool = defineTool({
     strict: z
       .boolean()
       .optional()
-      .describe('refi_qda only: true refuses the whole import when a source\'s text file is missing (default false: everything else is imported and missing_sources lists them)'),
+      .describe(
+        "refi_qda only: true refuses the whole import when a source's text file is missing (default false: everything else is imported and missing_sources lists them)",
+      ),
   }),
   effect: 'bulk',
   trust: 'bulk',

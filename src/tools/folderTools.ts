@@ -18,7 +18,16 @@ interface FolderNode {
 
 function folderTree(folders: (Folder & { source_count: number })[]): { roots: FolderNode[]; flat: Omit<FolderNode, 'children'>[] } {
   const nodes = new Map<number, FolderNode>();
-  for (const f of folders) nodes.set(f.folder_id, { folder_id: f.folder_id, name: f.name, parent_id: f.parent_id, path: f.name, depth: 0, source_count: f.source_count, children: [] });
+  for (const f of folders)
+    nodes.set(f.folder_id, {
+      folder_id: f.folder_id,
+      name: f.name,
+      parent_id: f.parent_id,
+      path: f.name,
+      depth: 0,
+      source_count: f.source_count,
+      children: [],
+    });
   const roots: FolderNode[] = [];
   for (const n of nodes.values()) {
     const p = n.parent_id === null ? undefined : nodes.get(n.parent_id);
@@ -64,7 +73,10 @@ export const createFolderTool = defineTool({
   description:
     'Create a source folder, at the root or inside parent_id. Names are 1-255 characters, contain no slash, and are unique within their parent. ' +
     'Returns {folder_id, name, parent_id}. Errors: FOLDER_NOT_CREATED (bad or duplicate name, unknown parent).',
-  input: args({ name: folderName().describe('folder name: 1-255 characters, no slash'), parent_id: id('parent folder (omit for the root)').nullable().optional() }),
+  input: args({
+    name: folderName().describe('folder name: 1-255 characters, no slash'),
+    parent_id: id('parent folder (omit for the root)').nullable().optional(),
+  }),
   effect: 'create',
   trust: 'create',
   run: (ctx, input) => folderOut(createFolder(ctx.domain, input.name, input.parent_id ?? null)),
@@ -74,7 +86,8 @@ export const renameFolderTool = defineTool({
   name: 'rename_folder',
   group: 'folder',
   title: 'Rename Folder',
-  description: 'Rename a folder (1-255 characters, no slash, unique within its parent). Returns {folder_id, name, old_name}. Errors: FOLDER_NOT_FOUND, FOLDER_RENAME_FAILED.',
+  description:
+    'Rename a folder (1-255 characters, no slash, unique within its parent). Returns {folder_id, name, old_name}. Errors: FOLDER_NOT_FOUND, FOLDER_RENAME_FAILED.',
   input: args({ folder_id: id('the folder'), new_name: folderName().describe('the new name: 1-255 characters, no slash') }),
   effect: 'modify',
   trust: 'rename',
@@ -88,7 +101,8 @@ export const deleteFolderTool = defineTool({
   name: 'delete_folder',
   group: 'folder',
   title: 'Delete Folder',
-  description: 'Delete an empty folder (no sources and no sub-folders in it). Returns {deleted: true, folder_id, name}. Errors: FOLDER_NOT_FOUND, FOLDER_NOT_EMPTY.',
+  description:
+    'Delete an empty folder (no sources and no sub-folders in it). Returns {deleted: true, folder_id, name}. Errors: FOLDER_NOT_FOUND, FOLDER_NOT_EMPTY.',
   input: args({ folder_id: id('the folder') }),
   effect: 'destroy',
   trust: 'delete',
@@ -102,10 +116,15 @@ export const moveSourceToFolderTool = defineTool({
   name: 'move_source_to_folder',
   group: 'folder',
   title: 'Move Source to Folder',
-  description: 'Move a source into a folder; folder_id null, 0 or omitted moves it to the root. Returns {source_id, old_folder_id, new_folder_id}. Errors: SOURCE_NOT_FOUND, FOLDER_NOT_FOUND.',
+  description:
+    'Move a source into a folder; folder_id null, 0 or omitted moves it to the root. Returns {source_id, old_folder_id, new_folder_id}. Errors: SOURCE_NOT_FOUND, FOLDER_NOT_FOUND.',
   input: args({
     source_id: id('the source'),
-    folder_id: z.union([z.literal(0), z.literal('0'), id('target folder')]).nullable().optional().describe('target folder; null, 0 or omitted means the root'),
+    folder_id: z
+      .union([z.literal(0), z.literal('0'), id('target folder')])
+      .nullable()
+      .optional()
+      .describe('target folder; null, 0 or omitted means the root'),
   }),
   effect: 'modify',
   trust: 'apply_code',

@@ -24,7 +24,7 @@ export const updateCaseMemoTool = defineTool({
   group: 'case',
   title: 'Update Case Memo',
   description:
-    "Set a case's memo (what the case is, notes on it); memo is required, null or \"\" clears it. Returns {case_id, name, old_memo, new_memo}. " +
+    'Set a case\'s memo (what the case is, notes on it); memo is required, null or "" clears it. Returns {case_id, name, old_memo, new_memo}. ' +
     'Errors: CASE_NOT_FOUND, INVALID_ARGUMENTS (memo missing), CASES_NOT_LISTED/NO_CONTEXT (no project open).',
   input: args({ case_id: id('the case'), memo: memo.nullable().describe('the new memo (required); null or "" clears it') }),
   effect: 'modify',

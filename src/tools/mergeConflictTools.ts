@@ -34,7 +34,11 @@ export const listMergeConflictsTool = defineTool({
     const all = ctx.domain.repo.listMergeConflicts();
     const status = input.status ?? 'open';
     const conflicts = status === 'all' ? all : all.filter((c) => c.status === status);
-    return { conflicts: conflicts.map(conflictOut), open: all.filter((c) => c.status === 'open').length, resolved: all.filter((c) => c.status === 'resolved').length };
+    return {
+      conflicts: conflicts.map(conflictOut),
+      open: all.filter((c) => c.status === 'open').length,
+      resolved: all.filter((c) => c.status === 'resolved').length,
+    };
   },
 });
 
@@ -43,7 +47,7 @@ export const resolveMergeConflictTool = defineTool({
   group: 'version_control',
   title: 'Resolve Merge Conflict',
   description:
-    'Resolve one merge conflict (list_merge_conflicts): ours keeps what the project holds; theirs applies the other side\'s value (a rename, a move, a memo, a ' +
+    "Resolve one merge conflict (list_merge_conflicts): ours keeps what the project holds; theirs applies the other side's value (a rename, a move, a memo, a " +
     'transcript passage, a deletion); both keeps both memos (joined by a blank line) or both passages (theirs right after ours); edit applies `value` ' +
     '(a name, a memo, a passage text, a category or folder id or null). Changes go through the usual operations (their events, undo; text through the ' +
     "editor's edit tracking, so codings move with it). For agents this always waits for the researcher's approval. " +
@@ -52,7 +56,10 @@ export const resolveMergeConflictTool = defineTool({
   input: args({
     conflict_id: z.string().min(1).max(64).describe('the conflict, from list_merge_conflicts'),
     choice: z.enum(['ours', 'theirs', 'both', 'edit']).describe('ours | theirs | both | edit (the conflict lists the choices its kind takes)'),
-    value: z.union([z.string().max(1_000_000), z.number().int(), z.null()]).optional().describe('for edit: the name, memo, passage text, or category / folder id (null: none)'),
+    value: z
+      .union([z.string().max(1_000_000), z.number().int(), z.null()])
+      .optional()
+      .describe('for edit: the name, memo, passage text, or category / folder id (null: none)'),
   }),
   effect: 'modify',
   trust: 'merge',

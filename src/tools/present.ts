@@ -69,7 +69,9 @@ export function sourceOut(s: SourceWithCounts) {
  * A memoised lookup of codes by id for presenting segments: reads only the codes a page of segments names
  * (one getCode each), never the whole codebook, so listing 20 segments costs the same with 50 or 50,000 codes.
  */
-export function codeLookup(repo: { getCode(id: number): { name: string; color: string } | undefined }): (id: number) => { name: string; color: string } | undefined {
+export function codeLookup(repo: {
+  getCode(id: number): { name: string; color: string } | undefined;
+}): (id: number) => { name: string; color: string } | undefined {
   const seen = new Map<number, { name: string; color: string } | undefined>();
   return (id) => {
     if (!seen.has(id)) seen.set(id, repo.getCode(id));

@@ -14,7 +14,9 @@ export const getProjectContext = defineTool({
   run: (ctx) => {
     const repo = ctx.domain.repo;
     const counts = repo.counts();
-    const sources = repo.listSources().map((s) => ({ id: s.source_id, source_id: s.source_id, name: s.name, type: s.type, coded: s.segment_count + s.av_segment_count > 0 }));
+    const sources = repo
+      .listSources()
+      .map((s) => ({ id: s.source_id, source_id: s.source_id, name: s.name, type: s.type, coded: s.segment_count + s.av_segment_count > 0 }));
     const cases = repo.listCases().map((c) => ({ id: c.case_id, case_id: c.case_id, name: c.name }));
     return {
       project_open: true,
@@ -51,7 +53,13 @@ export const openProject = defineTool({
   effect: 'read',
   trust: 'guidance',
   needsProject: false,
-  run: (_ctx, input) => ({ opened: false, requested_path: input.path, command: 'marginalia.project.open', command_title: 'Marginalia: Open Project', guidance: OPEN_GUIDANCE }),
+  run: (_ctx, input) => ({
+    opened: false,
+    requested_path: input.path,
+    command: 'marginalia.project.open',
+    command_title: 'Marginalia: Open Project',
+    guidance: OPEN_GUIDANCE,
+  }),
 });
 
 export const closeProject = defineTool({

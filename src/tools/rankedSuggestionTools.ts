@@ -7,7 +7,17 @@
  */
 
 import { z } from 'zod';
-import { analyzeUncoded, autoSuggestCodes, CodeRanker, DEFAULT_AUTO_MIN_CONFIDENCE, DEFAULT_RANGE_LIMIT, excerpt, MIN_AUTO_TERMS, suggestCodesForRange, uncoveredTerms } from '../domain/codeRanking';
+import {
+  analyzeUncoded,
+  autoSuggestCodes,
+  CodeRanker,
+  DEFAULT_AUTO_MIN_CONFIDENCE,
+  DEFAULT_RANGE_LIMIT,
+  excerpt,
+  MIN_AUTO_TERMS,
+  suggestCodesForRange,
+  uncoveredTerms,
+} from '../domain/codeRanking';
 import type { RankedCode, UncodedAnalysis, UncodedRange } from '../domain/codeRanking';
 import { DEFAULT_DUPLICATE_THRESHOLD, detectDuplicateCodes } from '../domain/duplicateCodes';
 import { DEFAULT_SIMILAR_LIMIT, findSimilarContent, suggestBatchCoding } from '../domain/similarContent';
@@ -273,7 +283,14 @@ export const findSimilarContentTool = defineTool({
   trust: 'search',
   run: (ctx, input) => {
     const r = findSimilarContent(ctx.domain, input);
-    return { search_text: input.search_text, method: 'bm25', terms: r.terms, units_searched: r.units_searched, match_count: r.matches.length, matches: r.matches };
+    return {
+      search_text: input.search_text,
+      method: 'bm25',
+      terms: r.terms,
+      units_searched: r.units_searched,
+      match_count: r.matches.length,
+      matches: r.matches,
+    };
   },
 });
 

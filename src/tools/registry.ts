@@ -19,8 +19,24 @@ import { updateCaseMemoTool, updateProjectBriefingTool } from './memoTools';
 import { deleteCategoryTool, renameCategoryTool, updateCategoryMemoTool } from './categoryTools';
 import { createFolderTool, deleteFolderTool, listFolders, moveSourceToFolderTool, renameFolderTool } from './folderTools';
 import { initializeVersionControlTool, listSnapshotsTool, restoreSnapshotTool, viewDiffTool } from './vcsTools';
-import { applyCodeTool, deleteSourceTool, importSourceTool, importTextTool, moveCodeTool, removeCodeTool, renameSourceTool, updateMemoTool } from './capabilityTools';
-import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceReportTool, generateFrequencyReportTool, getReportTool, listReportsTool } from './reportTools';
+import {
+  applyCodeTool,
+  deleteSourceTool,
+  importSourceTool,
+  importTextTool,
+  moveCodeTool,
+  removeCodeTool,
+  renameSourceTool,
+  updateMemoTool,
+} from './capabilityTools';
+import {
+  exportReportTool,
+  generateCoderComparisonTool,
+  generateCooccurrenceReportTool,
+  generateFrequencyReportTool,
+  getReportTool,
+  listReportsTool,
+} from './reportTools';
 import { importAnalyticsTool } from './analyticsTools';
 import { exportDataTool, importDataTool, suggestExportFormatTool } from './exchangeTools';
 import {

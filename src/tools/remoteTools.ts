@@ -14,9 +14,13 @@ import { args } from './schemas';
 
 function remoteOf(ctx: PrepareContext): RemoteSyncPort {
   const remote = ctx.vcs?.remote;
-  if (!ctx.vcs || !remote) throw new ToolError('VERSION_CONTROL_NOT_INITIALIZED', 'Version control (and so a remote) is not available for this project in this host.');
+  if (!ctx.vcs || !remote)
+    throw new ToolError('VERSION_CONTROL_NOT_INITIALIZED', 'Version control (and so a remote) is not available for this project in this host.');
   if (!ctx.vcs.isInitialized()) {
-    throw new ToolError('VERSION_CONTROL_NOT_INITIALIZED', `Version control is not initialized for this project (no ${ctx.vcs.historyDir}). Call initialize_version_control first.`);
+    throw new ToolError(
+      'VERSION_CONTROL_NOT_INITIALIZED',
+      `Version control is not initialized for this project (no ${ctx.vcs.historyDir}). Call initialize_version_control first.`,
+    );
   }
   return remote;
 }
@@ -31,7 +35,7 @@ export const configureRemoteTool = defineTool({
   title: 'Configure Remote',
   description:
     'Researcher only. Sets the git remote the project history syncs with: any git URL (a folder path, file://, ssh://, user@host:path, https://, git://), ' +
-    'for example an empty repository on GitHub, GitLab, an institution\'s server or a shared folder made with git init --bare. ' +
+    "for example an empty repository on GitHub, GitLab, an institution's server or a shared folder made with git init --bare. " +
     'Marginalia stores no credentials: fetch and push use your own git setup (credential helper, SSH key); a URL with a password is refused. ' +
     'Nothing is sent until sync_project. Calling it again replaces the URL. Returns {configured: true, name, url, replaced}. ' +
     'Errors: INVALID_ARGUMENTS (an unusable URL or name), VERSION_CONTROL_NOT_INITIALIZED (call initialize_version_control first), APPROVAL_FORBIDDEN (an agent), NO_PROJECT.',
@@ -52,13 +56,13 @@ export const syncProjectTool = defineTool({
   group: 'version_control',
   title: 'Sync Project',
   description:
-    'Synchronise the project with its configured remote: snapshot now, fetch, then fast-forward (the remote\'s snapshots are applied to the project), ' +
+    "Synchronise the project with its configured remote: snapshot now, fetch, then fast-forward (the remote's snapshots are applied to the project), " +
     'push (the remote lacks snapshots made here), or, when both moved on, merge the two histories entity by entity (matched by GUID) and commit the merge authored by your coder name, ' +
     'then push. The project changes in one journaled transaction. Returns {outcome: up_to_date | pushed | fast_forward | merged, remote: {name, url}, ref, short_ref, ' +
-    'received, sent (snapshots), pushed, changes: {table: {inserted, updated, deleted}}, merge (the merge\'s counts), conflicts (to resolve), in_words}. ' +
+    "received, sent (snapshots), pushed, changes: {table: {inserted, updated, deleted}}, merge (the merge's counts), conflicts (to resolve), in_words}. " +
     'Errors: REMOTE_NOT_CONFIGURED (configure_remote first), SYNC_DIVERGED (both moved on and no merge is available; nothing changed), ' +
-    'VERSION_CONTROL_NOT_INITIALIZED, REMOTE_UNREACHABLE (502: git could not read or write the remote: not a repository, no access, no network, a rejected push; git\'s message says why), ' +
-    'TOOL_EXECUTION_ERROR (git failed in the project\'s own history), NO_PROJECT.',
+    "VERSION_CONTROL_NOT_INITIALIZED, REMOTE_UNREACHABLE (502: git could not read or write the remote: not a repository, no access, no network, a rejected push; git's message says why), " +
+    "TOOL_EXECUTION_ERROR (git failed in the project's own history), NO_PROJECT.",
   input: args({}),
   effect: 'bulk',
   trust: 'bulk',

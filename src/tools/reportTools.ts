@@ -31,7 +31,11 @@ import { args, id, text } from './schemas';
 const filters = args({
   source_ids: z.array(id('a source')).max(100_000).optional().describe('only segments in these sources'),
   code_ids: z.array(id('a code')).max(100_000).optional().describe('only these codes'),
-  case_ids: z.array(id('a case')).max(10_000).optional().describe("only segments belonging to these cases (their linked sources, or overlapping one of their ranges)"),
+  case_ids: z
+    .array(id('a case'))
+    .max(10_000)
+    .optional()
+    .describe('only segments belonging to these cases (their linked sources, or overlapping one of their ranges)'),
   coder: text(255, 1).optional().describe('only segments coded by this coder (the segment owner)'),
   source_attributes: z
     .record(text(100, 1), z.union([text(10_000), z.number(), z.boolean()]))
@@ -115,8 +119,12 @@ export const generateCoderComparisonTool = defineTool({
     const f = resolveReportFilter(ctx.domain, input.filters);
     const coders = checkCoders(ctx.domain.repo, input.coder_ids, f);
     const options = { unit: input.unit ?? 'character', draws: input.bootstrap?.draws ?? 1000, seed: input.bootstrap?.seed ?? 1 } as const;
-    return runReportJob(ctx.domain, 'coder_comparison', f, { coder_ids: coders, unit: options.unit, bootstrap: { draws: options.draws, seed: options.seed } }, () =>
-      coderComparisonReport(ctx.domain.repo, coders, f, options),
+    return runReportJob(
+      ctx.domain,
+      'coder_comparison',
+      f,
+      { coder_ids: coders, unit: options.unit, bootstrap: { draws: options.draws, seed: options.seed } },
+      () => coderComparisonReport(ctx.domain.repo, coders, f, options),
     );
   },
 });
@@ -190,7 +198,7 @@ export const exportReportTool = defineTool({
   title: 'Export Report',
   description:
     'Write a completed report to a file: csv (RFC 4180, one table), json (the report as get_report returns it) or html (a standalone page, every text escaped, no scripts). ' +
-    'output_path must be absolute, end in the format\'s extension (.csv, .json, .html or .htm) and be in an existing folder; an existing file is replaced only with overwrite true. ' +
+    "output_path must be absolute, end in the format's extension (.csv, .json, .html or .htm) and be in an existing folder; an existing file is replaced only with overwrite true. " +
     'Without output_path the file goes to .marginalia/reports/report-<id>-<type>.<format> beside the project. ' +
     AGENT_PATH_RULE_SHORT +
     ' Returns {report_id, format, file_path, bytes}. ' +
@@ -207,10 +215,14 @@ export const exportReportTool = defineTool({
   paths: [{ arg: 'output_path', access: 'write', code: 'EXPORT_FAILED' }],
   run: (ctx, input) => {
     const format = input.format as ReportFormat;
-    if (!REPORT_FORMATS.includes(format)) throw new ToolError('UNKNOWN_FORMAT', `Unknown report format "${input.format}"; the formats are ${REPORT_FORMATS.join(', ')}`);
+    if (!REPORT_FORMATS.includes(format))
+      throw new ToolError('UNKNOWN_FORMAT', `Unknown report format "${input.format}"; the formats are ${REPORT_FORMATS.join(', ')}`);
     const record = requireReport(ctx.domain.repo, input.report_id);
     if (record.status !== 'completed') {
-      throw new ToolError('EXPORT_FAILED', `Report ${record.report_id} has no result to export (status ${record.status}${record.error ? `: ${record.error}` : ''})`);
+      throw new ToolError(
+        'EXPORT_FAILED',
+        `Report ${record.report_id} has no result to export (status ${record.status}${record.error ? `: ${record.error}` : ''})`,
+      );
     }
     const target = exportTarget(ctx.project.path, record.report_id, record.type, format, input.output_path, input.overwrite ?? false);
     const text = renderReport(reportView(record, true), format);

@@ -12,7 +12,9 @@ const attributeValues = (what: string) =>
   z
     .record(text(100, 1), z.union([text(10_000), z.number(), z.boolean()]))
     .optional()
-    .describe(`only segments ${what} have these values, e.g. {"Site": "Lagos", "Wave": 2} (every pair must hold; typed: 2 does not match the text "2"; dates as their ISO 8601 text)`);
+    .describe(
+      `only segments ${what} have these values, e.g. {"Site": "Lagos", "Wave": 2} (every pair must hold; typed: 2 does not match the text "2"; dates as their ISO 8601 text)`,
+    );
 
 /**
  * retrieve_segments: the coded passages of one or several codes combined with OR, AND (same source) or
@@ -40,7 +42,11 @@ export const retrieveSegmentsTool = defineTool({
     filters: args({
       source_ids: z.array(id('a source')).max(100_000).optional().describe('only segments in these sources'),
       folder_id: id('a folder').optional().describe('only segments in sources of this folder or its sub-folders'),
-      case_ids: z.array(id('a case')).max(10_000).optional().describe('only segments belonging to one of these cases (their linked sources, or overlapping one of their ranges)'),
+      case_ids: z
+        .array(id('a case'))
+        .max(10_000)
+        .optional()
+        .describe('only segments belonging to one of these cases (their linked sources, or overlapping one of their ranges)'),
       source_attributes: attributeValues('in sources whose document attributes'),
       case_attributes: attributeValues('belonging to a case whose attributes'),
       coder: text(255, 1).optional().describe('only segments coded by this coder (the segment owner)'),
@@ -56,6 +62,15 @@ export const retrieveSegmentsTool = defineTool({
     const r = retrievePassages(ctx.domain, { code_ids: input.code_ids, combine: input.combine, filters: input.filters });
     const offset = input.offset ?? 0;
     const passages = r.passages.slice(offset, offset + (input.limit ?? RETRIEVE_DEFAULT_LIMIT));
-    return { combine: r.combine, codes: r.codes, total: r.passages.length, count: passages.length, offset, has_more: offset + passages.length < r.passages.length, source_count: r.source_count, passages };
+    return {
+      combine: r.combine,
+      codes: r.codes,
+      total: r.passages.length,
+      count: passages.length,
+      offset,
+      has_more: offset + passages.length < r.passages.length,
+      source_count: r.source_count,
+      passages,
+    };
   },
 });

@@ -19,7 +19,16 @@ const POSITIVE = 'must be a positive integer';
 /** An id: a positive integer or its decimal string (at most 15 digits); refused as "<name> must be a positive integer". */
 export function id(what: string) {
   return z
-    .union([z.number({ error: POSITIVE }).int({ error: POSITIVE }).positive({ error: POSITIVE }), z.string().regex(/^[1-9][0-9]{0,14}$/, { error: POSITIVE }).transform(Number)], { error: POSITIVE })
+    .union(
+      [
+        z.number({ error: POSITIVE }).int({ error: POSITIVE }).positive({ error: POSITIVE }),
+        z
+          .string()
+          .regex(/^[1-9][0-9]{0,14}$/, { error: POSITIVE })
+          .transform(Number),
+      ],
+      { error: POSITIVE },
+    )
     .describe(`${what} (a positive integer)`);
 }
 
@@ -87,7 +96,8 @@ export function nameText(max: number) {
       const issue = lengthIssue(v, 1, max);
       if (issue) ctx.addIssue({ code: 'custom', message: issue, params: { limit: issue.startsWith('must be at most') ? 'maxLength' : 'minLength' } });
       else if (v.trim() === '') ctx.addIssue({ code: 'custom', message: 'must not be empty or only white space', params: { limit: 'pattern' } });
-      else if (CONTROL.test(v.trim())) ctx.addIssue({ code: 'custom', message: 'must not contain control characters (U+0000-U+001F, U+007F)', params: { limit: 'pattern' } });
+      else if (CONTROL.test(v.trim()))
+        ctx.addIssue({ code: 'custom', message: 'must not contain control characters (U+0000-U+001F, U+007F)', params: { limit: 'pattern' } });
     })
     .meta({ minLength: 1, maxLength: max, pattern: NAME_PATTERN });
 }
@@ -147,7 +157,8 @@ export function requiredAliases<T extends z.ZodObject>(schema: T, pairs: readonl
         const a = rec[name];
         const b = rec[alias];
         if (a === undefined && b === undefined) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is required (or its alias ${alias})` });
-        else if (a !== undefined && b !== undefined && a !== b) ctx.addIssue({ code: 'custom', path: [alias], message: `${alias} must equal ${name} when both are given (got ${String(b)} and ${String(a)})` });
+        else if (a !== undefined && b !== undefined && a !== b)
+          ctx.addIssue({ code: 'custom', path: [alias], message: `${alias} must equal ${name} when both are given (got ${String(b)} and ${String(a)})` });
       }
     })
     .meta(aliasRequirement(pairs));

@@ -45,10 +45,13 @@ const sourceFilterFields = {
   source_type: z.enum(SOURCE_TYPES).optional().describe('only sources of this type'),
   folder_id: id('a folder').optional().describe('only sources in this folder or its sub-folders'),
 };
-const textFilters = args(sourceFilterFields).describe('{source_ids?, source_type?, folder_id? (with its sub-folders)}: restricts the search; every field narrows it');
-const segmentFilters = args({ ...sourceFilterFields, code_ids: z.array(id('a code')).min(1).max(1000).optional().describe('only segments of these codes') }).describe(
-  '{source_ids?, source_type?, folder_id? (with its sub-folders), code_ids?}: restricts the search; every field narrows it',
+const textFilters = args(sourceFilterFields).describe(
+  '{source_ids?, source_type?, folder_id? (with its sub-folders)}: restricts the search; every field narrows it',
 );
+const segmentFilters = args({
+  ...sourceFilterFields,
+  code_ids: z.array(id('a code')).min(1).max(1000).optional().describe('only segments of these codes'),
+}).describe('{source_ids?, source_type?, folder_id? (with its sub-folders), code_ids?}: restricts the search; every field narrows it');
 
 function toFilter(f: { source_ids?: number[]; source_type?: SearchFilter['source_type']; folder_id?: number; code_ids?: number[] } | undefined): SearchFilter {
   return { source_ids: f?.source_ids, source_type: f?.source_type, folder_id: f?.folder_id, code_ids: f?.code_ids };
@@ -68,7 +71,13 @@ export const searchTextTool = defineTool({
   input: args({
     query: text(1000, 1).describe('the search query, e.g. "water rota", garden*, (trust OR faith) NOT church'),
     filters: textFilters.optional(),
-    limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional().describe(`largest number of matches returned (default ${DEFAULT_SEARCH_LIMIT}, at most ${MAX_SEARCH_LIMIT})`),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SEARCH_LIMIT)
+      .optional()
+      .describe(`largest number of matches returned (default ${DEFAULT_SEARCH_LIMIT}, at most ${MAX_SEARCH_LIMIT})`),
     offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('matches to skip, for the next page (default 0)'),
   }),
   effect: 'read',
@@ -220,7 +229,14 @@ export const searchSemanticTool = defineTool({
     const k = input.k ?? DEFAULT_K;
     if (!prep.embeddings?.query) {
       const matches = toPassages(bm25Segments(ctx.domain, input.query, filter, k), k);
-      return { method: LEXICAL_METHOD, ...(prep.fallback_reason ? { fallback_reason: prep.fallback_reason } : {}), query: input.query, k, count: matches.length, matches };
+      return {
+        method: LEXICAL_METHOD,
+        ...(prep.fallback_reason ? { fallback_reason: prep.fallback_reason } : {}),
+        query: input.query,
+        k,
+        count: matches.length,
+        matches,
+      };
     }
     const { model, query, fresh } = prep.embeddings;
     const segments = ctx.domain.repo.listSegmentsForSearch(filter);

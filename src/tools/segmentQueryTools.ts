@@ -32,7 +32,13 @@ export const listSegmentsTool = defineTool({
     code_id: id('only segments of this code').optional(),
     source_id: id('only segments in this source').optional(),
     case_id: id('only segments belonging to this case').optional(),
-    limit: z.number().int().min(1).max(LIST_SEGMENTS_MAX_LIMIT).optional().describe(`largest number of segments returned (default ${LIST_SEGMENTS_DEFAULT_LIMIT})`),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(LIST_SEGMENTS_MAX_LIMIT)
+      .optional()
+      .describe(`largest number of segments returned (default ${LIST_SEGMENTS_DEFAULT_LIMIT})`),
     offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('segments to skip, for the next page (default 0)'),
   }),
   effect: 'read',
@@ -45,7 +51,12 @@ export const listSegmentsTool = defineTool({
     let inCase: Set<number> | undefined;
     if (input.case_id !== undefined) {
       requireCase(d, input.case_id);
-      inCase = new Set(repo.listCaseCodings(input.case_id).filter((k) => k.kind === 'text').map((k) => k.segment_id));
+      inCase = new Set(
+        repo
+          .listCaseCodings(input.case_id)
+          .filter((k) => k.kind === 'text')
+          .map((k) => k.segment_id),
+      );
     }
     let base: Segment[];
     if (input.source_id !== undefined) base = repo.listSegmentsForSource(input.source_id);

@@ -51,14 +51,18 @@ export function sessionView(s: SessionInfo, pending: readonly Pick<ApprovalRecor
 
 /** A copy of a live session, taken in `prepare` (sessions change between prepare and run). */
 function snapshot(s: SessionInfo): SessionInfo {
-  return { ...s, subscriptions: s.subscriptions.map((x) => ({ ...x, event_patterns: [...x.event_patterns] })), context: { ...s.context, preferences: { ...s.context.preferences } } };
+  return {
+    ...s,
+    subscriptions: s.subscriptions.map((x) => ({ ...x, event_patterns: [...x.event_patterns] })),
+    context: { ...s.context, preferences: { ...s.context.preferences } },
+  };
 }
 
 function noLayer(): never {
   throw new ToolError('SESSION_NOT_FOUND', 'This host has no agent sessions (no agent layer is running)');
 }
 
-const sessionId = text(100, 1).describe('a session_id from list_sessions (or an event\'s caused_by)');
+const sessionId = text(100, 1).describe("a session_id from list_sessions (or an event's caused_by)");
 
 export const listSessionsTool = defineTool({
   name: 'list_sessions',
@@ -68,7 +72,7 @@ export const listSessionsTool = defineTool({
     "Every connected session, the researcher's own and each agent's, oldest first: who (role, agent: the credential's name), the client " +
     '(client_type, client_name, model), state (status ACTIVE|IDLE, created_at, last_activity), subscriptions and pending_requests. ' +
     'role: "agent" only lists agents\' sessions. Returns {count, sessions: [{session_id, client_type, client_name, created_at, last_activity, status, ' +
-    'subscriptions, context, role, agent, model, implicit, pending_requests}]}. The researcher\'s alone (APPROVAL_FORBIDDEN for agents).',
+    "subscriptions, context, role, agent, model, implicit, pending_requests}]}. The researcher's alone (APPROVAL_FORBIDDEN for agents).",
   input: args({ role: z.enum(['researcher', 'agent']).optional().describe('only sessions of this role (default: all)') }),
   output: z.object({ count: z.number().int(), sessions: z.array(sessionOutput) }),
   effect: 'read',
@@ -114,8 +118,8 @@ export const endSessionTool = defineTool({
   description:
     "Ends a connected session (an agent's, or another of the researcher's): its event streams (SSE, WebSocket) close at once and it is " +
     'announced as session.disconnected with reason ended_by_researcher. Its pending requests stay for the researcher to decide. The agent may ' +
-    "connect again while its credential is valid (revoke the credential to stop it: DELETE /agents/{name}, `marginalia agent revoke`). Returns " +
-    "{session_id, status: \"ended\", reason}. The researcher's alone (APPROVAL_FORBIDDEN for agents). Errors: SESSION_NOT_FOUND.",
+    'connect again while its credential is valid (revoke the credential to stop it: DELETE /agents/{name}, `marginalia agent revoke`). Returns ' +
+    '{session_id, status: "ended", reason}. The researcher\'s alone (APPROVAL_FORBIDDEN for agents). Errors: SESSION_NOT_FOUND.',
   input: args({ session_id: sessionId }),
   output: z.object({ session_id: z.string(), status: z.literal('ended'), reason: z.literal('ended_by_researcher') }),
   effect: 'modify',
@@ -125,7 +129,8 @@ export const endSessionTool = defineTool({
   dryRun: 'none',
   prepare: async (input, pctx) => {
     const sessions = pctx.sessions ?? noLayer();
-    if (!sessions.get(input.session_id)) throw new ToolError('SESSION_NOT_FOUND', `No session ${input.session_id}: it has ended, or never existed (list_sessions lists the live ones)`);
+    if (!sessions.get(input.session_id))
+      throw new ToolError('SESSION_NOT_FOUND', `No session ${input.session_id}: it has ended, or never existed (list_sessions lists the live ones)`);
     sessions.end(input.session_id, 'ended_by_researcher');
     return input.session_id;
   },

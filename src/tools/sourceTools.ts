@@ -13,7 +13,9 @@ import { sourceOut } from './present';
 import { args, id, memo, nameText, position, text } from './schemas';
 
 /** The document attributes of sources as tools return them: `attributes` {name: value} and `attribute_types` {name: type}, by source_id. */
-function sourceAttributesById(rows: readonly SourceAttribute[]): Map<number, { attributes: Record<string, AttributeValue>; attribute_types: Record<string, AttributeType> }> {
+function sourceAttributesById(
+  rows: readonly SourceAttribute[],
+): Map<number, { attributes: Record<string, AttributeValue>; attribute_types: Record<string, AttributeType> }> {
   const out = new Map<number, { attributes: Record<string, AttributeValue>; attribute_types: Record<string, AttributeType> }>();
   for (const a of rows) {
     let o = out.get(a.source_id);
@@ -92,7 +94,7 @@ export const navigateToSegment = defineTool({
   group: 'source',
   title: 'Navigate to Segment',
   description:
-    "Show a range of a source to the researcher: opens the source in the editor, scrolls to it and (by default) highlights it. Positions in code points. " +
+    'Show a range of a source to the researcher: opens the source in the editor, scrolls to it and (by default) highlights it. Positions in code points. ' +
     'In headless mode nothing is shown and navigated is false. Returns {navigated, detail, navigated_to, text, current_screen}. Errors: SOURCE_NOT_FOUND, INVALID_POSITION.',
   input: args({
     source_id: id('the source'),
@@ -107,7 +109,13 @@ export const navigateToSegment = defineTool({
     if (input.end_pos < input.start_pos || input.end_pos > source.length) {
       throw new ToolError('INVALID_POSITION', `The range [${input.start_pos}, ${input.end_pos}) is not inside "${source.name}" (0..${source.length})`);
     }
-    const target = { source_id: source.source_id, source_name: source.name, start_pos: input.start_pos, end_pos: input.end_pos, highlight: input.highlight ?? true };
+    const target = {
+      source_id: source.source_id,
+      source_name: source.name,
+      start_pos: input.start_pos,
+      end_pos: input.end_pos,
+      highlight: input.highlight ?? true,
+    };
     const result = ctx.host.navigate(target);
     const text = sliceCp(ctx.domain.repo.getSourceText(source.source_id) ?? '', input.start_pos, input.end_pos);
     return { ...result, navigated_to: target, text, current_screen: ctx.host.currentScreen() };
@@ -119,7 +127,7 @@ export const suggestSourceMetadataTool = defineTool({
   group: 'source',
   title: 'Suggest Source Metadata',
   description:
-    "Record metadata hints for a source (its language, topics, where to file it) for the researcher to review. Changes nothing about the source. " +
+    'Record metadata hints for a source (its language, topics, where to file it) for the researcher to review. Changes nothing about the source. ' +
     'Returns {hint_id, source_id, source_name, suggested, status: "recorded"}. Errors: SOURCE_NOT_FOUND.',
   input: args({
     source_id: id('the source'),
@@ -179,7 +187,14 @@ export const removeSource = defineTool({
       };
     }
     const r = deleteSource(ctx.domain, input.source_id);
-    return { preview: false as const, removed: true, source_id: r.source.source_id, source_name: r.source.name, source_type: r.source.type, segments_removed: r.segments_removed };
+    return {
+      preview: false as const,
+      removed: true,
+      source_id: r.source.source_id,
+      source_name: r.source.name,
+      source_type: r.source.type,
+      segments_removed: r.segments_removed,
+    };
   },
 });
 
@@ -191,7 +206,7 @@ export const importFileSource = defineTool({
     `Import a file as a source. Text is extracted from ${['.txt', '.md', '.docx', '.pdf', '.odt', '.rtf'].join(' ')} (text kept exactly, line ends included); ` +
     'audio, video and image files are registered without text. With dry_run true nothing is written and the result says what would be imported. ' +
     AGENT_PATH_RULE_SHORT +
-    ' A .txt or .md file that is not UTF-8 is decoded from the encoding its byte-order mark names or that is detected (the result\'s `encoding` says which, with the detection\'s confidence), or refused naming the likely encoding.' +
+    " A .txt or .md file that is not UTF-8 is decoded from the encoding its byte-order mark names or that is detected (the result's `encoding` says which, with the detection's confidence), or refused naming the likely encoding." +
     ' Returns the source (or the dry-run preview). Errors: SOURCE_IMPORT_FAILED (relative path, a path outside the folders an agent may use, missing file, unsupported type, unreadable, text in an encoding that cannot be decoded exactly), SOURCE_DUPLICATE_NAME.',
   input: args({
     file_path: text(4096, 1).describe('absolute path of the file'),

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { approveBatch, approveCodeSuggestion, approveCodingSuggestion, approveMergeSuggestion, rejectSuggestion, respondToBatch, type BatchDecision } from '../domain/suggestionDecisions';
+import {
+  approveBatch,
+  approveCodeSuggestion,
+  approveCodingSuggestion,
+  approveMergeSuggestion,
+  rejectSuggestion,
+  respondToBatch,
+  type BatchDecision,
+} from '../domain/suggestionDecisions';
 import { excerpt } from '../domain/codeRanking';
 import { batchStatus, requireBatch, suggestCoding, suggestMerge, suggestNewCode } from '../domain/suggestions';
 import { requireSource } from '../domain/sources';
@@ -20,7 +28,6 @@ import { confidence, rationale } from './suggestionSchemas';
 const STATES =
   'Suggestion states: pending -> approved (new code created, or codes merged) | applied (coding made) | rejected | failed (approved in a batch but not applicable; error_code says why). ' +
   'Approving again returns the stored result with already: true and writes nothing. ';
-
 
 /** JSON text from the store, parsed (null stays null). */
 function parsed(json: string | null): unknown {
@@ -313,7 +320,9 @@ export const listPendingCodingSuggestions = defineTool({
     if (input.batch_id !== undefined) requireBatch(ctx.domain, input.batch_id);
     const repo = ctx.domain.repo;
     const names = namesOf(repo);
-    const suggestions = repo.listSuggestions({ kind: 'coding', status: 'pending', source_id: input.source_id, batch_id: input.batch_id }).map((s) => suggestionOut(s, repo, names));
+    const suggestions = repo
+      .listSuggestions({ kind: 'coding', status: 'pending', source_id: input.source_id, batch_id: input.batch_id })
+      .map((s) => suggestionOut(s, repo, names));
     return { count: suggestions.length, suggestions };
   },
 });

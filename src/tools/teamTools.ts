@@ -33,9 +33,11 @@ export const setBlindCodingTool = defineTool({
   description:
     'Researcher only. Switch blind coding on or off for the whole project (a team setting stored in the project). While it is on, each coder ' +
     '(the researcher, another human coder, each agent by its coder name) sees only their own codings: list_segments, list_segments_for_source, ' +
-    'retrieve_segments, search hits, code and source counts, and in VS Code the Codes tree and the editor. The lead (a researcher\'s coder name; ' +
-    'default: the caller, or the lead already set) sees everyone\'s and ends blind coding to reconcile (enabled false, or end_blind_coding); ' +
-    'nobody else may end it or change the lead. ' + SETTINGS_RETURNS + ' Errors: INVALID_ARGUMENTS, APPROVAL_FORBIDDEN (an agent; ending it or changing the lead when you are not the lead).',
+    "retrieve_segments, search hits, code and source counts, and in VS Code the Codes tree and the editor. The lead (a researcher's coder name; " +
+    "default: the caller, or the lead already set) sees everyone's and ends blind coding to reconcile (enabled false, or end_blind_coding); " +
+    'nobody else may end it or change the lead. ' +
+    SETTINGS_RETURNS +
+    ' Errors: INVALID_ARGUMENTS, APPROVAL_FORBIDDEN (an agent; ending it or changing the lead when you are not the lead).',
   input: args({
     enabled: z.boolean().describe('true: blind coding on; false: off (the lead reconciles)'),
     lead: text(MAX_CODER_NAME, 1).optional().describe("the lead's coder name, not blank (sees all, ends blind coding); default: you, or the lead already set"),

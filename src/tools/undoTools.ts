@@ -22,7 +22,7 @@ const COMMON =
   'Supported: coding and removing codings (a removed coding comes back with a new segment_id), segment/code/category/source/case memos, the project briefing, ' +
   'create/rename/recolour/move code, delete an unused code, category create/rename/delete, cases (create, delete, members, attributes), ' +
   'source rename and move, document attributes, folder create/rename/delete. Not undoable: merges, deleting a code with codings, imports, ' +
-  'deleting sources, AV codings, snapshot restores; text edits belong to the editor\'s own undo. ';
+  "deleting sources, AV codings, snapshot restores; text edits belong to the editor's own undo. ";
 
 export const undoTool = defineTool({
   name: 'undo',
@@ -33,7 +33,7 @@ export const undoTool = defineTool({
     '(its events carry payload.undo_of). ' +
     COMMON +
     'An action that cannot be undone is refused, not skipped (undo stops there). Refused too when a later change by someone else depends on it ' +
-    "(e.g. another coder has coded with a code whose creation would be undone); the message names it and nothing changes. Returns {undone: " +
+    '(e.g. another coder has coded with a code whose creation would be undone); the message names it and nothing changes. Returns {undone: ' +
     '{correlation_id, description, changes}}. Errors: NOTHING_TO_UNDO, NOT_UNDOABLE (details.reason: unsupported, recorded_before, blocked), ' +
     'APPROVAL_FORBIDDEN.',
   input: args({}),
@@ -70,8 +70,8 @@ export const undoAgentActionTool = defineTool({
   group: 'core',
   title: 'Undo an Agent Action',
   description:
-    "Researcher only (agents get APPROVAL_FORBIDDEN): undo an agent's action by the correlation id of its events (caused_by.role \"agent\" in " +
-    '/events/history; its request id when it was approved): an applied code\'s segment is removed; a created code is deleted with the codings ' +
+    'Researcher only (agents get APPROVAL_FORBIDDEN): undo an agent\'s action by the correlation id of its events (caused_by.role "agent" in ' +
+    "/events/history; its request id when it was approved): an applied code's segment is removed; a created code is deleted with the codings " +
     'its creator made with it. A created code that another coder has coded with since is never deleted: the whole undo is refused with ' +
     'NOT_UNDOABLE (details.reason "blocked", details.coders [{coder, coder_role, codings}] naming them) and nothing changes. Merges and ' +
     'deletions cannot be undone. Returns {undone: [{kind: "code" | "segment", id}]}. Errors: NOT_UNDOABLE, APPROVAL_FORBIDDEN.',

@@ -47,9 +47,9 @@ export const initializeVersionControlTool = defineTool({
   description:
     'Start the project history: creates .marginalia/history beside the project as a git repository of its own (never the workspace repository), ' +
     'writes a canonical text dump of the project (one sorted JSONL file per table, each source text as a file) and commits it as "Initial snapshot". ' +
-    'From then on every change is snapshotted automatically (a couple of seconds after the last change), with a title saying what changed in words, authored by whoever made the change (the researcher\'s coder name or the agent\'s name). ' +
+    "From then on every change is snapshotted automatically (a couple of seconds after the last change), with a title saying what changed in words, authored by whoever made the change (the researcher's coder name or the agent's name). " +
     'Calling it again is harmless: it snapshots the current state if it changed and returns created false. ' +
-    'Returns {initialized: true, created, history_dir, ref, short_ref, file_count}. Errors: VERSION_CONTROL_NOT_INITIALIZED (the folder\'s history belongs to another project file), ' +
+    "Returns {initialized: true, created, history_dir, ref, short_ref, file_count}. Errors: VERSION_CONTROL_NOT_INITIALIZED (the folder's history belongs to another project file), " +
     'TOOL_EXECUTION_ERROR (git is missing or failed), NO_PROJECT.',
   input: args({}),
   effect: 'create',
@@ -116,7 +116,13 @@ export const restoreSnapshotTool = defineTool({
       event_type: 'project.snapshot_restored',
       aggregate_type: 'snapshot',
       aggregate_id: prepared.ref,
-      payload: { ref: prepared.ref, short_ref: prepared.short_ref, message: prepared.message, before_ref: prepared.before_ref, before_short_ref: prepared.before_short_ref },
+      payload: {
+        ref: prepared.ref,
+        short_ref: prepared.short_ref,
+        message: prepared.message,
+        before_ref: prepared.before_ref,
+        before_short_ref: prepared.before_short_ref,
+      },
     });
     return {
       restored: true,

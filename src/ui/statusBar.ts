@@ -14,7 +14,10 @@ export class MarginaliaStatusBar implements vscode.Disposable {
   constructor(private readonly controller: ProjectController) {
     this.item.name = 'Marginalia';
     this.item.command = 'marginalia.server.showLog';
-    this.subscriptions.push(controller.onDidChangeProject(() => this.render()), controller.onDidChangeServer(() => this.render()));
+    this.subscriptions.push(
+      controller.onDidChangeProject(() => this.render()),
+      controller.onDidChangeServer(() => this.render()),
+    );
     this.timer = setInterval(() => this.render(), 30_000);
     this.render();
   }

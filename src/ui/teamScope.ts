@@ -112,7 +112,7 @@ export class BlindCodingStatus implements vscode.Disposable {
       this.item.hide();
     } else {
       const mine = researcherScope(this.wb) !== null;
-      this.last = mine ? '$(eye-closed) Blind coding: you see your codings only' : '$(eye) Blind coding: you lead and see every coder\'s';
+      this.last = mine ? '$(eye-closed) Blind coding: you see your codings only' : "$(eye) Blind coding: you lead and see every coder's";
       this.item.text = this.last;
       this.item.command = mine ? undefined : 'marginalia.team.endBlindCoding';
       this.item.tooltip = mine

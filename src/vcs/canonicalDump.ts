@@ -126,7 +126,12 @@ function canonicalColumns(t: TableInfo): string[] {
 /** One row as its canonical JSON line: keys in `keys` order (those it has), then any others by name. */
 function rowLine(row: Row, keys: readonly string[]): string {
   const known = new Set(keys);
-  const order = [...keys.filter((k) => k in row), ...Object.keys(row).filter((k) => !known.has(k)).sort(compareText)];
+  const order = [
+    ...keys.filter((k) => k in row),
+    ...Object.keys(row)
+      .filter((k) => !known.has(k))
+      .sort(compareText),
+  ];
   return `{${order.map((k) => `${JSON.stringify(k)}:${encodeValue(row[k] ?? null)}`).join(',')}}`;
 }
 
@@ -311,7 +316,8 @@ export function diffDumps(from: ReadonlyMap<string, string>, to: ReadonlyMap<str
     }
     for (const [id, r] of before) if (!after.has(id)) d.removed.push(r.row);
     perTable.set(name, d);
-    if (d.added.length + d.removed.length + d.changed.length > 0) tables[name] = { added: d.added.length, removed: d.removed.length, changed: d.changed.length };
+    if (d.added.length + d.removed.length + d.changed.length > 0)
+      tables[name] = { added: d.added.length, removed: d.removed.length, changed: d.changed.length };
   }
   const named = (table: string): NamedChanges => {
     const d = perTable.get(table);
@@ -321,7 +327,10 @@ export function diffDumps(from: ReadonlyMap<string, string>, to: ReadonlyMap<str
       added: (d?.added ?? []).map(name).sort(byName),
       removed: (d?.removed ?? []).map(name).sort(byName),
       changed: (d?.changed ?? []).map((c) => name(c.to)).sort(byName),
-      renamed: (d?.changed ?? []).filter((c) => name(c.from) !== name(c.to)).map((c) => ({ from: name(c.from), to: name(c.to) })).sort((x, y) => byName(x.to, y.to)),
+      renamed: (d?.changed ?? [])
+        .filter((c) => name(c.from) !== name(c.to))
+        .map((c) => ({ from: name(c.from), to: name(c.to) }))
+        .sort((x, y) => byName(x.to, y.to)),
     };
   };
   const counted = (table: string): CountedChanges => {

@@ -7,6 +7,7 @@
  * by name ("3 changes to case attributes").
  */
 import { countOf } from '../core/plural';
+import { oneLineExcerpt } from '../core/text';
 
 type Row = Record<string, unknown>;
 
@@ -38,9 +39,7 @@ function rowsOf(dump: ReadonlyMap<string, string>, name: string): Map<unknown, R
 
 /** `text` on one line, at most `max` code points, with "…" when cut. */
 function excerpt(text: unknown, max = DIFF_EXCERPT): string {
-  const flat = String(text ?? '').replace(/\s+/gu, ' ').trim();
-  const cps = Array.from(flat);
-  return cps.length <= max ? flat : `${cps.slice(0, max - 1).join('').trimEnd()}…`;
+  return oneLineExcerpt(String(text ?? ''), max);
 }
 
 const q = (name: unknown): string => `'${String(name ?? '')}'`;
@@ -66,7 +65,8 @@ function namedSection(
     }
     if (old.name !== r.name) lines.push(`Renamed the ${kind} ${q(old.name)} to ${q(r.name)}`);
     if (place && place(old, 'before') !== place(r, 'after')) lines.push(`Moved the ${kind} ${q(r.name)} to ${place(r, 'after') || 'the top level'}`);
-    if ((old.memo ?? null) !== (r.memo ?? null)) lines.push(r.memo ? `Changed the memo of the ${kind} ${q(r.name)}: "${excerpt(r.memo, 80)}"` : `Cleared the memo of the ${kind} ${q(r.name)}`);
+    if ((old.memo ?? null) !== (r.memo ?? null))
+      lines.push(r.memo ? `Changed the memo of the ${kind} ${q(r.name)}: "${excerpt(r.memo, 80)}"` : `Cleared the memo of the ${kind} ${q(r.name)}`);
     if (old.color !== undefined && old.color !== r.color) lines.push(`Recoloured the ${kind} ${q(r.name)} from ${String(old.color)} to ${String(r.color)}`);
   }
   for (const [id, r] of before) if (!after.has(id)) lines.push(`Removed the ${kind} ${q(r.name)}`);
@@ -90,7 +90,8 @@ export function describeDumpDiff(from: ReadonlyMap<string, string>, to: Readonly
   const [casesA, casesB] = tables('cases');
   const [segA, segB] = tables('segments');
 
-  const nameIn = (rows: Map<unknown, Row>, other: Map<unknown, Row>, id: unknown, kind: string) => String((rows.get(id) ?? other.get(id))?.name ?? `${kind} ${String(id)}`);
+  const nameIn = (rows: Map<unknown, Row>, other: Map<unknown, Row>, id: unknown, kind: string) =>
+    String((rows.get(id) ?? other.get(id))?.name ?? `${kind} ${String(id)}`);
   const categoryPlace = (cats: Map<unknown, Row>, other: Map<unknown, Row>) => (r: Row) =>
     r.category_id == null ? '' : `the category ${q(nameIn(cats, other, r.category_id, 'category'))}`;
   const codePlaceA = categoryPlace(catsA, catsB);
@@ -98,13 +99,17 @@ export function describeDumpDiff(from: ReadonlyMap<string, string>, to: Readonly
   const sections: WordsSection[] = [
     namedSection('Codes', 'code', codesA, codesB, (r, side) => (side === 'before' ? codePlaceA(r) : codePlaceB(r))),
     namedSection('Categories', 'category', catsA, catsB, (r, side) =>
-      r.parent_id == null ? '' : `the category ${q(side === 'before' ? nameIn(catsA, catsB, r.parent_id, 'category') : nameIn(catsB, catsA, r.parent_id, 'category'))}`,
+      r.parent_id == null
+        ? ''
+        : `the category ${q(side === 'before' ? nameIn(catsA, catsB, r.parent_id, 'category') : nameIn(catsB, catsA, r.parent_id, 'category'))}`,
     ),
   ];
 
   // sources: named changes, and edited texts (the dump keeps each text in sources/<id>.txt)
   const sources = namedSection('Sources', 'source', srcA, srcB, (r, side) =>
-    r.folder_id == null ? '' : `the folder ${q(side === 'before' ? nameIn(foldersA, foldersB, r.folder_id, 'folder') : nameIn(foldersB, foldersA, r.folder_id, 'folder'))}`,
+    r.folder_id == null
+      ? ''
+      : `the folder ${q(side === 'before' ? nameIn(foldersA, foldersB, r.folder_id, 'folder') : nameIn(foldersB, foldersA, r.folder_id, 'folder'))}`,
   );
   for (const [id, r] of srcB) {
     if (!srcA.has(id)) continue;
@@ -126,15 +131,22 @@ export function describeDumpDiff(from: ReadonlyMap<string, string>, to: Readonly
     const old = segA.get(id);
     if (!old) coded.push(passage(s, codeName(s.code_id)));
     else if (old.code_id !== s.code_id) recoded.push(`${passage(s, codeName(s.code_id))} (was ${q(codeNameBefore(old.code_id))})`);
-    else if (old.start_pos !== s.start_pos || old.end_pos !== s.end_pos || old.text !== s.text) changed.push(`${passage(s, codeName(s.code_id))} (its bounds moved)`);
+    else if (old.start_pos !== s.start_pos || old.end_pos !== s.end_pos || old.text !== s.text)
+      changed.push(`${passage(s, codeName(s.code_id))} (its bounds moved)`);
     else if ((old.memo ?? null) !== (s.memo ?? null)) changed.push(`${passage(s, codeName(s.code_id))} (memo ${s.memo ? 'changed' : 'cleared'})`);
   }
   for (const [id, s] of segA) if (!segB.has(id)) uncoded.push(passage(s, codeNameBefore(s.code_id)));
   const capped = (heading: string, lines: string[]): WordsSection => ({
     heading: `${heading} (${lines.length})`,
-    lines: lines.length > MAX_PASSAGE_LINES ? [...lines.slice(0, MAX_PASSAGE_LINES), `… and ${countOf(lines.length - MAX_PASSAGE_LINES, 'more passage')}`] : lines,
+    lines:
+      lines.length > MAX_PASSAGE_LINES ? [...lines.slice(0, MAX_PASSAGE_LINES), `… and ${countOf(lines.length - MAX_PASSAGE_LINES, 'more passage')}`] : lines,
   });
-  sections.push(capped('Passages coded', coded), capped('Passages uncoded', uncoded), capped('Passages moved to another code', recoded), capped('Passages changed', changed));
+  sections.push(
+    capped('Passages coded', coded),
+    capped('Passages uncoded', uncoded),
+    capped('Passages moved to another code', recoded),
+    capped('Passages changed', changed),
+  );
 
   // every other table, by count of rows added, removed and changed
   const others: string[] = [];
@@ -142,10 +154,15 @@ export function describeDumpDiff(from: ReadonlyMap<string, string>, to: Readonly
   for (const name of [...names].sort()) {
     if (DESCRIBED.has(name) || name === 'meta') continue;
     if ((from.get(`tables/${name}.jsonl`) ?? '') === (to.get(`tables/${name}.jsonl`) ?? '')) continue;
-    const [a, b] = [new Set((from.get(`tables/${name}.jsonl`) ?? '').split('\n').filter(Boolean)), new Set((to.get(`tables/${name}.jsonl`) ?? '').split('\n').filter(Boolean))];
+    const [a, b] = [
+      new Set((from.get(`tables/${name}.jsonl`) ?? '').split('\n').filter(Boolean)),
+      new Set((to.get(`tables/${name}.jsonl`) ?? '').split('\n').filter(Boolean)),
+    ];
     const added = [...b].filter((l) => !a.has(l)).length;
     const removed = [...a].filter((l) => !b.has(l)).length;
-    others.push(`${name.replace(/_/g, ' ')}: ${[added ? `${countOf(added, 'row')} added or changed` : '', removed ? `${countOf(removed, 'row')} removed or changed` : ''].filter(Boolean).join(', ')}`);
+    others.push(
+      `${name.replace(/_/g, ' ')}: ${[added ? `${countOf(added, 'row')} added or changed` : '', removed ? `${countOf(removed, 'row')} removed or changed` : ''].filter(Boolean).join(', ')}`,
+    );
   }
   sections.push({ heading: 'Other changes', lines: others });
   return sections.filter((s) => s.lines.length > 0);

@@ -151,7 +151,8 @@ function lineAround(content: Buffer, at: number): [number, number] {
 
 /** The new bytes of table file `content` without the erased source, or null when unchanged (see {@link eraseFromTableFile}). */
 export function eraseFromTableBytes(table: string, content: Buffer, e: DumpErasure): Buffer | null {
-  if (KEYED_TABLES.has(table) && table !== 'segment_provenance' && table !== 'meta' && table !== 'exchange_guids') return dropKeyedRows(table, content, e.source_id);
+  if (KEYED_TABLES.has(table) && table !== 'segment_provenance' && table !== 'meta' && table !== 'exchange_guids')
+    return dropKeyedRows(table, content, e.source_id);
   const next = eraseFromTableFile(table, content.toString('utf8'), e);
   return next === null ? null : Buffer.from(next, 'utf8');
 }
@@ -195,10 +196,14 @@ function git(dir: string, args: string[], input?: (stdin: NodeJS.WritableStream)
       else reject(new ToolError('TOOL_EXECUTION_ERROR', `git ${args[0]} failed in ${dir} (exit ${code}): ${err.trim().slice(0, 500)}`));
     });
     child.stdin.on('error', () => undefined); // a failing child closes its stdin; the exit code reports it
-    if (input) input(child.stdin).then(() => child.stdin.end(), (e: unknown) => {
-      child.kill();
-      reject(e);
-    });
+    if (input)
+      input(child.stdin).then(
+        () => child.stdin.end(),
+        (e: unknown) => {
+          child.kill();
+          reject(e);
+        },
+      );
     else child.stdin.end();
   });
 }
@@ -321,7 +326,8 @@ function readBlobs(dir: string, ids: readonly string[], each: (index: number, co
         consuming = false;
       }
       if (index === ids.length) finish();
-      else if (exited !== undefined) finish(new ToolError('TOOL_EXECUTION_ERROR', `git cat-file returned ${index} of ${ids.length} blobs (exit ${exited}): ${err.trim().slice(0, 300)}`));
+      else if (exited !== undefined)
+        finish(new ToolError('TOOL_EXECUTION_ERROR', `git cat-file returned ${index} of ${ids.length} blobs (exit ${exited}): ${err.trim().slice(0, 300)}`));
     };
     const take = () => {
       try {
@@ -369,7 +375,8 @@ export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureR
   if (!fs.existsSync(gitDirOf(dir))) return { initialized: false, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: 0, prune_ms: 0 };
   const e: DumpErasure = { ...request, segmentIdSet: new Set(request.segment_ids) };
   const before = (await git(dir, ['rev-list', '--all'])).toString('latin1').split('\n').filter(Boolean);
-  if (before.length === 0) return { initialized: true, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: performance.now() - started, prune_ms: 0 };
+  if (before.length === 0)
+    return { initialized: true, snapshots: 0, snapshots_rewritten: 0, files_rewritten: 0, duration_ms: performance.now() - started, prune_ms: 0 };
   // packs that exist before the rewrite may hold the text among their objects: pruning must rewrite them
   const packsBefore = packFiles(dir);
   const exp = await git(dir, ['fast-export', '--all', '--no-data', '--signed-tags=strip', '--tag-of-filtered-object=rewrite', '--reencode=no']);
@@ -427,9 +434,19 @@ export async function eraseFromHistoryRepo(dir: string, request: HistoryErasureR
   await git(dir, ['read-tree', '-u', '--reset', 'HEAD']);
   const pruneStarted = performance.now();
   // any pack but the rewrite's own (one from before, or one git's auto-gc wrote meanwhile) may hold old objects
-  await pruneHistory(dir, packFiles(dir).some((f) => !ours.has(f)));
+  await pruneHistory(
+    dir,
+    packFiles(dir).some((f) => !ours.has(f)),
+  );
   const now = performance.now();
-  return { initialized: true, snapshots: after.length, snapshots_rewritten: rewritten, files_rewritten: filesRewritten, duration_ms: now - started, prune_ms: now - pruneStarted };
+  return {
+    initialized: true,
+    snapshots: after.length,
+    snapshots_rewritten: rewritten,
+    files_rewritten: filesRewritten,
+    duration_ms: now - started,
+    prune_ms: now - pruneStarted,
+  };
 }
 
 /**

@@ -128,7 +128,11 @@ export function ignoreBeside(dir: string): void {
  */
 export function identEmail(name: string, agent = false): string {
   if (name === COMMITTER.name && !agent) return COMMITTER.email;
-  const local = name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 64);
+  const local = name
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 64);
   return `${agent ? AGENT_EMAIL_PREFIX : ''}${local || 'coder'}@marginalia.invalid`;
 }
 
@@ -279,7 +283,14 @@ export class HistoryRepo {
   async commit(subject: string, body: string, authorName: string, allowEmpty = false, agent = false): Promise<string | null> {
     await this.run(['add', '--all']);
     if (!allowEmpty && (await this.run(['status', '--porcelain'])).trim() === '') return null;
-    const args = ['commit', '--quiet', '--no-verify', `--author=${identName(authorName)} <${identEmail(authorName, agent)}>`, '-m', oneLine(subject, 400) || 'Snapshot'];
+    const args = [
+      'commit',
+      '--quiet',
+      '--no-verify',
+      `--author=${identName(authorName)} <${identEmail(authorName, agent)}>`,
+      '-m',
+      oneLine(subject, 400) || 'Snapshot',
+    ];
     if (body.trim()) args.push('-m', body.trim());
     if (allowEmpty) args.push('--allow-empty');
     await this.run(args);

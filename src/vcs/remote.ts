@@ -41,7 +41,8 @@ export const DEFAULT_REMOTE = 'origin';
 /** A remote name git accepts and no option: letters, digits, `.`, `_`, `-`, at most 64. */
 export const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** Environment variables the network commands (fetch, push) also get: the researcher's own SSH, credential and proxy setup. */
-const NETWORK_ENV = /^(ssh_auth_sock|ssh_agent_pid|git_ssh|git_ssh_command|git_askpass|ssh_askpass|display|xdg_config_home|user|logname|(http|https|all|no)_proxy|git_ssl_cainfo|git_ssl_capath)$/i;
+const NETWORK_ENV =
+  /^(ssh_auth_sock|ssh_agent_pid|git_ssh|git_ssh_command|git_askpass|ssh_askpass|display|xdg_config_home|user|logname|(http|https|all|no)_proxy|git_ssl_cainfo|git_ssl_capath)$/i;
 
 /** What a merge engine returns for three dumps (src/vcs/merge). */
 export interface MergeOutcome {
@@ -88,7 +89,8 @@ function git(dir: string, env: Record<string, string>, args: string[], timeoutMs
         const e = err as NodeJS.ErrnoException;
         if (e.code === 'ENOENT') reject(new ToolError('TOOL_EXECUTION_ERROR', 'Syncing needs git, which is not installed or not on PATH.'));
         // what reads or writes the remote fails for reasons outside the project (not a repository, no access, no network)
-        else if (REMOTE_COMMANDS.has(args[0] ?? '')) reject(new ToolError('REMOTE_UNREACHABLE', `The remote could not be reached: git ${args[0]} failed: ${(stderr || e.message).trim().slice(0, 800)}`));
+        else if (REMOTE_COMMANDS.has(args[0] ?? ''))
+          reject(new ToolError('REMOTE_UNREACHABLE', `The remote could not be reached: git ${args[0]} failed: ${(stderr || e.message).trim().slice(0, 800)}`));
         else reject(new ToolError('TOOL_EXECUTION_ERROR', `git ${args[0]} failed: ${(stderr || e.message).trim().slice(0, 800)}`));
       } else resolve(stdout);
     });
@@ -102,10 +104,14 @@ export function checkRemoteUrl(url: string): string {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(u)) throw new ToolError('INVALID_ARGUMENTS', 'url must not contain control characters or line breaks.');
   if (u.startsWith('-')) throw new ToolError('INVALID_ARGUMENTS', 'url must not start with "-".');
-  if (/^[a-z][a-z0-9+.-]*::/i.test(u) || /^ext::/i.test(u)) throw new ToolError('INVALID_ARGUMENTS', 'url must be a path or a file://, ssh://, git://, http(s):// or user@host:path URL, not a git remote helper.');
+  if (/^[a-z][a-z0-9+.-]*::/i.test(u) || /^ext::/i.test(u))
+    throw new ToolError('INVALID_ARGUMENTS', 'url must be a path or a file://, ssh://, git://, http(s):// or user@host:path URL, not a git remote helper.');
   const m = /^[a-z][a-z0-9+.-]*:\/\/([^/@]*)@/i.exec(u);
   if (m && m[1]!.includes(':')) {
-    throw new ToolError('INVALID_ARGUMENTS', 'url must not contain a password: Marginalia stores no credentials. Use your git credential helper or an SSH key.');
+    throw new ToolError(
+      'INVALID_ARGUMENTS',
+      'url must not contain a password: Marginalia stores no credentials. Use your git credential helper or an SSH key.',
+    );
   }
   return u;
 }
@@ -146,7 +152,11 @@ export class RemoteSync implements RemoteSyncPort {
 
   private async mustRemote(): Promise<{ name: string; url: string }> {
     const r = await this.remote();
-    if (!r) throw new ToolError('REMOTE_NOT_CONFIGURED', 'No remote is configured for this project history. Configure one with configure_remote {url} (the researcher only).');
+    if (!r)
+      throw new ToolError(
+        'REMOTE_NOT_CONFIGURED',
+        'No remote is configured for this project history. Configure one with configure_remote {url} (the researcher only).',
+      );
     return r;
   }
 
@@ -193,7 +203,8 @@ export class RemoteSync implements RemoteSyncPort {
 
   async configure(url: string, name: string = DEFAULT_REMOTE): Promise<{ name: string; url: string; replaced: boolean }> {
     const u = checkRemoteUrl(url);
-    if (!REMOTE_NAME.test(name)) throw new ToolError('INVALID_ARGUMENTS', 'name must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit.');
+    if (!REMOTE_NAME.test(name))
+      throw new ToolError('INVALID_ARGUMENTS', 'name must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit.');
     // a local path is stored absolute, so the remote stays the same whatever the working directory
     const stored = /^[a-z][a-z0-9+.-]*:\/\//i.test(u) || /^[^/\\]+@[^/\\]+:/.test(u) || path.isAbsolute(u) ? u : path.resolve(u);
     return this.opts.history.exclusive(async () => {
@@ -225,7 +236,17 @@ export class RemoteSync implements RemoteSyncPort {
       const remote = await this.resolve(`refs/remotes/${r.name}/${BRANCH}`);
       const ahead = local ? (remote ? await this.count(`${remote}..${local}`) : await this.count(local)) : 0;
       const behind = remote ? (local ? await this.count(`${local}..${remote}`) : await this.count(remote)) : 0;
-      return { configured: true, name: r.name, url: r.url, ahead, behind, last_sync: lastSync, last_outcome: lastOutcome, reachable, ...(fetchError ? { fetch_error: fetchError } : {}) };
+      return {
+        configured: true,
+        name: r.name,
+        url: r.url,
+        ahead,
+        behind,
+        last_sync: lastSync,
+        last_outcome: lastOutcome,
+        reachable,
+        ...(fetchError ? { fetch_error: fetchError } : {}),
+      };
     });
   }
 
@@ -237,7 +258,8 @@ export class RemoteSync implements RemoteSyncPort {
         if (Object.keys(out.changes).length > 0) this.opts.onProjectChanged?.();
         return out;
       }
-      if (attempt >= 3) throw new ToolError('TOOL_EXECUTION_ERROR', 'The project kept changing while the sync was being prepared, so nothing was applied. Sync again.');
+      if (attempt >= 3)
+        throw new ToolError('TOOL_EXECUTION_ERROR', 'The project kept changing while the sync was being prepared, so nothing was applied. Sync again.');
     }
   }
 
@@ -252,7 +274,15 @@ export class RemoteSync implements RemoteSyncPort {
     // 2. fetch
     await this.fetch(r.name);
     const remote = await this.resolve(`refs/remotes/${r.name}/${BRANCH}`);
-    const result = (outcome: SyncResult['outcome'], head: string, received: number, sent: number, pushed: boolean, changes: SyncResult['changes'] = {}, extra: Partial<SyncResult> = {}): SyncResult => ({
+    const result = (
+      outcome: SyncResult['outcome'],
+      head: string,
+      received: number,
+      sent: number,
+      pushed: boolean,
+      changes: SyncResult['changes'] = {},
+      extra: Partial<SyncResult> = {},
+    ): SyncResult => ({
       outcome,
       remote: r,
       ref: head,
@@ -346,14 +376,24 @@ export class RemoteSync implements RemoteSyncPort {
    * dump equals `remote`'s tree, the branch moves to `remote`; otherwise (the dump differs, e.g. a schema the
    * remote's snapshot predates) it is committed on top of `remote`.
    */
-  private async moveTo(repo: HistoryRepo, currentDump: () => Map<string, string>, remote: string, mergeParent: string | null, author: string, conflicts = 0): Promise<void> {
+  private async moveTo(
+    repo: HistoryRepo,
+    currentDump: () => Map<string, string>,
+    remote: string,
+    mergeParent: string | null,
+    author: string,
+    conflicts = 0,
+  ): Promise<void> {
     repo.writeTree(currentDump());
     await this.run(['add', '--all']);
     const tree = (await this.run(['write-tree'])).trim();
     const remoteTree = (await this.run(['rev-parse', `${remote}^{tree}`])).trim();
     let head = remote;
     if (mergeParent !== null || tree !== remoteTree) {
-      const subject = mergeParent !== null ? `Merged ${remote.slice(0, 7)} from the remote${conflicts > 0 ? ` (${conflicts} conflict${conflicts === 1 ? '' : 's'} to resolve)` : ''}` : `Applied ${remote.slice(0, 7)} from the remote`;
+      const subject =
+        mergeParent !== null
+          ? `Merged ${remote.slice(0, 7)} from the remote${conflicts > 0 ? ` (${conflicts} conflict${conflicts === 1 ? '' : 's'} to resolve)` : ''}`
+          : `Applied ${remote.slice(0, 7)} from the remote`;
       const parents = mergeParent !== null ? ['-p', mergeParent, '-p', remote] : ['-p', remote];
       const env = {
         ...this.localEnv,
@@ -391,7 +431,9 @@ export function describe(r: SyncResult): string {
     case 'merged':
       return (
         `Merged ${snaps(r.received)} from ${r.remote.name} with ${snaps(r.sent - 1)} made here (${changed} row change${changed === 1 ? '' : 's'} applied) and sent the merge` +
-        (r.conflicts.length > 0 ? `; ${r.conflicts.length} conflict${r.conflicts.length === 1 ? '' : 's'} to resolve (list_merge_conflicts).` : '; no conflicts.')
+        (r.conflicts.length > 0
+          ? `; ${r.conflicts.length} conflict${r.conflicts.length === 1 ? '' : 's'} to resolve (list_merge_conflicts).`
+          : '; no conflicts.')
       );
   }
 }

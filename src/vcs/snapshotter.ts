@@ -6,15 +6,7 @@ import type { EventRecord, EventType } from '../domain/events';
 import type { Actor } from '../domain/model';
 import type { ProjectRepository } from '../domain/ports';
 import { describeEvents } from '../domain/undoRedo';
-import type {
-  InitializeResult,
-  PreparedRestore,
-  ProjectRows,
-  RestoreResult,
-  SnapshotDiff,
-  SnapshotInfo,
-  VersionControl,
-} from '../domain/versionControl';
+import type { InitializeResult, PreparedRestore, ProjectRows, RestoreResult, SnapshotDiff, SnapshotInfo, VersionControl } from '../domain/versionControl';
 import { canonicalDump, diffDumps, MANIFEST_PATH, parseDump, planRestore, readProjectTables, type ParsedDump } from './canonicalDump';
 import { describeDumpDiff } from './diffInWords';
 import { COMMITTER, HistoryRepo } from './historyRepo';
@@ -178,7 +170,9 @@ export class Snapshotter implements VersionControl, HistoryErasure {
         ...(also.length > 0 ? ['', 'Also:', ...also.map(changeLine)] : []),
       ].join('\n');
       const author = authorOf(by, call);
-      void this.enqueue(() => this.commitCurrent(`Restored ${short}`, body, author.name, true, author.agent)).catch((e) => this.logger.error('the snapshot after a restore failed', e));
+      void this.enqueue(() => this.commitCurrent(`Restored ${short}`, body, author.name, true, author.agent)).catch((e) =>
+        this.logger.error('the snapshot after a restore failed', e),
+      );
       return;
     }
     const tool = call && call.caller.session_id === by.session_id ? call.tool : fallbackToolName(events);
@@ -189,7 +183,16 @@ export class Snapshotter implements VersionControl, HistoryErasure {
     } catch (e) {
       this.logger.warn(`naming a snapshot's change failed: ${(e as Error).message}`);
     }
-    this.pending.push({ tool, summary: summarizeEvents(changes), session_id: by.session_id, client_type: by.client_type, user: by.user, words, author: author.name, agent: author.agent });
+    this.pending.push({
+      tool,
+      summary: summarizeEvents(changes),
+      session_id: by.session_id,
+      client_type: by.client_type,
+      user: by.user,
+      words,
+      author: author.name,
+      agent: author.agent,
+    });
     this.schedule();
   }
 
@@ -238,14 +241,24 @@ export class Snapshotter implements VersionControl, HistoryErasure {
       let created = false;
       if (this.repo.exists()) {
         await this.checkOwner();
-        await this.commitCurrent('Snapshot of the project as it was when version history was started again', `Session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`, actorName(actor), false);
+        await this.commitCurrent(
+          'Snapshot of the project as it was when version history was started again',
+          `Session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`,
+          actorName(actor),
+          false,
+        );
       } else {
         await this.repo.init(projectFile);
         this.ownerChecked = true;
         created = true;
         const dump = this.currentDump();
         this.repo.writeTree(dump);
-        await this.repo.commit('Initial snapshot', `Version control initialized for ${projectFile} by session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`, COMMITTER.name, true);
+        await this.repo.commit(
+          'Initial snapshot',
+          `Version control initialized for ${projectFile} by session ${actor.session_id} (${actor.client_type}, user ${actor.user}).`,
+          COMMITTER.name,
+          true,
+        );
         this.pending = [];
       }
       const [head] = await this.repo.log(1);
@@ -429,7 +442,10 @@ export class Snapshotter implements VersionControl, HistoryErasure {
   /** VERSION_CONTROL_NOT_INITIALIZED unless the history exists and belongs to this project. */
   private async ensureRepo(): Promise<void> {
     if (!this.repo.exists()) {
-      throw new ToolError('VERSION_CONTROL_NOT_INITIALIZED', `Version control is not initialized for this project (no ${this.historyDir}). Call initialize_version_control first.`);
+      throw new ToolError(
+        'VERSION_CONTROL_NOT_INITIALIZED',
+        `Version control is not initialized for this project (no ${this.historyDir}). Call initialize_version_control first.`,
+      );
     }
     await this.checkOwner();
   }
@@ -476,7 +492,13 @@ export class Snapshotter implements VersionControl, HistoryErasure {
     const changes = this.takePending();
     if (changes.length === 0 || !this.repo.exists()) return;
     const message = describeChanges(changes);
-    await this.commitCurrent(message.subject, message.body, message.author, false, changes.some((c) => c.agent));
+    await this.commitCurrent(
+      message.subject,
+      message.body,
+      message.author,
+      false,
+      changes.some((c) => c.agent),
+    );
   }
 
   private takePending(): PendingChange[] {
@@ -557,7 +579,10 @@ function suggestionWords(events: readonly EventRecord[]): string {
   const n = (type: string) => events.filter((e) => e.event_type === type);
   const parts: string[] = [];
   const codes = n('suggestion.code_suggested').map((e) => `'${String(e.payload.name ?? '')}'`);
-  if (codes.length > 0) parts.push(`suggested the new ${codes.length === 1 ? 'code' : 'codes'} ${codes.slice(0, 3).join(', ')}${codes.length > 3 ? ` and ${codes.length - 3} more` : ''}`);
+  if (codes.length > 0)
+    parts.push(
+      `suggested the new ${codes.length === 1 ? 'code' : 'codes'} ${codes.slice(0, 3).join(', ')}${codes.length > 3 ? ` and ${codes.length - 3} more` : ''}`,
+    );
   const codings = n('suggestion.coding_suggested').length;
   if (codings > 0) parts.push(`suggested ${codings} ${codings === 1 ? 'coding' : 'codings'}`);
   const merges = n('suggestion.merge_suggested').length;

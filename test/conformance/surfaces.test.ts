@@ -89,7 +89,8 @@ describe('conformance: one scenario table on all six surfaces', function () {
 
   // ---- helpers over HTTP (setup and cleanup, as the researcher unless told) ---------------------------------
 
-  const tokenOf = (as: As): string | undefined => (as === 'agent' ? AGENT_TOKEN : as === 'agentB' ? agentBToken : as === 'researcher' ? REVIEWER_TOKEN : undefined);
+  const tokenOf = (as: As): string | undefined =>
+    as === 'agent' ? AGENT_TOKEN : as === 'agentB' ? agentBToken : as === 'researcher' ? REVIEWER_TOKEN : undefined;
   const authOf = (as: As): Record<string, string> => (as === 'anonymous' ? { authorization: '' } : { authorization: `Bearer ${tokenOf(as)}` });
   /** A tool call over HTTP that must succeed; its data. */
   async function setupCall(tool: string, args: Record<string, unknown>, as: As = 'researcher'): Promise<any> {
@@ -141,7 +142,9 @@ describe('conformance: one scenario table on all six surfaces', function () {
   let wsId = 0;
   function wsConnect(as: As): Promise<{ ws: WebSocket; replies: Map<number, any>; waiters: Map<number, (m: any) => void> } | Outcome> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/ws?client_name=conformance-${as}`, { headers: as === 'anonymous' ? {} : { authorization: `Bearer ${tokenOf(as)}` } });
+      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/ws?client_name=conformance-${as}`, {
+        headers: as === 'anonymous' ? {} : { authorization: `Bearer ${tokenOf(as)}` },
+      });
       const conn = { ws, replies: new Map<number, any>(), waiters: new Map<number, (m: any) => void>() };
       ws.on('message', (raw) => {
         const m = JSON.parse(raw.toString());
@@ -173,7 +176,9 @@ describe('conformance: one scenario table on all six surfaces', function () {
         clearTimeout(t);
         resolve(m);
       });
-      conn.ws.send(JSON.stringify('approve' in step ? { id, op: 'approve', request_id: step.approve } : { id, op: 'call', tool: step.call, arguments: step.args }));
+      conn.ws.send(
+        JSON.stringify('approve' in step ? { id, op: 'approve', request_id: step.approve } : { id, op: 'call', tool: step.call, arguments: step.args }),
+      );
     });
     if (!reply.ok) return { kind: 'error', error_code: reply.error_code, data: reply };
     return { kind: reply.status === 'pending' || reply.data?.status === 'pending_approval' ? 'pending' : 'ok', data: reply.data };
@@ -188,7 +193,10 @@ describe('conformance: one scenario table on all six surfaces', function () {
     try {
       if (!client) {
         const c = new Client({ name: `conformance-${step.as}`, version: '1.0.0' });
-        const headers: Record<string, string> = { ...(step.as === 'anonymous' ? {} : { authorization: `Bearer ${tokenOf(step.as)}` }), ...(step.session ? { 'x-marginalia-session': step.session } : {}) };
+        const headers: Record<string, string> = {
+          ...(step.as === 'anonymous' ? {} : { authorization: `Bearer ${tokenOf(step.as)}` }),
+          ...(step.session ? { 'x-marginalia-session': step.session } : {}),
+        };
         await c.connect(new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers } }));
         mcpClients.set(key, c);
         cleanup.push(() => c.close());
@@ -203,7 +211,11 @@ describe('conformance: one scenario table on all six surfaces', function () {
       const err = e as { code?: number; message: string; data?: { error_code?: string } };
       const inBody = /"error_code":"([A-Z_/]+)"/.exec(err.message)?.[1];
       const sdkNotFound = err.code === -32602 && /Tool \S+ not found/.test(err.message) ? 'TOOL_NOT_FOUND' : undefined;
-      return { kind: 'error', error_code: err.data?.error_code ?? inBody ?? sdkNotFound ?? `unmapped: ${err.code} ${err.message}`, rpc: typeof err.code === 'number' && err.code < 0 ? err.code : undefined };
+      return {
+        kind: 'error',
+        error_code: err.data?.error_code ?? inBody ?? sdkNotFound ?? `unmapped: ${err.code} ${err.message}`,
+        rpc: typeof err.code === 'number' && err.code < 0 ? err.code : undefined,
+      };
     }
   }
 
@@ -216,7 +228,11 @@ describe('conformance: one scenario table on all six surfaces', function () {
     if (!c) {
       const name = as === 'agent' ? 'bot' : as === 'agentB' ? 'bot2' : 'me';
       const certs = path.join(home, 'certs');
-      const creds = grpc.credentials.createSsl(fs.readFileSync(path.join(certs, 'ca.pem')), fs.readFileSync(path.join(certs, `client-${name}-key.pem`)), fs.readFileSync(path.join(certs, `client-${name}.pem`)));
+      const creds = grpc.credentials.createSsl(
+        fs.readFileSync(path.join(certs, 'ca.pem')),
+        fs.readFileSync(path.join(certs, `client-${name}-key.pem`)),
+        fs.readFileSync(path.join(certs, `client-${name}.pem`)),
+      );
       c = new GrpcCtor(`127.0.0.1:${grpcPort}`, creds, { 'grpc.ssl_target_name_override': 'localhost' }) as unknown as grpc.Client & Record<string, any>;
       grpcClients.set(as, c);
       const made = c;
@@ -225,13 +241,18 @@ describe('conformance: one scenario table on all six surfaces', function () {
     return c;
   }
   function grpcUnary(as: As, method: string, req: Record<string, unknown>): Promise<any> {
-    return new Promise((resolve, reject) => grpcClient(as)[method](req, { deadline: Date.now() + 30_000 }, (err: grpc.ServiceError | null, res: any) => (err ? reject(err) : resolve(res))));
+    return new Promise((resolve, reject) =>
+      grpcClient(as)[method](req, { deadline: Date.now() + 30_000 }, (err: grpc.ServiceError | null, res: any) => (err ? reject(err) : resolve(res))),
+    );
   }
   async function viaGrpc(step: Step): Promise<Outcome> {
     if (step.as === 'anonymous') throw new Error('gRPC has no call without a certificate (declared n/a in the table)');
     let res: any;
     try {
-      res = 'approve' in step ? await grpcUnary(step.as, 'Approve', { request_id: step.approve }) : await grpcUnary(step.as, 'CallTool', { tool: step.call, arguments_json: JSON.stringify(step.args), session_id: step.session ?? '' });
+      res =
+        'approve' in step
+          ? await grpcUnary(step.as, 'Approve', { request_id: step.approve })
+          : await grpcUnary(step.as, 'CallTool', { tool: step.call, arguments_json: JSON.stringify(step.args), session_id: step.session ?? '' });
     } catch (e) {
       const err = e as grpc.ServiceError;
       return { kind: 'error', error_code: String(err.metadata?.get('error_code')[0] ?? `grpc status ${err.code}`) };
@@ -252,7 +273,10 @@ describe('conformance: one scenario table on all six surfaces', function () {
     constructor(env: Record<string, string>) {
       const base: NodeJS.ProcessEnv = {};
       for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MARGINALIA_')) base[k] = v;
-      this.child = spawn(process.execPath, [BIN, 'cli', '--project', project, '--client', 'conformance-cli'], { env: { ...base, MARGINALIA_HOME: home, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      this.child = spawn(process.execPath, [BIN, 'cli', '--project', project, '--client', 'conformance-cli'], {
+        env: { ...base, MARGINALIA_HOME: home, ...env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
       const split = (which: 'out' | 'err', into: any[]) => (d: Buffer) => {
         this[which] += d.toString();
@@ -292,7 +316,10 @@ describe('conformance: one scenario table on all six surfaces', function () {
   async function viaCli(step: Step): Promise<Outcome> {
     let cli = clis.get(step.as);
     if (!cli) {
-      const env: Record<string, string> = step.as === 'researcher' ? { MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN } : { MARGINALIA_TOKEN: step.as === 'anonymous' ? 'not-a-token-of-this-server' : (tokenOf(step.as) as string) };
+      const env: Record<string, string> =
+        step.as === 'researcher'
+          ? { MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN }
+          : { MARGINALIA_TOKEN: step.as === 'anonymous' ? 'not-a-token-of-this-server' : (tokenOf(step.as) as string) };
       const c = new CliProcess(env);
       const ready = await c.ready();
       if (ready.type === 'error') {
@@ -329,24 +356,101 @@ describe('conformance: one scenario table on all six surfaces', function () {
 
   const ROWS: Row[] = [
     // trust outcomes
-    { name: 'auto read: list_codes', step: () => ({ call: 'list_codes', args: {}, as: 'agent' }), expect: { kind: 'ok' }, check: (o) => assert.ok(Array.isArray(o.data.codes)) },
-    { name: 'auto read: get_code of a code that exists', step: (fx) => ({ call: 'get_code', args: { code_id: fx.codedCodeId }, as: 'agent' }), expect: { kind: 'ok' } },
+    {
+      name: 'auto read: list_codes',
+      step: () => ({ call: 'list_codes', args: {}, as: 'agent' }),
+      expect: { kind: 'ok' },
+      check: (o) => assert.ok(Array.isArray(o.data.codes)),
+    },
+    {
+      name: 'auto read: get_code of a code that exists',
+      step: (fx) => ({ call: 'get_code', args: { code_id: fx.codedCodeId }, as: 'agent' }),
+      expect: { kind: 'ok' },
+    },
     { name: 'auto search: search_text', step: () => ({ call: 'search_text', args: { query: 'garden' }, as: 'agent' }), expect: { kind: 'ok' } },
-    { name: 'auto write (override create_category: auto): create_category runs at once', step: () => ({ call: 'create_category', args: { name: fresh('Category') }, as: 'agent' }), expect: { kind: 'ok' }, check: (o) => assert.ok(o.data.category_id > 0) },
-    { name: 'notify write: apply_code runs at once', setup: freshCode, step: (fx, _s, codeId) => ({ call: 'apply_code', args: { code_id: codeId, source_id: fx.sourceId, start_position: 0, end_position: 12 }, as: 'agent' }), expect: { kind: 'ok' } },
-    { name: 'suggest: create_code by an agent is held (pending, poll_after_ms)', step: () => ({ call: 'create_code', args: { name: fresh('Suggested'), color: '#59A14F' }, as: 'agent' }), expect: { kind: 'pending' }, check: pendingHasPoll },
-    { name: 'suggest: rename_code by an agent is held', setup: freshCode, step: (_fx, _s, codeId) => ({ call: 'rename_code', args: { code_id: codeId, new_name: fresh('Renamed') }, as: 'agent' }), expect: { kind: 'pending' }, check: pendingHasPoll },
-    { name: 'locked suggest: delete_code of an unused code by an agent is held', setup: freshCode, step: (_fx, _s, codeId) => ({ call: 'delete_code', args: { code_id: codeId }, as: 'agent' }), expect: { kind: 'pending' }, check: pendingHasPoll },
-    { name: 'the researcher is never held: create_code runs at once', step: () => ({ call: 'create_code', args: { name: fresh('Researcher'), color: '#76B7B2' }, as: 'researcher' }), expect: { kind: 'ok' } },
+    {
+      name: 'auto write (override create_category: auto): create_category runs at once',
+      step: () => ({ call: 'create_category', args: { name: fresh('Category') }, as: 'agent' }),
+      expect: { kind: 'ok' },
+      check: (o) => assert.ok(o.data.category_id > 0),
+    },
+    {
+      name: 'notify write: apply_code runs at once',
+      setup: freshCode,
+      step: (fx, _s, codeId) => ({ call: 'apply_code', args: { code_id: codeId, source_id: fx.sourceId, start_position: 0, end_position: 12 }, as: 'agent' }),
+      expect: { kind: 'ok' },
+    },
+    {
+      name: 'suggest: create_code by an agent is held (pending, poll_after_ms)',
+      step: () => ({ call: 'create_code', args: { name: fresh('Suggested'), color: '#59A14F' }, as: 'agent' }),
+      expect: { kind: 'pending' },
+      check: pendingHasPoll,
+    },
+    {
+      name: 'suggest: rename_code by an agent is held',
+      setup: freshCode,
+      step: (_fx, _s, codeId) => ({ call: 'rename_code', args: { code_id: codeId, new_name: fresh('Renamed') }, as: 'agent' }),
+      expect: { kind: 'pending' },
+      check: pendingHasPoll,
+    },
+    {
+      name: 'locked suggest: delete_code of an unused code by an agent is held',
+      setup: freshCode,
+      step: (_fx, _s, codeId) => ({ call: 'delete_code', args: { code_id: codeId }, as: 'agent' }),
+      expect: { kind: 'pending' },
+      check: pendingHasPoll,
+    },
+    {
+      name: 'the researcher is never held: create_code runs at once',
+      step: () => ({ call: 'create_code', args: { name: fresh('Researcher'), color: '#76B7B2' }, as: 'researcher' }),
+      expect: { kind: 'ok' },
+    },
     // approvals
-    { name: 'approve_suggestion by an agent: APPROVAL_FORBIDDEN', step: () => ({ call: 'approve_suggestion', args: { suggestion_id: 1 }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'approve_coding_suggestion by an agent: APPROVAL_FORBIDDEN', step: () => ({ call: 'approve_coding_suggestion', args: { suggestion_id: 1 }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'approve_merge by an agent: APPROVAL_FORBIDDEN', step: () => ({ call: 'approve_merge', args: { merge_suggestion_id: 1 }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'approve_batch_coding by an agent: APPROVAL_FORBIDDEN', step: () => ({ call: 'approve_batch_coding', args: { batch_id: 1 }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'reject_coding_suggestion by an agent: APPROVAL_FORBIDDEN', step: () => ({ call: 'reject_coding_suggestion', args: { suggestion_id: 1 }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'respond_to_code_suggestion by an agent: APPROVAL_FORBIDDEN', step: () => ({ call: 'respond_to_code_suggestion', args: { suggestion_batch_id: 1, response: 'accept' }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'an agent approving a held request: APPROVAL_FORBIDDEN', setup: heldRequest, step: (_fx, _s, rid) => ({ approve: rid, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' }, na: { mcp: NO_DECISION_MCP } },
-    { name: 'the researcher approves a held request', setup: heldRequest, step: (_fx, _s, rid) => ({ approve: rid, as: 'researcher' }), expect: { kind: 'ok' }, check: (o) => assert.equal(o.data.status, 'completed'), na: { mcp: NO_DECISION_MCP } },
+    {
+      name: 'approve_suggestion by an agent: APPROVAL_FORBIDDEN',
+      step: () => ({ call: 'approve_suggestion', args: { suggestion_id: 1 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'approve_coding_suggestion by an agent: APPROVAL_FORBIDDEN',
+      step: () => ({ call: 'approve_coding_suggestion', args: { suggestion_id: 1 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'approve_merge by an agent: APPROVAL_FORBIDDEN',
+      step: () => ({ call: 'approve_merge', args: { merge_suggestion_id: 1 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'approve_batch_coding by an agent: APPROVAL_FORBIDDEN',
+      step: () => ({ call: 'approve_batch_coding', args: { batch_id: 1 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'reject_coding_suggestion by an agent: APPROVAL_FORBIDDEN',
+      step: () => ({ call: 'reject_coding_suggestion', args: { suggestion_id: 1 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'respond_to_code_suggestion by an agent: APPROVAL_FORBIDDEN',
+      step: () => ({ call: 'respond_to_code_suggestion', args: { suggestion_batch_id: 1, response: 'accept' }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'an agent approving a held request: APPROVAL_FORBIDDEN',
+      setup: heldRequest,
+      step: (_fx, _s, rid) => ({ approve: rid, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+      na: { mcp: NO_DECISION_MCP },
+    },
+    {
+      name: 'the researcher approves a held request',
+      setup: heldRequest,
+      step: (_fx, _s, rid) => ({ approve: rid, as: 'researcher' }),
+      expect: { kind: 'ok' },
+      check: (o) => assert.equal(o.data.status, 'completed'),
+      na: { mcp: NO_DECISION_MCP },
+    },
     {
       name: 'the researcher approves a request already rejected: APPROVAL_NOT_PENDING',
       setup: async () => {
@@ -358,10 +462,26 @@ describe('conformance: one scenario table on all six surfaces', function () {
       expect: { kind: 'error', error_code: 'APPROVAL_NOT_PENDING' },
       na: { mcp: NO_DECISION_MCP },
     },
-    { name: "a researcher-only tool (list_sessions) by an agent: APPROVAL_FORBIDDEN", step: () => ({ call: 'list_sessions', args: {}, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'a researcher-only tool (list_sessions) by the researcher: ok', step: () => ({ call: 'list_sessions', args: {}, as: 'researcher' }), expect: { kind: 'ok' } },
-    { name: 'set_agent_access by an agent: APPROVAL_FORBIDDEN', step: (fx) => ({ call: 'set_agent_access', args: { source_id: fx.closedSourceId, access: 'open' }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' } },
-    { name: 'get_approval_status of an unknown request: APPROVAL_NOT_FOUND', step: () => ({ call: 'get_approval_status', args: { request_id: 'no-such-request' }, as: 'agent' }), expect: { kind: 'error', error_code: 'APPROVAL_NOT_FOUND' } },
+    {
+      name: 'a researcher-only tool (list_sessions) by an agent: APPROVAL_FORBIDDEN',
+      step: () => ({ call: 'list_sessions', args: {}, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'a researcher-only tool (list_sessions) by the researcher: ok',
+      step: () => ({ call: 'list_sessions', args: {}, as: 'researcher' }),
+      expect: { kind: 'ok' },
+    },
+    {
+      name: 'set_agent_access by an agent: APPROVAL_FORBIDDEN',
+      step: (fx) => ({ call: 'set_agent_access', args: { source_id: fx.closedSourceId, access: 'open' }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_FORBIDDEN' },
+    },
+    {
+      name: 'get_approval_status of an unknown request: APPROVAL_NOT_FOUND',
+      step: () => ({ call: 'get_approval_status', args: { request_id: 'no-such-request' }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'APPROVAL_NOT_FOUND' },
+    },
     {
       name: 'an agent with max_pending_per_agent (5) requests held: APPROVAL_QUEUE_FULL at once',
       setup: async () => {
@@ -371,24 +491,104 @@ describe('conformance: one scenario table on all six surfaces', function () {
       expect: { kind: 'error', error_code: 'APPROVAL_QUEUE_FULL' },
     },
     // refusals
-    { name: 'unknown tool: TOOL_NOT_FOUND', step: () => ({ call: 'no_such_tool', args: {}, as: 'agent' }), expect: { kind: 'error', error_code: 'TOOL_NOT_FOUND' }, check: (o, s) => s === 'mcp' && assert.equal(o.rpc, -32602, 'MCP: an unknown tool is a protocol error (InvalidParams)') },
-    { name: 'invalid arguments (researcher): INVALID_ARGUMENTS', step: () => ({ call: 'create_code', args: { name: '' }, as: 'researcher' }), expect: { kind: 'error', error_code: 'INVALID_ARGUMENTS' } },
-    { name: 'invalid arguments of a held tool (agent): INVALID_ARGUMENTS at once, not pending', step: () => ({ call: 'create_code', args: { name: 7 }, as: 'agent' }), expect: { kind: 'error', error_code: 'INVALID_ARGUMENTS' } },
-    { name: 'get_code of an unknown id: CODE_NOT_FOUND', step: () => ({ call: 'get_code', args: { code_id: 999999 }, as: 'agent' }), expect: { kind: 'error', error_code: 'CODE_NOT_FOUND' } },
-    { name: 'read_source_content of an unknown id: SOURCE_NOT_FOUND', step: () => ({ call: 'read_source_content', args: { source_id: 999999 }, as: 'agent' }), expect: { kind: 'error', error_code: 'SOURCE_NOT_FOUND' } },
-    { name: 'delete_segment of an unknown id: SEGMENT_NOT_FOUND', step: () => ({ call: 'delete_segment', args: { segment_id: 999999 }, as: 'researcher' }), expect: { kind: 'error', error_code: 'SEGMENT_NOT_FOUND' } },
-    { name: 'rename_category of an unknown id: CATEGORY_NOT_FOUND', step: () => ({ call: 'rename_category', args: { category_id: 999999, new_name: 'x' }, as: 'researcher' }), expect: { kind: 'error', error_code: 'CATEGORY_NOT_FOUND' } },
-    { name: 'get_case of an unknown id: CASE_NOT_FOUND', step: () => ({ call: 'get_case', args: { case_id: 999999 }, as: 'agent' }), expect: { kind: 'error', error_code: 'CASE_NOT_FOUND' } },
-    { name: 'a held rename of an unknown code (agent): CODE_NOT_FOUND at once', step: () => ({ call: 'rename_code', args: { code_id: 999999, new_name: fresh('Ghost') }, as: 'agent' }), expect: { kind: 'error', error_code: 'CODE_NOT_FOUND' } },
-    { name: 'merge a code into itself (researcher): MERGE_SAME_CODE', setup: freshCode, step: (_fx, _s, id) => ({ call: 'merge_codes', args: { source_code_id: id, target_code_id: id }, as: 'researcher' }), expect: { kind: 'error', error_code: 'MERGE_SAME_CODE' } },
-    { name: 'a held merge of a code into itself (agent): MERGE_SAME_CODE at once', setup: freshCode, step: (_fx, _s, id) => ({ call: 'merge_codes', args: { source_code_id: id, target_code_id: id }, as: 'agent' }), expect: { kind: 'error', error_code: 'MERGE_SAME_CODE' } },
-    { name: 'create_code with a name in use (researcher): DUPLICATE_NAME', step: (fx) => ({ call: 'create_code', args: { name: fx.existingCodeName, color: '#FF9DA7' }, as: 'researcher' }), expect: { kind: 'error', error_code: 'DUPLICATE_NAME' } },
-    { name: 'a held create_code with a name in use (agent): DUPLICATE_NAME at once', step: (fx) => ({ call: 'create_code', args: { name: fx.existingCodeName, color: '#FF9DA7' }, as: 'agent' }), expect: { kind: 'error', error_code: 'DUPLICATE_NAME' } },
-    { name: 'delete_code of a code with segments: CODE_HAS_SEGMENTS', step: (fx) => ({ call: 'delete_code', args: { code_id: fx.codedCodeId }, as: 'researcher' }), expect: { kind: 'error', error_code: 'CODE_HAS_SEGMENTS' } },
-    { name: 'apply_code past the end of the source: INVALID_POSITION', setup: freshCode, step: (fx, _s, id) => ({ call: 'apply_code', args: { code_id: id, source_id: fx.sourceId, start_position: 0, end_position: 50_000_000 }, as: 'researcher' }), expect: { kind: 'error', error_code: 'INVALID_POSITION' } },
-    { name: 'list_snapshots before version control: VERSION_CONTROL_NOT_INITIALIZED', step: () => ({ call: 'list_snapshots', args: {}, as: 'researcher' }), expect: { kind: 'error', error_code: 'VERSION_CONTROL_NOT_INITIALIZED' } },
-    { name: 'an agent reading a source closed to agents: SOURCE_CLOSED', step: (fx) => ({ call: 'read_source_content', args: { source_id: fx.closedSourceId }, as: 'agent' }), expect: { kind: 'error', error_code: 'SOURCE_CLOSED' } },
-    { name: 'the researcher reads the closed source', step: (fx) => ({ call: 'read_source_content', args: { source_id: fx.closedSourceId }, as: 'researcher' }), expect: { kind: 'ok' } },
+    {
+      name: 'unknown tool: TOOL_NOT_FOUND',
+      step: () => ({ call: 'no_such_tool', args: {}, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'TOOL_NOT_FOUND' },
+      check: (o, s) => s === 'mcp' && assert.equal(o.rpc, -32602, 'MCP: an unknown tool is a protocol error (InvalidParams)'),
+    },
+    {
+      name: 'invalid arguments (researcher): INVALID_ARGUMENTS',
+      step: () => ({ call: 'create_code', args: { name: '' }, as: 'researcher' }),
+      expect: { kind: 'error', error_code: 'INVALID_ARGUMENTS' },
+    },
+    {
+      name: 'invalid arguments of a held tool (agent): INVALID_ARGUMENTS at once, not pending',
+      step: () => ({ call: 'create_code', args: { name: 7 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'INVALID_ARGUMENTS' },
+    },
+    {
+      name: 'get_code of an unknown id: CODE_NOT_FOUND',
+      step: () => ({ call: 'get_code', args: { code_id: 999999 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'CODE_NOT_FOUND' },
+    },
+    {
+      name: 'read_source_content of an unknown id: SOURCE_NOT_FOUND',
+      step: () => ({ call: 'read_source_content', args: { source_id: 999999 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'SOURCE_NOT_FOUND' },
+    },
+    {
+      name: 'delete_segment of an unknown id: SEGMENT_NOT_FOUND',
+      step: () => ({ call: 'delete_segment', args: { segment_id: 999999 }, as: 'researcher' }),
+      expect: { kind: 'error', error_code: 'SEGMENT_NOT_FOUND' },
+    },
+    {
+      name: 'rename_category of an unknown id: CATEGORY_NOT_FOUND',
+      step: () => ({ call: 'rename_category', args: { category_id: 999999, new_name: 'x' }, as: 'researcher' }),
+      expect: { kind: 'error', error_code: 'CATEGORY_NOT_FOUND' },
+    },
+    {
+      name: 'get_case of an unknown id: CASE_NOT_FOUND',
+      step: () => ({ call: 'get_case', args: { case_id: 999999 }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'CASE_NOT_FOUND' },
+    },
+    {
+      name: 'a held rename of an unknown code (agent): CODE_NOT_FOUND at once',
+      step: () => ({ call: 'rename_code', args: { code_id: 999999, new_name: fresh('Ghost') }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'CODE_NOT_FOUND' },
+    },
+    {
+      name: 'merge a code into itself (researcher): MERGE_SAME_CODE',
+      setup: freshCode,
+      step: (_fx, _s, id) => ({ call: 'merge_codes', args: { source_code_id: id, target_code_id: id }, as: 'researcher' }),
+      expect: { kind: 'error', error_code: 'MERGE_SAME_CODE' },
+    },
+    {
+      name: 'a held merge of a code into itself (agent): MERGE_SAME_CODE at once',
+      setup: freshCode,
+      step: (_fx, _s, id) => ({ call: 'merge_codes', args: { source_code_id: id, target_code_id: id }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'MERGE_SAME_CODE' },
+    },
+    {
+      name: 'create_code with a name in use (researcher): DUPLICATE_NAME',
+      step: (fx) => ({ call: 'create_code', args: { name: fx.existingCodeName, color: '#FF9DA7' }, as: 'researcher' }),
+      expect: { kind: 'error', error_code: 'DUPLICATE_NAME' },
+    },
+    {
+      name: 'a held create_code with a name in use (agent): DUPLICATE_NAME at once',
+      step: (fx) => ({ call: 'create_code', args: { name: fx.existingCodeName, color: '#FF9DA7' }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'DUPLICATE_NAME' },
+    },
+    {
+      name: 'delete_code of a code with segments: CODE_HAS_SEGMENTS',
+      step: (fx) => ({ call: 'delete_code', args: { code_id: fx.codedCodeId }, as: 'researcher' }),
+      expect: { kind: 'error', error_code: 'CODE_HAS_SEGMENTS' },
+    },
+    {
+      name: 'apply_code past the end of the source: INVALID_POSITION',
+      setup: freshCode,
+      step: (fx, _s, id) => ({
+        call: 'apply_code',
+        args: { code_id: id, source_id: fx.sourceId, start_position: 0, end_position: 50_000_000 },
+        as: 'researcher',
+      }),
+      expect: { kind: 'error', error_code: 'INVALID_POSITION' },
+    },
+    {
+      name: 'list_snapshots before version control: VERSION_CONTROL_NOT_INITIALIZED',
+      step: () => ({ call: 'list_snapshots', args: {}, as: 'researcher' }),
+      expect: { kind: 'error', error_code: 'VERSION_CONTROL_NOT_INITIALIZED' },
+    },
+    {
+      name: 'an agent reading a source closed to agents: SOURCE_CLOSED',
+      step: (fx) => ({ call: 'read_source_content', args: { source_id: fx.closedSourceId }, as: 'agent' }),
+      expect: { kind: 'error', error_code: 'SOURCE_CLOSED' },
+    },
+    {
+      name: 'the researcher reads the closed source',
+      step: (fx) => ({ call: 'read_source_content', args: { source_id: fx.closedSourceId }, as: 'researcher' }),
+      expect: { kind: 'ok' },
+    },
     {
       name: 'import_file_source of a file that does not exist: SOURCE_IMPORT_FAILED',
       step: () => ({ call: 'import_file_source', args: { file_path: path.join(dir, 'no-such-file.txt') }, as: 'researcher' }),
@@ -423,7 +623,12 @@ describe('conformance: one scenario table on all six surfaces', function () {
       expect: { kind: 'error', error_code: 'SESSION_NOT_FOUND' },
       na: { ws: NO_SESSION_WS, cli: NO_SESSION_CLI },
     },
-    { name: 'an agent in its own explicit session: ok', step: (fx, s) => ({ call: 'list_codes', args: {}, as: 'agent', session: fx.agentSession[s] }), expect: { kind: 'ok' }, na: { ws: NO_SESSION_WS, cli: NO_SESSION_CLI } },
+    {
+      name: 'an agent in its own explicit session: ok',
+      step: (fx, s) => ({ call: 'list_codes', args: {}, as: 'agent', session: fx.agentSession[s] }),
+      expect: { kind: 'ok' },
+      na: { ws: NO_SESSION_WS, cli: NO_SESSION_CLI },
+    },
   ];
 
   /**
@@ -460,7 +665,8 @@ describe('conformance: one scenario table on all six surfaces', function () {
     const m = /gRPC \(mutual TLS\) at 127\.0\.0\.1:(\d+)/.exec(server.stdout());
     assert.ok(m, `serve printed no gRPC line:\n${server.stdout()}`);
     grpcPort = Number(m[1]);
-    GrpcCtor = (grpc.loadPackageDefinition(protoLoader.loadSync(PROTO, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true })) as any).marginalia.v1.Marginalia;
+    GrpcCtor = (grpc.loadPackageDefinition(protoLoader.loadSync(PROTO, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true })) as any)
+      .marginalia.v1.Marginalia;
 
     // a second agent credential (issue 14 item 2)
     const added = await request(server.base, 'POST', '/agents', { name: 'conformance-b' });
@@ -502,11 +708,13 @@ describe('conformance: one scenario table on all six surfaces', function () {
 
   it(`the table has at least 25 rows and declares every surface it does not run (${ROWS.length} rows)`, () => {
     assert.ok(ROWS.length >= 25);
-    for (const r of ROWS) for (const [s, why] of Object.entries(r.na ?? {})) assert.ok(SURFACES.includes(s as Surface) && typeof why === 'string' && why.length > 20, `${r.name}: ${s}`);
+    for (const r of ROWS)
+      for (const [s, why] of Object.entries(r.na ?? {}))
+        assert.ok(SURFACES.includes(s as Surface) && typeof why === 'string' && why.length > 20, `${r.name}: ${s}`);
     for (const [cls, why] of Object.entries(CLASSES_NOT_REACHABLE)) console.log(`      class ${cls} not in the table: ${why}`);
   });
 
-  it('a session opened with a client_type outside the spec\'s ClientType enum is refused alike: INVALID_ARGUMENTS (REST, WebSocket, gRPC, CLI)', async () => {
+  it("a session opened with a client_type outside the spec's ClientType enum is refused alike: INVALID_ARGUMENTS (REST, WebSocket, gRPC, CLI)", async () => {
     // HTTP tool interface and MCP open no explicit session: their X-Marginalia-Client-Type header only names the implicit session's type
     const rest = await request(server.base, 'POST', '/session/create', { client_type: 'NOT_A_TYPE', client_name: 'conformance' }, authOf('agent'));
     const ws = await wsConnectRaw(`ws://127.0.0.1:${server.port}/ws?client_type=NOT_A_TYPE`);
@@ -514,7 +722,10 @@ describe('conformance: one scenario table on all six surfaces', function () {
     const cli = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const base: NodeJS.ProcessEnv = {};
       for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MARGINALIA_')) base[k] = v;
-      const child = spawn(process.execPath, [BIN, 'cli', '--project', project, '--client-type', 'NOT_A_TYPE'], { env: { ...base, MARGINALIA_HOME: home, MARGINALIA_TOKEN: AGENT_TOKEN }, stdio: ['pipe', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'cli', '--project', project, '--client-type', 'NOT_A_TYPE'], {
+        env: { ...base, MARGINALIA_HOME: home, MARGINALIA_TOKEN: AGENT_TOKEN },
+        stdio: ['pipe', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.once('exit', (code) => resolve({ code, stderr }));
@@ -556,10 +767,15 @@ describe('conformance: one scenario table on all six surfaces', function () {
       } finally {
         await rejectAllPending();
       }
-      assert.deepEqual(Object.keys(got), SURFACES.filter((x) => !row.na?.[x]), 'every surface not declared n/a answered');
+      assert.deepEqual(
+        Object.keys(got),
+        SURFACES.filter((x) => !row.na?.[x]),
+        'every surface not declared n/a answered',
+      );
       const summary = Object.fromEntries(Object.entries(got).map(([s, o]) => [s, o.kind === 'error' ? `error ${o.error_code}` : o.kind]));
       const expected = row.expect.kind === 'error' ? `error ${row.expect.error_code}` : row.expect.kind;
-      for (const [s, line] of Object.entries(summary)) assert.equal(line, expected, `${s} disagrees: ${JSON.stringify(summary)}; ${s} answered ${JSON.stringify(got[s as Surface]?.data)?.slice(0, 400)}`);
+      for (const [s, line] of Object.entries(summary))
+        assert.equal(line, expected, `${s} disagrees: ${JSON.stringify(summary)}; ${s} answered ${JSON.stringify(got[s as Surface]?.data)?.slice(0, 400)}`);
       for (const [s, o] of Object.entries(got)) row.check?.(o, s as Surface);
       // HTTP and REST are one server: the same status for the same outcome
       if (got.http && got.rest) assert.equal(got.rest.http, got.http.http, 'HTTP and REST statuses');

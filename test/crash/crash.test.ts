@@ -148,7 +148,22 @@ class Harness {
   private n = 0;
   private shared = new Map<number, number>();
   private excl = new Set<number>();
-  stats = { acked: 0, ackedCodes: 0, ackedSegments: 0, ackedImports: 0, ackedApprovals: 0, failedAsExpected: 0, unknown: 0, unknownCommitted: 0, checkedCodes: 0, checkedSegments: 0, checks: 0, tornTails: 0, replayed: 0, snapshotChecks: 0 };
+  stats = {
+    acked: 0,
+    ackedCodes: 0,
+    ackedSegments: 0,
+    ackedImports: 0,
+    ackedApprovals: 0,
+    failedAsExpected: 0,
+    unknown: 0,
+    unknownCommitted: 0,
+    checkedCodes: 0,
+    checkedSegments: 0,
+    checks: 0,
+    tornTails: 0,
+    replayed: 0,
+    snapshotChecks: 0,
+  };
 
   constructor(readonly project: string) {}
 
@@ -379,7 +394,12 @@ class Harness {
       store.all<{ c: unknown }>('SELECT DISTINCT correlation_id AS c FROM events WHERE correlation_id IS NOT NULL').map((r) => uuidFromStored(r.c)),
     );
     const segAt = (code: number, start: number, end: number) =>
-      store.get<{ id: number }>('SELECT id FROM segments WHERE code_id = ? AND source_id = ? AND start_pos = ? AND end_pos = ?', [code, this.sourceId, start, end]);
+      store.get<{ id: number }>('SELECT id FROM segments WHERE code_id = ? AND source_id = ? AND start_pos = ? AND end_pos = ?', [
+        code,
+        this.sourceId,
+        start,
+        end,
+      ]);
 
     const codeNamed = (name: string) => store.get<{ id: number; name: string }>('SELECT id, name FROM codes WHERE name = ?', [name]);
     // acknowledged imports: every imported code is there (all or nothing), and joins the model
@@ -398,7 +418,8 @@ class Harness {
       // the same correlation id, when only the asking got through)
       op.committed =
         op.kind === 'approval'
-          ? op.requestId !== undefined && store.get<{ status: string }>('SELECT status FROM approval_requests WHERE request_id = ?', [op.requestId])?.status === 'completed'
+          ? op.requestId !== undefined &&
+            store.get<{ status: string }>('SELECT status FROM approval_requests WHERE request_id = ?', [op.requestId])?.status === 'completed'
           : committed.has(op.corr);
       if (!op.committed) continue;
       this.stats.unknownCommitted++;
@@ -437,11 +458,16 @@ class Harness {
     }
     // an approval whose request or approval was cut off and left no trace must not have created its code
     for (const op of this.ops) {
-      if (op.kind === 'approval' && op.state === 'unknown' && !op.committed) assert.equal(codeNamed(op.names?.[0] ?? ''), undefined, `${label}: uncommitted approval ${op.corr} created its code`);
+      if (op.kind === 'approval' && op.state === 'unknown' && !op.committed)
+        assert.equal(codeNamed(op.names?.[0] ?? ''), undefined, `${label}: uncommitted approval ${op.corr} created its code`);
     }
 
     for (const op of this.ops) {
-      if (op.state === 'ok' && op.effect) assert.ok(committed.has(op.requestId ?? op.corr), `${label}: acknowledged ${op.tool} ${op.corr} has no events: ${JSON.stringify(op.args).slice(0, 200)}`);
+      if (op.state === 'ok' && op.effect)
+        assert.ok(
+          committed.has(op.requestId ?? op.corr),
+          `${label}: acknowledged ${op.tool} ${op.corr} has no events: ${JSON.stringify(op.args).slice(0, 200)}`,
+        );
       if (op.state === 'failed') assert.ok(!committed.has(op.corr), `${label}: failed ${op.tool} ${op.corr} left events`);
     }
 
@@ -546,7 +572,11 @@ class Harness {
         const asked = await callTool<{ status: string; request_id: string }>(base, op.tool, op.args, { ...HEADERS, ...AS_AGENT, 'x-correlation-id': op.corr });
         if (!live()) return;
         if (asked.status !== 202 || !asked.body.success || asked.body.data.status !== 'pending_approval') {
-          this.onResponse(op, asked.status, asked.body.success ? { success: false, error_code: 'NOT_PENDING', error: JSON.stringify(asked.body).slice(0, 200) } : asked.body);
+          this.onResponse(
+            op,
+            asked.status,
+            asked.body.success ? { success: false, error_code: 'NOT_PENDING', error: JSON.stringify(asked.body).slice(0, 200) } : asked.body,
+          );
           return;
         }
         op.requestId = asked.body.data.request_id;
@@ -595,7 +625,18 @@ class Harness {
 function writeAgentConfig(project: string): void {
   const dir = path.join(path.dirname(project), '.marginalia');
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'config.yaml'), ['agent_context:', '  sessions:', '    max_concurrent: 1000', '  rate_limits:', '    requests_per_minute: 1000000', '    mutations_per_minute: 1000000', ''].join('\n'));
+  fs.writeFileSync(
+    path.join(dir, 'config.yaml'),
+    [
+      'agent_context:',
+      '  sessions:',
+      '    max_concurrent: 1000',
+      '  rate_limits:',
+      '    requests_per_minute: 1000000',
+      '    mutations_per_minute: 1000000',
+      '',
+    ].join('\n'),
+  );
 }
 
 /** Resolves when `child` has exited (at once if it already has). */
@@ -665,7 +706,10 @@ describe('crash: SIGKILL under load', function () {
       const idle = rnd() < 0.55 ? int(0, 30) : undefined;
       // Snapshots: in about half the rounds a short debounce, so git commits run while the load does.
       const debounce = rnd() < 0.5 ? int(0, 200) : undefined;
-      const server = await startServer(project, [...(idle === undefined ? [] : ['--checkpoint-idle-ms', String(idle)]), ...(debounce === undefined ? [] : ['--snapshot-debounce-ms', String(debounce)])]);
+      const server = await startServer(project, [
+        ...(idle === undefined ? [] : ['--checkpoint-idle-ms', String(idle)]),
+        ...(debounce === undefined ? [] : ['--snapshot-debounce-ms', String(debounce)]),
+      ]);
       servers.push(server);
       if (/torn journal tail/.test(server.stderr())) h.stats.tornTails++;
       await h.checkServer(server.base, `${label}, after restart`);
@@ -739,7 +783,9 @@ describe('crash: SIGKILL under load', function () {
       await h.verifyOnDisk(label, round % 5 === 0);
       if (VERBOSE) {
         const s = h.stats;
-        console.log(`      ${label}: idle=${idle ?? 'default'} workers=${workers} kill@${killAt}ms${aimed ? ' aimed' : ''}${midCheckpoint ? ' MID-CHECKPOINT' : ''} acked=${s.acked} cut-off=${s.unknown} verify=${Date.now() - tv}ms`);
+        console.log(
+          `      ${label}: idle=${idle ?? 'default'} workers=${workers} kill@${killAt}ms${aimed ? ' aimed' : ''}${midCheckpoint ? ' MID-CHECKPOINT' : ''} acked=${s.acked} cut-off=${s.unknown} verify=${Date.now() - tv}ms`,
+        );
       }
     }
 
@@ -747,7 +793,8 @@ describe('crash: SIGKILL under load', function () {
     const last = await startServer(project, ['--snapshot-debounce-ms', '50']);
     servers.push(last);
     await h.checkServer(last.base, 'final restart');
-    const count = async () => ((await callTool<{ snapshots: unknown[] }>(last.base, 'list_snapshots', { limit: 1000 }, HEADERS)).body.data?.snapshots.length ?? -1);
+    const count = async () =>
+      (await callTool<{ snapshots: unknown[] }>(last.base, 'list_snapshots', { limit: 1000 }, HEADERS)).body.data?.snapshots.length ?? -1;
     const snapshotsBefore = await count();
     const finalOp = h.createCode();
     await h.send(last.base, finalOp, () => true);
@@ -807,7 +854,10 @@ describe('crash: SIGKILL under load', function () {
       new Promise<{ listenedMs?: number; replayLogged: boolean; exit: number | null; signal: string | null; stderr: string }>((resolve) => {
         const t = Date.now();
         // a private MARGINALIA_HOME, as startServer gives its servers, so the user's ~/.marginalia is never touched
-        const child = spawn(process.execPath, spawnArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MARGINALIA_HOME: path.join(dir, '.marginalia-home') } });
+        const child = spawn(process.execPath, spawnArgs, {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, MARGINALIA_HOME: path.join(dir, '.marginalia-home') },
+        });
         let err = '';
         let listenedMs: number | undefined;
         child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -834,7 +884,10 @@ describe('crash: SIGKILL under load', function () {
       if (i % 3 === 0) fs.appendFileSync(journalPath(project), `{"s":${10 ** 9},"q":[["INSERT INTO codes(name) VALUES (?)",["torn`);
       const delay = int(Math.floor(window * 0.3), Math.ceil(window * 1.3));
       const r = await startOnce(delay);
-      if (VERBOSE) console.log(`      ${label}: kill@${delay}ms replay ${r.replayLogged ? 'done' : 'not done'}, ${r.listenedMs === undefined ? 'not listening' : `listening@${r.listenedMs}ms`}`);
+      if (VERBOSE)
+        console.log(
+          `      ${label}: kill@${delay}ms replay ${r.replayLogged ? 'done' : 'not done'}, ${r.listenedMs === undefined ? 'not listening' : `listening@${r.listenedMs}ms`}`,
+        );
       assert.equal(r.signal, 'SIGKILL', `${label}: the server exited on its own (code ${r.exit}); stderr:\n${r.stderr}`);
       if (!r.replayLogged) beforeReplayDone++;
       if (r.listenedMs !== undefined) afterListen++;

@@ -40,7 +40,10 @@ const TEXT = [
 ].join('\n');
 
 /** Twelve sentences of 83 characters in one paragraph without speaker labels: 1,007 characters. */
-const ESSAY = Array.from({ length: 12 }, (_, i) => `Sentence ${String(i + 1).padStart(2, '0')} tells how the community garden changed the street over many years.`).join(' ');
+const ESSAY = Array.from(
+  { length: 12 },
+  (_, i) => `Sentence ${String(i + 1).padStart(2, '0')} tells how the community garden changed the street over many years.`,
+).join(' ');
 
 const UNKNOWN = 987654;
 
@@ -105,7 +108,10 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
 
   it('analyze_uncoded_text returns the heading paragraph and one range per speaker turn (labels excluded), never the whole document', async () => {
     const a = await t.ok('analyze_uncoded_text', { source_id: src.rosa });
-    const expected = [{ speaker: null, start_pos: 0, end_pos: 'Interview 12'.length, text: 'Interview 12', unit: 'paragraph' }, ...turns(TEXT).map((x) => ({ ...x, unit: 'turn' }))];
+    const expected = [
+      { speaker: null, start_pos: 0, end_pos: 'Interview 12'.length, text: 'Interview 12', unit: 'paragraph' },
+      ...turns(TEXT).map((x) => ({ ...x, unit: 'turn' })),
+    ];
     assert.equal(expected.length, 7);
     assert.deepEqual(
       a.uncoded_ranges.map((r: any) => [r.start_pos, r.end_pos, r.speaker, r.unit]),
@@ -141,7 +147,10 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     const rest = a.uncoded_ranges.find((r: any) => r.start_pos >= coded.end_pos && r.end_pos <= at(TEXT, 'and the water tank runs dry.').end_pos);
     assert.ok(rest, JSON.stringify(a.uncoded_ranges));
     assert.equal(TEXT.slice(rest.start_pos, rest.end_pos).trim(), 'and the water tank runs dry.');
-    assert.ok(a.uncoded_ranges.every((r: any) => r.end_pos <= coded.start_pos || r.start_pos >= coded.end_pos), 'no range overlaps the coding');
+    assert.ok(
+      a.uncoded_ranges.every((r: any) => r.end_pos <= coded.start_pos || r.start_pos >= coded.end_pos),
+      'no range overlaps the coding',
+    );
   });
 
   it('analyze_content_for_codes pairs each uncoded range with its best code and lists frequent words no code covers', async () => {
@@ -153,7 +162,10 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     assert.equal(best('Anything else?'), null, 'no code fits');
     // "shed" is in two turns and in no code's name or memo; "council" and "water" are covered
     const terms = a.uncovered_terms.map((x: any) => x.term);
-    assert.deepEqual(a.uncovered_terms.find((x: any) => x.term === 'shed'), { term: 'shed', unit_count: 2 });
+    assert.deepEqual(
+      a.uncovered_terms.find((x: any) => x.term === 'shed'),
+      { term: 'shed', unit_count: 2 },
+    );
     for (const covered of ['council', 'water', 'forms', 'tank']) assert.ok(!terms.includes(covered), covered);
     assert.equal(a.segment_count, 1);
     // writes nothing
@@ -238,16 +250,30 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     assert.ok(tank, JSON.stringify(low.candidates));
     assert.deepEqual([tank.name_similarity, tank.memo_similarity], [1, 0]);
     assert.ok(Math.abs(tank.similarity - 0.6) < 1e-9, String(tank.similarity));
-    assert.equal((await t.ok('detect_duplicate_codes', { threshold: 0.61 })).candidates.some((c: any) => [c.code_a_id, c.code_b_id].includes(code.tankRepairs)), false);
+    assert.equal(
+      (await t.ok('detect_duplicate_codes', { threshold: 0.61 })).candidates.some((c: any) => [c.code_a_id, c.code_b_id].includes(code.tankRepairs)),
+      false,
+    );
     assert.equal((await t.ok('detect_duplicate_codes', { threshold: 0.6, limit: 1 })).candidates.length, 1);
   });
 
   it('suggest_merge_codes records a merge for approval; approve_merge moves the segments and deletes the merged code', async () => {
     const seq = await t.headSeq();
     // an agent records the suggestion at once (approval category: auto); nothing is merged yet
-    const s = await t.ok('suggest_merge_codes', { source_code_id: code.disputesOverWater, target_code_id: code.waterDisputes, rationale: 'same idea, two names' }, AS_AGENT);
-    assert.deepEqual([s.status, s.requires_approval, s.created, s.merge_source_id, s.merge_target_id], ['pending_approval', true, true, code.disputesOverWater, code.waterDisputes]);
-    const same = await t.ok('suggest_merge_codes', { source_code_id: code.disputesOverWater, target_code_id: code.waterDisputes, rationale: 'again' }, AS_AGENT);
+    const s = await t.ok(
+      'suggest_merge_codes',
+      { source_code_id: code.disputesOverWater, target_code_id: code.waterDisputes, rationale: 'same idea, two names' },
+      AS_AGENT,
+    );
+    assert.deepEqual(
+      [s.status, s.requires_approval, s.created, s.merge_source_id, s.merge_target_id],
+      ['pending_approval', true, true, code.disputesOverWater, code.waterDisputes],
+    );
+    const same = await t.ok(
+      'suggest_merge_codes',
+      { source_code_id: code.disputesOverWater, target_code_id: code.waterDisputes, rationale: 'again' },
+      AS_AGENT,
+    );
     assert.deepEqual([same.created, same.merge_suggestion_id], [false, s.merge_suggestion_id]);
     assert.equal((await t.ok('get_code', { code_id: code.disputesOverWater })).name, 'Disputes over water');
     const pending = await t.ok('list_pending_suggestions');
@@ -266,12 +292,21 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     assert.equal((await t.ok('get_code', { code_id: code.disputesOverWater })).segment_count, 2, 'not merged');
 
     const m = await t.ok('approve_merge', { merge_suggestion_id: s.merge_suggestion_id });
-    assert.deepEqual([m.status, m.merged_from, m.merged_into, m.segments_moved, m.duplicates_removed, m.already], ['merged', code.disputesOverWater, code.waterDisputes, 2, 1, false]);
+    assert.deepEqual(
+      [m.status, m.merged_from, m.merged_into, m.segments_moved, m.duplicates_removed, m.already],
+      ['merged', code.disputesOverWater, code.waterDisputes, 2, 1, false],
+    );
     await t.fails('get_code', { code_id: code.disputesOverWater }, 'CODE_NOT_FOUND');
     const segs = (await t.ok('list_segments_for_source', { source_id: src.rosa })).segments;
-    const target = segs.filter((x: any) => x.code_id === code.waterDisputes).map((x: any) => x.text).sort();
+    const target = segs
+      .filter((x: any) => x.code_id === code.waterDisputes)
+      .map((x: any) => x.text)
+      .sort();
     assert.deepEqual(target, ['How is the watering going?', 'We argue about the hose rota every week', 'water tank runs dry'].sort());
-    assert.ok(segs.some((x: any) => x.segment_id === moved.segment_id && x.code_id === code.waterDisputes), 'the segment itself moved');
+    assert.ok(
+      segs.some((x: any) => x.segment_id === moved.segment_id && x.code_id === code.waterDisputes),
+      'the segment itself moved',
+    );
     const types = (await t.events(seq)).map((e) => e.event_type);
     assert.ok(types.includes('suggestion.merge_suggested'));
     assert.ok(types.includes('coding.codes_merged'));
@@ -288,7 +323,11 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     // the agent suggests, the researcher decides (a session may not approve its own suggestion)
     const r = await t.ok('suggest_merge_codes', { source_code_id: code.repairsOfTank, target_code_id: code.tankRepairs, rationale: 'same words' }, AS_AGENT);
     await t.ok('reject_coding_suggestion', { suggestion_id: r.merge_suggestion_id, reason: 'different memos' });
-    await t.writesNothing(snapshot, () => t.fails('approve_merge', { merge_suggestion_id: r.merge_suggestion_id }, 'SUGGESTION_ALREADY_DECIDED'), 'approving a rejected merge');
+    await t.writesNothing(
+      snapshot,
+      () => t.fails('approve_merge', { merge_suggestion_id: r.merge_suggestion_id }, 'SUGGESTION_ALREADY_DECIDED'),
+      'approving a rejected merge',
+    );
 
     const coding = await t.ok('suggest_code_application', { source_id: src.rosa, code_id: code.council, ...at(TEXT, 'And the council?') });
     await t.fails('approve_merge', { merge_suggestion_id: coding.suggestion_id }, 'SUGGESTION_NOT_FOUND');
@@ -306,12 +345,18 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     const councilTurn = units[3] as (typeof units)[number];
     const f = await t.ok('find_similar_content', { search_text: 'council forms permission' });
     assert.equal(f.method, 'bm25');
-    assert.deepEqual([f.matches[0].source_id, f.matches[0].start_pos, f.matches[0].end_pos, f.matches[0].text], [src.rosa, councilTurn.start_pos, councilTurn.end_pos, councilTurn.text]);
+    assert.deepEqual(
+      [f.matches[0].source_id, f.matches[0].start_pos, f.matches[0].end_pos, f.matches[0].text],
+      [src.rosa, councilTurn.start_pos, councilTurn.end_pos, councilTurn.text],
+    );
     assert.deepEqual(f.matches[0].matched_terms.sort(), ['council', 'forms', 'permission']);
     assert.equal(f.matches[1].text, 'And the council?', 'one matched word ranks lower');
     assert.equal(f.match_count, 2, `no other passage mentions these words: ${JSON.stringify(f.matches.map((m: any) => m.text))}`);
     const scores = f.matches.map((m: any) => m.score);
-    assert.deepEqual(scores, [...scores].sort((a: number, b: number) => b - a));
+    assert.deepEqual(
+      scores,
+      [...scores].sort((a: number, b: number) => b - a),
+    );
 
     // the essay matches only with its own words, and only in its own source
     // every sentence has the words, so every meaning unit of the essay (its parts of at most 800 code points) matches
@@ -328,11 +373,22 @@ describe('AI suggestion tools over HTTP (real CLI)', function () {
     const without = await t.ok('find_similar_content', { search_text: 'council forms permission', code_id: code.council });
     assert.ok(!without.matches.some((m: any) => m.start_pos === councilTurn.start_pos), JSON.stringify(without.matches));
     const withIt = await t.ok('find_similar_content', { search_text: 'council forms permission' });
-    assert.deepEqual(withIt.matches[0].coded_with.map((c: any) => c.code_id), [code.council]);
+    assert.deepEqual(
+      withIt.matches[0].coded_with.map((c: any) => c.code_id),
+      [code.council],
+    );
   });
 
   it('has answered every error code it set out to', () => {
-    for (const c of ['MERGE_SAME_CODE', 'CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'SUGGESTION_NOT_FOUND', 'SUGGESTION_ALREADY_DECIDED', 'INVALID_POSITION', 'INVALID_ARGUMENTS'])
+    for (const c of [
+      'MERGE_SAME_CODE',
+      'CODE_NOT_FOUND',
+      'SOURCE_NOT_FOUND',
+      'SUGGESTION_NOT_FOUND',
+      'SUGGESTION_ALREADY_DECIDED',
+      'INVALID_POSITION',
+      'INVALID_ARGUMENTS',
+    ])
       assert.ok(t.seen.has(c), c);
   });
 });

@@ -67,10 +67,13 @@ describe('e2e: approval requests name things (HTTP)', function () {
 
     // nothing ran: both codes and their passages are as they were
     const codes = (await asResearcher('list_codes', {})).codes as { name: string; segment_count: number }[];
-    assert.deepEqual(codes.map((c) => [c.name, c.segment_count]).sort(), [['Conflict', 1], ['Tension', 2]]);
+    assert.deepEqual(codes.map((c) => [c.name, c.segment_count]).sort(), [
+      ['Conflict', 1],
+      ['Tension', 2],
+    ]);
   });
 
-  it("a destructive request says what its dry run did: \"delete 'Conflict' and its 1 passage\"; one that would fail is refused at once and never reaches the researcher", async () => {
+  it('a destructive request says what its dry run did: "delete \'Conflict\' and its 1 passage"; one that would fail is refused at once and never reaches the researcher', async () => {
     const codes = (await asResearcher('list_codes', {})).codes as { code_id: number; name: string }[];
     const conflict = codes.find((c) => c.name === 'Conflict')?.code_id as number;
     const refused = await callTool(base, 'delete_code', { code_id: conflict }, AS_AGENT);
@@ -78,10 +81,15 @@ describe('e2e: approval requests name things (HTTP)', function () {
     const asked = await callTool(base, 'delete_code', { code_id: conflict, delete_segments: true }, AS_AGENT);
     assert.equal(asked.status, 202, JSON.stringify(asked.body));
     const listed = await request(base, 'GET', '/approvals?status=pending', undefined, AS_RESEARCHER);
-    const descriptions = (listed.body.data.approvals as { tool: string; description: string }[]).filter((a) => a.tool === 'delete_code').map((a) => a.description);
+    const descriptions = (listed.body.data.approvals as { tool: string; description: string }[])
+      .filter((a) => a.tool === 'delete_code')
+      .map((a) => a.description);
     assert.deepEqual(descriptions, ["delete 'Conflict' and its 1 passage"]);
     // the dry run left the code and its passage where they were
     const after = (await asResearcher('list_codes', {})).codes as { name: string; segment_count: number }[];
-    assert.deepEqual(after.map((c) => [c.name, c.segment_count]).sort(), [['Conflict', 1], ['Tension', 2]]);
+    assert.deepEqual(after.map((c) => [c.name, c.segment_count]).sort(), [
+      ['Conflict', 1],
+      ['Tension', 2],
+    ]);
   });
 });

@@ -39,10 +39,29 @@ const VTT = [
   '<v Rosa>The Council wants three forms before we build a shed.',
   '',
 ].join('\n');
-const SRT = ['1', '00:00:00,500 --> 00:00:02,000', 'MAYA: Water is scarce here.', '', '2', '00:00:02,000 --> 00:00:03,750', 'TOM: The council never answers.', ''].join('\n');
-const TIMED = ['[00:00:05] Researcher 1: Tell me about the shed.', '[00:01:10] Sam Lee: The shed was built in May.', '[01:02:03] Researcher 1: Thanks.', ''].join('\n');
+const SRT = [
+  '1',
+  '00:00:00,500 --> 00:00:02,000',
+  'MAYA: Water is scarce here.',
+  '',
+  '2',
+  '00:00:02,000 --> 00:00:03,750',
+  'TOM: The council never answers.',
+  '',
+].join('\n');
+const TIMED = [
+  '[00:00:05] Researcher 1: Tell me about the shed.',
+  '[00:01:10] Sam Lee: The shed was built in May.',
+  '[01:02:03] Researcher 1: Thanks.',
+  '',
+].join('\n');
 /** A text transcript with bracketed timestamps before its labels (spec rule 2) and a code name in a label. */
-const NOTES = ['[00:00:01] INTERVIEWER: How is the water?', '[00:00:04] ROSA: The water tank runs dry; the interviewer knows.', '[00:00:09] INTERVIEWER: Thank you.', ''].join('\n');
+const NOTES = [
+  '[00:00:01] INTERVIEWER: How is the water?',
+  '[00:00:04] ROSA: The water tank runs dry; the interviewer knows.',
+  '[00:00:09] INTERVIEWER: Thank you.',
+  '',
+].join('\n');
 
 const UNKNOWN = 987654;
 
@@ -102,11 +121,26 @@ describe('AV coding tools over HTTP (real CLI)', function () {
   it('imports the stand-in media as audio and video sources', async () => {
     const list = await t.ok('list_sources');
     const types = Object.fromEntries(list.sources.map((s: any) => [s.name, s.type]));
-    assert.deepEqual(types, { 'interview.mp3': 'audio', 'talk.mp4': 'video', 'memo.wav': 'audio', 'both.mp3': 'audio', 'silent.wav': 'audio', 'photo.png': 'image', Notes: 'text' });
+    assert.deepEqual(types, {
+      'interview.mp3': 'audio',
+      'talk.mp4': 'video',
+      'memo.wav': 'audio',
+      'both.mp3': 'audio',
+      'silent.wav': 'audio',
+      'photo.png': 'image',
+      Notes: 'text',
+    });
   });
 
   it('apply_av_code codes half-open millisecond ranges; ranges of one code may touch, other codes may overlap', async () => {
-    const a = await t.ok('apply_av_code', { code_id: code.hose, source_id: src.interview, start_ms: 1000, end_ms: 4500, transcript: 'We argue about the hose rota every week.', memo: 'weekly' });
+    const a = await t.ok('apply_av_code', {
+      code_id: code.hose,
+      source_id: src.interview,
+      start_ms: 1000,
+      end_ms: 4500,
+      transcript: 'We argue about the hose rota every week.',
+      memo: 'weekly',
+    });
     assert.deepEqual(
       [a.code_id, a.code_name, a.source_id, a.start_ms, a.end_ms, a.duration_ms, a.transcript, a.memo],
       [code.hose, 'Hose rota', src.interview, 1000, 4500, 3500, 'We argue about the hose rota every week.', 'weekly'],
@@ -117,12 +151,16 @@ describe('AV coding tools over HTTP (real CLI)', function () {
     // another code on the same range
     seg.council = (await t.ok('apply_av_code', { code_id: code.council, source_id: src.interview, start_ms: 1000, end_ms: 14000 })).segment_id;
     // an agent's AV coding runs at once (apply_code category: notify)
-    const byAgent = await t.ok('apply_av_code', { code_id: code.water, source_id: src.talk, start_ms: 500, end_ms: 2000, transcript: 'Water is scarce here.' }, AS_AGENT);
+    const byAgent = await t.ok(
+      'apply_av_code',
+      { code_id: code.water, source_id: src.talk, start_ms: 500, end_ms: 2000, transcript: 'Water is scarce here.' },
+      AS_AGENT,
+    );
     seg.water = byAgent.segment_id;
     assert.equal(byAgent.end_ms - byAgent.start_ms, 1500);
   });
 
-  it('list_av_segments lists a source\'s ranges by start time with their codes; a text source has none', async () => {
+  it("list_av_segments lists a source's ranges by start time with their codes; a text source has none", async () => {
     const l = await t.ok('list_av_segments', { source_id: src.interview });
     assert.deepEqual([l.source_name, l.source_type, l.count], ['interview.mp3', 'audio', 3]);
     assert.deepEqual(
@@ -142,7 +180,7 @@ describe('AV coding tools over HTTP (real CLI)', function () {
     assert.equal(interview.av_segment_count, 3);
   });
 
-  it('refuses unknown codes, bad time ranges and overlaps with the spec\'s error codes, writing nothing', async () => {
+  it("refuses unknown codes, bad time ranges and overlaps with the spec's error codes, writing nothing", async () => {
     await t.writesNothing(
       avSnapshot,
       async () => {
@@ -153,13 +191,25 @@ describe('AV coding tools over HTTP (real CLI)', function () {
           [21000, 20000],
           [-5, 100],
         ]) {
-          const f = await t.fails('apply_av_code', { code_id: code.shed, source_id: src.interview, start_ms, end_ms }, 'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE');
+          const f = await t.fails(
+            'apply_av_code',
+            { code_id: code.shed, source_id: src.interview, start_ms, end_ms },
+            'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE',
+          );
           assert.deepEqual(f.details, { start_ms, end_ms });
         }
         // [4000, 6000) overlaps both Hose rota ranges; the same range again is an overlap too
-        const o = await t.fails('apply_av_code', { code_id: code.hose, source_id: src.interview, start_ms: 4000, end_ms: 6000 }, 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT');
+        const o = await t.fails(
+          'apply_av_code',
+          { code_id: code.hose, source_id: src.interview, start_ms: 4000, end_ms: 6000 },
+          'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT',
+        );
         assert.deepEqual(o.details.conflicts.map((c: any) => c.segment_id).sort(), [seg.hose, seg.touch].sort());
-        await t.fails('apply_av_code', { code_id: code.hose, source_id: src.interview, start_ms: 1000, end_ms: 4500 }, 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT');
+        await t.fails(
+          'apply_av_code',
+          { code_id: code.hose, source_id: src.interview, start_ms: 1000, end_ms: 4500 },
+          'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT',
+        );
         await t.fails('apply_av_code', { code_id: code.water, source_id: src.talk, start_ms: 1999, end_ms: 2500 }, 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT');
         await t.fails('apply_av_code', { code_id: code.shed, source_id: UNKNOWN, start_ms: 0, end_ms: 10 }, 'SOURCE_NOT_FOUND');
         // a text source cannot take time ranges; milliseconds are integers
@@ -232,7 +282,10 @@ describe('AV coding tools over HTTP (real CLI)', function () {
     const f = await t.fails('transcribe_media', { source_id: src.silent }, 'TRANSCRIPT_NOT_FOUND');
     for (const name of ['silent.vtt', 'silent.srt', 'silent.txt']) assert.ok(f.error.includes(name), `${name} in "${f.error}"`);
     assert.match(f.error, /no transcription endpoint is configured/);
-    assert.deepEqual(f.details.looked_for, ['silent.vtt', 'silent.srt', 'silent.txt'].map((n) => path.join(media, n)));
+    assert.deepEqual(
+      f.details.looked_for,
+      ['silent.vtt', 'silent.srt', 'silent.txt'].map((n) => path.join(media, n)),
+    );
     await t.fails('transcribe_media', { source_id: src.notes }, 'INVALID_ARGUMENTS');
     await t.fails('transcribe_media', { source_id: UNKNOWN }, 'SOURCE_NOT_FOUND');
     await t.fails('detect_speakers', { source_id: src.silent }, 'TRANSCRIPT_NOT_FOUND');
@@ -351,7 +404,10 @@ describe('AV coding tools over HTTP (real CLI)', function () {
         ['Council', 10000, 'Rosa'],
       ],
     );
-    assert.deepEqual((found['Hose rota'] as any[]).map((m) => [m.start_pos, m.end_pos, m.start_ms]), [[transcript.indexOf('hose rota'), transcript.indexOf('hose rota') + 9, 1000]]);
+    assert.deepEqual(
+      (found['Hose rota'] as any[]).map((m) => [m.start_pos, m.end_pos, m.start_ms]),
+      [[transcript.indexOf('hose rota'), transcript.indexOf('hose rota') + 9, 1000]],
+    );
     // a text source: positions into its stored text; "INTERVIEWER:" is a label, "interviewer" in the text is not
     const n = await t.ok('suggest_codes_for_transcript', { source_id: src.notes });
     const byName = Object.fromEntries(n.suggestions.map((s: any) => [s.code_name, s.matches.map((m: any) => [m.start_pos, m.end_pos, m.match])]));

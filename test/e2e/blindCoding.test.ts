@@ -56,7 +56,9 @@ describe('e2e: blind coding (set_blind_coding, end_blind_coding, get_team_settin
   const counts = async (headers: Record<string, string>) =>
     Object.fromEntries(((await client.ok('list_codes', {}, headers)).codes as { name: string; segment_count: number }[]).map((c) => [c.name, c.segment_count]));
   const retrievedCoders = async (headers: Record<string, string>) =>
-    ((await client.ok('retrieve_segments', { code_ids: [belonging, place] }, headers)).passages as { segments: { coder: string }[] }[]).flatMap((p) => p.segments.map((s) => s.coder)).sort();
+    ((await client.ok('retrieve_segments', { code_ids: [belonging, place] }, headers)).passages as { segments: { coder: string }[] }[])
+      .flatMap((p) => p.segments.map((s) => s.coder))
+      .sort();
 
   const ALL = [`${RESEARCHER_CODER}: Belonging 0-23`, 'Second Coder: Place 0-23', 'claude-code: Belonging 8-23'].sort();
 

@@ -150,7 +150,10 @@ describe('agent-context capability tools (sources and codings) over HTTP (real C
     );
     assert.equal((await t.ok('read_source_content', { source_id: src.field })).content, FIELD);
     const segs = await t.ok('list_segments_for_source', { source_id: src.field });
-    assert.deepEqual(segs.segments.map((s: any) => s.segment_id), [seg.hose]);
+    assert.deepEqual(
+      segs.segments.map((s: any) => s.segment_id),
+      [seg.hose],
+    );
     assert.equal((await t.ok('rename_source', { source_id: src.field, new_name: 'PLOT diary' })).new_name, 'PLOT diary');
     // the old name is free again
     const again = await t.ok('import_text', { name: 'Field notes', content: 'second' });
@@ -209,7 +212,12 @@ describe('agent-context capability tools (sources and codings) over HTTP (real C
   it('remove_code removes one coding and keeps the text (coding.segment_uncoded); a second time is SEGMENT_NOT_FOUND', async () => {
     const slugs = 'Day 2. Slugs.';
     const diary = 'Day 1. Planted beans.\nDay 2. Slugs.\n';
-    const a = await t.ok('apply_code', { code_id: code.pests, source_id: src.diary, start_pos: diary.indexOf(slugs), end_pos: diary.indexOf(slugs) + slugs.length });
+    const a = await t.ok('apply_code', {
+      code_id: code.pests,
+      source_id: src.diary,
+      start_pos: diary.indexOf(slugs),
+      end_pos: diary.indexOf(slugs) + slugs.length,
+    });
     const b = await t.ok('apply_code', { code_id: code.water, source_id: src.diary, start_pos: 0, end_pos: 6 });
     const seq = await t.headSeq();
     const r = await t.ok('remove_code', { segment_id: a.segment_id });
@@ -275,7 +283,16 @@ describe('agent-context capability tools (sources and codings) over HTTP (real C
   });
 
   it('has answered every error code it set out to', () => {
-    for (const c of ['SOURCE_DUPLICATE_NAME', 'SOURCE_NOT_FOUND', 'SOURCE_IMPORT_FAILED', 'SEGMENT_NOT_FOUND', 'CODE_NOT_FOUND', 'CATEGORY_NOT_FOUND', 'INVALID_ARGUMENTS', 'INVALID_POSITION'])
+    for (const c of [
+      'SOURCE_DUPLICATE_NAME',
+      'SOURCE_NOT_FOUND',
+      'SOURCE_IMPORT_FAILED',
+      'SEGMENT_NOT_FOUND',
+      'CODE_NOT_FOUND',
+      'CATEGORY_NOT_FOUND',
+      'INVALID_ARGUMENTS',
+      'INVALID_POSITION',
+    ])
       assert.ok(t.seen.has(c), c);
   });
 });

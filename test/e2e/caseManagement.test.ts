@@ -59,10 +59,20 @@ describe('case management tools over HTTP (real CLI)', function () {
 
   it('rename_case renames for the researcher (case.renamed); the same name again changes nothing', async () => {
     const seq = await t.headSeq();
-    assert.deepEqual(await t.ok('rename_case', { case_id: kase.p1, new_name: 'Participant 1' }), { case_id: kase.p1, old_name: 'P1', new_name: 'Participant 1', changed: true });
+    assert.deepEqual(await t.ok('rename_case', { case_id: kase.p1, new_name: 'Participant 1' }), {
+      case_id: kase.p1,
+      old_name: 'P1',
+      new_name: 'Participant 1',
+      changed: true,
+    });
     const got = await t.ok('get_case', { case_id: kase.p1 });
     assert.deepEqual([got.name, got.sources.length, got.attributes.length], ['Participant 1', 2, 2], 'its sources and attributes stay');
-    assert.deepEqual(await t.ok('rename_case', { case_id: kase.p1, new_name: 'Participant 1' }), { case_id: kase.p1, old_name: 'Participant 1', new_name: 'Participant 1', changed: false });
+    assert.deepEqual(await t.ok('rename_case', { case_id: kase.p1, new_name: 'Participant 1' }), {
+      case_id: kase.p1,
+      old_name: 'Participant 1',
+      new_name: 'Participant 1',
+      changed: false,
+    });
     assert.deepEqual(
       (await t.events(seq, 'case.*')).map((e) => [e.event_type, e.aggregate_id, e.payload]),
       [['case.renamed', String(kase.p1), { case_id: kase.p1, old_name: 'P1', new_name: 'Participant 1' }]],
@@ -83,7 +93,13 @@ describe('case management tools over HTTP (real CLI)', function () {
   it('rename_case_attribute renames on every case keeping types and values (case.attribute_renamed)', async () => {
     const seq = await t.headSeq();
     const r = await t.ok('rename_case_attribute', { attribute_name: 'Age', new_name: 'Age at interview' });
-    assert.deepEqual(r, { old_name: 'Age', new_name: 'Age at interview', case_ids: [kase.p1, kase.p2].sort((a, b) => (a as number) - (b as number)), case_count: 2, changed: true });
+    assert.deepEqual(r, {
+      old_name: 'Age',
+      new_name: 'Age at interview',
+      case_ids: [kase.p1, kase.p2].sort((a, b) => (a as number) - (b as number)),
+      case_count: 2,
+      changed: true,
+    });
     const listed = (await t.ok('list_cases')).cases;
     assert.deepEqual(
       listed.map((c: any) => [c.name, c.attributes]),
@@ -132,7 +148,8 @@ describe('case management tools over HTTP (real CLI)', function () {
   });
 
   it('errors with their HTTP statuses; each writes nothing', async () => {
-    const failsCleanly = (name: string, args: Record<string, unknown>, code: string) => t.writesNothing(cases, () => t.fails(name, args, code), `${name} ${code}`);
+    const failsCleanly = (name: string, args: Record<string, unknown>, code: string) =>
+      t.writesNothing(cases, () => t.fails(name, args, code), `${name} ${code}`);
     await failsCleanly('rename_case', { case_id: UNKNOWN, new_name: 'X' }, 'CASE_NOT_FOUND');
     await failsCleanly('rename_case', { case_id: kase.p2, new_name: 'participant 1' }, 'DUPLICATE_NAME');
     await failsCleanly('rename_case', { case_id: kase.p2, new_name: '  ' }, 'INVALID_ARGUMENTS');
@@ -143,7 +160,10 @@ describe('case management tools over HTTP (real CLI)', function () {
     await failsCleanly('rename_case_attribute', { attribute_name: 'Nobody has this', new_name: 'Y' }, 'ATTRIBUTE_NOT_FOUND');
     await failsCleanly('rename_case_attribute', { attribute_name: 'Interviewed', new_name: 'Age at interview' }, 'DUPLICATE_NAME');
     const dup = await t.fails('rename_case_attribute', { attribute_name: 'Interviewed', new_name: 'Age at interview' }, 'DUPLICATE_NAME');
-    assert.deepEqual(dup.details?.case_ids, [kase.p1, kase.p2].sort((a, b) => (a as number) - (b as number)));
+    assert.deepEqual(
+      dup.details?.case_ids,
+      [kase.p1, kase.p2].sort((a, b) => (a as number) - (b as number)),
+    );
     const taken = await t.fails('rename_case', { case_id: kase.p2, new_name: 'PARTICIPANT 1' }, 'DUPLICATE_NAME');
     assert.match(taken.error, /"Participant 1" already exists/);
   });
@@ -190,7 +210,10 @@ describe('case management tools over HTTP (real CLI)', function () {
     assert.deepEqual(await linked(), ['Interview Ana', 'Interview Ben']);
     const u2 = await t.ok('undo');
     assert.match(JSON.stringify(u2), /renamed the case attribute 'Interview date' to 'Date'/);
-    assert.deepEqual((await t.ok('list_case_attributes')).attributes.map((a: any) => a.name), ['Age at interview', 'Interview date']);
+    assert.deepEqual(
+      (await t.ok('list_case_attributes')).attributes.map((a: any) => a.name),
+      ['Age at interview', 'Interview date'],
+    );
     const u3 = await t.ok('undo');
     assert.match(JSON.stringify(u3), /renamed the case 'Participant 1' to 'Ana'/);
     assert.equal((await t.ok('get_case', { case_id: kase.p1 })).name, 'Participant 1');

@@ -29,7 +29,16 @@ import { silentLogger } from '../../src/core/log';
 import { AGENT_TOKEN, AS_AGENT, callTool, REVIEWER_TOKEN, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
 import { toolClient } from '../helpers/toolClient';
 
-const FOCUS = ['FOCUS GROUP 3', '', 'ANA: The water tank runs dry every August.', '', 'BEN: The council wants forms for everything.', '', 'ANA: We share tools with the school.', ''].join('\n');
+const FOCUS = [
+  'FOCUS GROUP 3',
+  '',
+  'ANA: The water tank runs dry every August.',
+  '',
+  'BEN: The council wants forms for everything.',
+  '',
+  'ANA: We share tools with the school.',
+  '',
+].join('\n');
 const ANA = ['ANA: I water the beds at dawn. The hose leaks.', '', 'ANA: The council ignored our letter.', ''].join('\n');
 const BEN = ['BEN: I lend my spade to neighbours.', '', 'BEN: Water is rationed in July.', ''].join('\n');
 
@@ -123,7 +132,8 @@ describe('case tools over HTTP (real CLI)', function () {
   });
 
   it('set_case_attribute stores typed values: text, number, date and boolean, inferred or converted by type', async () => {
-    const set = (c: string, attribute_name: string, value: unknown, type?: string) => t.ok('set_case_attribute', { case_id: kase[c], attribute_name, value, ...(type ? { type } : {}) });
+    const set = (c: string, attribute_name: string, value: unknown, type?: string) =>
+      t.ok('set_case_attribute', { case_id: kase[c], attribute_name, value, ...(type ? { type } : {}) });
     // inferred from the JSON value
     let r = await set('ana', 'role', 'gardener');
     assert.deepEqual([r.type, r.value, r.inferred, r.changed, r.old_value], ['text', 'gardener', true, true, null]);
@@ -159,15 +169,12 @@ describe('case tools over HTTP (real CLI)', function () {
     assert.equal(r.changed, false);
 
     const d = await t.ok('get_case', { case_id: kase.ana });
-    assert.deepEqual(
-      d.attributes.map((a: any) => [a.name, a.type, a.value]).sort(),
-      [
-        ['age', 'number', 34],
-        ['joined', 'date', '2021-04-12'],
-        ['role', 'text', 'gardener'],
-        ['volunteer', 'boolean', true],
-      ],
-    );
+    assert.deepEqual(d.attributes.map((a: any) => [a.name, a.type, a.value]).sort(), [
+      ['age', 'number', 34],
+      ['joined', 'date', '2021-04-12'],
+      ['role', 'text', 'gardener'],
+      ['volunteer', 'boolean', true],
+    ]);
     assert.deepEqual(d.attribute_values, { age: 34, joined: '2021-04-12', role: 'gardener', volunteer: true });
     const list = await t.ok('list_cases');
     assert.deepEqual(
@@ -226,7 +233,12 @@ describe('case tools over HTTP (real CLI)', function () {
     assert.deepEqual([again.case_segment_id, again.created], [s.case_segment_id, false]);
     // start/end are accepted as aliases
     const benTurn = 'BEN: The council wants forms for everything.';
-    const b = await t.ok('add_segment_to_case', { case_id: kase.ben, source_id: src.focus, start: at(FOCUS, benTurn).start_pos, end: at(FOCUS, benTurn).end_pos });
+    const b = await t.ok('add_segment_to_case', {
+      case_id: kase.ben,
+      source_id: src.focus,
+      start: at(FOCUS, benTurn).start_pos,
+      end: at(FOCUS, benTurn).end_pos,
+    });
     assert.equal(b.text, benTurn);
 
     const d = await t.ok('get_case', { case_id: kase.ana });
@@ -253,7 +265,8 @@ describe('case tools over HTTP (real CLI)', function () {
     const g = await t.ok('suggest_case_groupings');
     assert.equal(g.min_group_size, 2, 'the spec default');
     assert.equal(g.case_count, 3);
-    const shape = (x: any) => x.groupings.map((a: any) => [a.attribute_name, a.groups.map((gr: any) => [gr.type, gr.value, gr.case_ids]), a.ungrouped_case_ids]);
+    const shape = (x: any) =>
+      x.groupings.map((a: any) => [a.attribute_name, a.groups.map((gr: any) => [gr.type, gr.value, gr.case_ids]), a.ungrouped_case_ids]);
     // by hand: age 34 = Ana, Cara (Ben 51); joined 2021-04-12 = Ana, Ben; role gardener = Ana, Ben; shoe only Cara; volunteer true = Ana, Cara
     assert.deepEqual(shape(g), [
       ['age', [['number', 34, [kase.ana, kase.cara]]], [kase.ben]],
@@ -306,15 +319,32 @@ describe('case tools over HTTP (real CLI)', function () {
     assert.deepEqual(
       c.common_themes.map((x: any) => [x.name, x.total_segment_count, x.counts.map((k: any) => [k.case_id, k.segment_count])]),
       [
-        ['Council', 2, [[kase.ana, 1], [kase.ben, 1]]],
-        ['Water', 4, [[kase.ana, 3], [kase.ben, 1]]],
+        [
+          'Council',
+          2,
+          [
+            [kase.ana, 1],
+            [kase.ben, 1],
+          ],
+        ],
+        [
+          'Water',
+          4,
+          [
+            [kase.ana, 3],
+            [kase.ben, 1],
+          ],
+        ],
       ],
     );
     assert.deepEqual([c.common_theme_count, c.unique_theme_count], [2, 2]);
 
     // narrowed to two codes
     const n = await t.ok('compare_cases', { case_ids: [kase.ana, kase.ben], code_ids: [code.water, code.tools] });
-    assert.deepEqual(n.common_themes.map((x: any) => x.name), ['Water']);
+    assert.deepEqual(
+      n.common_themes.map((x: any) => x.name),
+      ['Water'],
+    );
     assert.deepEqual(themes(n.cases.find((x: any) => x.case_id === kase.ben).unique_themes), [['Tools', 1]]);
     assert.deepEqual(n.cases.find((x: any) => x.case_id === kase.ana).unique_themes, []);
 
@@ -360,7 +390,10 @@ describe('case tools over HTTP (real CLI)', function () {
     assert.deepEqual([r.deleted, r.case_id, r.name, r.source_count, r.segment_count, r.attribute_count], [true, kase.ana, 'Ana', 1, 1, 4]);
     await t.fails('get_case', { case_id: kase.ana }, 'CASE_NOT_FOUND');
     await t.fails('delete_case', { case_id: kase.ana }, 'CASE_NOT_FOUND');
-    assert.deepEqual((await t.ok('list_cases')).cases.map((c: any) => c.name), ['Ben', 'Dev']);
+    assert.deepEqual(
+      (await t.ok('list_cases')).cases.map((c: any) => c.name),
+      ['Ben', 'Dev'],
+    );
     assert.deepEqual(await t.ok('list_segments_for_source', { source_id: src.ana }), segsBefore, 'the codings stay');
     assert.equal((await t.ok('list_sources')).count, 4, 'the sources stay');
     // the groupings no longer see Ana
@@ -375,7 +408,8 @@ describe('case tools over HTTP (real CLI)', function () {
   });
 
   it('has answered every case error code it set out to', () => {
-    for (const c of ['CASE_NOT_FOUND', 'DUPLICATE_NAME', 'SOURCE_NOT_FOUND', 'CODE_NOT_FOUND', 'INVALID_POSITION', 'INVALID_ARGUMENTS']) assert.ok(t.seen.has(c), c);
+    for (const c of ['CASE_NOT_FOUND', 'DUPLICATE_NAME', 'SOURCE_NOT_FOUND', 'CODE_NOT_FOUND', 'INVALID_POSITION', 'INVALID_ARGUMENTS'])
+      assert.ok(t.seen.has(c), c);
   });
 });
 

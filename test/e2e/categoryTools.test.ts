@@ -71,9 +71,17 @@ describe('category tools over HTTP (real CLI)', function () {
 
   it('update_category_memo sets and clears a memo for the researcher; coding.category_updated events', async () => {
     const seq = await t.headSeq();
-    assert.deepEqual(await t.ok('update_category_memo', { category_id: cat.places, memo: 'where things happen' }), { category_id: cat.places, old_memo: null, new_memo: 'where things happen' });
+    assert.deepEqual(await t.ok('update_category_memo', { category_id: cat.places, memo: 'where things happen' }), {
+      category_id: cat.places,
+      old_memo: null,
+      new_memo: 'where things happen',
+    });
     assert.equal((await t.ok('list_categories')).categories.find((c: any) => c.category_id === cat.places).memo, 'where things happen');
-    assert.deepEqual(await t.ok('update_category_memo', { category_id: cat.places, memo: null }), { category_id: cat.places, old_memo: 'where things happen', new_memo: null });
+    assert.deepEqual(await t.ok('update_category_memo', { category_id: cat.places, memo: null }), {
+      category_id: cat.places,
+      old_memo: 'where things happen',
+      new_memo: null,
+    });
     assert.equal((await t.ok('list_categories')).categories.find((c: any) => c.category_id === cat.places).memo, null);
     assert.deepEqual(
       (await t.events(seq)).map((e) => [e.event_type, e.payload.old_value, e.payload.new_value]),
@@ -85,7 +93,8 @@ describe('category tools over HTTP (real CLI)', function () {
   });
 
   it('errors: unknown category, duplicate name, non-empty without move_codes_to, unknown or inner move_codes_to, missing memo; each writes nothing', async () => {
-    const failsCleanly = (name: string, args: Record<string, unknown>, codeName: string) => t.writesNothing(codebook, () => t.fails(name, args, codeName), `${name} ${codeName}`);
+    const failsCleanly = (name: string, args: Record<string, unknown>, codeName: string) =>
+      t.writesNothing(codebook, () => t.fails(name, args, codeName), `${name} ${codeName}`);
     await failsCleanly('rename_category', { category_id: UNKNOWN, new_name: 'X' }, 'CATEGORY_NOT_FOUND');
     await failsCleanly('update_category_memo', { category_id: UNKNOWN, memo: 'x' }, 'CATEGORY_NOT_FOUND');
     await failsCleanly('delete_category', { category_id: UNKNOWN }, 'CATEGORY_NOT_FOUND');
@@ -136,7 +145,10 @@ describe('category tools over HTTP (real CLI)', function () {
       coding.map((e) => e.event_type),
       ['coding.category_renamed', 'coding.category_updated', 'coding.category_deleted'],
     );
-    assert.ok(coding.every((e) => e.caused_by.session_id !== 'local'), JSON.stringify(coding.map((e) => e.caused_by)));
+    assert.ok(
+      coding.every((e) => e.caused_by.session_id !== 'local'),
+      JSON.stringify(coding.map((e) => e.caused_by)),
+    );
     assert.ok(!(await t.ok('list_categories')).categories.some((c: any) => c.category_id === cat.spare));
   });
 

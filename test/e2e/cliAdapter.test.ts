@@ -75,7 +75,10 @@ class CliProcess {
   /** Resolves with `pick()` once it is defined. */
   until<T>(pick: () => T | undefined, what: string, ms = 15_000): Promise<T> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; stdout ${JSON.stringify(this.responses)}; stderr ${this.rawStderr.join('\n')}`)), ms);
+      const timer = setTimeout(
+        () => reject(new Error(`timed out waiting for ${what}; stdout ${JSON.stringify(this.responses)}; stderr ${this.rawStderr.join('\n')}`)),
+        ms,
+      );
       const check = () => {
         const v = pick();
         if (v !== undefined) {
@@ -164,7 +167,10 @@ describe('CLI adapter (marginalia cli: stdin commands, stdout responses, stderr 
       const tools = await c.send({ id: 3, op: 'list_tools' });
       assert.ok(tools.data.tools.some((t: any) => t.name === 'create_code' && t.inputSchema.type === 'object'));
       // each with the trust level that applies to this caller (issue 14 item 6)
-      assert.ok(tools.data.tools.every((t: any) => ['auto', 'notify', 'suggest', 'require', 'researcher_only'].includes(t.trust_level)), JSON.stringify(tools.data.tools[0]));
+      assert.ok(
+        tools.data.tools.every((t: any) => ['auto', 'notify', 'suggest', 'require', 'researcher_only'].includes(t.trust_level)),
+        JSON.stringify(tools.data.tools[0]),
+      );
       const beat = await c.send({ id: 4, op: 'heartbeat' });
       assert.equal(beat.data.session_id, ready.session_id);
       assert.equal(await c.end(), 0);
@@ -172,7 +178,7 @@ describe('CLI adapter (marginalia cli: stdin commands, stdout responses, stderr 
       assert.equal(fs.statSync(`${project}-journal`).size, 0);
     });
 
-    it('an agent: a Suggest call waits (pending_approval), approval.requested arrives on stderr, it may not approve, the researcher approves over the CLI\'s HTTP server, and a second CLI forwards to it', async () => {
+    it("an agent: a Suggest call waits (pending_approval), approval.requested arrives on stderr, it may not approve, the researcher approves over the CLI's HTTP server, and a second CLI forwards to it", async () => {
       // in local mode MARGINALIA_TOKEN is both the install's agent token and the one presented
       const c = cli({ MARGINALIA_TOKEN: 'local-agent-token' });
       const ready = await c.ready();
@@ -197,7 +203,10 @@ describe('CLI adapter (marginalia cli: stdin commands, stdout responses, stderr 
       const reviewer = JSON.parse(fs.readFileSync(path.join(home, 'credentials.json'), 'utf8')).reviewer_token as string;
       const byResearcher = await request(ready.url, 'POST', `/approvals/${second.data.request_id}/approve`, {}, { authorization: `Bearer ${reviewer}` });
       assert.equal(byResearcher.status, 200, JSON.stringify(byResearcher.body));
-      await c.until(() => c.events(sub.data.subscription_id).find((e) => e.event_type === 'coding.code_created'), 'coding.code_created after the HTTP approval');
+      await c.until(
+        () => c.events(sub.data.subscription_id).find((e) => e.event_type === 'coding.code_created'),
+        'coding.code_created after the HTTP approval',
+      );
       assert.deepEqual(
         c.events(sub.data.subscription_id).map((e) => e.event_type),
         ['approval.requested', 'approval.requested', 'approval.granted', 'coding.code_created'],
@@ -311,13 +320,14 @@ describe('CLI adapter (marginalia cli: stdin commands, stdout responses, stderr 
       assert.ok(audit.some((l) => l.tool === 'list_codes' && l.session_id === ready.session_id));
       assert.ok(audit.some((l) => l.tool === 'approve:create_code' && l.session_id === rReady.session_id && l.decision === 'permitted'));
       // the owner's call log shows them too (written in batches every 25 ms)
-      for (const end = Date.now() + 2000; !/cli create_code 202/.test(server.stderr()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      for (const end = Date.now() + 2000; !/cli create_code 202/.test(server.stderr()) && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
       assert.match(server.stderr(), /cli create_code 202/);
 
       // EOF ends the agent's session on the owner (session.disconnected), and the CLI exits 0
       assert.equal(await agent.end(), 0);
       const gone = await researcher.until(
-        () => researcher.events(sessions.data.subscription_id).find((e) => e.event_type === 'session.disconnected' && e.payload.session_id === ready.session_id),
+        () =>
+          researcher.events(sessions.data.subscription_id).find((e) => e.event_type === 'session.disconnected' && e.payload.session_id === ready.session_id),
         'session.disconnected of the agent CLI',
       );
       assert.equal(gone.payload.reason, 'client_disconnected');

@@ -35,9 +35,17 @@ describe('e2e: the researcher codes as their coder name', function () {
     const source = await call('import_text', { name: 'interview', content: 'We grew beans together every spring.' }, researcher);
     await call('apply_code', { code_id: code.code_id, source_id: source.source_id, start_position: 0, end_position: 8 }, researcher);
     // apply_code is notify for agents by default: it runs
-    await call('apply_code', { code_id: code.code_id, source_id: source.source_id, start_position: 9, end_position: 19 }, { ...AS_AGENT, 'x-marginalia-client': 'claude-code' });
+    await call(
+      'apply_code',
+      { code_id: code.code_id, source_id: source.source_id, start_position: 9, end_position: 19 },
+      { ...AS_AGENT, 'x-marginalia-client': 'claude-code' },
+    );
     // the researcher entering a colleague's coding for an agreement check
-    await call('apply_code', { code_id: code.code_id, source_id: source.source_id, start_position: 20, end_position: 28 }, { ...researcher, 'x-marginalia-user': 'Colleague B' });
+    await call(
+      'apply_code',
+      { code_id: code.code_id, source_id: source.source_id, start_position: 20, end_position: 28 },
+      { ...researcher, 'x-marginalia-user': 'Colleague B' },
+    );
     const segments = (await call('list_segments_for_source', { source_id: source.source_id }, researcher)).segments as { owner: string; start_pos: number }[];
     assert.deepEqual(
       segments.map((s) => [s.start_pos, s.owner]).sort((a, b) => Number(a[0]) - Number(b[0])),
@@ -47,7 +55,9 @@ describe('e2e: the researcher codes as their coder name', function () {
         [20, 'Colleague B'],
       ],
     );
-    const events = (await request(server.base, 'GET', '/events/history?since=0&patterns=coding.segment_coded', undefined, AS_RESEARCHER)).body.data.events as { caused_by: { user: string } }[];
+    const events = (await request(server.base, 'GET', '/events/history?since=0&patterns=coding.segment_coded', undefined, AS_RESEARCHER)).body.data.events as {
+      caused_by: { user: string };
+    }[];
     assert.deepEqual(
       events.map((e) => e.caused_by.user),
       ['Dr Ana Rivera', 'claude-code', 'Colleague B'],

@@ -84,7 +84,8 @@ describe('docs: runnable command blocks of README.md and docs/agents.md (real CL
         timeout: 60_000,
       });
       assert.equal(r.status, 0, `exit ${r.status}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}\n--- server log\n${server.stderr().slice(-2000)}`);
-      for (const e of block.expect) assert.ok(r.stdout.includes(e), `output lacks ${JSON.stringify(e)}:\n${r.stdout}\n--- server log\n${server.stderr().slice(-2000)}`);
+      for (const e of block.expect)
+        assert.ok(r.stdout.includes(e), `output lacks ${JSON.stringify(e)}:\n${r.stdout}\n--- server log\n${server.stderr().slice(-2000)}`);
     });
   }
 });

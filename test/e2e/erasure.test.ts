@@ -66,7 +66,10 @@ function filesHolding(dir: string, needle: string): string[] {
 
 /** Every object of the git repository at `gitDir`, decompressed by git (`cat-file --batch-all-objects --batch`). */
 function allGitObjects(gitDir: string): Buffer {
-  return execFileSync('git', ['--git-dir', gitDir, 'cat-file', '--batch-all-objects', '--batch'], { maxBuffer: 1 << 30, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+  return execFileSync('git', ['--git-dir', gitDir, 'cat-file', '--batch-all-objects', '--batch'], {
+    maxBuffer: 1 << 30,
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  });
 }
 
 async function waitFor<T>(what: string, poll: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
@@ -89,7 +92,14 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
   const writeConfig = (payload: 'full' | 'default') =>
     fs.writeFileSync(
       configPath(),
-      ['agent_context:', '  rate_limits:', '    requests_per_minute: 100000', '    mutations_per_minute: 100000', ...(payload === 'full' ? ['  audit:', '    include_payload: full'] : []), ''].join('\n'),
+      [
+        'agent_context:',
+        '  rate_limits:',
+        '    requests_per_minute: 100000',
+        '    mutations_per_minute: 100000',
+        ...(payload === 'full' ? ['  audit:', '    include_payload: full'] : []),
+        '',
+      ].join('\n'),
     );
 
   const call = async (name: string, args: Record<string, unknown>, opts: { agent?: boolean; status?: number } = {}) => {
@@ -101,7 +111,8 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     server = await startServer(project, ['--snapshot-debounce-ms', '0']);
     base = server.base;
   };
-  const snapshots = async () => (await call('list_snapshots', { limit: 100 })).data.snapshots as { ref: string; message: string; author: string; date: string }[];
+  const snapshots = async () =>
+    (await call('list_snapshots', { limit: 100 })).data.snapshots as { ref: string; message: string; author: string; date: string }[];
   /** Calls a mutating tool and waits for the automatic snapshot it causes, so each change is a snapshot of its own. */
   const mutate = async (name: string, args: Record<string, unknown>, opts: { agent?: boolean } = {}) => {
     const n = (await snapshots()).length;
@@ -164,7 +175,11 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     await mutate('add_text_source', { name: 'P08 follow-up', content: longKept });
     await mutate('apply_code', { code_id: code, source_id: p07, ...span(TEXT, 'we rebuilt the shed together') });
     const audit = path.join(dir, '.marginalia', 'audit.jsonl');
-    const auditLines = fs.readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const auditLines = fs
+      .readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const hashed = auditLines.find((e) => e.tool === 'add_text_source' && e.arguments?.name === 'P08 follow-up');
     assert.equal(typeof hashed.arguments.content.sha256, 'string', 'the default audit form hashes a long text');
     assert.equal(hashed.arguments.content.length, [...longKept].length);
@@ -174,7 +189,10 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     // the marker is really there before the erasure: the search below can find it
     const gitDir = path.join(dir, '.marginalia', 'history.git');
     assert.ok(allGitObjects(gitDir).includes(Buffer.from(MARKER)), 'the history holds the marker before the erasure');
-    assert.ok(filesHolding(dir, MARKER).some((f) => f.endsWith('audit.jsonl')), 'the audit log holds the marker before the erasure');
+    assert.ok(
+      filesHolding(dir, MARKER).some((f) => f.endsWith('audit.jsonl')),
+      'the audit log holds the marker before the erasure',
+    );
     const messagesBefore = (await snapshots()).map((s) => `${s.message}\u0000${s.author}\u0000${s.date}`);
 
     // ---- refusals: nothing is erased
@@ -210,7 +228,9 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     server = undefined;
 
     // ---- the search: every file under the project folder, every git object
-    const holding = filesHolding(dir, MARKER).map((f) => path.relative(dir, f).split(path.sep).join('/')).sort();
+    const holding = filesHolding(dir, MARKER)
+      .map((f) => path.relative(dir, f).split(path.sep).join('/'))
+      .sort();
     // the .qdpx is a ZIP (deflated): its bytes need not show the marker; the listed exports are allowed
     assert.deepEqual(
       holding.filter((f) => !listed.includes(f)),
@@ -221,19 +241,26 @@ describe('erase_source over HTTP (real CLI, real git)', function () {
     const objects = allGitObjects(gitDir);
     assert.equal(objects.includes(Buffer.from(MARKER)), false, 'no git object holds the marker');
     assert.ok(objects.includes(Buffer.from(KEPT)), 'the other transcript is still in the history');
-    assert.ok(filesHolding(dir, KEPT).some((f) => f === project), 'the other transcript is still in the project file');
+    assert.ok(
+      filesHolding(dir, KEPT).some((f) => f === project),
+      'the other transcript is still in the project file',
+    );
     assert.deepEqual(fs.readdirSync(path.join(gitDir, 'logs', 'refs', 'heads')), ['main']);
     // the search index: no term of the marker (fts4aux lists every term the index holds)
     const SQL = await initSqlJs();
     const db = new SQL.Database(fs.readFileSync(project));
-    db.exec("CREATE VIRTUAL TABLE temp.terms USING fts4aux(main, source_fts); CREATE VIRTUAL TABLE temp.segterms USING fts4aux(main, segment_fts)");
+    db.exec('CREATE VIRTUAL TABLE temp.terms USING fts4aux(main, source_fts); CREATE VIRTUAL TABLE temp.segterms USING fts4aux(main, segment_fts)');
     const terms = (t: string) => new Set((db.exec(`SELECT DISTINCT term FROM temp.${t}`)[0]?.values ?? []).map((r) => String(r[0])));
     assert.equal(terms('terms').has(MARKER), false);
     assert.equal(terms('segterms').has(MARKER), false);
     assert.equal(terms('terms').has(KEPT), true);
     assert.equal(String(db.exec('PRAGMA freelist_count')[0]?.values[0]?.[0]), '0', 'VACUUM left no free page');
     const seqs = (db.exec('SELECT seq FROM events ORDER BY seq')[0]?.values ?? []).map((r) => Number(r[0]));
-    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'events are kept in sequence');
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => i + 1),
+      'events are kept in sequence',
+    );
     const redacted = (db.exec("SELECT payload FROM events WHERE payload LIKE '%[erased]%'")[0]?.values ?? []).length;
     assert.ok(redacted >= 3);
     db.close();

@@ -68,7 +68,15 @@ function subscribe(client: Client, req: Record<string, unknown>) {
     waitFor(pred: (m: any[]) => boolean, what: string, ms = 10_000): Promise<void> {
       if (pred(messages)) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(messages.map((m) => m.event?.event_type ?? m.message))} ${error ? `error ${error.message}` : ''}`)), ms);
+        const t = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `timed out waiting for ${what}; got ${JSON.stringify(messages.map((m) => m.event?.event_type ?? m.message))} ${error ? `error ${error.message}` : ''}`,
+              ),
+            ),
+          ms,
+        );
         waiters.push({
           pred,
           resolve: () => {
@@ -103,7 +111,13 @@ describe('gRPC adapter (mutual TLS, real @grpc/grpc-js client)', function () {
     return c;
   };
   const withCert = (name: string, folder = certs()): Client =>
-    connect(grpc.credentials.createSsl(read(path.join(certs(), 'ca.pem')), read(path.join(folder, `client-${name}-key.pem`)), read(path.join(folder, `client-${name}.pem`))));
+    connect(
+      grpc.credentials.createSsl(
+        read(path.join(certs(), 'ca.pem')),
+        read(path.join(folder, `client-${name}-key.pem`)),
+        read(path.join(folder, `client-${name}.pem`)),
+      ),
+    );
 
   before(async () => {
     dir = tmpDir('marginalia-grpc-');
@@ -221,7 +235,10 @@ describe('gRPC adapter (mutual TLS, real @grpc/grpc-js client)', function () {
     const types = events.map((e: any) => e.event_type);
     assert.deepEqual(types, ['approval.requested', 'approval.granted', 'coding.code_created']);
     const seqs = events.map((e: any) => e.sequence_number);
-    assert.ok(seqs.every((s: number, i: number) => i === 0 || s > (seqs[i - 1] as number)), `ascending sequence numbers ${seqs}`);
+    assert.ok(
+      seqs.every((s: number, i: number) => i === 0 || s > (seqs[i - 1] as number)),
+      `ascending sequence numbers ${seqs}`,
+    );
     const created = events[2];
     assert.equal(JSON.parse(created.payload_json).name, 'Belonging');
     assert.equal(created.correlation_id, pending.request_id);

@@ -141,7 +141,12 @@ describe('e2e: held calls are real proposals (HTTP)', function () {
       (e) => e.aggregate_id === String(code) && e.payload.new_name === 'Water rights',
     );
     assert.ok(rename, JSON.stringify(log.body));
-    assert.ok(approved.body.error.includes(`code 'Water rights' changed (version 1 -> 2: coding.code_renamed) by ${rename.caused_by.user} (${rename.caused_by.client_type})`), approved.body.error);
+    assert.ok(
+      approved.body.error.includes(
+        `code 'Water rights' changed (version 1 -> 2: coding.code_renamed) by ${rename.caused_by.user} (${rename.caused_by.client_type})`,
+      ),
+      approved.body.error,
+    );
     assert.deepEqual(
       [approved.body.details.changes[0].changed_by.event_type, approved.body.details.changes[0].changed_by.user],
       ['coding.code_renamed', rename.caused_by.user],
@@ -161,7 +166,10 @@ describe('e2e: held calls are real proposals (HTTP)', function () {
       ['list_codes', 'apply_code', 'create_code', 'merge_codes', 'approve_merge', 'erase_source'].map((n) => byName.get(n)?.trust_level),
       ['auto', 'notify', 'suggest', 'require', 'researcher_only', 'researcher_only'],
     );
-    assert.match(byName.get('create_code')?.description ?? '', /Trust level for you: suggest\. Your call is held .*HTTP 202 .*"pending_approval", request_id.*poll_after_ms: 20/);
+    assert.match(
+      byName.get('create_code')?.description ?? '',
+      /Trust level for you: suggest\. Your call is held .*HTTP 202 .*"pending_approval", request_id.*poll_after_ms: 20/,
+    );
     assert.doesNotMatch(byName.get('list_codes')?.description ?? '', /Trust level for you/);
     const asResearcher = await request(base, 'GET', '/tools', undefined, AS_RESEARCHER);
     assert.ok((asResearcher.body.tools as { trust_level: string }[]).every((t) => t.trust_level === 'auto'));

@@ -209,7 +209,9 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
     assert.equal(r.status, EXPECTED_STATUS[code], `${what}: HTTP status of ${code}`);
     assertJson(r);
     assert.deepEqual(
-      Object.keys(r.body).filter((k) => k !== 'details').sort(),
+      Object.keys(r.body)
+        .filter((k) => k !== 'details')
+        .sort(),
       ['error', 'error_code', 'success'],
       `${what}: failure envelope is {success, error, error_code} plus optional details`,
     );
@@ -254,7 +256,15 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
     for (const [sid, source] of model.sources) {
       const data = await ok('list_segments_for_source', { source_id: sid });
       const got = (data.segments as any[])
-        .map((s) => ({ segment_id: s.segment_id, code_id: s.code_id, source_id: s.source_id, start_pos: s.start_pos, end_pos: s.end_pos, text: s.text, code_name: s.code_name }))
+        .map((s) => ({
+          segment_id: s.segment_id,
+          code_id: s.code_id,
+          source_id: s.source_id,
+          start_pos: s.start_pos,
+          end_pos: s.end_pos,
+          text: s.text,
+          code_name: s.code_name,
+        }))
         .sort((a, b) => a.segment_id - b.segment_id);
       const want = [...model.segments]
         .filter(([, s]) => s.source_id === sid)
@@ -268,7 +278,13 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
   /** list_codes equals the model: names, categories, memos and segment counts. */
   async function assertCodesMatchModel(): Promise<void> {
     const data = await ok('list_codes');
-    const got = (data.codes as any[]).map((c) => ({ code_id: c.code_id, name: c.name, category_id: c.category_id, memo: c.memo, segment_count: c.segment_count }));
+    const got = (data.codes as any[]).map((c) => ({
+      code_id: c.code_id,
+      name: c.name,
+      category_id: c.category_id,
+      memo: c.memo,
+      segment_count: c.segment_count,
+    }));
     const want = [...model.codes].map(([id, c]) => ({ code_id: id, ...c, segment_count: segmentsOfCode(id) }));
     const byId = (a: { code_id: number }, b: { code_id: number }) => a.code_id - b.code_id;
     assert.deepEqual(got.sort(byId), want.sort(byId));
@@ -286,7 +302,14 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
       return p === null ? 0 : 1 + depth(p);
     };
     const got = (data.categories as any[])
-      .map((c) => ({ category_id: c.category_id, name: c.name, parent_id: c.parent_id, depth: c.depth, code_count: c.code_count, total_code_count: c.total_code_count }))
+      .map((c) => ({
+        category_id: c.category_id,
+        name: c.name,
+        parent_id: c.parent_id,
+        depth: c.depth,
+        code_count: c.code_count,
+        total_code_count: c.total_code_count,
+      }))
       .sort((a, b) => a.category_id - b.category_id);
     const want = [...model.categories]
       .map(([id, c]) => ({ category_id: id, name: c.name, parent_id: c.parent_id, depth: depth(id), code_count: direct(id), total_code_count: total(id) }))
@@ -297,21 +320,35 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
     // the nested tree holds the same hierarchy
     type Node = { category_id: number; children: Node[] };
     const shape = (nodes: Node[]): unknown => nodes.map((n) => [n.category_id, shape(n.children)]).sort((a: any, b: any) => a[0] - b[0]);
-    const wantShape = (parent: number | null): unknown => children(parent).map((id) => [id, wantShape(id)]).sort((a: any, b: any) => a[0] - b[0]);
+    const wantShape = (parent: number | null): unknown =>
+      children(parent)
+        .map((id) => [id, wantShape(id)])
+        .sort((a: any, b: any) => a[0] - b[0]);
     assert.deepEqual(shape(data.tree as Node[]), wantShape(null));
   }
 
   /** list_sources and list_folders equal the model (names, folders, lengths, source counts). */
   async function assertSourcesAndFoldersMatchModel(): Promise<void> {
     const s = await ok('list_sources');
-    const gotSources = (s.sources as any[]).map((x) => ({ source_id: x.source_id, name: x.name, folder_id: x.folder_id, length: x.length, type: x.type })).sort((a, b) => a.source_id - b.source_id);
-    const wantSources = [...model.sources].map(([id, x]) => ({ source_id: id, name: x.name, folder_id: x.folder_id, length: cpLength(x.text), type: 'text' })).sort((a, b) => a.source_id - b.source_id);
+    const gotSources = (s.sources as any[])
+      .map((x) => ({ source_id: x.source_id, name: x.name, folder_id: x.folder_id, length: x.length, type: x.type }))
+      .sort((a, b) => a.source_id - b.source_id);
+    const wantSources = [...model.sources]
+      .map(([id, x]) => ({ source_id: id, name: x.name, folder_id: x.folder_id, length: cpLength(x.text), type: 'text' }))
+      .sort((a, b) => a.source_id - b.source_id);
     assert.deepEqual(gotSources, wantSources);
     assert.equal(s.count, model.sources.size);
     const f = await ok('list_folders');
-    const gotFolders = (f.folders as any[]).map((x) => ({ folder_id: x.folder_id, name: x.name, parent_id: x.parent_id, source_count: x.source_count })).sort((a, b) => a.folder_id - b.folder_id);
+    const gotFolders = (f.folders as any[])
+      .map((x) => ({ folder_id: x.folder_id, name: x.name, parent_id: x.parent_id, source_count: x.source_count }))
+      .sort((a, b) => a.folder_id - b.folder_id);
     const wantFolders = [...model.folders]
-      .map(([id, x]) => ({ folder_id: id, name: x.name, parent_id: x.parent_id, source_count: [...model.sources.values()].filter((v) => v.folder_id === id).length }))
+      .map(([id, x]) => ({
+        folder_id: id,
+        name: x.name,
+        parent_id: x.parent_id,
+        source_count: [...model.sources.values()].filter((v) => v.folder_id === id).length,
+      }))
       .sort((a, b) => a.folder_id - b.folder_id);
     assert.deepEqual(gotFolders, wantFolders);
     assert.equal(f.root_source_count, [...model.sources.values()].filter((v) => v.folder_id === null).length);
@@ -321,7 +358,10 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
 
   before(async function () {
     transcriptsDir = requireCorpus(this, 'transcripts');
-    transcriptFiles = fs.readdirSync(transcriptsDir).filter((f) => f.endsWith('.txt')).sort();
+    transcriptFiles = fs
+      .readdirSync(transcriptsDir)
+      .filter((f) => f.endsWith('.txt'))
+      .sort();
     for (const f of transcriptFiles) fileText.set(f, fs.readFileSync(path.join(transcriptsDir, f), 'utf8').replace(/^\uFEFF/, ''));
     workDir = tmpDir('marginalia-e2e-http-');
     projectPath = path.join(workDir, 'e2e study.qda');
@@ -653,7 +693,10 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
         { code_id: code('Relief'), source_id: src('qualcoder_example_transcript.txt'), start_position: 10, end_position: 20 },
       ];
       const bad: [Record<string, unknown>, ExpectedCode][] = [
-        [{ code_id: code('Relief'), source_id: src('qualcoder_example_transcript.txt'), start_position: qcLen - 3, end_position: qcLen + 1 }, 'INVALID_POSITION'],
+        [
+          { code_id: code('Relief'), source_id: src('qualcoder_example_transcript.txt'), start_position: qcLen - 3, end_position: qcLen + 1 },
+          'INVALID_POSITION',
+        ],
         [{ code_id: code('Relief'), source_id: src('qualcoder_example_transcript.txt'), start_position: 30, end_position: 20 }, 'INVALID_POSITION'],
         [{ code_id: code('Relief'), source_id: src('qualcoder_example_transcript.txt'), start_position: 20, end_position: 20 }, 'INVALID_POSITION'],
         [{ code_id: UNKNOWN_ID, source_id: src('qualcoder_example_transcript.txt'), start_position: 0, end_position: 5 }, 'CODE_NOT_FOUND'],
@@ -1012,7 +1055,11 @@ describe('HTTP tool server end to end (real CLI, real transcripts)', function ()
       const ana = path.join(transcriptsDir, 'sheffield_Ana.txt');
       await failsWithoutWriting('import_file_source', { file_path: ana }, 'SOURCE_DUPLICATE_NAME');
       await failsWithoutWriting('import_file_source', { file_path: ana, dry_run: true }, 'SOURCE_DUPLICATE_NAME');
-      await failsWithoutWriting('import_file_source', { file_path: path.join(transcriptsDir, 'spacelog_mr3_ATG.txt'), name: 'astral note' }, 'SOURCE_DUPLICATE_NAME');
+      await failsWithoutWriting(
+        'import_file_source',
+        { file_path: path.join(transcriptsDir, 'spacelog_mr3_ATG.txt'), name: 'astral note' },
+        'SOURCE_DUPLICATE_NAME',
+      );
     });
 
     it('refuses relative paths, missing files, directories and unsupported types (SOURCE_IMPORT_FAILED)', async function () {

@@ -15,7 +15,18 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { watchSession } from '../../src/cli/watchCommand';
-import { AGENT_TOKEN, AS_AGENT, AS_RESEARCHER, REPO_ROOT, REVIEWER_TOKEN, callTool, request, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import {
+  AGENT_TOKEN,
+  AS_AGENT,
+  AS_RESEARCHER,
+  REPO_ROOT,
+  REVIEWER_TOKEN,
+  callTool,
+  request,
+  startServer,
+  tmpDir,
+  type ServerProcess,
+} from '../helpers/serverProcess';
 
 const TEXT = 'P04: The workshops brought people in.\nP04: There was tension about the water.\nP07: We argued about the shed for months.';
 const EVENTS_PER_SECOND = 20;
@@ -97,7 +108,9 @@ describe('e2e: hybrid mode, pause agents, notify, marginalia watch, SSE events_p
     assert.equal(ctx.status, 200, JSON.stringify(ctx.body).slice(0, 400));
     assert.equal(ctx.body.data.mode, 'hybrid', JSON.stringify(ctx.body).slice(0, 400));
     const client = new Client({ name: 'hybrid-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${REVIEWER_TOKEN}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${REVIEWER_TOKEN}` } } }),
+    );
     try {
       const read = await client.readResource({ uri: 'qda://project/settings' });
       const settings = JSON.parse((read.contents[0] as { text: string }).text) as { mode: string };
@@ -120,7 +133,12 @@ describe('e2e: hybrid mode, pause agents, notify, marginalia watch, SSE events_p
     assert.equal(paused.status, 200, JSON.stringify(paused.body));
     assert.deepEqual([paused.body.data.paused, paused.body.data.changed], [true, true]);
     try {
-      const asked = await callTool(base, 'apply_code', { code_id: ids.tension, source_id: ids.source, start_position: at, end_position: at + 7 }, agentAs('claude'));
+      const asked = await callTool(
+        base,
+        'apply_code',
+        { code_id: ids.tension, source_id: ids.source, start_position: at, end_position: at + 7 },
+        agentAs('claude'),
+      );
       assert.equal(asked.status, 202, JSON.stringify(asked.body));
       assert.equal(asked.body.data.status, 'pending_approval');
       assert.equal(asked.body.data.held_by_pause, true);
@@ -194,18 +212,33 @@ describe('e2e: hybrid mode, pause agents, notify, marginalia watch, SSE events_p
     await until(() => text.includes('Watching'), 'the banner');
     const coded = await callTool(base, 'apply_code', { code_id: ids.tension, source_id: ids.source, start_position: 5, end_position: 14 }, agentAs('gemini'));
     assert.equal(coded.status, 200, JSON.stringify(coded.body));
-    await until(() => /\d\d:\d\d:\d\d {2}\S+\s+coding\.segment_coded\s+coded "The works" in interview-04 with 'Tension'\s+ok/.test(text), () => `the action line in:\n${text}`);
+    await until(
+      () => /\d\d:\d\d:\d\d {2}\S+\s+coding\.segment_coded\s+coded "The works" in interview-04 with 'Tension'\s+ok/.test(text),
+      () => `the action line in:\n${text}`,
+    );
     const asked = await callTool(base, 'rename_code', { code_id: ids.tension, new_name: 'Friction' }, agentAs('gemini'));
     assert.equal(asked.status, 202);
-    await until(() => /\? \S+ asks: rename the code/.test(text) && text.includes('[a]pprove'), () => `the prompt in:\n${text}`);
+    await until(
+      () => /\? \S+ asks: rename the code/.test(text) && text.includes('[a]pprove'),
+      () => `the prompt in:\n${text}`,
+    );
     input.write('a\n');
-    await until(async () => (await request(base, 'GET', `/approvals/${asked.body.data.request_id}`, undefined, AS_RESEARCHER)).body.data.status === 'completed', 'the approval');
-    await until(() => /rename_code request \S+ approved/.test(text), () => `the decision line in:\n${text}`);
+    await until(
+      async () => (await request(base, 'GET', `/approvals/${asked.body.data.request_id}`, undefined, AS_RESEARCHER)).body.data.status === 'completed',
+      'the approval',
+    );
+    await until(
+      () => /rename_code request \S+ approved/.test(text),
+      () => `the decision line in:\n${text}`,
+    );
     // an edited approval from a JSON line, then pause and resume from the prompt
     const again = await callTool(base, 'rename_code', { code_id: ids.tension, new_name: 'Frictionn' }, agentAs('gemini'));
     await until(() => text.split(' asks: rename the code').length === 3, 'the second prompt');
     input.write(`e ${JSON.stringify({ code_id: ids.tension, new_name: 'Friction 2' })}\n`);
-    await until(async () => (await request(base, 'GET', `/approvals/${again.body.data.request_id}`, undefined, AS_RESEARCHER)).body.data.status === 'completed', 'the edited approval');
+    await until(
+      async () => (await request(base, 'GET', `/approvals/${again.body.data.request_id}`, undefined, AS_RESEARCHER)).body.data.status === 'completed',
+      'the edited approval',
+    );
     const codes = await callTool(base, 'list_codes', {}, AS_RESEARCHER);
     assert.ok((codes.body.data.codes as { name: string }[]).some((c) => c.name === 'Friction 2'));
     input.write('p\n');
@@ -218,7 +251,12 @@ describe('e2e: hybrid mode, pause agents, notify, marginalia watch, SSE events_p
 
   it('marginalia watch --project P (the built command): shows a notify call and rejects a request from stdin', async () => {
     const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'marginalia.js'), 'watch', '--project', project], {
-      env: { ...process.env, MARGINALIA_TOKEN: AGENT_TOKEN, MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN, MARGINALIA_HOME: path.join(path.dirname(project), '.marginalia-home') },
+      env: {
+        ...process.env,
+        MARGINALIA_TOKEN: AGENT_TOKEN,
+        MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN,
+        MARGINALIA_HOME: path.join(path.dirname(project), '.marginalia-home'),
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let out = '';
@@ -227,14 +265,26 @@ describe('e2e: hybrid mode, pause agents, notify, marginalia watch, SSE events_p
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
-      await until(() => out.includes('Watching'), () => `the banner (stderr: ${err})`);
+      await until(
+        () => out.includes('Watching'),
+        () => `the banner (stderr: ${err})`,
+      );
       const made = await callTool(base, 'create_code', { name: 'Belonging' }, agentAs('copilot'));
       assert.equal(made.status, 200, JSON.stringify(made.body));
-      await until(() => /\S+\s+create_code\s+.*Belonging.*\(notify\)\s+NOTIFY/.test(out), () => `the notify line in:\n${out}`);
+      await until(
+        () => /\S+\s+create_code\s+.*Belonging.*\(notify\)\s+NOTIFY/.test(out),
+        () => `the notify line in:\n${out}`,
+      );
       const asked = await callTool(base, 'rename_code', { code_id: made.body.data.code_id, new_name: 'Belongings' }, agentAs('copilot'));
-      await until(() => /\? \S+ asks: rename the code/.test(out), () => `the prompt in:\n${out}`);
+      await until(
+        () => /\? \S+ asks: rename the code/.test(out),
+        () => `the prompt in:\n${out}`,
+      );
       child.stdin.write('r not that name\n');
-      await until(async () => (await request(base, 'GET', `/approvals/${asked.body.data.request_id}`, undefined, AS_RESEARCHER)).body.data.status === 'rejected', 'the rejection');
+      await until(
+        async () => (await request(base, 'GET', `/approvals/${asked.body.data.request_id}`, undefined, AS_RESEARCHER)).body.data.status === 'rejected',
+        'the rejection',
+      );
       child.stdin.write('q\n');
       assert.equal(await exited, 0, err);
     } finally {

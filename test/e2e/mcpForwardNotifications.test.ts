@@ -56,7 +56,9 @@ describe('e2e: legacy MCP stdio clients get change notifications through a forwa
           base = serve.base;
         } else {
           owningClient = (await stdioClient(project, 'owner')).client;
-          const discovery = JSON.parse(fs.readFileSync(fs.readdirSync(path.join(home, 'servers')).map((f) => path.join(home, 'servers', f))[0]!, 'utf8')) as { url: string };
+          const discovery = JSON.parse(fs.readFileSync(fs.readdirSync(path.join(home, 'servers')).map((f) => path.join(home, 'servers', f))[0]!, 'utf8')) as {
+            url: string;
+          };
           base = discovery.url;
         }
         const { client, stderr } = await stdioClient(project, 'legacy-forwarded');
@@ -75,7 +77,9 @@ describe('e2e: legacy MCP stdio clients get change notifications through a forwa
           // the researcher adds a code on the owner
           const first = await callTool(base, 'create_code', { name: 'Belonging', color: '#4E79A7' });
           assert.equal(first.status, 200, JSON.stringify(first.body));
-          await until('qda://codes updated and the list changed', () => updates.includes('qda://codes') && listChanges >= 1).catch((e: Error) => assert.fail(`${e.message}; forwarder stderr:\n${stderr()}`));
+          await until('qda://codes updated and the list changed', () => updates.includes('qda://codes') && listChanges >= 1).catch((e: Error) =>
+            assert.fail(`${e.message}; forwarder stderr:\n${stderr()}`),
+          );
           assert.deepEqual([...new Set(updates)], ['qda://codes'], 'only the subscribed URI is updated (not qda://project/state, qda://codes/1, ...)');
 
           // after unsubscribing, the next change still changes the list but updates nothing

@@ -82,19 +82,32 @@ describe('MCP Inspector CLI against marginalia', function () {
         const list = resultOf(await inspector(stdio(project, home, ['--protocol-era', era, '--method', 'tools/list']), dir));
         const names = (list.tools as { name: string }[]).map((t) => t.name);
         assert.ok(names.includes('list_codes') && names.includes('create_code') && names.includes('get_approval_status'), names.join(' '));
-        const createCode = (list.tools as { name: string; annotations: { destructiveHint: boolean }; outputSchema: { type: string } }[]).find((t) => t.name === 'create_code')!;
+        const createCode = (list.tools as { name: string; annotations: { destructiveHint: boolean }; outputSchema: { type: string } }[]).find(
+          (t) => t.name === 'create_code',
+        )!;
         assert.equal(createCode.annotations.destructiveHint, false);
         assert.equal(createCode.outputSchema.type, 'object');
 
         const listed = resultOf(await inspector(stdio(project, home, ['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'list_codes']), dir));
         assert.deepEqual(listed.structuredContent, { count: 0, codes: [] });
 
-        const created = resultOf(await inspector(stdio(project, home, ['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'create_code', '--tool-arg', 'name=Hope', 'color=#59A14F']), dir));
+        const created = resultOf(
+          await inspector(
+            stdio(project, home, ['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'create_code', '--tool-arg', 'name=Hope', 'color=#59A14F']),
+            dir,
+          ),
+        );
         assert.notEqual(created.isError, true);
         assert.equal(created.structuredContent.status, 'pending_approval', 'the agent token gets the trust layer: create_code is Suggest');
         assert.match(created.content[0].text, /get_approval_status/);
 
-        const failed = resultOf(await inspector(stdio(project, home, ['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'get_code', '--tool-args-json', '{"code_id": 42}']), dir), true);
+        const failed = resultOf(
+          await inspector(
+            stdio(project, home, ['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'get_code', '--tool-args-json', '{"code_id": 42}']),
+            dir,
+          ),
+          true,
+        );
         assert.equal(failed.isError, true);
         assert.equal(failed.structuredContent.error_code, 'CODE_NOT_FOUND');
       });
@@ -102,7 +115,23 @@ describe('MCP Inspector CLI against marginalia', function () {
 
     it('passes the inspector --strict schema portability check', async () => {
       const project = path.join(dir, 'strict.qda');
-      const run = await inspector(['-e', `MARGINALIA_HOME=${path.join(dir, '.marginalia-home')}`, '--strict', '--method', 'tools/list', '--', process.execPath, BIN, 'mcp', '--project', project, '--create'], dir);
+      const run = await inspector(
+        [
+          '-e',
+          `MARGINALIA_HOME=${path.join(dir, '.marginalia-home')}`,
+          '--strict',
+          '--method',
+          'tools/list',
+          '--',
+          process.execPath,
+          BIN,
+          'mcp',
+          '--project',
+          project,
+          '--create',
+        ],
+        dir,
+      );
       assert.equal(run.code, 0, `--strict exits 6 on error-severity schema problems\n${run.stderr.slice(-3000)}`);
       assert.match(run.stderr + run.stdout, /0 errors/);
     });
@@ -117,7 +146,15 @@ describe('MCP Inspector CLI against marginalia', function () {
       await server.stop();
     });
 
-    const http = (args: string[], token = AGENT_TOKEN) => [`${server.base}/mcp`, '--header', `Authorization: Bearer ${token}`, '--format', 'json', '-q', ...args];
+    const http = (args: string[], token = AGENT_TOKEN) => [
+      `${server.base}/mcp`,
+      '--header',
+      `Authorization: Bearer ${token}`,
+      '--format',
+      'json',
+      '-q',
+      ...args,
+    ];
 
     for (const era of ['legacy', 'modern'] as const) {
       it(`lists and calls tools, reads resources and gets prompts (${era} era)`, async () => {
@@ -125,15 +162,25 @@ describe('MCP Inspector CLI against marginalia', function () {
         assert.ok((list.tools as unknown[]).length >= 70);
         const codes = resultOf(await inspector(http(['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'list_codes']), dir));
         assert.equal(codes.structuredContent.count, 17, 'the sample codebook');
-        const pending = resultOf(await inspector(http(['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'create_code', '--tool-arg', `name=Inspector ${era}`, 'color=#59A14F']), dir));
+        const pending = resultOf(
+          await inspector(
+            http(['--protocol-era', era, '--method', 'tools/call', '--tool-name', 'create_code', '--tool-arg', `name=Inspector ${era}`, 'color=#59A14F']),
+            dir,
+          ),
+        );
         assert.equal(pending.structuredContent.status, 'pending_approval');
         const approvals = await fetch(`${server.base}/approvals?status=pending`, { headers: { authorization: `Bearer ${REVIEWER_TOKEN}` } });
         const waiting = ((await approvals.json()) as { data: { approvals: { request_id: string }[] } }).data.approvals;
-        assert.ok(waiting.some((a) => a.request_id === pending.structuredContent.request_id), 'the researcher sees the request');
+        assert.ok(
+          waiting.some((a) => a.request_id === pending.structuredContent.request_id),
+          'the researcher sees the request',
+        );
         const briefing = resultOf(await inspector(http(['--protocol-era', era, '--method', 'resources/read', '--uri', 'qda://project/briefing']), dir));
         const b = JSON.parse(briefing.contents[0].text);
         assert.deepEqual(b.coding_progress, { total_sources: 4, coded_sources: 4, total_codes: 17, total_segments: 19 });
-        const prompt = resultOf(await inspector(http(['--protocol-era', era, '--method', 'prompts/get', '--prompt-name', 'summarize_code', '--prompt-args', 'code_id=1']), dir));
+        const prompt = resultOf(
+          await inspector(http(['--protocol-era', era, '--method', 'prompts/get', '--prompt-name', 'summarize_code', '--prompt-args', 'code_id=1']), dir),
+        );
         assert.match(prompt.messages[0].content.text, /Summarise the code/);
       });
     }

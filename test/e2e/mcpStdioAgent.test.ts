@@ -44,7 +44,7 @@ describe('e2e: marginalia mcp over stdio acts as the named agent whose token it 
     return (r.body.data.sessions as { role: string; agent: string | null; client_name: string }[]).filter((s) => s.role === 'agent');
   }
 
-  it('forwarding to the owner: the session is the named agent\'s, its held call is its own; an unknown token is refused', async () => {
+  it("forwarding to the owner: the session is the named agent's, its held call is its own; an unknown token is refused", async () => {
     const project = path.join(dir, 'owned.qda');
     let owner: ServerProcess | undefined;
     try {
@@ -67,7 +67,9 @@ describe('e2e: marginalia mcp over stdio acts as the named agent whose token it 
         const approved = await request(owner.base, 'POST', `/approvals/${pending.request_id}/approve`, {}, AS_RESEARCHER);
         assert.equal(approved.status, 200, JSON.stringify(approved.body));
         const history = await request(owner.base, 'GET', '/events/history?patterns=coding.*', undefined, AS_RESEARCHER);
-        const created = (history.body.data.events as { event_type: string; caused_by: { role?: string; coder?: string } }[]).find((e) => e.event_type === 'coding.code_created');
+        const created = (history.body.data.events as { event_type: string; caused_by: { role?: string; coder?: string } }[]).find(
+          (e) => e.event_type === 'coding.code_created',
+        );
         assert.equal(created?.caused_by.role, 'agent', JSON.stringify(history.body).slice(0, 1500));
         assert.equal(created?.caused_by.coder, 'Stdio Agent', JSON.stringify(created));
       } finally {
@@ -93,16 +95,23 @@ describe('e2e: marginalia mcp over stdio acts as the named agent whose token it 
     }
   });
 
-  it('owning the project: the session is the named agent\'s; the install token stays the built-in agent', async () => {
+  it("owning the project: the session is the named agent's; the install token stays the built-in agent", async () => {
     const project = path.join(dir, 'own.qda');
-    const token = execFileSync(process.execPath, [BIN, 'agent', 'add', 'Owner Agent', '--project', project], { env: { ...process.env, MARGINALIA_HOME: home }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    const token = execFileSync(process.execPath, [BIN, 'agent', 'add', 'Owner Agent', '--project', project], {
+      env: { ...process.env, MARGINALIA_HOME: home },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
     assert.match(token, /^[A-Za-z0-9_-]{43}$/);
     const { client, stderr } = await stdioClient(project, token);
     try {
       const r = await client.callTool({ name: 'create_code', arguments: { name: 'Owned', color: '#59A14F' } });
       assert.equal((r.structuredContent as { status: string }).status, 'pending_approval', JSON.stringify(r));
       assert.match(stderr(), /serving MCP on stdio/);
-      const discovery = JSON.parse(fs.readFileSync(fs.readdirSync(path.join(home, 'servers')).map((f) => path.join(home, 'servers', f))[0]!, 'utf8')) as { url: string; token: string };
+      const discovery = JSON.parse(fs.readFileSync(fs.readdirSync(path.join(home, 'servers')).map((f) => path.join(home, 'servers', f))[0]!, 'utf8')) as {
+        url: string;
+        token: string;
+      };
       assert.notEqual(discovery.token, token, "the discovery file names the install's token, never the agent's");
       const sessions = await agentSessions(discovery.url);
       assert.deepEqual(
@@ -111,7 +120,13 @@ describe('e2e: marginalia mcp over stdio acts as the named agent whose token it 
         JSON.stringify(sessions),
       );
       // the install's own token is still the agent named `agent`
-      const builtin = await request(discovery.url, 'POST', '/tools/list_codes', { arguments: {} }, { authorization: `Bearer ${discovery.token}`, 'x-marginalia-client': 'builtin' });
+      const builtin = await request(
+        discovery.url,
+        'POST',
+        '/tools/list_codes',
+        { arguments: {} },
+        { authorization: `Bearer ${discovery.token}`, 'x-marginalia-client': 'builtin' },
+      );
       assert.equal(builtin.status, 200, JSON.stringify(builtin.body));
       assert.deepEqual((await agentSessions(discovery.url)).map((s) => s.agent).sort(), ['Owner Agent', 'agent']);
     } finally {

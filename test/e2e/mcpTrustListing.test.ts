@@ -22,7 +22,10 @@ describe('e2e: MCP tools/list states the trust level that applies to the client'
     dir = tmpDir('marginalia-mcp-trust-');
     fs.mkdirSync(path.join(dir, '.marginalia'), { recursive: true });
     // create_code held (suggest), apply_code notify, delete_code require, reads auto
-    fs.writeFileSync(path.join(dir, '.marginalia', 'config.yaml'), 'agent_context:\n  trust:\n    overrides:\n      create_code: suggest\n      apply_code: notify\n      delete_code: require\n');
+    fs.writeFileSync(
+      path.join(dir, '.marginalia', 'config.yaml'),
+      'agent_context:\n  trust:\n    overrides:\n      create_code: suggest\n      apply_code: notify\n      delete_code: require\n',
+    );
     server = await startServer(path.join(dir, 'trust.qda'));
     const r = await request(server.base, 'POST', '/agents', { name: 'Claude' }, AS_RESEARCHER);
     assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -34,7 +37,9 @@ describe('e2e: MCP tools/list states the trust level that applies to the client'
   });
 
   /** tools/list through the SDK client with `headers`; the client is closed after. */
-  async function listed(headers: Record<string, string>): Promise<Map<string, { description?: string; _meta?: Record<string, unknown>; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }>> {
+  async function listed(
+    headers: Record<string, string>,
+  ): Promise<Map<string, { description?: string; _meta?: Record<string, unknown>; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }>> {
     const client = new Client({ name: 'trust-listing-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers } }));
     try {
@@ -63,7 +68,13 @@ describe('e2e: MCP tools/list states the trust level that applies to the client'
       assert.equal((t.inputSchema as { type?: string }).type, 'object', name);
       assert.equal((t.outputSchema as { type?: string } | undefined)?.type, 'object', name);
     }
-    assert.deepEqual(tools.get('list_codes')?.annotations, { title: 'List Codes', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    assert.deepEqual(tools.get('list_codes')?.annotations, {
+      title: 'List Codes',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
 
     // GET /tools with the same credential gives the same levels
     const http = await request(server.base, 'GET', '/tools', undefined, { authorization: `Bearer ${token}` });
@@ -83,8 +94,14 @@ describe('e2e: MCP tools/list states the trust level that applies to the client'
     }
   });
 
-  it("an agent session whose own trust floor is require: even reads are listed as require", async () => {
-    const s = await request(server.base, 'POST', '/session/create', { client_type: 'ASSISTANT_A_CLI', client_name: 'careful', trust_level: 'require' }, { authorization: `Bearer ${token}` });
+  it('an agent session whose own trust floor is require: even reads are listed as require', async () => {
+    const s = await request(
+      server.base,
+      'POST',
+      '/session/create',
+      { client_type: 'ASSISTANT_A_CLI', client_name: 'careful', trust_level: 'require' },
+      { authorization: `Bearer ${token}` },
+    );
     assert.equal(s.status, 200, JSON.stringify(s.body));
     const tools = await listed({ authorization: `Bearer ${token}`, 'x-marginalia-session': s.body.data.session_id });
     assert.equal(tools.get('list_codes')?._meta?.[META], 'require');

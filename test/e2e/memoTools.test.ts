@@ -67,7 +67,10 @@ describe('memo tools over HTTP (real CLI)', function () {
 
   it('before any save the briefing reports the frame of .marginalia/project.yaml', async () => {
     const b = await briefing();
-    assert.deepEqual([b.description, b.research_questions, b.methodology], ['Gardens in the city (from the file)', ['Why do people stay?'], 'Thematic analysis (from the file)']);
+    assert.deepEqual(
+      [b.description, b.research_questions, b.methodology],
+      ['Gardens in the city (from the file)', ['Why do people stay?'], 'Thematic analysis (from the file)'],
+    );
   });
 
   it('update_case_memo sets and clears a case memo for the researcher; case.updated events', async () => {
@@ -119,12 +122,17 @@ describe('memo tools over HTTP (real CLI)', function () {
     // a second save of one field keeps the others
     await t.ok('update_project_briefing', { methodology: '' });
     const again = await briefing();
-    assert.deepEqual([again.description, again.research_questions.length, again.methodology], [description, 2, ''], 'an empty saved methodology hides the file');
+    assert.deepEqual(
+      [again.description, again.research_questions.length, again.methodology],
+      [description, 2, ''],
+      'an empty saved methodology hides the file',
+    );
   });
 
   it('errors: unknown case, missing memo, no field, an empty or non-text question; each writes nothing', async () => {
     const snapshot = async () => ({ cases: await cases(), briefing: await briefing() });
-    const failsCleanly = (name: string, args: Record<string, unknown>, code: string) => t.writesNothing(snapshot, () => t.fails(name, args, code), `${name} ${code}`);
+    const failsCleanly = (name: string, args: Record<string, unknown>, code: string) =>
+      t.writesNothing(snapshot, () => t.fails(name, args, code), `${name} ${code}`);
     await failsCleanly('update_case_memo', { case_id: UNKNOWN, memo: 'x' }, 'CASE_NOT_FOUND');
     await failsCleanly('update_case_memo', { case_id: caseId }, 'INVALID_ARGUMENTS');
     await failsCleanly('update_project_briefing', {}, 'INVALID_ARGUMENTS');

@@ -67,13 +67,25 @@ describe('merge conflict tools over HTTP (real CLI)', function () {
     // ours
     await ours.ok('rename_code', { code_id: codeId, new_name: 'Anxiety' }, ALICE);
     await ours.ok('update_code_memo', { code_id: codeId, memo: 'fear of the next flood' }, ALICE);
-    await ours.ok('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: TEXT.indexOf('in May'), end_pos: TEXT.indexOf('in May') + 6, text: 'in early May' }] }, ALICE);
+    await ours.ok(
+      'apply_source_edits',
+      { source_id: sourceId, edits: [{ start_pos: TEXT.indexOf('in May'), end_pos: TEXT.indexOf('in May') + 6, text: 'in early May' }] },
+      ALICE,
+    );
     // theirs
     await theirs.ok('rename_code', { code_id: codeId, new_name: 'Concern' }, BOB);
     await theirs.ok('update_code_memo', { code_id: codeId, memo: 'worry about money' }, BOB);
-    await theirs.ok('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: TEXT.indexOf('in May'), end_pos: TEXT.indexOf('in May') + 6, text: 'in June' }] }, BOB);
+    await theirs.ok(
+      'apply_source_edits',
+      { source_id: sourceId, edits: [{ start_pos: TEXT.indexOf('in May'), end_pos: TEXT.indexOf('in May') + 6, text: 'in June' }] },
+      BOB,
+    );
     const tText: string = (await theirs.ok('read_source_content', { source_id: sourceId }, BOB)).content;
-    await theirs.ok('apply_code', { code_id: codeId, source_id: sourceId, start_pos: tText.indexOf('Nobody helped'), end_pos: tText.indexOf('Nobody helped') + 13 }, BOB);
+    await theirs.ok(
+      'apply_code',
+      { code_id: codeId, source_id: sourceId, start_pos: tText.indexOf('Nobody helped'), end_pos: tText.indexOf('Nobody helped') + 13 },
+      BOB,
+    );
     // merge, restore into ours, store the conflicts (what a sync does)
     const { merged, conflicts } = mergeDumps(baseDump, dumpOf(ours.handle), dumpOf(theirs.handle), { now: new Date().toISOString() });
     const access = new StoreDumpAccess(ours.handle.store);
@@ -128,7 +140,10 @@ describe('merge conflict tools over HTTP (real CLI)', function () {
     const rename = await t.ok('resolve_merge_conflict', { conflict_id: byKind(conflicts, 'code_renamed_both').conflict_id, choice: 'theirs' });
     assert.equal(rename.conflict.status, 'resolved');
     assert.equal(rename.conflict.choice, 'theirs');
-    assert.deepEqual(((await t.ok('list_codes')).codes as any[]).map((c) => c.name), ['Concern']);
+    assert.deepEqual(
+      ((await t.ok('list_codes')).codes as any[]).map((c) => c.name),
+      ['Concern'],
+    );
 
     await t.ok('resolve_merge_conflict', { conflict_id: byKind(conflicts, 'source_text_overlap').conflict_id, choice: 'theirs' });
     const content: string = (await t.ok('read_source_content', { source_id: sourceId })).content;

@@ -13,7 +13,18 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { AGENT_TOKEN, AS_AGENT, AS_RESEARCHER, callTool, request, RESEARCHER_CODER, REVIEWER_TOKEN, startServer, tmpDir, type ServerProcess } from '../helpers/serverProcess';
+import {
+  AGENT_TOKEN,
+  AS_AGENT,
+  AS_RESEARCHER,
+  callTool,
+  request,
+  RESEARCHER_CODER,
+  REVIEWER_TOKEN,
+  startServer,
+  tmpDir,
+  type ServerProcess,
+} from '../helpers/serverProcess';
 
 const TEXT = 'We grew beans together every spring. The council never came. Water was scarce.';
 const AGENT = { ...AS_AGENT, 'x-marginalia-client': 'claude-code', 'x-marginalia-model': 'test-model-7' };
@@ -57,9 +68,16 @@ describe('e2e: provenance of researcher and agent actions; undo_agent_action on 
   };
   const snapshots = async () => (await ok('list_snapshots', { limit: 100 }, RESEARCHER)).snapshots as { message: string; author: string; by_agent?: boolean }[];
   const segments = async () =>
-    ((await ok('list_segments_for_source', { source_id: sourceId }, RESEARCHER)).segments as { segment_id: number; start_pos: number; code_id: number; owner: string; coder: string; coder_role: string | null }[]).sort(
-      (a, b) => a.start_pos - b.start_pos,
-    );
+    (
+      (await ok('list_segments_for_source', { source_id: sourceId }, RESEARCHER)).segments as {
+        segment_id: number;
+        start_pos: number;
+        code_id: number;
+        owner: string;
+        coder: string;
+        coder_role: string | null;
+      }[]
+    ).sort((a, b) => a.start_pos - b.start_pos);
 
   before(async () => {
     dir = tmpDir('marginalia-provenance-');
@@ -143,7 +161,10 @@ describe('e2e: provenance of researcher and agent actions; undo_agent_action on 
     const seg = (await segments()).find((s) => s.start_pos === 23);
     assert.deepEqual([seg?.owner, seg?.coder, seg?.coder_role], ['Coder Bot', 'Coder Bot', 'agent']);
     const coded = (await events(since, 'coding.segment_coded'))[0]!;
-    assert.deepEqual([coded.caused_by.role, coded.caused_by.coder, coded.caused_by.client, coded.caused_by.user], ['agent', 'Coder Bot', 'Cursor', 'Coder Bot']);
+    assert.deepEqual(
+      [coded.caused_by.role, coded.caused_by.coder, coded.caused_by.client, coded.caused_by.user],
+      ['agent', 'Coder Bot', 'Cursor', 'Coder Bot'],
+    );
   });
 
   it("an approval decision records the researcher's coder name and role; what the approved call made stays the agent's", async () => {
@@ -153,12 +174,20 @@ describe('e2e: provenance of researcher and agent actions; undo_agent_action on 
     const requestId = asked.body.data.request_id as string;
     const approved = await request(server.base, 'POST', `/approvals/${requestId}/approve`, {}, RESEARCHER);
     assert.equal(approved.status, 200, JSON.stringify(approved.body));
-    const done = ((await request(server.base, 'GET', '/approvals?status=completed', undefined, AS_RESEARCHER)).body.data.approvals as { request_id: string; decided_by_coder: string; decided_by_role: string }[]).find(
-      (a) => a.request_id === requestId,
-    );
+    const done = (
+      (await request(server.base, 'GET', '/approvals?status=completed', undefined, AS_RESEARCHER)).body.data.approvals as {
+        request_id: string;
+        decided_by_coder: string;
+        decided_by_role: string;
+      }[]
+    ).find((a) => a.request_id === requestId);
     assert.deepEqual([done?.decided_by_coder, done?.decided_by_role], [RESEARCHER_CODER, 'researcher']);
     const status = await ok('get_approval_status', { request_id: requestId }, AGENT);
-    assert.deepEqual([status.status, status.decided_by_coder, status.decided_by_role], ['completed', RESEARCHER_CODER, 'researcher'], 'get_approval_status tells the agent who decided');
+    assert.deepEqual(
+      [status.status, status.decided_by_coder, status.decided_by_role],
+      ['completed', RESEARCHER_CODER, 'researcher'],
+      'get_approval_status tells the agent who decided',
+    );
     const renamed = (await events(since, 'coding.code_renamed'))[0]!;
     assert.deepEqual([renamed.caused_by.role, renamed.caused_by.coder], ['agent', 'claude-code'], 'the rename is the agent action the researcher approved');
     await ok('rename_code', { code_id: codeId, new_name: 'Belonging' }, RESEARCHER);
@@ -218,7 +247,9 @@ describe('e2e: provenance of researcher and agent actions; undo_agent_action on 
 
     const connect = async (token: string, name: string) => {
       const client = new Client({ name, version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
       return client;
     };
     const agent = await connect(AGENT_TOKEN, 'claude-code');
@@ -232,7 +263,10 @@ describe('e2e: provenance of researcher and agent actions; undo_agent_action on 
       const denied = await agent.callTool({ name: 'undo_agent_action', arguments: { correlation_id: correlation } });
       assert.equal(denied.isError, true);
       assert.match(JSON.stringify(denied.content), /APPROVAL_FORBIDDEN/);
-      assert.ok((await segments()).some((s) => s.segment_id === seg.segment_id), 'the refused call changed nothing');
+      assert.ok(
+        (await segments()).some((s) => s.segment_id === seg.segment_id),
+        'the refused call changed nothing',
+      );
 
       const result = await researcher.callTool({ name: 'undo_agent_action', arguments: { correlation_id: correlation } });
       assert.notEqual(result.isError, true, JSON.stringify(result.content));

@@ -40,7 +40,8 @@ const QUOTE = 'The bus never comes on time';
 function projectQde(): string {
   const sel = (guid: number, [s, e]: [number, number], code: number, name?: string) =>
     `<PlainTextSelection guid="${g(guid)}"${name ? ` name="${esc(name)}"` : ''} startPosition="${s}" endPosition="${e}"><Coding guid="${g(guid + 500)}"><CodeRef targetGUID="${g(code)}"/></Coding></PlainTextSelection>`;
-  const vv = (variable: number, element: string, literal: string) => `<VariableValue><VariableRef targetGUID="${g(variable)}"/><${element}>${literal}</${element}></VariableValue>`;
+  const vv = (variable: number, element: string, literal: string) =>
+    `<VariableValue><VariableRef targetGUID="${g(variable)}"/><${element}>${literal}</${element}></VariableValue>`;
   return (
     `<?xml version="1.0" encoding="utf-8"?><Project xmlns="urn:QDA-XML:project:1.0" name="fixture" origin="qc 1.3.2">` +
     `<Users><User guid="${g(90)}" name="Ana"/></Users>` +
@@ -110,11 +111,21 @@ describe('REFI-QDA import and export over HTTP (real CLI, issue 15)', function (
     );
     const cut = [...LONG].slice(0, 100).join('').trim();
     assert.deepEqual(r.renamed, [{ kind: 'code', from: LONG, to: cut }]);
-    assert.ok(r.warnings.some((w: string) => w.startsWith("The code name 'Experiences of waiting") && w.includes('150')), r.warnings.join('\n'));
-    assert.ok(r.warnings.some((w: string) => w.startsWith(`selection ${g(13)} of code '${LONG}' in source 'Interview 1' is outside its text (${[...INTERVIEW].length} code points)`)), r.warnings.join('\n'));
+    assert.ok(
+      r.warnings.some((w: string) => w.startsWith("The code name 'Experiences of waiting") && w.includes('150')),
+      r.warnings.join('\n'),
+    );
+    assert.ok(
+      r.warnings.some((w: string) =>
+        w.startsWith(`selection ${g(13)} of code '${LONG}' in source 'Interview 1' is outside its text (${[...INTERVIEW].length} code points)`),
+      ),
+      r.warnings.join('\n'),
+    );
     const [s, e] = cpRange(INTERVIEW, QUOTE);
     const [ss, se] = cpRange(ORIGINAL, QUOTE);
-    assert.deepEqual(r.anchoring.reanchored, [{ source: 'Interview 1', code: 'Bus', start_pos: s, end_pos: e, stored_start_pos: ss, stored_end_pos: se, quote: QUOTE }]);
+    assert.deepEqual(r.anchoring.reanchored, [
+      { source: 'Interview 1', code: 'Bus', start_pos: s, end_pos: e, stored_start_pos: ss, stored_end_pos: se, quote: QUOTE },
+    ]);
     assert.deepEqual(r.anchoring_counts, { reanchored: 1, kept_offsets: 0, unplaceable: 1 });
     assert.equal(r.source_attributes_set, 3);
 

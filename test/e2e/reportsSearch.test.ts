@@ -200,7 +200,10 @@ describe('reports and search over HTTP (real CLI)', function () {
     );
     // most used first
     const counts = r.result.codes.map((c: any) => c.segment_count);
-    assert.deepEqual(counts, [...counts].sort((a: number, b: number) => b - a));
+    assert.deepEqual(
+      counts,
+      [...counts].sort((a: number, b: number) => b - a),
+    );
 
     // filters: one coder; one source; a case holding Plot Q
     const carol = await job('generate_frequency_report', { filters: { coder: 'carol' } }, 'frequency');
@@ -209,10 +212,7 @@ describe('reports and search over HTTP (real CLI)', function () {
     const kase = (await t.ok('create_case', { name: 'Q garden' })).case_id;
     await t.ok('add_source_to_case', { case_id: kase, source_id: src.q });
     const inCase = await job('generate_frequency_report', { filters: { case_ids: [kase], code_ids: [code.drought, code.soil, code.water] } }, 'frequency');
-    assert.deepEqual(
-      Object.fromEntries(inCase.result.codes.map((c: any) => [c.name, c.segment_count])),
-      { Drought: 2, Soil: 1, Water: 0 },
-    );
+    assert.deepEqual(Object.fromEntries(inCase.result.codes.map((c: any) => [c.name, c.segment_count])), { Drought: 2, Soil: 1, Water: 0 });
   });
 
   it('generate_cooccurrence_report counts overlapping segments of two codes on one source; touching ranges do not count', async () => {
@@ -255,7 +255,7 @@ describe('reports and search over HTTP (real CLI)', function () {
     assert.deepEqual([[top.code_a_name, top.code_b_name].sort(), top.count], [['Soil', 'Water'], 4]);
   });
 
-  it('generate_coder_comparison gives per-code percent agreement and Cohen\'s kappa as computed by hand', async () => {
+  it("generate_coder_comparison gives per-code percent agreement and Cohen's kappa as computed by hand", async () => {
     // Plot K is the only source both alice and bob coded: 20 characters.
     // Water: alice [0,12), bob [4,16) -> both [4,12) = 8, only alice [0,4) = 4, only bob [12,16) = 4, neither [16,20) = 4.
     //   po = (8 + 4) / 20 = 0.6; pA = 12/20 = 0.6, pB = 0.6; pe = 0.6*0.6 + 0.4*0.4 = 0.52;
@@ -323,7 +323,7 @@ describe('reports and search over HTTP (real CLI)', function () {
     assert.equal(r.result.totals.segments, 4);
   });
 
-  it('export_report writes CSV, JSON and HTML files with the report\'s content', async () => {
+  it("export_report writes CSV, JSON and HTML files with the report's content", async () => {
     const freq = (await t.ok('list_reports', { report_type: 'frequency', limit: 1000 })).reports.find((x: any) => JSON.stringify(x.filters) === '{}');
     assert.ok(freq, 'the unfiltered frequency report');
     const stored = await t.ok('get_report', { report_id: freq.report_id });
@@ -419,10 +419,7 @@ describe('reports and search over HTTP (real CLI)', function () {
   it('search_semantic ranks coded segments by the configured embeddings: "bureaucracy" finds the council passages', async () => {
     const r = await t.ok('search_semantic', { query: 'bureaucracy', k: 2 });
     assert.equal(r.method, 'embeddings:fake-embed');
-    assert.deepEqual(
-      r.matches.map((m: any) => m.text).sort(),
-      ['Council rules.', 'The council wants forms. '],
-    );
+    assert.deepEqual(r.matches.map((m: any) => m.text).sort(), ['Council rules.', 'The council wants forms. ']);
     assert.ok(r.matches.every((m: any) => m.codes.some((c: any) => c.code_id === code.council)));
     // Plot K's two identical Soil passages (alice's and bob's) are one match with both codings
     assert.deepEqual(r.index, { segments: 13, embedded: 13, not_embedded: 0 });
@@ -470,7 +467,17 @@ describe('reports and search over HTTP (real CLI)', function () {
   });
 
   it('has answered every report and search error code it set out to', () => {
-    for (const c of ['REPORT_NOT_FOUND', 'UNKNOWN_FORMAT', 'EXPORT_FAILED', 'SOURCE_NOT_FOUND', 'CODE_NOT_FOUND', 'CASE_NOT_FOUND', 'FOLDER_NOT_FOUND', 'SEGMENT_NOT_FOUND', 'INVALID_ARGUMENTS'])
+    for (const c of [
+      'REPORT_NOT_FOUND',
+      'UNKNOWN_FORMAT',
+      'EXPORT_FAILED',
+      'SOURCE_NOT_FOUND',
+      'CODE_NOT_FOUND',
+      'CASE_NOT_FOUND',
+      'FOLDER_NOT_FOUND',
+      'SEGMENT_NOT_FOUND',
+      'INVALID_ARGUMENTS',
+    ])
       assert.ok(t.seen.has(c), c);
   });
 });

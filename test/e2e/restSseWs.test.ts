@@ -59,12 +59,14 @@ function openSse(url: string, token = AGENT_TOKEN, firstHeaders: Record<string, 
     },
   });
   openClients.push(es);
-  for (const t of TYPES) es.addEventListener(t, (e) => got.push({ type: t, id: (e as MessageEvent).lastEventId, data: JSON.parse(String((e as MessageEvent).data)) }));
+  for (const t of TYPES)
+    es.addEventListener(t, (e) => got.push({ type: t, id: (e as MessageEvent).lastEventId, data: JSON.parse(String((e as MessageEvent).data)) }));
   es.addEventListener('error', (e) => errors.push({ code: (e as unknown as { code?: number }).code, message: (e as unknown as { message?: string }).message }));
   const opened = new Promise<void>((resolve, reject) => {
     es.addEventListener('open', () => resolve());
     es.addEventListener('error', (e) => {
-      if (es.readyState === es.CLOSED) reject(Object.assign(new Error(`SSE failed: ${(e as unknown as { message?: string }).message}`), { code: (e as unknown as { code?: number }).code }));
+      if (es.readyState === es.CLOSED)
+        reject(Object.assign(new Error(`SSE failed: ${(e as unknown as { message?: string }).message}`), { code: (e as unknown as { code?: number }).code }));
     });
   });
   return { es, got, errors, opened };
@@ -182,7 +184,12 @@ async function api(project: string, base: string, method: string, urlPath: strin
 function decisionsFor(status: number, code: string | undefined): string[] {
   if (status === 200) return ['permitted', 'notified'];
   if (status === 202) return ['pending'];
-  if (['UNAUTHORIZED', 'FORBIDDEN_HOST', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'APPROVAL_QUEUE_FULL', 'APPROVAL_FORBIDDEN', 'SESSION_NOT_FOUND'].includes(code ?? '')) return ['denied'];
+  if (
+    ['UNAUTHORIZED', 'FORBIDDEN_HOST', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'APPROVAL_QUEUE_FULL', 'APPROVAL_FORBIDDEN', 'SESSION_NOT_FOUND'].includes(
+      code ?? '',
+    )
+  )
+    return ['denied'];
   return ['failed'];
 }
 
@@ -197,26 +204,34 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
   });
 
   describe('server A: the default trust table', () => {
-    const project = newProject('agent_context:\n  sessions:\n    max_concurrent: 100\n  rate_limits:\n    requests_per_minute: 100000\n    mutations_per_minute: 100000\n');
+    const project = newProject(
+      'agent_context:\n  sessions:\n    max_concurrent: 100\n  rate_limits:\n    requests_per_minute: 100000\n    mutations_per_minute: 100000\n',
+    );
     let server: ServerProcess | undefined;
     let base = '';
     let wsBase = '';
     let sourceId = 0;
     let codeId = 0;
-    const call = (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = researcher) => api(project, base, method, urlPath, body, headers);
+    const call = (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = researcher) =>
+      api(project, base, method, urlPath, body, headers);
     const head = async () => (await request(base, 'GET', '/events/history?limit=1', undefined, researcher)).body.data.head_seq as number;
 
     before(async () => {
       server = await startServer(project);
       base = server.base;
       wsBase = base.replace('http:', 'ws:');
-      const src = await call('POST', '/commands/source/add_text_source', { name: 'Interview 1', content: 'We share the water rota and the tools. Trust grows slowly.' });
+      const src = await call('POST', '/commands/source/add_text_source', {
+        name: 'Interview 1',
+        content: 'We share the water rota and the tools. Trust grows slowly.',
+      });
       assert.equal(src.status, 200, JSON.stringify(src.body));
       sourceId = src.body.data.source_id;
       const code = await call('POST', '/commands/coding/create_code', { name: 'Sharing', color: RED });
       assert.equal(code.status, 200, 'the researcher runs at auto');
       codeId = code.body.data.code_id;
-      const seg = await call('POST', '/commands/coding/batch_apply_codes', { operations: [{ code_id: codeId, source_id: sourceId, start_position: 3, end_position: 8 }] });
+      const seg = await call('POST', '/commands/coding/batch_apply_codes', {
+        operations: [{ code_id: codeId, source_id: sourceId, start_position: 3, end_position: 8 }],
+      });
       assert.equal(seg.status, 200, JSON.stringify(seg.body));
     });
 
@@ -241,7 +256,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       assert.equal(search.status, 200, 'search is Autonomous');
       const state = await call('GET', '/state/codes', undefined, as);
       assert.equal(state.status, 200);
-      assert.deepEqual(state.body.data.codes.map((c: { name: string }) => c.name), ['Sharing']);
+      assert.deepEqual(
+        state.body.data.codes.map((c: { name: string }) => c.name),
+        ['Sharing'],
+      );
 
       const expectPending = async (urlPath: string, body: unknown, level: string) => {
         const r = await call('POST', urlPath, body, as);
@@ -255,7 +273,11 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
         return r.body.data.request_id as string;
       };
       await expectPending('/commands/coding/create_code', { name: 'Hope', color: RED }, 'suggest'); // Create code: Suggest
-      await expectPending('/commands/coding/batch_apply_codes', { operations: [{ code_id: codeId, source_id: sourceId, start_position: 10, end_position: 15 }] }, 'require'); // Bulk: Require
+      await expectPending(
+        '/commands/coding/batch_apply_codes',
+        { operations: [{ code_id: codeId, source_id: sourceId, start_position: 10, end_position: 15 }] },
+        'require',
+      ); // Bulk: Require
       await expectPending('/commands/coding/delete_code', { code_id: codeId, delete_segments: true }, 'require'); // Delete: Require
       // Merge: Require (the named route); a merge into itself would fail, so its dry run refuses it at once (issue 14 item 5)
       const same = await call('POST', '/commands/coding/merge_codes', { source_code_id: codeId, target_code_id: codeId }, as);
@@ -272,7 +294,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
 
       // nothing pending ran
       const codes = await call('GET', '/state/codes', undefined, as);
-      assert.deepEqual(codes.body.data.codes.map((c: { name: string }) => c.name), ['Sharing']);
+      assert.deepEqual(
+        codes.body.data.codes.map((c: { name: string }) => c.name),
+        ['Sharing'],
+      );
 
       const mine = readAudit(project).filter((l) => l.client_name === 'trust-table');
       const decision = (tool: string) => mine.filter((l) => l.tool === tool).map((l) => `${l.decision}/${l.trust_level}`);
@@ -292,7 +317,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       assert.equal(asked.status, 202);
       const id = asked.body.data.request_id as string;
       const listed = await request(base, 'GET', '/approvals?status=pending', undefined, researcher);
-      assert.deepEqual(listed.body.data.approvals.map((a: { request_id: string }) => a.request_id), [id]);
+      assert.deepEqual(
+        listed.body.data.approvals.map((a: { request_id: string }) => a.request_id),
+        [id],
+      );
 
       const approved = await call('POST', `/approvals/${id}/approve`, {}, researcher);
       assert.equal(approved.status, 200, JSON.stringify(approved.body));
@@ -303,13 +331,20 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       await waitFor('the code_created event', () => sse.got.some((e) => e.type === 'coding.code_created'));
       sse.es.close();
       const mine = sse.got.filter((e) => e.data.metadata.correlation_id === id || e.data.payload.request_id === id);
-      assert.deepEqual(mine.map((e) => e.type), ['approval.requested', 'approval.granted', 'coding.code_created']);
+      assert.deepEqual(
+        mine.map((e) => e.type),
+        ['approval.requested', 'approval.granted', 'coding.code_created'],
+      );
       const created = mine[2]!;
       assert.equal(created.data.payload.name, 'Hope');
       assert.equal(created.data.payload.code_id, newCode);
       assert.equal(created.id, String(created.data.metadata.sequence_number), 'SSE id is the sequence number');
       const ids = mine.map((e) => Number(e.id));
-      assert.deepEqual([...ids].sort((a, b) => a - b), ids, 'in sequence order');
+      assert.deepEqual(
+        [...ids].sort((a, b) => a - b),
+        ids,
+        'in sequence order',
+      );
       const state = await call('GET', `/state/codes/${newCode}`, undefined, agentAs('approve-flow'));
       assert.equal(state.status, 200);
       assert.equal(state.body.data.name, 'Hope');
@@ -356,7 +391,13 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
     });
 
     it('sessions: create (capabilities), heartbeat, calls in the session, destroy', async () => {
-      const created = await request(base, 'POST', '/session/create', { client_type: 'ASSISTANT_A_CLI', client_name: 'claude-code', user: 'agent-7' }, agentAs('x'));
+      const created = await request(
+        base,
+        'POST',
+        '/session/create',
+        { client_type: 'ASSISTANT_A_CLI', client_name: 'claude-code', user: 'agent-7' },
+        agentAs('x'),
+      );
       assert.equal(created.status, 200, JSON.stringify(created.body));
       const s = created.body.data;
       assert.match(s.session_id, /^[0-9a-f-]{36}$/);
@@ -379,7 +420,7 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       assert.equal(foreign.status, 403);
       assert.equal(foreign.body.error_code, 'SESSION_FORBIDDEN');
       const bad = await request(base, 'POST', '/session/create', { client_type: 'LOCAL_UI', client_name: 'fake ui' }, agentAs('x'));
-      assert.equal(bad.status, 400, 'LOCAL_UI is the researcher\'s own session');
+      assert.equal(bad.status, 400, "LOCAL_UI is the researcher's own session");
       const gone = await request(base, 'POST', '/session/destroy', { session_id: s.session_id }, agentAs('x'));
       assert.equal(gone.status, 200);
       assert.equal(gone.body.data.status, 'ended');
@@ -396,11 +437,22 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
     it('state routes: sources with coded=, content pages, the segment filter in both syntaxes, cases', async () => {
       const as = agentAs('state-reader');
       const two = await call('POST', '/commands/source/add_text_source', { name: 'Interview 2', content: 'Nobody coded this one yet.' }, researcher);
-      await call('POST', '/commands/coding/batch_apply_codes', { operations: [{ code_id: codeId, source_id: sourceId, start_position: 0, end_position: 2 }] }, researcher);
+      await call(
+        'POST',
+        '/commands/coding/batch_apply_codes',
+        { operations: [{ code_id: codeId, source_id: sourceId, start_position: 0, end_position: 2 }] },
+        researcher,
+      );
       const uncoded = await call('GET', '/state/sources?coded=false', undefined, as);
-      assert.deepEqual(uncoded.body.data.sources.map((s: { name: string }) => s.name), ['Interview 2']);
+      assert.deepEqual(
+        uncoded.body.data.sources.map((s: { name: string }) => s.name),
+        ['Interview 2'],
+      );
       const coded = await call('GET', '/state/sources?coded=true&type=text', undefined, as);
-      assert.deepEqual(coded.body.data.sources.map((s: { name: string }) => s.name), ['Interview 1']);
+      assert.deepEqual(
+        coded.body.data.sources.map((s: { name: string }) => s.name),
+        ['Interview 1'],
+      );
       const badCoded = await call('GET', '/state/sources?coded=maybe', undefined, as);
       assert.equal(badCoded.status, 400);
       const page = await call('GET', `/state/sources/${sourceId}/content?start_pos=3&max_length=5`, undefined, as);
@@ -480,7 +532,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       const names = [...first.got, ...second.got].map((e) => e.data.payload.name);
       assert.deepEqual(names, ['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8']);
       const ids = [...first.got, ...second.got].map((e) => Number(e.id));
-      assert.deepEqual([...ids].sort((x, y) => x - y), ids);
+      assert.deepEqual(
+        [...ids].sort((x, y) => x - y),
+        ids,
+      );
       assert.equal(new Set(ids).size, ids.length);
       assert.ok([...first.got, ...second.got].every((e) => e.type === 'coding.code_created'));
     });
@@ -500,7 +555,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       assert.ok(c.messages.findIndex((m) => m.type === 'event') > replyIndex, 'the reply comes before the replayed events');
       await create('W3');
       await waitFor('W3 live', () => c.events().length >= 3);
-      assert.deepEqual(c.events().map((m) => m.event.payload.name), ['W1', 'W2', 'W3']);
+      assert.deepEqual(
+        c.events().map((m) => m.event.payload.name),
+        ['W1', 'W2', 'W3'],
+      );
       assert.ok(c.events().every((m) => m.subscription_id === subId));
       // a tool call over the socket, in the socket's own session
       const listed = await c.send({ op: 'call', tool: 'list_codes', arguments: {} });
@@ -522,7 +580,9 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       await sleep(300);
       assert.equal(c.events().length, 3, 'nothing after unsubscribe');
       await c.close();
-      const audit = readAudit(project).filter((l) => l.session_id === welcome.session_id).map((l) => `${l.tool}:${l.decision}`);
+      const audit = readAudit(project)
+        .filter((l) => l.session_id === welcome.session_id)
+        .map((l) => `${l.tool}:${l.decision}`);
       assert.deepEqual(audit, ['list_codes:permitted', 'create_code:pending', 'create_code:failed']);
       let kinds: string[] = [];
       for (let i = 0; i < 50 && kinds.length < 2; i++) {
@@ -547,9 +607,18 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       await waitFor('source.imported on WS', () => c.events().length >= 1);
       await waitFor('both on the wider subscription', () => all.events().length >= 2);
       sse.es.close();
-      assert.deepEqual(sse.got.map((e) => e.type), ['source.imported']);
-      assert.deepEqual(c.events().map((m) => m.event.event_type), ['source.imported']);
-      assert.deepEqual(all.events().map((m) => m.event.event_type), ['coding.code_created', 'source.imported']);
+      assert.deepEqual(
+        sse.got.map((e) => e.type),
+        ['source.imported'],
+      );
+      assert.deepEqual(
+        c.events().map((m) => m.event.event_type),
+        ['source.imported'],
+      );
+      assert.deepEqual(
+        all.events().map((m) => m.event.event_type),
+        ['coding.code_created', 'source.imported'],
+      );
       const bad = await c.send({ op: 'subscribe', patterns: ['coding.**'] });
       assert.equal(bad.error_code, 'INVALID_ARGUMENTS');
       await c.close();
@@ -600,12 +669,18 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       const refusals = readAudit(project).filter((l) => l.decision === 'denied' && l.session_id === '');
       assert.ok(refusals.some((l) => l.tool === 'POST /commands/coding/create_code' && l.error_code === 'UNSUPPORTED_MEDIA_TYPE'));
       assert.ok(refusals.some((l) => l.tool === 'GET /ws' && l.error_code === 'FORBIDDEN_HOST'));
-      assert.ok(!fs.readFileSync(path.join(path.dirname(project), '.marginalia', 'audit.jsonl'), 'utf8').includes(AGENT_TOKEN), 'a token is never written to the audit log');
+      assert.ok(
+        !fs.readFileSync(path.join(path.dirname(project), '.marginalia', 'audit.jsonl'), 'utf8').includes(AGENT_TOKEN),
+        'a token is never written to the audit log',
+      );
     });
 
     it('refuses the 11th pending request with 429 APPROVAL_QUEUE_FULL', async () => {
       // two agents (credentials) fill it, five each (approvals.max_pending_per_agent); the eleventh comes from a third
-      const filler = async (name: string) => ({ authorization: `Bearer ${(await request(base, 'POST', '/agents', { name }, researcher)).body.data.token}`, 'x-marginalia-client': 'queue-filler' });
+      const filler = async (name: string) => ({
+        authorization: `Bearer ${(await request(base, 'POST', '/agents', { name }, researcher)).body.data.token}`,
+        'x-marginalia-client': 'queue-filler',
+      });
       const fillers = [await filler('queue-filler-1'), await filler('queue-filler-2')];
       const as = agentAs('queue-filler');
       for (let i = 0; i < 10; i++) {
@@ -649,7 +724,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       const ids = sse.got.map((e) => Number(e.id));
       assert.equal(new Set(ids).size, ids.length, 'no event twice');
       assert.equal(sse.got.filter((e) => e.data.payload.name === 'Before restart').length, 1, 'resumed after the last id it had, not from ?since=');
-      assert.deepEqual([...ids].sort((a, b) => a - b), ids);
+      assert.deepEqual(
+        [...ids].sort((a, b) => a - b),
+        ids,
+      );
       const mine = sse.got.filter((e) => e.data.metadata.correlation_id === first).map((e) => e.type);
       assert.deepEqual(mine, ['approval.granted', 'coding.code_created']);
       await rejectAll(pendingIds, 'restart test done');
@@ -665,7 +743,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
         const found = byCorrelation.get(s.correlation) ?? [];
         assert.ok(found.length > 0, `${s.label} (${s.status} ${s.code ?? ''}) is not in the audit log`);
         const allowed = decisionsFor(s.status, s.code);
-        assert.ok(found.some((l) => allowed.includes(l.decision)), `${s.label} answered ${s.status} ${s.code ?? ''} but was audited as ${found.map((l) => l.decision).join(', ')}`);
+        assert.ok(
+          found.some((l) => allowed.includes(l.decision)),
+          `${s.label} answered ${s.status} ${s.code ?? ''} but was audited as ${found.map((l) => l.decision).join(', ')}`,
+        );
       }
     });
   });
@@ -680,7 +761,7 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       if (server) await server.stop();
     });
 
-    it('create_code: auto runs an agent\'s create_code at once; success returns the new code id', async () => {
+    it("create_code: auto runs an agent's create_code at once; success returns the new code id", async () => {
       const r = await api(project, server!.base, 'POST', '/commands/coding/create_code', { name: 'Hope', color: RED }, agentAs('override'));
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.ok(Number.isInteger(r.body.data.code_id));
@@ -712,7 +793,10 @@ describe('REST + SSE and WebSocket adapters end to end (real clients)', function
       assert.ok(wsSixth.details.retry_after_ms > 0);
       await c.close();
       const denied = readAudit(project).filter((l) => l.client_name === 'rate' && l.decision === 'denied');
-      assert.deepEqual(denied.map((l) => l.error_code), ['RATE_LIMITED', 'RATE_LIMITED']);
+      assert.deepEqual(
+        denied.map((l) => l.error_code),
+        ['RATE_LIMITED', 'RATE_LIMITED'],
+      );
     });
   });
 

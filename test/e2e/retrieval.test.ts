@@ -65,7 +65,10 @@ describe('retrieve_segments over HTTP (real CLI)', function () {
     assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [String(id.water), id.coop], combine: 'overlap' })), [
       'field notes | ¶2 | Water+Cooperation | The well and the rota came up again.',
     ]);
-    assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.water] })), ['field notes | ¶2 | Water | The well and the rota', 'interview-01 | ROSA | Water | We walk to the well every morning.']);
+    assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.water] })), [
+      'field notes | ¶2 | Water | The well and the rota',
+      'interview-01 | ROSA | Water | We walk to the well every morning.',
+    ]);
     assert.equal(await t.headSeq(), seq, 'retrieving stores no event');
   });
 
@@ -78,7 +81,9 @@ describe('retrieve_segments over HTTP (real CLI)', function () {
       researcher.passages.map((p: { coders: string[] }) => p.coders),
       [['Ana Researcher'], ['coding-agent']],
     );
-    assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.coop], filters: { coder: 'coding-agent' } })), ['field notes | ¶2 | Cooperation | the rota came up again.']);
+    assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.coop], filters: { coder: 'coding-agent' } })), [
+      'field notes | ¶2 | Cooperation | the rota came up again.',
+    ]);
     assert.deepEqual(rows(await t.ok('retrieve_segments', { code_ids: [id.water, id.coop], combine: 'and', filters: { coder: 'Ana Researcher' } })), [
       'interview-01 | ROSA | Water | We walk to the well every morning.',
       'interview-01 | ROSA | Cooperation | The rota helps.',

@@ -67,7 +67,10 @@ describe('schemas and errors say what the server enforces (HTTP and MCP, real CL
     // the same limit for rename_code and create_category
     assert.equal(schemaOf('rename_code').properties.new_name.maxLength, CODE_NAME_MAX);
     assert.equal(schemaOf('create_category').properties.name.maxLength, CODE_NAME_MAX);
-    assert.match((await t.fails('rename_code', { code_id: ok.code_id, new_name: 'c'.repeat(CODE_NAME_MAX + 1) }, 'INVALID_ARGUMENTS')).error, /new_name must be at most 100 characters/);
+    assert.match(
+      (await t.fails('rename_code', { code_id: ok.code_id, new_name: 'c'.repeat(CODE_NAME_MAX + 1) }, 'INVALID_ARGUMENTS')).error,
+      /new_name must be at most 100 characters/,
+    );
   });
 
   it('apply_code: the schema says which positions are required, and their absence is refused naming them', async () => {
@@ -147,10 +150,16 @@ describe('schemas and errors say what the server enforces (HTTP and MCP, real CL
     assert.equal(viaImportData.status, viaImportAnalytics.status, 'the same HTTP status');
     assert.ok(viaImportData.body.error?.includes(missing), viaImportData.body.error);
     // a relative path too, and an empty file is import_analytics' NO_PROFILES rather than IMPORT_FAILED
-    assert.equal((await callTool(base, 'import_data', { format: 'analytics_json', source_path: 'events.ndjson' })).body.error_code, 'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND');
+    assert.equal(
+      (await callTool(base, 'import_data', { format: 'analytics_json', source_path: 'events.ndjson' })).body.error_code,
+      'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND',
+    );
     const empty = path.join(dir, 'empty.ndjson');
     fs.writeFileSync(empty, '');
-    assert.equal((await callTool(base, 'import_data', { format: 'analytics_json', source_path: empty })).body.error_code, (await callTool(base, 'import_analytics', { source_path: empty })).body.error_code);
+    assert.equal(
+      (await callTool(base, 'import_data', { format: 'analytics_json', source_path: empty })).body.error_code,
+      (await callTool(base, 'import_analytics', { source_path: empty })).body.error_code,
+    );
     // other formats keep IMPORT_FAILED for a missing file
     assert.equal((await callTool(base, 'import_data', { format: 'code_list', source_path: missing })).body.error_code, 'IMPORT_FAILED');
   });

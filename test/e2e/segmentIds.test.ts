@@ -85,8 +85,14 @@ describe('one segment id space over HTTP (real CLI)', function () {
     const removedText = await t.ok('delete_segment', { segment_id: 5 });
     assert.deepEqual([removedText.deleted, removedText.segment_id, removedText.start_pos], [true, 5, 20]);
     const after = await state(text, video);
-    assert.deepEqual(after.text, before.text.filter(([id]: number[]) => id !== 5));
-    assert.deepEqual(after.av, before.av.filter(([id]: number[]) => id !== 6));
+    assert.deepEqual(
+      after.text,
+      before.text.filter(([id]: number[]) => id !== 5),
+    );
+    assert.deepEqual(
+      after.av,
+      before.av.filter(([id]: number[]) => id !== 6),
+    );
     const events = await t.events(before.head);
     assert.deepEqual(
       events.map((e: any) => [e.event_type, e.aggregate_id]),
@@ -104,11 +110,34 @@ describe('one segment id space over HTTP (real CLI)', function () {
     const file = path.join(dir, 'old.qda');
     const db = await databaseBeforeMigration(11);
     db.run("INSERT INTO codes(id, name, name_key, color, owner, created_at, updated_at) VALUES (1, 'Hose', 'hose', '#4E79A7', 'alice', ?, ?)", [ISO, ISO]);
-    db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'Interview', 'text', ?, ?, 'alice', ?, ?)", [TEXT, TEXT.length, ISO, ISO]);
-    db.run("INSERT INTO sources(id, name, type, file_path, mime, owner, created_at, updated_at) VALUES (2, 'talk.mp4', 'video', '/nowhere/talk.mp4', 'video/mp4', 'alice', ?, ?)", [ISO, ISO]);
+    db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'Interview', 'text', ?, ?, 'alice', ?, ?)", [
+      TEXT,
+      TEXT.length,
+      ISO,
+      ISO,
+    ]);
+    db.run(
+      "INSERT INTO sources(id, name, type, file_path, mime, owner, created_at, updated_at) VALUES (2, 'talk.mp4', 'video', '/nowhere/talk.mp4', 'video/mp4', 'alice', ?, ?)",
+      [ISO, ISO],
+    );
     for (const id of [1, 2, 3]) {
-      db.run('INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?)', [id, id * 10, id * 10 + 5, TEXT.slice(id * 10, id * 10 + 5), 'alice', ISO, ISO]);
-      db.run('INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, owner, created_at, updated_at) VALUES (?, 1, 2, ?, ?, ?, ?, ?)', [id, id * 1000, id * 1000 + 500, 'alice', ISO, ISO]);
+      db.run('INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?)', [
+        id,
+        id * 10,
+        id * 10 + 5,
+        TEXT.slice(id * 10, id * 10 + 5),
+        'alice',
+        ISO,
+        ISO,
+      ]);
+      db.run('INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, owner, created_at, updated_at) VALUES (?, 1, 2, ?, ?, ?, ?, ?)', [
+        id,
+        id * 1000,
+        id * 1000 + 500,
+        'alice',
+        ISO,
+        ISO,
+      ]);
     }
     fs.writeFileSync(file, db.export());
     db.close();

@@ -45,7 +45,17 @@ describe('set_source_attribute over HTTP (real CLI)', function () {
   it('the researcher sets typed attributes (number, boolean and text inferred; date when asked); each emits source.attribute_set', async () => {
     const since = await t.headSeq();
     const age = await t.ok('set_source_attribute', { source_id: src.ana, attribute_name: 'Age', value: 34 });
-    assert.deepEqual(age, { source_id: src.ana, source_name: 'Interview Ana', attribute_name: 'Age', type: 'number', value: 34, old_type: null, old_value: null, changed: true, inferred: true });
+    assert.deepEqual(age, {
+      source_id: src.ana,
+      source_name: 'Interview Ana',
+      attribute_name: 'Age',
+      type: 'number',
+      value: 34,
+      old_type: null,
+      old_value: null,
+      changed: true,
+      inferred: true,
+    });
     assert.equal((await t.ok('set_source_attribute', { source_id: src.ana, attribute_name: 'Consent', value: true })).type, 'boolean');
     assert.equal((await t.ok('set_source_attribute', { source_id: src.ana, attribute_name: 'Site', value: 'Lagos' })).type, 'text');
     const date = await t.ok('set_source_attribute', { source_id: src.ana, attribute_name: 'Interviewed', value: '2024-05-01', type: 'date' });
@@ -69,7 +79,15 @@ describe('set_source_attribute over HTTP (real CLI)', function () {
         ['source.attribute_set', 'source', String(src.ana), 'Age', 'number', 35, 34],
       ],
     );
-    assert.deepEqual(events[0].payload, { source_id: src.ana, source_name: 'Interview Ana', attribute_name: 'Age', type: 'number', value: 34, old_type: null, old_value: null });
+    assert.deepEqual(events[0].payload, {
+      source_id: src.ana,
+      source_name: 'Interview Ana',
+      attribute_name: 'Age',
+      type: 'number',
+      value: 34,
+      old_type: null,
+      old_value: null,
+    });
   });
 
   it('list_sources and read_source_content return attributes {name: value} with their types', async () => {
@@ -129,7 +147,9 @@ describe('set_source_attribute over HTTP (real CLI)', function () {
     assert.equal(agentLines.length, 1, JSON.stringify(audit.filter((l) => l.tool === 'set_source_attribute')));
     assert.deepEqual([agentLines[0].decision, agentLines[0].trust_level], ['notified', 'notify']);
     // the researcher's own calls are not held or notified
-    assert.ok(audit.filter((l) => l.tool === 'set_source_attribute' && l.session_id !== events[0].caused_by.session_id).every((l) => l.decision !== 'notified'));
+    assert.ok(
+      audit.filter((l) => l.tool === 'set_source_attribute' && l.session_id !== events[0].caused_by.session_id).every((l) => l.decision !== 'notified'),
+    );
   });
 
   it('value null deletes an attribute; a report filtered by a document attribute counts only those sources', async () => {
@@ -142,10 +162,17 @@ describe('set_source_attribute over HTTP (real CLI)', function () {
     await t.ok('apply_code', { code_id: water, source_id: src.ana, start_pos: 2, end_pos: 7 });
     await t.ok('apply_code', { code_id: water, source_id: src.ben, start_pos: 0, end_pos: 5 });
     const lagos = await t.ok('generate_frequency_report', { filters: { source_attributes: { Site: 'Lagos' } } });
-    assert.deepEqual(lagos.result.codes.map((c: any) => [c.name, c.segment_count, c.source_count]), [['Water', 1, 1]]);
+    assert.deepEqual(
+      lagos.result.codes.map((c: any) => [c.name, c.segment_count, c.source_count]),
+      [['Water', 1, 1]],
+    );
     assert.deepEqual(lagos.result.filters, { source_attributes: { Site: 'Lagos' }, source_ids: [src.ana] });
     const wave = await t.ok('generate_frequency_report', { filters: { source_attributes: { Wave: '2' } } });
-    assert.deepEqual(wave.result.codes.map((c: any) => c.segment_count), [0], 'the text "2" is not the number 2');
+    assert.deepEqual(
+      wave.result.codes.map((c: any) => c.segment_count),
+      [0],
+      'the text "2" is not the number 2',
+    );
   });
 
   it('the attributes survive a restart of the server', async () => {

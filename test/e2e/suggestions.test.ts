@@ -55,7 +55,7 @@ describe('suggestions over HTTP (real CLI), across a restart', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('records an agent\'s suggestions, applies the researcher\'s approvals, and keeps everything across a restart', async () => {
+  it("records an agent's suggestions, applies the researcher's approvals, and keeps everything across a restart", async () => {
     const source = (await call('add_text_source', { name: 'Rosa', content: TEXT })).data.source_id;
     const water = (await call('create_code', { name: 'Water disputes', color: '#4E79A7', memo: 'Arguments about watering, hoses and the tank' })).data.code_id;
     const council = (await call('create_code', { name: 'Council bureaucracy', color: '#E15759', memo: 'Forms and permission from the council' })).data.code_id;
@@ -63,14 +63,24 @@ describe('suggestions over HTTP (real CLI), across a restart', function () {
     // the agent proposes
     const code = (await call('suggest_new_code', { name: 'Shared tools', rationale: 'tools are lent' }, { agent: true })).data;
     assert.deepEqual([code.status, code.requires_approval], ['pending_approval', true]);
-    const single = (await call('suggest_code_application', { source_id: source, code_id: water, ...at('We argue about the hose rota every week and the water tank runs dry.'), rationale: 'hose rota' }, { agent: true })).data;
+    const single = (
+      await call(
+        'suggest_code_application',
+        { source_id: source, code_id: water, ...at('We argue about the hose rota every week and the water tank runs dry.'), rationale: 'hose rota' },
+        { agent: true },
+      )
+    ).data;
     const range = at('The council wants three forms before we can build a shed, and permission takes months.');
     const ranked = (await call('suggest_codes_for_range', { source_id: source, ...range }, { agent: true })).data;
     assert.equal(ranked.suggestions[0].code_id, council, 'forms, permission, council');
     const batch = (
       await call(
         'suggest_batch_coding',
-        { code_id: water, rationale: 'watering', segments: [at('How is the watering going?'), at('We argue about the hose rota every week')].map((r) => ({ source_id: source, ...r })) },
+        {
+          code_id: water,
+          rationale: 'watering',
+          segments: [at('How is the watering going?'), at('We argue about the hose rota every week')].map((r) => ({ source_id: source, ...r })),
+        },
         { agent: true },
       )
     ).data;
@@ -113,7 +123,8 @@ describe('suggestions over HTTP (real CLI), across a restart', function () {
     assert.deepEqual([first.status, first.batch_status, first.applied_count, first.already], ['applied', 'completed', 2, false]);
     const second = (await call('approve_batch_coding', { batch_id: batch.batch_id })).data;
     assert.deepEqual([second.applied_count, second.already], [2, true]);
-    const accepted = (await call('respond_to_code_suggestion', { suggestion_batch_id: ranked.batch_id, response: 'accept', selected_code_ids: [council] })).data;
+    const accepted = (await call('respond_to_code_suggestion', { suggestion_batch_id: ranked.batch_id, response: 'accept', selected_code_ids: [council] }))
+      .data;
     assert.deepEqual([accepted.status, accepted.applied_count], ['accepted', 1]);
     const created = (await call('approve_suggestion', { suggestion_id: code.suggestion_id })).data;
     assert.equal(created.status, 'created');

@@ -54,26 +54,40 @@ describe('e2e: protocols.<name>.enabled switches surfaces', function () {
     assert.equal((await request(s.base, 'GET', '/state/project', undefined, AS_AGENT)).status, 404);
     assert.equal((await request(s.base, 'GET', '/events/history', undefined, AS_AGENT)).status, 404);
     assert.equal((await request(s.base, 'POST', '/session/create', { client_type: 'CUSTOM', client_name: 'x' }, AS_AGENT)).status, 404);
-    assert.equal((await request(s.base, 'POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...AS_AGENT, accept: 'application/json, text/event-stream' })).status, 404);
+    assert.equal(
+      (await request(s.base, 'POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...AS_AGENT, accept: 'application/json, text/event-stream' })).status,
+      404,
+    );
     assert.equal(await upgradeStatus(`ws://127.0.0.1:${s.port}/ws`), 404);
     await new Promise((r) => setTimeout(r, 200));
     assert.match(s.stderr(), /serving http on 127\.0\.0\.1:\d+; off: rest, websocket, mcp, grpc/);
     assert.match(s.stdout(), /Surfaces: +http \(agent_context.protocols/);
   });
 
-  it('records project.opened when serve starts and project.closed when it stops (the spec\'s ProjectOpened / ProjectClosed)', async () => {
+  it("records project.opened when serve starts and project.closed when it stops (the spec's ProjectOpened / ProjectClosed)", async () => {
     const project = path.join(dir, 'events', 'p.qda');
     fs.mkdirSync(path.dirname(project), { recursive: true });
     const first = await startServer(project, [], { MARGINALIA_CODER: 'Dr Rivera' });
-    const history = async (s: ServerProcess) => (await request(s.base, 'GET', '/events/history?since=0&patterns=project.*', undefined, AS_AGENT)).body.data.events as { event_type: string; payload: Record<string, unknown>; caused_by: { user: string } }[];
+    const history = async (s: ServerProcess) =>
+      (await request(s.base, 'GET', '/events/history?since=0&patterns=project.*', undefined, AS_AGENT)).body.data.events as {
+        event_type: string;
+        payload: Record<string, unknown>;
+        caused_by: { user: string };
+      }[];
     const atStart = await history(first);
-    assert.deepEqual(atStart.map((e) => e.event_type), ['project.opened']);
+    assert.deepEqual(
+      atStart.map((e) => e.event_type),
+      ['project.opened'],
+    );
     assert.deepEqual(atStart[0]?.payload, { project_name: 'p', host: 'serve' });
     assert.equal(atStart[0]?.caused_by.user, 'Dr Rivera');
     assert.equal(await first.stop(), 0);
     const second = await startServer(project);
     servers.push(second);
-    assert.deepEqual((await history(second)).map((e) => e.event_type), ['project.opened', 'project.closed', 'project.opened']);
+    assert.deepEqual(
+      (await history(second)).map((e) => e.event_type),
+      ['project.opened', 'project.closed', 'project.opened'],
+    );
   });
 
   it('by default: REST, SSE, WebSocket and MCP on; gRPC from --grpc-port is on, and qda://project/settings says so', async () => {

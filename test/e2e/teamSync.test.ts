@@ -112,7 +112,10 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
   });
 
   it('Ana pushes her project; Ben, starting empty, receives it with the same GUIDs; GUIDs are in the history, not derived per copy', async () => {
-    const src = await ok(a.base, 'add_text_source', { name: 'interview-01', content: 'We grew our own food. The council never came. Neighbours shared seeds.' });
+    const src = await ok(a.base, 'add_text_source', {
+      name: 'interview-01',
+      content: 'We grew our own food. The council never came. Neighbours shared seeds.',
+    });
     sourceId = src.source_id;
     const food = await ok(a.base, 'create_code', { name: 'Food security', color: '#336699' });
     await ok(a.base, 'batch_apply_codes', { operations: [{ code_id: food.code_id, source_id: sourceId, start_position: 0, end_position: 21 }] });
@@ -128,7 +131,10 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
     const authors = gitOut(['--git-dir', remoteDir, 'log', '--format=%an', 'main']).split('\n');
     assert.ok(authors.includes('Ana'), authors.join(','));
     const remoteCodes = rows(showAt(remoteDir, 'tables/codes.jsonl'));
-    assert.deepEqual(remoteCodes.map((c) => c.name), ['Food security']);
+    assert.deepEqual(
+      remoteCodes.map((c) => c.name),
+      ['Food security'],
+    );
     const foodGuid = remoteCodes[0]!.guid as string;
     assert.match(foodGuid, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const segGuid = rows(showAt(remoteDir, 'tables/segments.jsonl'))[0]!.guid as string;
@@ -182,10 +188,7 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
     assert.equal(got.outcome, 'fast_forward');
     assert.ok(got.changes.codes.inserted === 1 && got.changes.segments.inserted === 1, JSON.stringify(got.changes));
     const segs = await ok(a.base, 'list_segments_for_source', { source_id: sourceId });
-    assert.deepEqual(
-      segs.segments.map((s: { text: string }) => s.text).sort(),
-      ['The council never came.', 'We grew our own food.'],
-    );
+    assert.deepEqual(segs.segments.map((s: { text: string }) => s.text).sort(), ['The council never came.', 'We grew our own food.']);
     const authors = gitOut(['--git-dir', remoteDir, 'log', '--format=%an', 'main']).split('\n');
     assert.ok(authors.includes('Ben'), authors.join(','));
     const after = await ok(a.base, 'get_remote_status');
@@ -196,7 +199,8 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
   });
 
   it('both code different passages (and both create the same code) while apart: the merge keeps every coding, one code per name, a merge authored by Ben', async () => {
-    const codeId = async (base: string, name: string) => ((await ok(base, 'list_codes')).codes as { name: string; code_id: number }[]).find((c) => c.name === name)!.code_id;
+    const codeId = async (base: string, name: string) =>
+      ((await ok(base, 'list_codes')).codes as { name: string; code_id: number }[]).find((c) => c.name === name)!.code_id;
     // Ana: a new code on the first sentence; Ben: another new code on the third; both make 'Trust' on the second
     const hope = await ok(a.base, 'create_code', { name: 'Hope', color: '#aaaa00' });
     await ok(a.base, 'batch_apply_codes', { operations: [{ code_id: hope.code_id, source_id: sourceId, start_position: 0, end_position: 21 }] });
@@ -221,7 +225,11 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
       const names = ((await ok(s.base, 'list_codes')).codes as { name: string }[]).map((c) => c.name).sort();
       assert.deepEqual(names, ['Fear', 'Food security', 'Hope', 'Institutional distrust', 'Trust']);
       const segs = (await ok(s.base, 'list_segments_for_source', { source_id: sourceId })).segments as { code_id: number; text: string; coder?: string }[];
-      const coded = (name: string, id: number) => segs.filter((g) => g.code_id === id).map((g) => g.text).sort();
+      const coded = (name: string, id: number) =>
+        segs
+          .filter((g) => g.code_id === id)
+          .map((g) => g.text)
+          .sort();
       assert.deepEqual(coded('Hope', await codeId(s.base, 'Hope')), ['We grew our own food.']);
       assert.deepEqual(coded('Fear', await codeId(s.base, 'Fear')), ['Neighbours shared seeds.']);
       // one 'Trust' code holding both coders' codings of the same passage
@@ -236,14 +244,18 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
     assert.equal(held.status, 202, JSON.stringify(held.body));
   });
 
-  it('syncs over git\'s own network transport (git daemon on 127.0.0.1)', async function () {
+  it("syncs over git's own network transport (git daemon on 127.0.0.1)", async function () {
     const base = path.join(root, 'daemon');
     fs.mkdirSync(base, { recursive: true });
     gitOut(['init', '--quiet', '--initial-branch=main', '--bare', path.join(base, 'shared.git')]);
     const port = await freePort();
-    const daemon: ChildProcess = spawn('git', ['daemon', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, '--reuseaddr', base], {
-      stdio: 'ignore',
-    });
+    const daemon: ChildProcess = spawn(
+      'git',
+      ['daemon', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, '--reuseaddr', base],
+      {
+        stdio: 'ignore',
+      },
+    );
     try {
       await waitForPort(port, 10_000);
       const url = `git://127.0.0.1:${port}/shared.git`;
@@ -252,7 +264,9 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
       assert.equal(pushed.outcome, 'pushed');
       assert.equal(pushed.remote.name, 'lab');
       assert.deepEqual(
-        rows(showAt(path.join(base, 'shared.git'), 'tables/codes.jsonl')).map((c) => c.name).sort(),
+        rows(showAt(path.join(base, 'shared.git'), 'tables/codes.jsonl'))
+          .map((c) => c.name)
+          .sort(),
         ['Fear', 'Food security', 'Hope', 'Institutional distrust', 'Trust'],
       );
       // Ben adds a code, syncs it through the daemon; Ana receives it the same way
@@ -276,7 +290,16 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
     await ok(b.base, 'configure_remote', { url: remoteDir });
     await ok(b.base, 'sync_project');
     await ok(b.base, 'create_code', { name: 'Seeds', color: '#999933' });
-    await ok(b.base, 'batch_apply_codes', { operations: [{ code_id: (await ok(b.base, 'list_codes')).codes.find((c: { name: string }) => c.name === 'Seeds').code_id, source_id: sourceId, start_position: 46, end_position: 70 }] });
+    await ok(b.base, 'batch_apply_codes', {
+      operations: [
+        {
+          code_id: (await ok(b.base, 'list_codes')).codes.find((c: { name: string }) => c.name === 'Seeds').code_id,
+          source_id: sourceId,
+          start_position: 46,
+          end_position: 70,
+        },
+      ],
+    });
     assert.equal((await ok(b.base, 'sync_project')).outcome, 'pushed');
     const remoteHead = gitOut(['--git-dir', remoteDir, 'rev-parse', 'main']).trim();
 
@@ -342,7 +365,8 @@ describe('e2e: teams on a git remote (two servers, two coders, one bare remote)'
     assert.ok(listed.includes('Reciprocity'));
   });
   it('renaming one code differently on both sides is a conflict the merge stores for the researcher (list_merge_conflicts), the project keeping ours', async () => {
-    const idOf = async (base: string, name: string) => ((await ok(base, 'list_codes')).codes as { name: string; code_id: number }[]).find((c) => c.name === name)!.code_id;
+    const idOf = async (base: string, name: string) =>
+      ((await ok(base, 'list_codes')).codes as { name: string; code_id: number }[]).find((c) => c.name === name)!.code_id;
     assert.equal((await ok(b.base, 'sync_project')).outcome, 'up_to_date');
     await ok(a.base, 'rename_code', { code_id: await idOf(a.base, 'Reciprocity'), new_name: 'Give and take' });
     await ok(b.base, 'rename_code', { code_id: await idOf(b.base, 'Reciprocity'), new_name: 'Mutual obligation' });

@@ -56,7 +56,14 @@ describe('undo and redo over HTTP (real CLI)', function () {
     assert.deepEqual(undone, {
       correlation_id: codingCorrelation,
       description: "coded 'Food security' in interview-04",
-      changes: [{ event_type: 'coding.segment_uncoded', aggregate_type: 'segment', aggregate_id: String(seg.segment_id), description: "removed the coding 'Food security' from interview-04" }],
+      changes: [
+        {
+          event_type: 'coding.segment_uncoded',
+          aggregate_type: 'segment',
+          aggregate_id: String(seg.segment_id),
+          description: "removed the coding 'Food security' from interview-04",
+        },
+      ],
     });
     assert.deepEqual(await segments(), []);
     const undoEvents = await t.events(afterCoding);

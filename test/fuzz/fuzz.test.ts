@@ -52,7 +52,9 @@ import type { DumpDigest, FixtureFiles, Pools } from './serverWorker';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
-const ONLY = process.env.FUZZ_GROUPS?.split(',').map((g) => g.trim()).filter(Boolean);
+const ONLY = process.env.FUZZ_GROUPS?.split(',')
+  .map((g) => g.trim())
+  .filter(Boolean);
 const COLLECT = process.env.FUZZ_COLLECT === '1';
 const EPOCH = Number(process.env.FUZZ_EPOCH ?? 500);
 const DUMP_EVERY = Number(process.env.FUZZ_DUMP_EVERY ?? 250);
@@ -137,7 +139,13 @@ function fmt(m: Map<string | number, number>): string {
  * The problems with one answer (empty when it is as the spec says). `oversize`: the body was over the
  * server's limit (413 is the documented status of INVALID_ARGUMENTS then).
  */
-function checkAnswer(res: RawResponse, req: Pick<BuiltRequest, 'expect'>, schemaInvalid: boolean, oversize = false, agentOnResearcherTool = false): { problems: string[]; body?: any } {
+function checkAnswer(
+  res: RawResponse,
+  req: Pick<BuiltRequest, 'expect'>,
+  schemaInvalid: boolean,
+  oversize = false,
+  agentOnResearcherTool = false,
+): { problems: string[]; body?: any } {
   const problems: string[] = [];
   const ct = String(res.headers['content-type'] ?? '');
   if (!ct.startsWith('application/json')) problems.push(`content-type is "${ct}", not application/json`);
@@ -195,7 +203,9 @@ function checkAnswer(res: RawResponse, req: Pick<BuiltRequest, 'expect'>, schema
  */
 function sessionOnly(slice: { sql: string; params: unknown[] }[][] | undefined): true | string {
   if (!slice) return 'the journal was cut';
-  const others = slice.flat().filter((st) => !(/^\s*INSERT INTO events\b/i.test(st.sql) && (st.params.includes('session.connected') || st.params.includes('session.disconnected'))));
+  const others = slice
+    .flat()
+    .filter((st) => !(/^\s*INSERT INTO events\b/i.test(st.sql) && (st.params.includes('session.connected') || st.params.includes('session.disconnected'))));
   if (others.length === 0) return true;
   return others
     .slice(0, 3)
@@ -229,9 +239,11 @@ describe('fuzz: every tool group over HTTP (issue 7, part 3)', function () {
     const lanes = Math.min(LANES, Math.max(1, selected.length));
     for (let i = 0; i < lanes; i++) servers.push(new FuzzServer());
     await Promise.all(servers.map((s, i) => s.start(path.join(root, `lane-${i}`), path.join(REPO_ROOT, 'samples', 'community-gardens'))));
-    console.log(`      fuzz: seed ${SEED} (FUZZ_SEED=${SEED} replays), ${RUNS} inputs per group, ${lanes} lane(s) (a server each), a fresh copy of the seeded project every ${EPOCH} inputs, folder ${root}`);
+    console.log(
+      `      fuzz: seed ${SEED} (FUZZ_SEED=${SEED} replays), ${RUNS} inputs per group, ${lanes} lane(s) (a server each), a fresh copy of the seeded project every ${EPOCH} inputs, folder ${root}`,
+    );
     // the lanes run the groups in the background, the slowest first; each test below waits for its group
-    const queue = [...selected].sort((a, b) => (SLOW_GROUPS.indexOf(b) - SLOW_GROUPS.indexOf(a)));
+    const queue = [...selected].sort((a, b) => SLOW_GROUPS.indexOf(b) - SLOW_GROUPS.indexOf(a));
     const settle = new Map<string, { resolve: (s: GroupStats) => void; reject: (e: unknown) => void }>();
     for (const g of selected) {
       const p = new Promise<GroupStats>((resolve, reject) => settle.set(g, { resolve, reject }));
@@ -254,7 +266,10 @@ describe('fuzz: every tool group over HTTP (issue 7, part 3)', function () {
 
   after(async () => {
     await Promise.all(servers.map((s) => s.stop()));
-    if (summary.length > 0) console.log(`\n      fuzz summary (seed ${SEED}, ${((performance.now() - started) / 1000).toFixed(0)} s in all):\n${summary.map((l) => `        ${l}`).join('\n')}`);
+    if (summary.length > 0)
+      console.log(
+        `\n      fuzz summary (seed ${SEED}, ${((performance.now() - started) / 1000).toFixed(0)} s in all):\n${summary.map((l) => `        ${l}`).join('\n')}`,
+      );
     if (root && !process.env.FUZZ_KEEP) fs.rmSync(root, { recursive: true, force: true });
   });
 
@@ -272,13 +287,26 @@ describe('fuzz: every tool group over HTTP (issue 7, part 3)', function () {
       console.log(`        mutations: ${fmt(stats.mutations)}`);
       console.log(`        per tool (inputs/successes): ${[...stats.tools.entries()].map(([t, n]) => `${t} ${n}/${stats.toolOk.get(t) ?? 0}`).join(', ')}`);
       if (VERBOSE) {
-        console.log(`        ms per tool: ${[...stats.toolMs.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
-        console.log(`        time (ms): ${Object.entries(stats.time).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
+        console.log(
+          `        ms per tool: ${[...stats.toolMs.entries()]
+            .sort((a, b) => b[1] - a[1])
+            .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+            .join(', ')}`,
+        );
+        console.log(
+          `        time (ms): ${Object.entries(stats.time)
+            .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+            .join(', ')}`,
+        );
       }
-      console.log(`        write checks: journal unchanged after ${stats.journalChecks} failed calls, canonical dump compared ${stats.dumpChecks} times, ${stats.sessionEvents} failed calls opened a session, ${stats.epochs} epochs; slowest ${stats.slowest.ms.toFixed(0)} ms (${stats.slowest.what})`);
+      console.log(
+        `        write checks: journal unchanged after ${stats.journalChecks} failed calls, canonical dump compared ${stats.dumpChecks} times, ${stats.sessionEvents} failed calls opened a session, ${stats.epochs} epochs; slowest ${stats.slowest.ms.toFixed(0)} ms (${stats.slowest.what})`,
+      );
       if (stats.problems.size > 0) {
         const list = [...stats.problems.entries()].map(([sig, p]) => `- ${sig} (x${p.count})\n    ${p.example}`).join('\n');
-        assert.fail(`${stats.problems.size} distinct problem(s) in group ${group} (seed ${seed}; replay with FUZZ_SEED=${SEED} FUZZ_GROUPS=${group}):\n${list}`);
+        assert.fail(
+          `${stats.problems.size} distinct problem(s) in group ${group} (seed ${seed}; replay with FUZZ_SEED=${SEED} FUZZ_GROUPS=${group}):\n${list}`,
+        );
       }
       assert.ok(stats.inputs >= RUNS, `sent ${stats.inputs} inputs, fewer than ${RUNS}`);
     });
@@ -319,7 +347,11 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
   };
 
   /** Sends one built request and checks everything about its answer; returns whether the call failed. */
-  const exchange = async (tool: string, req: BuiltRequest, opts: { schemaInvalid: boolean; oversize?: boolean; label: string; effect?: string; agentOnResearcherTool?: boolean }): Promise<{ failed: boolean; body?: any }> => {
+  const exchange = async (
+    tool: string,
+    req: BuiltRequest,
+    opts: { schemaInvalid: boolean; oversize?: boolean; label: string; effect?: string; agentOnResearcherTool?: boolean },
+  ): Promise<{ failed: boolean; body?: any }> => {
     if (armed && (!cache || cache.journal !== server.journalBytes())) {
       const t = performance.now();
       cache = { journal: server.journalBytes(), digest: await server.dump() };
@@ -327,7 +359,8 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
     }
     const before = server.journalBytes();
     let res: RawResponse;
-    const describe = () => `input ${run} of the group, tool ${tool}, ${opts.label}; ${req.note}; body ${typeof req.body === 'string' ? (req.body.length > 400 ? `${req.body.slice(0, 400)}... (${req.body.length} chars)` : req.body) : '<bytes>'}`;
+    const describe = () =>
+      `input ${run} of the group, tool ${tool}, ${opts.label}; ${req.note}; body ${typeof req.body === 'string' ? (req.body.length > 400 ? `${req.body.slice(0, 400)}... (${req.body.length} chars)` : req.body) : '<bytes>'}`;
     const t0 = performance.now();
     try {
       res = await server.send('POST', req.path, req.headers, req.body, req.timeoutMs);
@@ -365,7 +398,8 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
         else stats.sessionEvents++;
       }
     }
-    for (const p of problems) problem(`${tool}: ${p.replace(/\d{3,}/g, 'N').slice(0, 160)}`, `${p}\n    ${describe()}\n    answer: HTTP ${res.status} ${res.text.slice(0, 300)}`);
+    for (const p of problems)
+      problem(`${tool}: ${p.replace(/\d{3,}/g, 'N').slice(0, 160)}`, `${p}\n    ${describe()}\n    answer: HTTP ${res.status} ${res.text.slice(0, 300)}`);
     if (failed && armed && cache && cache.journal === after) {
       const t = performance.now();
       const now = await server.dump();
@@ -379,14 +413,19 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
       failures++;
       if (failures % DUMP_EVERY === 0) armed = true;
     }
-    if (VERBOSE) console.log(`        ${run} ${tool} ${req.note.slice(0, 80)} -> ${res.status} ${body?.error_code ?? 'ok'} ${res.ms.toFixed(1)}ms ${res.text.length}B${VERBOSE_ERRORS && body?.success === false ? ` | ${String(body.error).slice(0, 200)}` : ''}`);
+    if (VERBOSE)
+      console.log(
+        `        ${run} ${tool} ${req.note.slice(0, 80)} -> ${res.status} ${body?.error_code ?? 'ok'} ${res.ms.toFixed(1)}ms ${res.text.length}B${VERBOSE_ERRORS && body?.success === false ? ` | ${String(body.error).slice(0, 200)}` : ''}`,
+      );
     return { failed, body };
   };
 
   const argArbs = new Map(tools.map((t) => [t.name, schemaArb(schemas.get(t.name) as JsonSchema, { tool: t.name, group })]));
   const mutation = mutationArb(VALID_WEIGHT_BY_GROUP[group], ONLY_MUTATIONS);
   const who = fc.nat(99);
-  const inputArb: fc.Arbitrary<FuzzInput> = fc.oneof(...tools.map((t) => fc.record({ tool: fc.constant(t.name), args: argArbs.get(t.name) as fc.Arbitrary<unknown>, mutation, who })));
+  const inputArb: fc.Arbitrary<FuzzInput> = fc.oneof(
+    ...tools.map((t) => fc.record({ tool: fc.constant(t.name), args: argArbs.get(t.name) as fc.Arbitrary<unknown>, mutation, who })),
+  );
 
   await newEpoch();
   const property = fc.asyncProperty(inputArb, async (input) => {
@@ -445,20 +484,38 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
     armed = true;
     const tool = tools[seed % tools.length] as AnyTool;
     for (let i = 0; i < 3 && armed; i++) {
-      await exchange(tool.name, { path: `/tools/${tool.name}`, headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.reviewer}`, host: `127.0.0.1:${server.port}` }, body: JSON.stringify({ arguments: { __fuzz_end_of_group__: i } }), timeoutMs: 60_000, note: 'end-of-group dump check' }, { schemaInvalid: true, label: 'end of group' });
+      await exchange(
+        tool.name,
+        {
+          path: `/tools/${tool.name}`,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.reviewer}`, host: `127.0.0.1:${server.port}` },
+          body: JSON.stringify({ arguments: { __fuzz_end_of_group__: i } }),
+          timeoutMs: 60_000,
+          note: 'end-of-group dump check',
+        },
+        { schemaInvalid: true, label: 'end of group' },
+      );
       stats.inputs++;
       stats.invalid++;
     }
     if (armed) problem('end of group: no failed call to compare the canonical dump across', `group ${group}`);
     const chunk = Buffer.alloc(1 << 20, 'a');
-    await exchange(tool.name, {
-      path: `/tools/${tool.name}`,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.reviewer}`, host: `127.0.0.1:${server.port}` },
-      body: { chunk: Buffer.concat([Buffer.from('{"arguments":{"name":"'), chunk]), repeat: 1, tail: Buffer.concat([...Array.from({ length: 64 }, () => chunk), Buffer.from('"}}')]) },
-      expect: { status: 413, code: 'INVALID_ARGUMENTS' },
-      timeoutMs: 120_000,
-      note: 'oversized body (65 MB, limit 64 MB)',
-    }, { schemaInvalid: false, oversize: true, label: 'oversized body' });
+    await exchange(
+      tool.name,
+      {
+        path: `/tools/${tool.name}`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.reviewer}`, host: `127.0.0.1:${server.port}` },
+        body: {
+          chunk: Buffer.concat([Buffer.from('{"arguments":{"name":"'), chunk]),
+          repeat: 1,
+          tail: Buffer.concat([...Array.from({ length: 64 }, () => chunk), Buffer.from('"}}')]),
+        },
+        expect: { status: 413, code: 'INVALID_ARGUMENTS' },
+        timeoutMs: 120_000,
+        note: 'oversized body (65 MB, limit 64 MB)',
+      },
+      { schemaInvalid: false, oversize: true, label: 'oversized body' },
+    );
     stats.inputs++;
     stats.invalid++;
     stats.add(stats.mutations, 'oversized_body');

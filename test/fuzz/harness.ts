@@ -148,7 +148,14 @@ export class FuzzServer {
       else if (Buffer.isBuffer(body)) length = body.length;
       else if (body) length = body.chunk.length * body.repeat + (body.tail?.length ?? 0);
       const req = http.request(
-        { host: '127.0.0.1', port: this.port, method, path: urlPath, agent: this.agent, headers: body === undefined ? headers : { 'content-length': String(length), ...headers } },
+        {
+          host: '127.0.0.1',
+          port: this.port,
+          method,
+          path: urlPath,
+          agent: this.agent,
+          headers: body === undefined ? headers : { 'content-length': String(length), ...headers },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -260,13 +260,93 @@ function pick<T>(list: readonly T[], n: number): T {
   return list[n % list.length] as T;
 }
 
-const WRONG_VALUES: readonly unknown[] = [null, true, false, 0, -1, 1.5, '', 'x', '1', [], [1], ['a', 2], {}, { a: 1 }, { code_id: 1 }, [null], '2024-01-01', 'true'];
+const WRONG_VALUES: readonly unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  '',
+  'x',
+  '1',
+  [],
+  [1],
+  ['a', 2],
+  {},
+  { a: 1 },
+  { code_id: 1 },
+  [null],
+  '2024-01-01',
+  'true',
+];
 
-const NUMBER_EDGES: readonly number[] = [-1, -0.5, 0.5, 1.5, 2 ** 31, 2 ** 31 - 1, -(2 ** 31), 2 ** 32, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e21, 1e308, -1e308, 5e-324, Number.EPSILON, 0, 1e-7, 123456789.123];
+const NUMBER_EDGES: readonly number[] = [
+  -1,
+  -0.5,
+  0.5,
+  1.5,
+  2 ** 31,
+  2 ** 31 - 1,
+  -(2 ** 31),
+  2 ** 32,
+  2 ** 53 - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
+  Number.EPSILON,
+  0,
+  1e-7,
+  123456789.123,
+];
 
-const STRING_EDGES: readonly string[] = ['', ' ', '0', '01', '-1', '1.5', '1e3', '0x1F', ' 1', '1 ', '+1', '１', '١', '9007199254740993', '999999999999999', '1000000000000000', 'NaN', 'Infinity', 'null', 'undefined', 'true', '[]', '{}'];
+const STRING_EDGES: readonly string[] = [
+  '',
+  ' ',
+  '0',
+  '01',
+  '-1',
+  '1.5',
+  '1e3',
+  '0x1F',
+  ' 1',
+  '1 ',
+  '+1',
+  '１',
+  '١',
+  '9007199254740993',
+  '999999999999999',
+  '1000000000000000',
+  'NaN',
+  'Infinity',
+  'null',
+  'undefined',
+  'true',
+  '[]',
+  '{}',
+];
 
-const EXTRA_KEYS: readonly string[] = ['unexpected', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'CODE_ID', 'code_id ', '\u0000', 'ключ', '😀', 'arguments', 'x'.repeat(1000)];
+const EXTRA_KEYS: readonly string[] = [
+  'unexpected',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  '',
+  ' ',
+  'CODE_ID',
+  'code_id ',
+  '\u0000',
+  'ключ',
+  '😀',
+  'arguments',
+  'x'.repeat(1000),
+];
 
 const CONTENT_TYPES: readonly { type: string | null; expect415: boolean }[] = [
   { type: 'text/plain', expect415: true },
@@ -345,7 +425,8 @@ function fencePaths(value: unknown, root: string): void {
   for (const [k, v] of Object.entries(value)) {
     if (typeof v === 'string' && PATH_KEYS.has(k) && nodePath.isAbsolute(v)) {
       const abs = nodePath.resolve(v);
-      if (abs !== root && !abs.startsWith(`${root}${nodePath.sep}`)) define(value as Record<string, unknown>, k, nodePath.join(root, 'fenced', nodePath.basename(abs)));
+      if (abs !== root && !abs.startsWith(`${root}${nodePath.sep}`))
+        define(value as Record<string, unknown>, k, nodePath.join(root, 'fenced', nodePath.basename(abs)));
     } else fencePaths(v, root);
   }
 }
@@ -358,7 +439,12 @@ export function buildRequest(input: BuildInput): BuiltRequest {
   const { tool, schema, mutation: m } = input;
   const args: Record<string, unknown> = structuredCloneOwn(input.args);
   fencePaths(args, input.fenceRoot);
-  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: input.authorization, 'x-marginalia-client': input.clientName, host: `127.0.0.1:${input.port}` };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    authorization: input.authorization,
+    'x-marginalia-client': input.clientName,
+    host: `127.0.0.1:${input.port}`,
+  };
   let urlPath = `/tools/${tool}`;
   let hasRaw = false;
   let note = m ? m.kind : 'valid';
@@ -373,11 +459,13 @@ export function buildRequest(input: BuildInput): BuiltRequest {
     const list = preferred.length > 0 && n % 4 !== 0 ? preferred : any;
     return list.length > 0 ? pick(list, n) : undefined;
   };
-  const site = (pred: (s: Site) => boolean, n: number): Site => choose(pred, n) ?? choose(() => true, n) ?? { path: ['unexpected'], key: 'unexpected', schema: {}, present: false, required: false };
+  const site = (pred: (s: Site) => boolean, n: number): Site =>
+    choose(pred, n) ?? choose(() => true, n) ?? { path: ['unexpected'], key: 'unexpected', schema: {}, present: false, required: false };
   const set = (s: Site, v: unknown, what: string) => {
     // a valid long-poll wait (get_approval_status wait_ms up to 30 000) would only make the fuzz sleep for a
     // decision nobody gives: valid waits are shortened; the invalid ones (negative, over 30 000) stay as they are
-    const tamed = s.path[s.path.length - 1] === 'wait_ms' && typeof v === 'number' && Number.isInteger(v) && v > FUZZ_MAX_WAIT_MS && v <= 30_000 ? FUZZ_MAX_WAIT_MS : v;
+    const tamed =
+      s.path[s.path.length - 1] === 'wait_ms' && typeof v === 'number' && Number.isInteger(v) && v > FUZZ_MAX_WAIT_MS && v <= 30_000 ? FUZZ_MAX_WAIT_MS : v;
     setAt(args, s.path, tamed);
     note = `${m?.kind} ${s.path.join('.')}=${tamed === v ? what : `${what} (waits ${FUZZ_MAX_WAIT_MS} ms)`}`;
   };
@@ -426,7 +514,9 @@ export function buildRequest(input: BuildInput): BuiltRequest {
       }
       case 'number_edge': {
         const s = site((x) => isNumeric(x) || isIdSchema(x.schema), m.a);
-        const rel = [s.schema.minimum, s.schema.maximum, s.schema.exclusiveMinimum].filter((x): x is number => typeof x === 'number').flatMap((x) => [x - 1, x + 1, x]);
+        const rel = [s.schema.minimum, s.schema.maximum, s.schema.exclusiveMinimum]
+          .filter((x): x is number => typeof x === 'number')
+          .flatMap((x) => [x - 1, x + 1, x]);
         const v = pick([...NUMBER_EDGES, ...rel], m.b);
         set(s, v, String(v));
         break;
@@ -492,7 +582,12 @@ export function buildRequest(input: BuildInput): BuiltRequest {
         if (m.a % 5 === 0) {
           argsValue = raw;
           note = `deep_nesting arguments depth ${depth}`;
-        } else set(site(() => true, m.a), raw, `<depth ${depth}>`);
+        } else
+          set(
+            site(() => true, m.a),
+            raw,
+            `<depth ${depth}>`,
+          );
         break;
       }
       case 'array_edge': {
@@ -500,7 +595,13 @@ export function buildRequest(input: BuildInput): BuiltRequest {
         const items = getAt(args, s.path);
         const first = Array.isArray(items) && items.length > 0 ? items[0] : 1;
         const max = s.schema.maxItems ?? 10;
-        const variants: unknown[] = [[], [[first]], [first, 'a', null, {}], max <= 10_000 ? Array.from({ length: max + 1 }, () => first) : [first], [first, first]];
+        const variants: unknown[] = [
+          [],
+          [[first]],
+          [first, 'a', null, {}],
+          max <= 10_000 ? Array.from({ length: max + 1 }, () => first) : [first],
+          [first, first],
+        ];
         const v = pick(variants, m.b);
         set(s, v, Array.isArray(v) ? `<array of ${v.length}>` : String(v));
         break;
@@ -566,7 +667,11 @@ export function buildRequest(input: BuildInput): BuiltRequest {
           { text: '{"arguments":{"name":"\\x41"}}', invalid: true, what: 'bad escape' },
           { text: '{"arguments":{"name":"\\u12"}}', invalid: true, what: 'short unicode escape' },
           { text: `\uFEFF${text}`, invalid: false, what: 'byte-order mark' },
-          { text: Buffer.concat([Buffer.from('{"arguments":{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}}')]), invalid: true, what: 'invalid UTF-8' },
+          {
+            text: Buffer.concat([Buffer.from('{"arguments":{"name":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}}')]),
+            invalid: true,
+            what: 'invalid UTF-8',
+          },
           { text: '{"arguments":{"name":"\\ud800\\udc00\\udc00"}}', invalid: true, what: 'escaped lone surrogate' },
           { text: `  \n\t${text}\n  `, invalid: false, what: 'whitespace around' },
           { text: '{', invalid: true, what: 'one brace' },
@@ -687,7 +792,10 @@ export function buildRequest(input: BuildInput): BuiltRequest {
           { what: 'one leading UTF-8 BOM (allowed)', body: () => `\uFEFF${serialize({ arguments: args }, false)}`, valid: true },
           { what: 'two leading UTF-8 BOMs', body: () => `\uFEFF\uFEFF${serialize({ arguments: args }, false)}` },
           { what: 'a BOM after whitespace', body: () => ` \uFEFF${serialize({ arguments: args }, false)}` },
-          { what: 'UTF-16LE with its BOM, no charset', body: () => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(serialize({ arguments: args }, false), 'utf16le')]) },
+          {
+            what: 'UTF-16LE with its BOM, no charset',
+            body: () => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(serialize({ arguments: args }, false), 'utf16le')]),
+          },
           { what: 'UTF-32LE BOM', body: () => Buffer.concat([Buffer.from([0xff, 0xfe, 0x00, 0x00]), Buffer.from(serialize({ arguments: args }, false))]) },
           { what: 'NUL after the body', body: () => Buffer.concat([Buffer.from(serialize({ arguments: args }, false)), Buffer.from([0x00])]) },
           { what: 'NUL before the body', body: () => Buffer.concat([Buffer.from([0x00]), Buffer.from(serialize({ arguments: args }, false))]) },
@@ -695,9 +803,15 @@ export function buildRequest(input: BuildInput): BuiltRequest {
           { what: 'duplicated "arguments" spelled with an escape', body: () => `{"arguments":${serialize(args, false)},"\\u0061rguments":{}}` },
           {
             what: `duplicated argument ${firstKey ?? 'a'}`,
-            body: () => (firstKey === undefined ? '{"arguments":{"a":1,"a":1}}' : `{"arguments":${serialize(args, false).slice(0, -1)},${JSON.stringify(firstKey)}:${serialize(args[firstKey], false) ?? 'null'}}}`),
+            body: () =>
+              firstKey === undefined
+                ? '{"arguments":{"a":1,"a":1}}'
+                : `{"arguments":${serialize(args, false).slice(0, -1)},${JSON.stringify(firstKey)}:${serialize(args[firstKey], false) ?? 'null'}}}`,
           },
-          { what: 'duplicated key nested deep', body: () => `{"arguments":${serialize({ ...args, zz_nested: { q: [{ r: 1 }] } }, false).replace('{"r":1}', '{"r":1,"s":2,"r":3}')}}` },
+          {
+            what: 'duplicated key nested deep',
+            body: () => `{"arguments":${serialize({ ...args, zz_nested: { q: [{ r: 1 }] } }, false).replace('{"r":1}', '{"r":1,"s":2,"r":3}')}}`,
+          },
         ];
         if (m.a % 3 === 0) {
           const v = pick(whole, m.b);
@@ -740,7 +854,8 @@ export function buildRequest(input: BuildInput): BuiltRequest {
     body = serialize(envelope, hasRaw);
     const view = parsedView(argsValue);
     // what the server's JSON.parse sees (undefined properties dropped, -0 kept as 0 by JSON)
-    if (!opaque && view && view.value !== null && typeof view.value === 'object' && !Array.isArray(view.value)) parsedArgs = { value: jsonRoundTrip(view.value, body.length) };
+    if (!opaque && view && view.value !== null && typeof view.value === 'object' && !Array.isArray(view.value))
+      parsedArgs = { value: jsonRoundTrip(view.value, body.length) };
   }
   if (typeof body === 'string' && hasLoneSurrogateEscape(body)) {
     // JSON.stringify writes a lone surrogate as a \udXXX escape, which the server refuses (issue 15) before
@@ -763,7 +878,7 @@ const BEFORE_BODY_CODES: ReadonlySet<string> = new Set(['UNAUTHORIZED', 'FORBIDD
  */
 export function hasLoneSurrogateEscape(text: string): boolean {
   const hexAt = (i: number) => (/^[0-9a-fA-F]{4}$/.test(text.slice(i, i + 4)) ? parseInt(text.slice(i, i + 4), 16) : -1);
-  for (let i = text.indexOf('\\'); i >= 0 && i < text.length; ) {
+  for (let i = text.indexOf('\\'); i >= 0 && i < text.length;) {
     if (text[i + 1] !== 'u') {
       i = text.indexOf('\\', i + 2);
       continue;

@@ -37,7 +37,22 @@ export interface JsonSchema {
 }
 
 /** Kinds of ids the pools hold. */
-export type IdKind = 'code' | 'category' | 'source' | 'textSource' | 'avSource' | 'segment' | 'av_segment' | 'folder' | 'case' | 'suggestion' | 'codeSuggestion' | 'codingSuggestion' | 'merge' | 'batch' | 'report';
+export type IdKind =
+  | 'code'
+  | 'category'
+  | 'source'
+  | 'textSource'
+  | 'avSource'
+  | 'segment'
+  | 'av_segment'
+  | 'folder'
+  | 'case'
+  | 'suggestion'
+  | 'codeSuggestion'
+  | 'codingSuggestion'
+  | 'merge'
+  | 'batch'
+  | 'report';
 
 /**
  * A placeholder in a generated value, resolved against the project right before sending (the project
@@ -64,7 +79,12 @@ export interface GenContext {
 
 /** True for the schema of an id: a positive integer or its decimal string. */
 export function isIdSchema(s: JsonSchema | undefined): boolean {
-  return !!s?.anyOf && s.anyOf.length === 2 && s.anyOf.some((b) => b.type === 'integer' && b.exclusiveMinimum === 0) && s.anyOf.some((b) => b.type === 'string' && b.pattern === '^[1-9][0-9]{0,14}$');
+  return (
+    !!s?.anyOf &&
+    s.anyOf.length === 2 &&
+    s.anyOf.some((b) => b.type === 'integer' && b.exclusiveMinimum === 0) &&
+    s.anyOf.some((b) => b.type === 'string' && b.pattern === '^[1-9][0-9]{0,14}$')
+  );
 }
 
 /** Unknown ids that look valid (positive, at most 15 digits). */
@@ -123,11 +143,55 @@ export const UNICODE_EDGES: readonly string[] = [
 ];
 
 const WORDS = [
-  'water', 'garden', 'council', 'shed', 'tomatoes', 'rota', 'community', 'trust', 'conflict', 'harvest', 'neighbours', 'compost',
-  'café', 'naïve', 'Grandparents', 'volunteers', 'hose', 'weekly', 'belonging', 'Ärger', '水やり', 'שלום', 'مرحبا', '🌱', '🍅',
+  'water',
+  'garden',
+  'council',
+  'shed',
+  'tomatoes',
+  'rota',
+  'community',
+  'trust',
+  'conflict',
+  'harvest',
+  'neighbours',
+  'compost',
+  'café',
+  'naïve',
+  'Grandparents',
+  'volunteers',
+  'hose',
+  'weekly',
+  'belonging',
+  'Ärger',
+  '水やり',
+  'שלום',
+  'مرحبا',
+  '🌱',
+  '🍅',
 ];
 /** Search syntax pieces (FTS4: phrases, prefixes, OR, AND, NOT, NEAR/n, parentheses, column filters). */
-const QUERY_PIECES = ['"water rota"', 'wat*', 'OR', 'AND', 'NOT', 'NEAR/2', 'NEAR', '(', ')', '-', '*', '"', 'content:water', '^water', '""', 'a*b', '\'', ':', 'NEAR/-1', 'NEAR/99999999999'];
+const QUERY_PIECES = [
+  '"water rota"',
+  'wat*',
+  'OR',
+  'AND',
+  'NOT',
+  'NEAR/2',
+  'NEAR',
+  '(',
+  ')',
+  '-',
+  '*',
+  '"',
+  'content:water',
+  '^water',
+  '""',
+  'a*b',
+  "'",
+  ':',
+  'NEAR/-1',
+  'NEAR/99999999999',
+];
 
 /** `s` cut or padded to a length (UTF-16 units, as zod counts) within [min, max]. */
 function fit(s: string, min: number, max: number): string {
@@ -147,12 +211,20 @@ export function textArb(min = 0, max = 200, extra: readonly string[] = []): fc.A
     { arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }), weight: 2 },
     { arbitrary: fc.string({ unit: 'binary', maxLength: 12 }), weight: 1 },
     { arbitrary: fc.constantFrom(...UNICODE_EDGES), weight: 2 },
-    { arbitrary: fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...UNICODE_EDGES), fc.constantFrom(...WORDS)).map(([a, b, c]) => `${a}${b}${c}`), weight: 2 },
+    {
+      arbitrary: fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...UNICODE_EDGES), fc.constantFrom(...WORDS)).map(([a, b, c]) => `${a}${b}${c}`),
+      weight: 2,
+    },
   );
   let core = textCore;
   if (extra.length > 0) {
     const key = extra.join('\u0000');
-    core = textCores.get(key) ?? fc.oneof(textCore, fc.array(fc.constantFrom(...WORDS, ...extra), { minLength: 1, maxLength: 5 }).map((w) => w.join(' ')));
+    core =
+      textCores.get(key) ??
+      fc.oneof(
+        textCore,
+        fc.array(fc.constantFrom(...WORDS, ...extra), { minLength: 1, maxLength: 5 }).map((w) => w.join(' ')),
+      );
     textCores.set(key, core);
   }
   return core.map((s) => fit(s, min, max));
@@ -173,7 +245,14 @@ export function intArb(min: number, max: number): fc.Arbitrary<number> {
 function numberArb(s: JsonSchema): fc.Arbitrary<number> {
   const min = s.minimum ?? s.exclusiveMinimum ?? -1e6;
   const max = s.maximum ?? s.exclusiveMaximum ?? 1e6;
-  return fc.double({ min, max, noNaN: true, noDefaultInfinity: true, minExcluded: s.exclusiveMinimum !== undefined, maxExcluded: s.exclusiveMaximum !== undefined });
+  return fc.double({
+    min,
+    max,
+    noNaN: true,
+    noDefaultInfinity: true,
+    minExcluded: s.exclusiveMinimum !== undefined,
+    maxExcluded: s.exclusiveMaximum !== undefined,
+  });
 }
 
 const ID_KEYS: Record<string, IdKind> = {
@@ -267,13 +346,18 @@ function hintFor(key: string | undefined, s: JsonSchema, ctx: GenContext): fc.Ar
   const kind = idKindFor(key, ctx);
   if (kind && isIdSchema(s)) return idArb(kind);
   if (kind && s.type === 'array' && s.items && isIdSchema(s.items)) {
-    return fc.array(idArb(kind === 'source' && ctx.group === 'av' ? 'avSource' : kind), { minLength: s.minItems ?? 0, maxLength: Math.max(s.minItems ?? 0, Math.min(s.maxItems ?? 4, 4)) });
+    return fc.array(idArb(kind === 'source' && ctx.group === 'av' ? 'avSource' : kind), {
+      minLength: s.minItems ?? 0,
+      maxLength: Math.max(s.minItems ?? 0, Math.min(s.maxItems ?? 4, 4)),
+    });
   }
-  if (POSITION_KEYS.has(key) && s.type === 'integer') return fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: -1, max: 1 })).map(([r, d]) => new Ref('pos', r, d));
+  if (POSITION_KEYS.has(key) && s.type === 'integer')
+    return fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: -1, max: 1 })).map(([r, d]) => new Ref('pos', r, d));
   // get_approval_status's long poll waits for a decision nobody gives here: short waits exercise it without
   // spending up to 30 s per valid call (the group took 21 minutes with the schema's full range)
   if (key === 'wait_ms' && s.type === 'integer') return fc.constantFrom(0, 1, FUZZ_MAX_WAIT_MS);
-  if ((key === 'start_ms' || key === 'end_ms') && s.type === 'integer') return fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.constantFrom(0, 1000, 4500, 10_000, 14_000));
+  if ((key === 'start_ms' || key === 'end_ms') && s.type === 'integer')
+    return fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.constantFrom(0, 1000, 4500, 10_000, 14_000));
   if (s.type === 'string') {
     switch (key) {
       case 'file_path':
@@ -283,36 +367,68 @@ function hintFor(key: string | undefined, s: JsonSchema, ctx: GenContext): fc.Ar
       case 'output_path':
         return fc.tuple(fc.nat(), fc.nat(3)).map(([a, b]) => new Ref('outPath', a, b <= 1 ? 0 : b));
       case 'format':
-        return fc.oneof({ arbitrary: fc.constantFrom(...(ctx.tool === 'export_data' ? EXPORT_FORMATS : ctx.tool === 'import_data' ? IMPORT_FORMATS : REPORT_FORMATS)), weight: 8 }, { arbitrary: textArb(strMin, strMax), weight: 1 });
+        return fc.oneof(
+          {
+            arbitrary: fc.constantFrom(...(ctx.tool === 'export_data' ? EXPORT_FORMATS : ctx.tool === 'import_data' ? IMPORT_FORMATS : REPORT_FORMATS)),
+            weight: 8,
+          },
+          { arbitrary: textArb(strMin, strMax), weight: 1 },
+        );
       case 'name':
       case 'new_name':
-        return fc.oneof({ arbitrary: textArb(strMin, strMax), weight: 6 }, { arbitrary: fc.tuple(fc.nat(), fc.nat(4)).map(([a, b]) => new Ref('name', a, b)), weight: 2 });
+        return fc.oneof(
+          { arbitrary: textArb(strMin, strMax), weight: 6 },
+          { arbitrary: fc.tuple(fc.nat(), fc.nat(4)).map(([a, b]) => new Ref('name', a, b)), weight: 2 },
+        );
       case 'attribute_name':
-        return fc.oneof(textArb(strMin, strMax), fc.nat().map((a) => new Ref('attr', a)));
+        return fc.oneof(
+          textArb(strMin, strMax),
+          fc.nat().map((a) => new Ref('attr', a)),
+        );
       case 'coder':
-        return fc.oneof(textArb(strMin, strMax), fc.nat().map((a) => new Ref('coder', a)));
+        return fc.oneof(
+          textArb(strMin, strMax),
+          fc.nat().map((a) => new Ref('coder', a)),
+        );
       case 'request_id':
-        return fc.oneof({ arbitrary: fc.nat().map((a) => new Ref('approval', a)), weight: 3 }, { arbitrary: fc.uuid(), weight: 1 }, { arbitrary: textArb(strMin, strMax), weight: 1 });
+        return fc.oneof(
+          { arbitrary: fc.nat().map((a) => new Ref('approval', a)), weight: 3 },
+          { arbitrary: fc.uuid(), weight: 1 },
+          { arbitrary: textArb(strMin, strMax), weight: 1 },
+        );
       case 'ref':
       case 'from_ref':
       case 'to_ref':
         // unknown refs cost a git call each, like real ones: mostly real refs
-        return fc.oneof({ arbitrary: fc.nat().map((a) => new Ref('ref', a)), weight: 8 }, { arbitrary: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]*$/, { maxLength: 40 }), weight: 1 }, { arbitrary: fc.constantFrom('HEAD', 'HEAD~1', 'HEAD~99', 'deadbeef', 'main', 'HEAD@{1}', 'a..b', '@{-1}'), weight: 1 });
+        return fc.oneof(
+          { arbitrary: fc.nat().map((a) => new Ref('ref', a)), weight: 8 },
+          { arbitrary: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]*$/, { maxLength: 40 }), weight: 1 },
+          { arbitrary: fc.constantFrom('HEAD', 'HEAD~1', 'HEAD~99', 'deadbeef', 'main', 'HEAD@{1}', 'a..b', '@{-1}'), weight: 1 },
+        );
       case 'query':
       case 'search_text':
       case 'use_case':
         return fc.oneof(
           { arbitrary: textArb(Math.max(strMin, 1), strMax), weight: 3 },
-          { arbitrary: fc.array(fc.constantFrom(...WORDS, ...QUERY_PIECES), { minLength: 1, maxLength: 5 }).map((w) => fit(w.join(' '), strMin, strMax)), weight: 3 },
+          {
+            arbitrary: fc.array(fc.constantFrom(...WORDS, ...QUERY_PIECES), { minLength: 1, maxLength: 5 }).map((w) => fit(w.join(' '), strMin, strMax)),
+            weight: 3,
+          },
         );
       case 'path':
-        return fc.oneof(textArb(strMin, strMax), fc.nat().map((a) => new Ref('inPath', a, 3)));
+        return fc.oneof(
+          textArb(strMin, strMax),
+          fc.nat().map((a) => new Ref('inPath', a, 3)),
+        );
       default:
         return undefined;
     }
   }
   if (key === 'coder_ids' && s.type === 'array') {
-    return fc.array(fc.oneof({ arbitrary: fc.nat().map((a) => new Ref('coder', a)), weight: 4 }, { arbitrary: textArb(1, 40), weight: 1 }), { minLength: s.minItems ?? 0, maxLength: s.maxItems ?? 3 });
+    return fc.array(fc.oneof({ arbitrary: fc.nat().map((a) => new Ref('coder', a)), weight: 4 }, { arbitrary: textArb(1, 40), weight: 1 }), {
+      minLength: s.minItems ?? 0,
+      maxLength: s.maxItems ?? 3,
+    });
   }
   return undefined;
 }
@@ -344,11 +460,16 @@ export function schemaArb(schema: JsonSchema, ctx: GenContext, key?: string): fc
     case 'string':
       if (schema.pattern) {
         const max = schema.maxLength ?? 40;
-        return fc.stringMatching(new RegExp(schema.pattern), { maxLength: Math.min(max, 40) }).filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= max);
+        return fc
+          .stringMatching(new RegExp(schema.pattern), { maxLength: Math.min(max, 40) })
+          .filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= max);
       }
       return textArb(schema.minLength ?? 0, schema.maxLength ?? 200);
     case 'integer':
-      return intArb(schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : Number.MIN_SAFE_INTEGER), schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : Number.MAX_SAFE_INTEGER));
+      return intArb(
+        schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : Number.MIN_SAFE_INTEGER),
+        schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : Number.MAX_SAFE_INTEGER),
+      );
     case 'number':
       return numberArb(schema);
     case 'boolean':
@@ -378,7 +499,15 @@ const IMPORT_INPUTS: Record<string, string> = {
   qualcoder: 'sqlite',
   taguette: 'sqlite',
 };
-const EXPORT_EXT: Record<string, string> = { codebook: '.txt', html: '.html', segments_csv: '.csv', refi_qda: '.qdpx', qdc: '.qdc', csv: '.csv', json: '.json' };
+const EXPORT_EXT: Record<string, string> = {
+  codebook: '.txt',
+  html: '.html',
+  segments_csv: '.csv',
+  refi_qda: '.qdpx',
+  qdc: '.qdc',
+  csv: '.csv',
+  json: '.json',
+};
 
 function pick<T>(list: readonly T[], a: number): T | undefined {
   return list.length === 0 ? undefined : list[a % list.length];
@@ -463,7 +592,9 @@ export function resolveRefs(value: unknown, rc: ResolveContext, tool: string): u
   // a copy: generated values are never changed in place
   const src = { ...(value as Record<string, unknown>) };
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(src)) if (!(v instanceof Ref) || v.type === 'id' || v.type === 'name' || v.type === 'coder' || v.type === 'approval' || v.type === 'ref' || v.type === 'attr') out[k] = resolveRefs(v, rc, tool);
+  for (const [k, v] of Object.entries(src))
+    if (!(v instanceof Ref) || v.type === 'id' || v.type === 'name' || v.type === 'coder' || v.type === 'approval' || v.type === 'ref' || v.type === 'attr')
+      out[k] = resolveRefs(v, rc, tool);
   // ranges: start at the smaller fraction, end at the larger (a generated pair is mostly a valid range)
   for (const [s, e] of RANGE_PAIRS) {
     const a = src[s];

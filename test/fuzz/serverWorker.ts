@@ -107,7 +107,8 @@ if (!port) throw new Error('serverWorker.ts runs in a worker thread');
 const logger: Logger = {
   info: () => undefined,
   warn: () => undefined,
-  error: (msg, e) => port.postMessage({ type: 'log', level: 'error', msg, stack: e instanceof Error ? (e.stack ?? e.message) : e === undefined ? undefined : String(e) }),
+  error: (msg, e) =>
+    port.postMessage({ type: 'log', level: 'error', msg, stack: e instanceof Error ? (e.stack ?? e.message) : e === undefined ? undefined : String(e) }),
 };
 
 let root = '';
@@ -125,7 +126,8 @@ const SECOND_CODER: Caller = { session_id: 'local-b', client_type: 'LOCAL_UI', c
 
 async function call(tool: string, args: Record<string, unknown>, caller: Caller = SEEDER): Promise<any> {
   const out = await (pipeline as ToolPipeline).invoke(tool, args, caller);
-  if (!out.envelope.success) throw new Error(`fuzz seed: ${tool} ${JSON.stringify(args).slice(0, 200)} failed: ${out.envelope.error_code} ${out.envelope.error}`);
+  if (!out.envelope.success)
+    throw new Error(`fuzz seed: ${tool} ${JSON.stringify(args).slice(0, 200)} failed: ${out.envelope.error_code} ${out.envelope.error}`);
   return out.envelope.data;
 }
 
@@ -175,7 +177,13 @@ function writeFixtures(dir: string): FixtureFiles {
   const garbage = Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 7919 + 13) % 256));
   const inputs: Record<string, string[]> = {
     code_list: [w('codes.txt', 'Water\n  Access\n  Conflict 💧\nCommunity\n\tTrust\n  Belonging\n'), w('codes-crlf.txt', 'Food\r\n  Harvest\r\n  Sharing\r\n')],
-    csv: [w('survey.csv', 'id,name,age,comment\r\n1,Ana,34,"Loves the garden 🌱, comes every week and brings her grandchildren to water the beds on Sunday."\r\n2,Bo,51,"Ça va"\r\n'), w('blank.csv', '\n')],
+    csv: [
+      w(
+        'survey.csv',
+        'id,name,age,comment\r\n1,Ana,34,"Loves the garden 🌱, comes every week and brings her grandchildren to water the beds on Sunday."\r\n2,Bo,51,"Ça va"\r\n',
+      ),
+      w('blank.csv', '\n'),
+    ],
     analytics_csv: [w('analytics.csv', 'user_pseudo_id,sessions,first_seen\n100.1,3,2020-11-01\n200.2,1,2020-11-02\n')],
     analytics_json: [w('analytics.ndjson', GA4), w('no-profiles.ndjson', '{"a":1}\n[1,2]\n')],
     text: [
@@ -185,13 +193,27 @@ function writeFixtures(dir: string): FixtureFiles {
       w('empty.txt', ''),
       w('nul.txt', 'before\u0000after\n'),
     ],
-    broken: [w('garbage.docx', garbage), w('garbage.pdf', garbage), w('garbage.odt', garbage), w('garbage.rtf', garbage), w('garbage.qdpx', garbage), w('garbage.rqda', garbage), w('truncated.qdpx', Buffer.from('PK\u0003\u0004'))],
+    broken: [
+      w('garbage.docx', garbage),
+      w('garbage.pdf', garbage),
+      w('garbage.odt', garbage),
+      w('garbage.rtf', garbage),
+      w('garbage.qdpx', garbage),
+      w('garbage.rqda', garbage),
+      w('truncated.qdpx', Buffer.from('PK\u0003\u0004')),
+    ],
     any: [aDir, path.join(inDir, 'missing.txt'), path.join(inDir, 'missing.qdpx')],
   };
   fs.writeFileSync(path.join(media, 'interview.mp3'), Buffer.concat([Buffer.from('ID3'), garbage]));
   fs.writeFileSync(path.join(media, 'interview.vtt'), VTT);
   fs.writeFileSync(path.join(media, 'focus-group.mp4'), garbage);
-  fs.writeFileSync(path.join(media, 'garden.png'), Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f9d6a50000000049454e44ae426082', 'hex'));
+  fs.writeFileSync(
+    path.join(media, 'garden.png'),
+    Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f9d6a50000000049454e44ae426082',
+      'hex',
+    ),
+  );
   return {
     inputs,
     outDir,
@@ -210,7 +232,14 @@ async function seed(samples: string, fx: FixtureFiles): Promise<void> {
   const sources = (await call('list_sources', {})).sources as { source_id: number }[];
   const [c1, c2, c3, c4] = codes.map((c) => c.code_id) as [number, number, number, number];
   const s1 = (sources[0] as { source_id: number }).source_id;
-  const uni = (await call('add_text_source', { name: 'Interview 05 – Amara 👩🏽‍🌾 (RTL, emoji)', content: UNICODE_TRANSCRIPT, memo: 'unicode edge cases', origin: 'fuzz seed' })).source_id as number;
+  const uni = (
+    await call('add_text_source', {
+      name: 'Interview 05 – Amara 👩🏽‍🌾 (RTL, emoji)',
+      content: UNICODE_TRANSCRIPT,
+      memo: 'unicode edge cases',
+      origin: 'fuzz seed',
+    })
+  ).source_id as number;
   const uniLength = [...UNICODE_TRANSCRIPT].length;
   await call('batch_apply_codes', {
     operations: [
@@ -246,10 +275,18 @@ async function seed(samples: string, fx: FixtureFiles): Promise<void> {
   await call('suggest_new_code', { name: 'Shed building', rationale: 'the council and the shed' });
   await call('suggest_merge_codes', { source_code_id: c3, target_code_id: c4, rationale: 'overlap' });
   await call('suggest_code_application', { source_id: s1, code_id: c2, start_pos: 100, end_pos: 180, rationale: 'water' });
-  const rejected = (await call('suggest_code_application', { source_id: s1, code_id: c3, start_pos: 200, end_pos: 260, rationale: 'maybe' })).suggestion_id as number;
+  const rejected = (await call('suggest_code_application', { source_id: s1, code_id: c3, start_pos: 200, end_pos: 260, rationale: 'maybe' }))
+    .suggestion_id as number;
   await call('reject_coding_suggestion', { suggestion_id: rejected, reason: 'not quite' });
   await call('suggest_codes_for_range', { source_id: s1, start_pos: 0, end_pos: 400 });
-  await call('suggest_batch_coding', { code_id: c1, segments: [{ source_id: uni, start_pos: 0, end_pos: 20 }, { source_id: s1, start_pos: 300, end_pos: 350 }], rationale: 'same theme' });
+  await call('suggest_batch_coding', {
+    code_id: c1,
+    segments: [
+      { source_id: uni, start_pos: 0, end_pos: 20 },
+      { source_id: s1, start_pos: 300, end_pos: 350 },
+    ],
+    rationale: 'same theme',
+  });
   await call('generate_frequency_report', {});
   await call('generate_cooccurrence_report', { filters: { source_ids: [s1, uni] } });
   await call('generate_coder_comparison', { coder_ids: ['coder-a', 'coder-b'] });
@@ -358,7 +395,9 @@ function pools(): Pools {
     report: ids('SELECT id FROM reports ORDER BY id LIMIT 200'),
     approval: strings('SELECT request_id AS v FROM approval_requests ORDER BY created_at LIMIT 50'),
     coders: strings('SELECT DISTINCT owner AS v FROM segments ORDER BY owner LIMIT 20'),
-    names: strings('SELECT name AS v FROM codes UNION ALL SELECT name FROM categories UNION ALL SELECT name FROM sources UNION ALL SELECT name FROM folders UNION ALL SELECT name FROM cases LIMIT 200'),
+    names: strings(
+      'SELECT name AS v FROM codes UNION ALL SELECT name FROM categories UNION ALL SELECT name FROM sources UNION ALL SELECT name FROM folders UNION ALL SELECT name FROM cases LIMIT 200',
+    ),
     attributes: strings('SELECT DISTINCT name AS v FROM case_attributes ORDER BY name LIMIT 50'),
     refs: [],
   };

@@ -60,7 +60,14 @@ export interface ServerProcess {
 export function startServer(projectPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'marginalia.js'), 'serve', '--project', projectPath, '--port', '0', ...args], {
     // known tokens, and a private MARGINALIA_HOME so tests never touch the user's ~/.marginalia
-    env: { ...process.env, MARGINALIA_TOKEN: AGENT_TOKEN, MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN, MARGINALIA_CODER: RESEARCHER_CODER, MARGINALIA_HOME: path.join(path.dirname(projectPath), '.marginalia-home'), ...env },
+    env: {
+      ...process.env,
+      MARGINALIA_TOKEN: AGENT_TOKEN,
+      MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN,
+      MARGINALIA_CODER: RESEARCHER_CODER,
+      MARGINALIA_HOME: path.join(path.dirname(projectPath), '.marginalia-home'),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -114,13 +121,7 @@ export interface HttpResult<T = any> {
  * Sends one HTTP request with a keep-alive agent. `body` is sent as-is when a string, else as JSON.
  * Authenticates as the researcher unless `headers` carries its own `authorization` ('' sends none).
  */
-export function request<T = any>(
-  base: string,
-  method: string,
-  urlPath: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<HttpResult<T>> {
+export function request<T = any>(base: string, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult<T>> {
   const url = new URL(urlPath, base);
   // the researcher's token unless the test sends its own Authorization (or an empty one to send none)
   const given = Object.keys(headers).find((h) => h.toLowerCase() === 'authorization');
@@ -162,5 +163,11 @@ export function request<T = any>(
 
 /** Calls a tool: `POST /tools/{name}` with `{"arguments": args}`. */
 export function callTool<T = any>(base: string, name: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  return request<{ success: boolean; data: T; error?: string; error_code?: string; details?: any }>(base, 'POST', `/tools/${name}`, { arguments: args }, headers);
+  return request<{ success: boolean; data: T; error?: string; error_code?: string; details?: any }>(
+    base,
+    'POST',
+    `/tools/${name}`,
+    { arguments: args },
+    headers,
+  );
 }

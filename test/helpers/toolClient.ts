@@ -83,7 +83,9 @@ export function toolClient(base: () => string) {
     assert.equal(typeof r.body.error, 'string');
     assert.ok(r.body.error.length > 0, `${what}: the error message is not empty`);
     assert.deepEqual(
-      Object.keys(r.body).filter((k) => k !== 'details').sort(),
+      Object.keys(r.body)
+        .filter((k) => k !== 'details')
+        .sort(),
       ['error', 'error_code', 'success'],
       `${what}: the failure envelope is {success, error, error_code} plus optional details`,
     );

@@ -152,7 +152,8 @@ function printExtHostErrors() {
       if (inError) out.push(line);
     }
   }
-  if (out.length) console.log(`--- errors in the extension host log ---\n${out.slice(0, 80).join('\n')}${out.length > 80 ? `\n... (${out.length - 80} more lines)` : ''}`);
+  if (out.length)
+    console.log(`--- errors in the extension host log ---\n${out.slice(0, 80).join('\n')}${out.length > 80 ? `\n... (${out.length - 80} more lines)` : ''}`);
 }
 const timer = setTimeout(() => fail(`TIMEOUT after ${timeoutS} s`), timeoutS * 1000);
 process.on('SIGINT', () => fail('interrupted (SIGINT)', 130));
@@ -191,17 +192,23 @@ async function main() {
     NODE,
     [
       SERVER_MAIN,
-      '--host', '127.0.0.1',
-      '--port', String(port),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
       '--without-connection-token',
       '--accept-server-license-terms',
       '--enable-smoke-test-driver', // without it VS Code >= 1.10x ignores the payload's dev options
       '--disable-telemetry',
       '--disable-workspace-trust',
-      '--user-data-dir', dirs['user-data'],
-      '--server-data-dir', dirs['server-data'],
-      '--extensions-dir', dirs.extensions,
-      '--default-folder', ws,
+      '--user-data-dir',
+      dirs['user-data'],
+      '--server-data-dir',
+      dirs['server-data'],
+      '--extensions-dir',
+      dirs.extensions,
+      '--default-folder',
+      ws,
     ],
     { cwd: tmp, env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
@@ -234,8 +241,15 @@ async function main() {
     handleSIGINT: false, // finish() closes it, after the server
     handleSIGTERM: false,
     args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--disable-breakpad',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+      '--disable-breakpad',
       '--disable-crash-reporter',
     ],
     // Chromium creates $XDG_CONFIG_HOME/chromium/Crash Reports even with a fresh profile: keep it in tmp
@@ -287,7 +301,11 @@ async function runTests(exited) {
   } catch {
     /* no result: handled below */
   }
-  if (!result) return fail(`no result file from the suite (${code === 0 ? 'run() resolved without running mocha?' : 'it failed before mocha finished'})`, code === 0 ? 2 : 1);
+  if (!result)
+    return fail(
+      `no result file from the suite (${code === 0 ? 'run() resolved without running mocha?' : 'it failed before mocha finished'})`,
+      code === 0 ? 2 : 1,
+    );
   for (const t of result.tests.filter((x) => x.state === 'failed')) console.log(`FAILED: ${t.title}\n${t.error}\n`);
   const ran = result.passes + result.failures;
   // plain closing line, read by CI: 'N passed, N failed'
@@ -302,7 +320,12 @@ async function takeScreenshots(page, dir) {
   log('workbench loaded');
   await page.waitForTimeout(3000); // let views, the extension host and the default layout settle
   // VS Code 1.139 opens Chat in the secondary side bar: hide it for cleaner shots
-  if (await page.locator('.part.auxiliarybar').isVisible().catch(() => false)) {
+  if (
+    await page
+      .locator('.part.auxiliarybar')
+      .isVisible()
+      .catch(() => false)
+  ) {
     await page.keyboard.press('Control+Alt+B');
     await page.waitForTimeout(500);
   }

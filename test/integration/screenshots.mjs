@@ -30,7 +30,14 @@ async function frameWith(page, text, timeout = 30_000) {
   const end = Date.now() + timeout;
   for (;;) {
     for (const f of page.frames()) {
-      if (await f.getByText(text).first().isVisible().catch(() => false)) return f;
+      if (
+        await f
+          .getByText(text)
+          .first()
+          .isVisible()
+          .catch(() => false)
+      )
+        return f;
     }
     if (Date.now() > end) throw new Error(`no webview shows "${text}"`);
     await page.waitForTimeout(200);
@@ -81,7 +88,10 @@ export const steps = [
       // and back: the code goes again (it is unused), so the later pictures show the sample's codebook
       await page.keyboard.press('F1');
       await page.keyboard.type('Marginalia: Undo');
-      await page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Marginalia: Undo$/ }) }).first().click({ timeout: 15_000 });
+      await page
+        .locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Marginalia: Undo$/ }) })
+        .first()
+        .click({ timeout: 15_000 });
       await inSideBar('Sharing the harvest').waitFor({ state: 'detached', timeout: 15_000 });
       await inSideBar('Food security').waitFor({ timeout: 5_000 });
     },
@@ -200,7 +210,12 @@ export const steps = [
       const headers = { 'x-marginalia-model': 'claude-opus-4-5' };
       const codes = (await callTool(server, 'list_codes', {}, headers)).body.data.codes;
       const id = (name) => codes.find((x) => x.name === name)?.code_id;
-      const asked = await callTool(server, 'merge_codes', { source_code_id: id('Seed saving and heritage'), target_code_id: id('Intergenerational knowledge') }, headers);
+      const asked = await callTool(
+        server,
+        'merge_codes',
+        { source_code_id: id('Seed saving and heritage'), target_code_id: id('Intergenerational knowledge') },
+        headers,
+      );
       if (asked.status !== 202) throw new Error(`merge_codes answered ${asked.status}: ${JSON.stringify(asked.body)}`);
       await page.keyboard.press('Escape');
       await palette(page, 'Focus on Connected Agents View');

@@ -76,7 +76,9 @@ function projectCounts(fx: Fixture): Counts {
 /** Every text coding of `fx` as "source | code | text", sorted: what a round trip must keep. */
 function codings(fx: Fixture): string[] {
   return fx.handle.store
-    .all<{ k: string }>("SELECT s.name || ' | ' || c.name || ' | ' || g.text AS k FROM segments g JOIN sources s ON s.id = g.source_id JOIN codes c ON c.id = g.code_id")
+    .all<{ k: string }>(
+      "SELECT s.name || ' | ' || c.name || ' | ' || g.text AS k FROM segments g JOIN sources s ON s.id = g.source_id JOIN codes c ON c.id = g.code_id",
+    )
     .map((r) => r.k)
     .sort();
 }
@@ -107,7 +109,9 @@ async function rqdaCounts(file: string): Promise<Counts> {
       sources: n('SELECT count(*) AS n FROM source WHERE status = 1'),
       codes: n('SELECT count(*) AS n FROM freecode WHERE status = 1'),
       categories: n('SELECT count(*) AS n FROM codecat WHERE status = 1'),
-      codings: n('SELECT count(*) AS n FROM coding c JOIN freecode f ON f.id = c.cid AND f.status = 1 JOIN source s ON s.id = c.fid AND s.status = 1 WHERE c.status = 1'),
+      codings: n(
+        'SELECT count(*) AS n FROM coding c JOIN freecode f ON f.id = c.cid AND f.status = 1 JOIN source s ON s.id = c.fid AND s.status = 1 WHERE c.status = 1',
+      ),
       cases: n('SELECT count(*) AS n FROM cases WHERE status = 1'),
       case_attributes: n("SELECT count(*) AS n FROM caseAttr WHERE status = 1 AND value IS NOT NULL AND value NOT IN ('', 'NA')"),
       document_attributes: n("SELECT count(*) AS n FROM fileAttr WHERE status = 1 AND value IS NOT NULL AND value NOT IN ('', 'NA')"),
@@ -180,8 +184,17 @@ interface CorpusFile {
 function corpusFiles(): CorpusFile[] {
   const out: CorpusFile[] = [];
   const qdpx = path.join(CORPUS, 'refi-qda', 'qdpx');
-  for (const f of fs.readdirSync(qdpx).filter((f) => f.endsWith('.qdpx')).sort()) out.push({ label: f, file: path.join(qdpx, f), format: 'refi_qda', counts: qdpxCounts });
-  const inDir = (dir: string, ext: string) => fs.readdirSync(path.join(CORPUS, dir)).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(CORPUS, dir, f));
+  for (const f of fs
+    .readdirSync(qdpx)
+    .filter((f) => f.endsWith('.qdpx'))
+    .sort())
+    out.push({ label: f, file: path.join(qdpx, f), format: 'refi_qda', counts: qdpxCounts });
+  const inDir = (dir: string, ext: string) =>
+    fs
+      .readdirSync(path.join(CORPUS, dir))
+      .filter((f) => f.endsWith(ext))
+      .sort()
+      .map((f) => path.join(CORPUS, dir, f));
   for (const f of inDir('qualcoder', '.qda')) out.push({ label: path.basename(f), file: f, format: 'qualcoder', counts: qualcoderCounts });
   for (const f of inDir('rqda', '.rqda')) out.push({ label: path.basename(f), file: f, format: 'rqda', counts: rqdaCounts });
   for (const f of inDir('taguette', '.sqlite3')) out.push({ label: path.basename(f), file: f, format: 'taguette', counts: taguetteCounts });
@@ -199,7 +212,10 @@ interface Row {
 }
 
 function printTable(label: string, rows: Row[]): void {
-  const cells = [['element', 'in', 'imported', 'out', 'lost', 'why'], ...rows.map((r) => [r.element, r.in === undefined ? '-' : String(r.in), String(r.imported), String(r.out), String(r.lost), r.why])];
+  const cells = [
+    ['element', 'in', 'imported', 'out', 'lost', 'why'],
+    ...rows.map((r) => [r.element, r.in === undefined ? '-' : String(r.in), String(r.imported), String(r.out), String(r.lost), r.why]),
+  ];
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((c) => c[i]!.length)));
   console.log(`\n      ${label}`);
   for (const c of cells) console.log(`      ${c.map((v, i) => (i === 5 ? v : v.padEnd(widths[i]!))).join('  ')}`);
@@ -300,7 +316,12 @@ describe('interop: every corpus file imported, exported as REFI-QDA, validated a
   it('plain transcripts keep their text exactly', async function () {
     requireCorpus(this, 'transcripts');
     const fx = await fresh();
-    const files = [...fs.readdirSync(path.join(CORPUS, 'transcripts')).filter((f) => f.endsWith('.txt')).map((f) => path.join(CORPUS, 'transcripts', f))];
+    const files = [
+      ...fs
+        .readdirSync(path.join(CORPUS, 'transcripts'))
+        .filter((f) => f.endsWith('.txt'))
+        .map((f) => path.join(CORPUS, 'transcripts', f)),
+    ];
     assert.ok(files.length >= 5, 'the corpus transcripts');
     const rows: string[] = [];
     for (const f of files) {

@@ -188,7 +188,13 @@ describe(`load: ${AGENTS} agents with their own credentials, the researcher appr
     const refused: number[] = [];
     for (let i = 0; i < AGENTS; i++) {
       for (let s = 0; s < 2; s++) {
-        const created = await request(base, 'POST', '/session/create', { client_type: 'ASSISTANT_A_CLI', client_name: `loader-${i}-fresh-${s}` }, bearer(tokens[i] as string));
+        const created = await request(
+          base,
+          'POST',
+          '/session/create',
+          { client_type: 'ASSISTANT_A_CLI', client_name: `loader-${i}-fresh-${s}` },
+          bearer(tokens[i] as string),
+        );
         assert.equal(created.status, 200, JSON.stringify(created.body));
         const r = await callTool(base, 'list_codes', {}, { ...bearer(tokens[i] as string), 'x-marginalia-session': created.body.data.session_id });
         assert.equal(r.status, 429, `agent ${i}, fresh session ${s}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
@@ -213,7 +219,10 @@ describe(`load: ${AGENTS} agents with their own credentials, the researcher appr
         `outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}\n` +
         `      researcher: ${approveMs.length} approvals, latency p50 ${p(approveMs, 0.5)} / p95 ${p(approveMs, 0.95)} / p99 ${p(approveMs, 0.99)} / max ${Math.max(...approveMs).toFixed(1)} ms; ` +
         `${listMs.length} GET /approvals p99 ${p(listMs, 0.99)} ms; ${refused.length} fresh sessions refused for rate (retry_after_ms ${Math.min(...refused)}-${Math.max(...refused)}); ` +
-        `loadavg ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs (other processes competing for them lengthen every latency)`,
+        `loadavg ${os
+          .loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' ')} on ${os.cpus().length} CPUs (other processes competing for them lengthen every latency)`,
     );
     assert.ok(approveMs.length >= 50, `only ${approveMs.length} approvals: too few for a p99`);
     assert.ok(quantile(approveMs, 0.99) <= P99_LIMIT_MS, `the researcher's approval calls' p99 is ${p(approveMs, 0.99)} ms (limit ${P99_LIMIT_MS} ms)`);

@@ -21,7 +21,18 @@ function residentByMapping() {
       if (line.startsWith('Size:')) size = Number(line.split(/\s+/)[1]);
       if (!line.startsWith('Rss:')) continue;
       const rss = Number(line.split(/\s+/)[1]);
-      const kind = name === '' ? (size >= 1024 * 1024 ? 'anon>=1G' : size >= 65536 ? 'anon64M-1G' : size >= 1024 ? 'anon1-64M' : 'anon<1M') : name.startsWith('/') ? 'file' : name;
+      const kind =
+        name === ''
+          ? size >= 1024 * 1024
+            ? 'anon>=1G'
+            : size >= 65536
+              ? 'anon64M-1G'
+              : size >= 1024
+                ? 'anon1-64M'
+                : 'anon<1M'
+          : name.startsWith('/')
+            ? 'file'
+            : name;
       out[kind] = (out[kind] || 0) + rss;
     }
   } catch {

@@ -115,13 +115,15 @@ interface LoadClient {
 
 /** The HTTP statuses the spec documents for each error code this test may see, and 200 for success. */
 function checkHttp(status: number, body: any): Outcome {
-  if (!body || typeof body !== 'object' || typeof body.success !== 'boolean') return { ok: false, malformed: `not an envelope (HTTP ${status}): ${JSON.stringify(body).slice(0, 200)}` };
+  if (!body || typeof body !== 'object' || typeof body.success !== 'boolean')
+    return { ok: false, malformed: `not an envelope (HTTP ${status}): ${JSON.stringify(body).slice(0, 200)}` };
   if (body.success) {
     if (status !== 200) return { ok: false, malformed: `success with HTTP ${status}` };
     if (!('data' in body)) return { ok: false, malformed: 'success without data' };
     return { ok: true, data: body.data };
   }
-  if (typeof body.error !== 'string' || typeof body.error_code !== 'string') return { ok: false, malformed: `failure without error/error_code: ${JSON.stringify(body).slice(0, 200)}` };
+  if (typeof body.error !== 'string' || typeof body.error_code !== 'string')
+    return { ok: false, malformed: `failure without error/error_code: ${JSON.stringify(body).slice(0, 200)}` };
   if (!KNOWN_CODES.has(body.error_code)) return { ok: false, malformed: `undocumented error code ${body.error_code}` };
   if (body.error_code === 'RATE_LIMITED' && status !== 429) return { ok: false, malformed: `RATE_LIMITED with HTTP ${status}` };
   return { ok: false, error_code: body.error_code };
@@ -149,13 +151,15 @@ async function mcpClient(base: string, name: string): Promise<LoadClient> {
       const sc = r.structuredContent as Record<string, unknown> | undefined;
       if (r.isError) {
         const code = sc?.error_code;
-        if (typeof code !== 'string' || typeof sc?.error !== 'string') return { ok: false, malformed: `MCP error without error_code: ${JSON.stringify(r).slice(0, 200)}` };
+        if (typeof code !== 'string' || typeof sc?.error !== 'string')
+          return { ok: false, malformed: `MCP error without error_code: ${JSON.stringify(r).slice(0, 200)}` };
         if (!KNOWN_CODES.has(code)) return { ok: false, malformed: `undocumented error code ${code}` };
         return { ok: false, error_code: code };
       }
       if (!sc || typeof sc !== 'object') return { ok: false, malformed: `MCP result without structuredContent: ${JSON.stringify(r).slice(0, 200)}` };
       const text = (r.content as { type: string; text?: string }[] | undefined)?.[0]?.text;
-      if (text === undefined || JSON.stringify(JSON.parse(text)) !== JSON.stringify(sc)) return { ok: false, malformed: 'MCP text is not the JSON of structuredContent' };
+      if (text === undefined || JSON.stringify(JSON.parse(text)) !== JSON.stringify(sc))
+        return { ok: false, malformed: 'MCP text is not the JSON of structuredContent' };
       return { ok: true, data: sc };
     },
     close: () => client.close(),
@@ -163,7 +167,9 @@ async function mcpClient(base: string, name: string): Promise<LoadClient> {
 }
 
 async function wsClient(base: string, name: string): Promise<LoadClient> {
-  const ws = new WebSocket(`${base.replace('http:', 'ws:')}/ws?client_name=${encodeURIComponent(name)}&client_type=CUSTOM`, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
+  const ws = new WebSocket(`${base.replace('http:', 'ws:')}/ws?client_name=${encodeURIComponent(name)}&client_type=CUSTOM`, {
+    headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+  });
   const waiters = new Map<string, (m: any) => void>();
   let welcome: (() => void) | undefined;
   const welcomed = new Promise<void>((resolve) => (welcome = resolve));
@@ -191,7 +197,10 @@ async function wsClient(base: string, name: string): Promise<LoadClient> {
         waiters.set(id, (m) => {
           ws.off('close', onClose);
           if (m.ok === true) resolve('data' in m ? { ok: true, data: m.data } : { ok: false, malformed: 'reply without data' });
-          else if (m.ok === false && typeof m.error_code === 'string' && typeof m.error === 'string') resolve(KNOWN_CODES.has(m.error_code) ? { ok: false, error_code: m.error_code } : { ok: false, malformed: `undocumented error code ${m.error_code}` });
+          else if (m.ok === false && typeof m.error_code === 'string' && typeof m.error === 'string')
+            resolve(
+              KNOWN_CODES.has(m.error_code) ? { ok: false, error_code: m.error_code } : { ok: false, malformed: `undocumented error code ${m.error_code}` },
+            );
           else resolve({ ok: false, malformed: `not a reply: ${JSON.stringify(m).slice(0, 200)}` });
         });
         ws.send(JSON.stringify({ id, op: 'call', tool, arguments: args }));
@@ -222,7 +231,10 @@ function openSse(base: string, since: number) {
   let overflows = 0;
   const controller = new AbortController();
   const done = (async () => {
-    const res = await fetch(`${base}/events/stream?patterns=*&since=${since}`, { headers: { authorization: `Bearer ${AGENT_TOKEN}`, 'x-marginalia-client': 'load-sse' }, signal: controller.signal });
+    const res = await fetch(`${base}/events/stream?patterns=*&since=${since}`, {
+      headers: { authorization: `Bearer ${AGENT_TOKEN}`, 'x-marginalia-client': 'load-sse' },
+      signal: controller.signal,
+    });
     assert.equal(res.status, 200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let buf = '';
@@ -320,7 +332,11 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     // otherwise keeps freed buffers of up to twice its dynamic mmap threshold (which climbs to 32 MB as the
     // in-memory database's buffers are replaced) resident for reuse; LOAD_DEFAULT_MALLOC=1 runs without it
     const allocator = process.env.LOAD_DEFAULT_MALLOC === '1' ? {} : { MALLOC_MMAP_THRESHOLD_: '131072' };
-    server = await startServer(project, [], { NODE_OPTIONS: `--expose-gc --require ${path.join(__dirname, 'gcOnSignal.cjs')}`, LOAD_GC_REPORT: gcReport, ...allocator });
+    server = await startServer(project, [], {
+      NODE_OPTIONS: `--expose-gc --require ${path.join(__dirname, 'gcOnSignal.cjs')}`,
+      LOAD_GC_REPORT: gcReport,
+      ...allocator,
+    });
     const base = server.base;
     const pid = server.child.pid!;
     const seedRnd = prng(SEED);
@@ -420,7 +436,10 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
           // the codebook (answered from the memo between writes) holds every code this client was told it created
           const listed = new Set((out.data.codes as { code_id: number }[]).map((x) => x.code_id));
           const missing = own.slice(0, knownOwn).filter((id) => !listed.has(id));
-          if (missing.length > 0 || out.data.count !== listed.size) problems.push(`${c.protocol} list_codes: codes ${missing.slice(0, 5).join(', ')} created earlier are missing (count ${out.data.count}, listed ${listed.size})`);
+          if (missing.length > 0 || out.data.count !== listed.size)
+            problems.push(
+              `${c.protocol} list_codes: codes ${missing.slice(0, 5).join(', ')} created earlier are missing (count ${out.data.count}, listed ${listed.size})`,
+            );
         }
         if (problems.length > 20) throw new Error(`too many problems:\n${problems.join('\n')}`);
         completed++;
@@ -451,7 +470,7 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     // still connected, before this test's own reads of the whole event history below
     const endRss = await settledRss(pid, `${project}-journal`);
     const stored: Delivered[] = [];
-    for (let since = startSeq; ; ) {
+    for (let since = startSeq; ;) {
       const page = (await request(base, 'GET', `/events/history?since=${since}&limit=1000&patterns=*`)).body.data;
       for (const e of page.events) stored.push({ seq: e.metadata.sequence_number, event_id: e.event_id, aggregate: `${e.aggregate_type}:${e.aggregate_id}` });
       if (!page.has_more) break;
@@ -473,7 +492,10 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     }
     assert.deepEqual(disorder.slice(0, 5), [], 'per-aggregate order');
     const storedById = new Map(stored.map((e) => [e.seq, e.event_id]));
-    assert.ok(delivered.every((e) => storedById.get(e.seq) === e.event_id), 'the delivered events are the stored ones');
+    assert.ok(
+      delivered.every((e) => storedById.get(e.seq) === e.event_id),
+      'the delivered events are the stored ones',
+    );
 
     // the clients and the subscriber close only now, after the memory was measured
     for (const c of clients) await c.close();
@@ -488,7 +510,13 @@ describe('load: concurrent agents over HTTP, MCP and WebSocket with a live SSE s
     );
     // where the memory is, after each full collection (warm-up, end): V8 heap, memory outside it (sql.js's
     // database lives in a WebAssembly memory and Emscripten's in-memory file system), and the project file
-    const mem = fs.existsSync(gcReport) ? fs.readFileSync(gcReport, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as NodeJS.MemoryUsage) : [];
+    const mem = fs.existsSync(gcReport)
+      ? fs
+          .readFileSync(gcReport, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as NodeJS.MemoryUsage)
+      : [];
     const mb = (n: number | undefined) => ((n ?? 0) / 1e6).toFixed(1);
     const w = mem[0];
     const z = mem[mem.length - 1];

@@ -94,7 +94,11 @@ function openSse(port: number, token: string): Promise<{ ended: Promise<void>; c
 }
 
 /** A WebSocket opened with `token`: resolves with its welcome message, its close code and reason. */
-function openWs(port: number, token: string, name: string): Promise<{ ws: WebSocket; welcome: any; closed: Promise<{ code: number; reason: string }>; call: (msg: Record<string, unknown>) => Promise<any> }> {
+function openWs(
+  port: number,
+  token: string,
+  name: string,
+): Promise<{ ws: WebSocket; welcome: any; closed: Promise<{ code: number; reason: string }>; call: (msg: Record<string, unknown>) => Promise<any> }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { ...bearer(token), 'x-marginalia-client': name } });
     const closed = new Promise<{ code: number; reason: string }>((done) => ws.on('close', (code, reason) => done({ code, reason: reason.toString() })));
@@ -104,7 +108,8 @@ function openWs(port: number, token: string, name: string): Promise<{ ws: WebSoc
       const m = JSON.parse(raw.toString());
       if (!welcomed) {
         welcomed = true;
-        if (m.type === 'welcome') resolve({ ws, welcome: m, closed, call: (msg) => new Promise((r) => (waiting.set(msg.id, r), ws.send(JSON.stringify(msg)))) });
+        if (m.type === 'welcome')
+          resolve({ ws, welcome: m, closed, call: (msg) => new Promise((r) => (waiting.set(msg.id, r), ws.send(JSON.stringify(msg)))) });
         else reject(new Error(`no welcome: ${JSON.stringify(m)}`));
         return;
       }
@@ -141,12 +146,15 @@ describe('security: one credential per agent, sessions that belong to it, a rese
   let projectPath: string;
   const tokens: Record<string, string> = {};
 
-  const call = (name: string, args: Record<string, unknown>, headers: Record<string, string>) => request(server.base, 'POST', `/tools/${name}`, { arguments: args }, headers);
-  const sessionCreate = (token: string, name: string, extra: Record<string, unknown> = {}) => request(server.base, 'POST', '/session/create', { client_type: 'ASSISTANT_A_CLI', client_name: name, ...extra }, bearer(token));
+  const call = (name: string, args: Record<string, unknown>, headers: Record<string, string>) =>
+    request(server.base, 'POST', `/tools/${name}`, { arguments: args }, headers);
+  const sessionCreate = (token: string, name: string, extra: Record<string, unknown> = {}) =>
+    request(server.base, 'POST', '/session/create', { client_type: 'ASSISTANT_A_CLI', client_name: name, ...extra }, bearer(token));
   const sessions = async (): Promise<any[]> => ok(await request(server.base, 'GET', '/sessions', undefined, AS_RESEARCHER), 'GET /sessions').sessions;
   /** The researcher ends every agent session (the table is empty for the next test). */
   const clearTable = async () => {
-    for (const s of await sessions()) if (s.role === 'agent') ok(await request(server.base, 'DELETE', `/sessions/${s.session_id}`, undefined, AS_RESEARCHER), 'end');
+    for (const s of await sessions())
+      if (s.role === 'agent') ok(await request(server.base, 'DELETE', `/sessions/${s.session_id}`, undefined, AS_RESEARCHER), 'end');
   };
 
   before(async () => {
@@ -188,7 +196,9 @@ describe('security: one credential per agent, sessions that belong to it, a rese
     assert.deepEqual(Object.keys(list.agents[0]).sort(), ['created_at', 'last_used_at', 'name']);
     fails(await request(server.base, 'DELETE', '/agents/Nobody', undefined, AS_RESEARCHER), 'AGENT_NOT_FOUND', 'unknown');
     // stored as hashes only
-    const stored = fs.readdirSync(path.join(path.dirname(projectPath), '.marginalia-home', 'agents')).map((f) => fs.readFileSync(path.join(path.dirname(projectPath), '.marginalia-home', 'agents', f), 'utf8'));
+    const stored = fs
+      .readdirSync(path.join(path.dirname(projectPath), '.marginalia-home', 'agents'))
+      .map((f) => fs.readFileSync(path.join(path.dirname(projectPath), '.marginalia-home', 'agents', f), 'utf8'));
     assert.equal(stored.length, 1);
     for (const token of Object.values(tokens)) assert.ok(!(stored[0] as string).includes(token));
     // each token works, as its own agent
@@ -227,7 +237,8 @@ describe('security: one credential per agent, sessions that belong to it, a rese
     assert.equal(a.agent, 'A');
     assert.equal(a.model, 'model-A');
     const one = ok(await request(server.base, 'GET', `/sessions/${ids.A}`, undefined, AS_RESEARCHER), 'GET /sessions/{id}');
-    for (const k of ['session_id', 'client_type', 'client_name', 'created_at', 'last_activity', 'status', 'subscriptions', 'context', 'agent', 'model']) assert.ok(k in one, k);
+    for (const k of ['session_id', 'client_type', 'client_name', 'created_at', 'last_activity', 'status', 'subscriptions', 'context', 'agent', 'model'])
+      assert.ok(k in one, k);
     assert.deepEqual(Object.keys(one.context).sort(), ['preferences', 'project_id', 'trust_level', 'user_id']);
     fails(await request(server.base, 'GET', `/sessions/${ids.A}`, undefined, bearer(tokens.A as string)), 'APPROVAL_FORBIDDEN', 'an agent may not look');
 
@@ -247,15 +258,36 @@ describe('security: one credential per agent, sessions that belong to it, a rese
 
     // MCP over Streamable HTTP as the researcher
     const mcpHeaders = { ...AS_RESEARCHER, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-    const init = await request(server.base, 'POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'researcher-mcp', version: '1' } } }, mcpHeaders);
+    const init = await request(
+      server.base,
+      'POST',
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'researcher-mcp', version: '1' } },
+      },
+      mcpHeaders,
+    );
     assert.equal(init.status, 200, JSON.stringify(init.body).slice(0, 300));
-    const mcpCall = await request(server.base, 'POST', '/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_codes', arguments: {} } }, mcpHeaders);
+    const mcpCall = await request(
+      server.base,
+      'POST',
+      '/mcp',
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_codes', arguments: {} } },
+      mcpHeaders,
+    );
     assert.equal(mcpCall.status, 200);
     const text = typeof mcpCall.body === 'string' ? mcpCall.body : JSON.stringify(mcpCall.body);
     assert.ok(text.includes('"result"') && !text.includes('SESSION_LIMIT') && !text.includes('"isError":true'), text.slice(0, 400));
 
     // the CLI adapter as the researcher (it forwards to this server through the discovery file)
-    const env: NodeJS.ProcessEnv = { ...process.env, MARGINALIA_HOME: path.join(path.dirname(projectPath), '.marginalia-home'), MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MARGINALIA_HOME: path.join(path.dirname(projectPath), '.marginalia-home'),
+      MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN,
+    };
     delete env.MARGINALIA_TOKEN;
     const cli = spawnSync(process.execPath, [path.join(REPO_ROOT, 'bin', 'marginalia.js'), 'cli', '--project', projectPath, '--client', 'researcher-cli'], {
       env,
@@ -293,11 +325,20 @@ describe('security: one credential per agent, sessions that belong to it, a rese
     // A's session is untouched and still A's
     ok(await call('list_codes', {}, { ...bearer(tokens.A as string), 'x-marginalia-session': a }), 'A in A');
     ok(await request(server.base, 'POST', '/session/heartbeat', { session_id: a }, bearer(tokens.A as string)), 'A heartbeats');
-    await waitFor('the audit lines', () => auditLines(projectPath).slice(before).filter((l) => l.error_code === 'SESSION_FORBIDDEN').length >= 4);
+    await waitFor(
+      'the audit lines',
+      () =>
+        auditLines(projectPath)
+          .slice(before)
+          .filter((l) => l.error_code === 'SESSION_FORBIDDEN').length >= 4,
+    );
     const refusals = auditLines(projectPath)
       .slice(before)
       .filter((l) => l.error_code === 'SESSION_FORBIDDEN');
-    assert.ok(refusals.every((l) => l.decision === 'denied' && l.session_id === a), JSON.stringify(refusals));
+    assert.ok(
+      refusals.every((l) => l.decision === 'denied' && l.session_id === a),
+      JSON.stringify(refusals),
+    );
     // the researcher may end it (and only ends it: acting in it is refused too)
     fails(await call('list_codes', {}, { ...AS_RESEARCHER, 'x-marginalia-session': a }), 'SESSION_FORBIDDEN', 'the researcher acts in A');
     const ended = ok(await request(server.base, 'POST', '/session/destroy', { session_id: a }, AS_RESEARCHER), 'the researcher ends A');
@@ -305,7 +346,7 @@ describe('security: one credential per agent, sessions that belong to it, a rese
     await clearTable();
   });
 
-  it("revoking a credential ends its sessions and closes its SSE, WebSocket and MCP subscriptions/listen streams at once; its token is refused", async () => {
+  it('revoking a credential ends its sessions and closes its SSE, WebSocket and MCP subscriptions/listen streams at once; its token is refused', async () => {
     // the official MCP client (2026-07-28), listening for resource changes with C's credential
     const mcp = new Client({ name: 'agent-C', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
     await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers: bearer(tokens.C as string) } }));
@@ -404,7 +445,11 @@ describe('security: one credential per agent, sessions that belong to it, a rese
     assert.equal(failure.details.limit_key, 'max_pending_per_agent');
     // from a new session of the same credential: still refused
     const again = ok(await sessionCreate(tokens.E as string, 'E-2'), 'E-2').session_id as string;
-    fails(await call('create_code', { name: 'E-code 6', color: '#59A14F' }, { ...bearer(tokens.E as string), 'x-marginalia-session': again }), 'APPROVAL_QUEUE_FULL', 'E from a new session');
+    fails(
+      await call('create_code', { name: 'E-code 6', color: '#59A14F' }, { ...bearer(tokens.E as string), 'x-marginalia-session': again }),
+      'APPROVAL_QUEUE_FULL',
+      'E from a new session',
+    );
     // F may still ask
     const f = await call('create_code', { name: 'F-code', color: '#59A14F' }, bearer(tokens.F as string));
     assert.equal(f.status, 202, JSON.stringify(f.body));
@@ -419,7 +464,8 @@ describe('security: one credential per agent, sessions that belong to it, a rese
     for (const name of ['A', 'B', 'D', 'E', 'F']) ids.push(ok(await sessionCreate(tokens[name] as string, `r-${name}`), name).session_id);
     // heartbeat_interval_seconds 1: idle after 2 s; keep all but A's active
     await new Promise((r) => setTimeout(r, 1300));
-    for (const [i, name] of ['B', 'D', 'E', 'F'].entries()) ok(await request(server.base, 'POST', '/session/heartbeat', { session_id: ids[i + 1] }, bearer(tokens[name] as string)), `heartbeat ${name}`);
+    for (const [i, name] of ['B', 'D', 'E', 'F'].entries())
+      ok(await request(server.base, 'POST', '/session/heartbeat', { session_id: ids[i + 1] }, bearer(tokens[name] as string)), `heartbeat ${name}`);
     await new Promise((r) => setTimeout(r, 900));
     const newcomer = await sessionCreate(tokens.A as string, 'newcomer');
     ok(newcomer, 'the newcomer');

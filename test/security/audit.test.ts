@@ -13,11 +13,21 @@ describe('security: the audit log holds every refused call', function () {
   this.timeout(60_000);
   let s: Stack;
 
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) => raw(s.port, 'POST', path, { headers: { ...AS_AGENT, 'content-type': 'application/json', ...headers }, body });
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    raw(s.port, 'POST', path, { headers: { ...AS_AGENT, 'content-type': 'application/json', ...headers }, body });
 
   before(async () => {
     s = await startStack({
-      base: ['agent_context:', '  sessions:', '    max_concurrent: 4', '  rate_limits:', '    requests_per_minute: 5', '    mutations_per_minute: 5', '  audit:', '    include_payload: false'],
+      base: [
+        'agent_context:',
+        '  sessions:',
+        '    max_concurrent: 4',
+        '  rate_limits:',
+        '    requests_per_minute: 5',
+        '    mutations_per_minute: 5',
+        '  audit:',
+        '    include_payload: false',
+      ],
     });
   });
   after(async () => {
@@ -38,7 +48,11 @@ describe('security: the audit log holds every refused call', function () {
       const r = await post(path, body, { 'x-marginalia-client': 'malformed' });
       assert.equal(r.status, status, `${path} ${JSON.stringify(body)}: ${r.text}`);
       assert.equal(r.body.error_code, code);
-      assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]), [[tool, 'failed', code]], `${path} ${JSON.stringify(body)}`);
+      assert.deepEqual(
+        s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]),
+        [[tool, 'failed', code]],
+        `${path} ${JSON.stringify(body)}`,
+      );
     }
   });
 
@@ -59,14 +73,29 @@ describe('security: the audit log holds every refused call', function () {
     // four agent sessions at most (the researcher's never count): further agents (credentials) are refused, and audited
     const mark2 = s.auditMark();
     const statuses: number[] = [];
-    for (const name of ['c1', 'c2', 'c3', 'c4']) statuses.push((await post('/tools/get_project_context', { arguments: {} }, { authorization: `Bearer ${s.agent.credentials.issue(name).token}`, 'x-marginalia-client': name })).status);
+    for (const name of ['c1', 'c2', 'c3', 'c4'])
+      statuses.push(
+        (
+          await post(
+            '/tools/get_project_context',
+            { arguments: {} },
+            { authorization: `Bearer ${s.agent.credentials.issue(name).token}`, 'x-marginalia-client': name },
+          )
+        ).status,
+      );
     assert.ok(statuses.includes(429), `statuses ${statuses.join(',')}`);
-    assert.ok(s.auditSince(mark2).some((e) => e.error_code === 'SESSION_LIMIT' && e.decision === 'denied' && e.tool === 'session:open'), JSON.stringify(s.auditSince(mark2)));
+    assert.ok(
+      s.auditSince(mark2).some((e) => e.error_code === 'SESSION_LIMIT' && e.decision === 'denied' && e.tool === 'session:open'),
+      JSON.stringify(s.auditSince(mark2)),
+    );
 
     const mark3 = s.auditMark();
     const unknown = await post('/tools/list_codes', { arguments: {} }, { 'x-marginalia-session': 'forged-session-id' });
     assert.equal(unknown.body.error_code, 'SESSION_NOT_FOUND');
-    assert.deepEqual(s.auditSince(mark3).map((e) => [e.tool, e.decision, e.error_code, e.session_id]), [['session:resume', 'denied', 'SESSION_NOT_FOUND', 'forged-session-id']]);
+    assert.deepEqual(
+      s.auditSince(mark3).map((e) => [e.tool, e.decision, e.error_code, e.session_id]),
+      [['session:resume', 'denied', 'SESSION_NOT_FOUND', 'forged-session-id']],
+    );
   });
 
   it('an ended session is refused and audited; the log never holds a token or (include_payload: false) arguments', async () => {
@@ -79,6 +108,9 @@ describe('security: the audit log holds every refused call', function () {
     assert.equal(s.auditSince(mark).length, 1);
     const text = s.audit.join('\n');
     assert.ok(!text.includes(TOKENS.agent) && !text.includes(TOKENS.reviewer), 'no token');
-    assert.ok(s.auditSince(0).every((e) => e.arguments === undefined), 'no arguments with include_payload: false');
+    assert.ok(
+      s.auditSince(0).every((e) => e.arguments === undefined),
+      'no arguments with include_payload: false',
+    );
   });
 });

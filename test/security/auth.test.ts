@@ -20,9 +20,28 @@ import WebSocket from 'ws';
 import { LocalCliBackend, runCommand } from '../../src/adapters/cli/cliAdapter';
 import { ForwardCliBackend } from '../../src/adapters/cli/forwardBackend';
 import { isToolError } from '../../src/core/errors';
-import { AS_AGENT, AS_RESEARCHER, TOKENS, clientCert, grpcClient, grpcUnary, oddCert, raw, startStack, tmp, upgrade, type GrpcClient, type Stack } from './stack';
+import {
+  AS_AGENT,
+  AS_RESEARCHER,
+  TOKENS,
+  clientCert,
+  grpcClient,
+  grpcUnary,
+  oddCert,
+  raw,
+  startStack,
+  tmp,
+  upgrade,
+  type GrpcClient,
+  type Stack,
+} from './stack';
 
-const MCP_INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } };
+const MCP_INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+};
 
 /** Every HTTP route that needs a token. */
 const ROUTES: { method: string; path: string; body?: unknown; headers?: Record<string, string> }[] = [
@@ -72,7 +91,10 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
   before(async () => {
     s = await startStack({ grpc: true });
     // a request waiting for the researcher: an agent's create_code (trust: suggest)
-    const r = await raw(s.port, 'POST', '/tools/create_code', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { arguments: { name: 'Pending', color: '#123456' } } });
+    const r = await raw(s.port, 'POST', '/tools/create_code', {
+      headers: { ...AS_AGENT, 'content-type': 'application/json' },
+      body: { arguments: { name: 'Pending', color: '#123456' } },
+    });
     assert.equal(r.status, 202, r.text);
     requestId = r.body.data.request_id;
   });
@@ -88,11 +110,19 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
           const what = `${route.method} ${route.path} with ${auth === undefined ? 'no Authorization' : JSON.stringify(auth.slice(0, 30))}`;
           const mark = s.auditMark();
           const r = await raw(s.port, route.method, route.path, {
-            headers: { ...(auth === undefined ? {} : { authorization: auth }), ...(route.body === undefined ? {} : { 'content-type': 'application/json' }), ...route.headers },
+            headers: {
+              ...(auth === undefined ? {} : { authorization: auth }),
+              ...(route.body === undefined ? {} : { 'content-type': 'application/json' }),
+              ...route.headers,
+            },
             body: route.body,
           });
           unauthorized(r, what);
-          assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]), [[`${route.method} ${route.path.split('?')[0]}`, 'denied', 'UNAUTHORIZED']], what);
+          assert.deepEqual(
+            s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]),
+            [[`${route.method} ${route.path.split('?')[0]}`, 'denied', 'UNAUTHORIZED']],
+            what,
+          );
         }
       }
     });
@@ -106,7 +136,10 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
         ['POST', `/tools/list_codes?token=${agentToken}`],
         ['POST', `/events/stream?token=${agentToken}`],
       ] as const) {
-        const r = await raw(s.port, method, p, { headers: method === 'POST' ? { 'content-type': 'application/json' } : {}, body: method === 'POST' ? { arguments: {} } : undefined });
+        const r = await raw(s.port, method, p, {
+          headers: method === 'POST' ? { 'content-type': 'application/json' } : {},
+          body: method === 'POST' ? { arguments: {} } : undefined,
+        });
         unauthorized(r, `${method} ${p}`);
       }
       const wrong = await raw(s.port, 'GET', '/events/stream?token=wrong');
@@ -123,7 +156,10 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
         const r = await upgrade(s.port, '/ws', auth === undefined ? {} : { authorization: auth });
         assert.equal(r.status, 401, `upgrade with ${auth}`);
         assert.equal(r.body?.error_code, 'UNAUTHORIZED');
-        assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.error_code]), [['GET /ws', 'UNAUTHORIZED']]);
+        assert.deepEqual(
+          s.auditSince(mark).map((e) => [e.tool, e.error_code]),
+          [['GET /ws', 'UNAUTHORIZED']],
+        );
       }
       for (const t of ['wrong', `${TOKENS.agent}x`, '']) {
         const r = await upgrade(s.port, `/ws?token=${encodeURIComponent(t)}`, {});
@@ -140,29 +176,50 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
       };
       const researcherSession = s.researcher.session_id;
       const mark = s.auditMark();
-      const hijack = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_AGENT, 'content-type': 'application/json', 'x-marginalia-session': researcherSession }, body: { arguments: {} } });
+      const hijack = await raw(s.port, 'POST', '/tools/list_codes', {
+        headers: { ...AS_AGENT, 'content-type': 'application/json', 'x-marginalia-session': researcherSession },
+        body: { arguments: {} },
+      });
       forbidden(hijack, 'agent token in the researcher session');
       const approve = await raw(s.port, 'POST', `/approvals/${requestId}/approve`, { headers: { ...AS_AGENT, 'x-marginalia-session': researcherSession } });
       forbidden(approve, 'agent token approving in the researcher session');
       const rest = await raw(s.port, 'GET', '/state/codes', { headers: { ...AS_AGENT, 'x-marginalia-session': researcherSession } });
       forbidden(rest, 'REST with the researcher session');
-      const beat = await raw(s.port, 'POST', '/session/heartbeat', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { session_id: researcherSession } });
+      const beat = await raw(s.port, 'POST', '/session/heartbeat', {
+        headers: { ...AS_AGENT, 'content-type': 'application/json' },
+        body: { session_id: researcherSession },
+      });
       forbidden(beat, 'heartbeat of the researcher session');
-      const destroy = await raw(s.port, 'POST', '/session/destroy', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { session_id: researcherSession } });
+      const destroy = await raw(s.port, 'POST', '/session/destroy', {
+        headers: { ...AS_AGENT, 'content-type': 'application/json' },
+        body: { session_id: researcherSession },
+      });
       forbidden(destroy, 'ending the researcher session');
       assert.ok(s.agent.sessions.get(researcherSession), 'the researcher session lives on');
       // and the other way round: the reviewer token in an agent session (it would otherwise act as that agent)
-      const created = await raw(s.port, 'POST', '/session/create', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { client_name: 'bot' } });
+      const created = await raw(s.port, 'POST', '/session/create', {
+        headers: { ...AS_AGENT, 'content-type': 'application/json' },
+        body: { client_name: 'bot' },
+      });
       assert.equal(created.status, 200, created.text);
       const agentSession = created.body.data.session_id as string;
-      const cross = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_RESEARCHER, 'content-type': 'application/json', 'x-marginalia-session': agentSession }, body: { arguments: {} } });
+      const cross = await raw(s.port, 'POST', '/tools/list_codes', {
+        headers: { ...AS_RESEARCHER, 'content-type': 'application/json', 'x-marginalia-session': agentSession },
+        body: { arguments: {} },
+      });
       forbidden(cross, 'reviewer token in an agent session');
       const entries = s.auditSince(mark).filter((e) => e.error_code === 'SESSION_FORBIDDEN');
       assert.ok(entries.length >= 6, `each refusal audited: ${JSON.stringify(s.auditSince(mark))}`);
       assert.ok(entries.every((e) => e.decision === 'denied'));
-      assert.ok(entries.some((e) => e.tool === 'session:resume' && e.session_id === researcherSession), 'the session it tried is named');
+      assert.ok(
+        entries.some((e) => e.tool === 'session:resume' && e.session_id === researcherSession),
+        'the session it tried is named',
+      );
       // an unknown session
-      const unknown = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_AGENT, 'content-type': 'application/json', 'x-marginalia-session': 'no-such-session' }, body: { arguments: {} } });
+      const unknown = await raw(s.port, 'POST', '/tools/list_codes', {
+        headers: { ...AS_AGENT, 'content-type': 'application/json', 'x-marginalia-session': 'no-such-session' },
+        body: { arguments: {} },
+      });
       assert.equal(unknown.status, 401);
       assert.equal(unknown.body.error_code, 'SESSION_NOT_FOUND');
     });
@@ -173,12 +230,20 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
         const r = await raw(s.port, 'POST', `/approvals/${requestId}/${action}`, { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: {} });
         assert.equal(r.status, 403, r.text);
         assert.equal(r.body.error_code, 'APPROVAL_FORBIDDEN');
-        assert.deepEqual(s.auditSince(mark).map((e) => [e.decision, e.error_code, e.request_id]), [['denied', 'APPROVAL_FORBIDDEN', requestId]]);
+        assert.deepEqual(
+          s.auditSince(mark).map((e) => [e.decision, e.error_code, e.request_id]),
+          [['denied', 'APPROVAL_FORBIDDEN', requestId]],
+        );
       }
       // claiming to be the researcher's own UI changes nothing
-      const local = await raw(s.port, 'POST', `/approvals/${requestId}/approve`, { headers: { ...AS_AGENT, 'x-marginalia-client-type': 'LOCAL_UI', 'x-marginalia-client': 'vscode' } });
+      const local = await raw(s.port, 'POST', `/approvals/${requestId}/approve`, {
+        headers: { ...AS_AGENT, 'x-marginalia-client-type': 'LOCAL_UI', 'x-marginalia-client': 'vscode' },
+      });
       assert.equal(local.status, 403);
-      const editorOnly = await raw(s.port, 'POST', '/tools/apply_source_edits', { headers: { ...AS_AGENT, 'content-type': 'application/json', 'x-marginalia-client-type': 'LOCAL_UI' }, body: { arguments: {} } });
+      const editorOnly = await raw(s.port, 'POST', '/tools/apply_source_edits', {
+        headers: { ...AS_AGENT, 'content-type': 'application/json', 'x-marginalia-client-type': 'LOCAL_UI' },
+        body: { arguments: {} },
+      });
       assert.equal(editorOnly.status, 404, 'editor-only tools do not exist for agents');
       assert.equal(s.agent.listApprovals().find((a) => a.request_id === requestId)?.status, 'pending');
     });
@@ -212,7 +277,13 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
       const a = await ask({ id: 1, op: 'approve', request_id: requestId });
       const r = await ask({ id: 2, op: 'reject', request_id: requestId, reason: 'no' });
       assert.deepEqual([a.ok, a.error_code, r.ok, r.error_code], [false, 'APPROVAL_FORBIDDEN', false, 'APPROVAL_FORBIDDEN']);
-      assert.deepEqual(s.auditSince(mark).map((e) => [e.decision, e.error_code]), [['denied', 'APPROVAL_FORBIDDEN'], ['denied', 'APPROVAL_FORBIDDEN']]);
+      assert.deepEqual(
+        s.auditSince(mark).map((e) => [e.decision, e.error_code]),
+        [
+          ['denied', 'APPROVAL_FORBIDDEN'],
+          ['denied', 'APPROVAL_FORBIDDEN'],
+        ],
+      );
       ws.close();
     });
   });
@@ -230,7 +301,10 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
 
     it('no client certificate, or one from another CA: the TLS handshake fails, no RPC runs', async () => {
       const none = connect(undefined);
-      await assert.rejects(grpcUnary(none, 'CallTool', { tool: 'list_codes', arguments_json: '{}' }), (e: grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE);
+      await assert.rejects(
+        grpcUnary(none, 'CallTool', { tool: 'list_codes', arguments_json: '{}' }),
+        (e: grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE,
+      );
       const other = tmp('marginalia-sec-otherca-');
       const foreign = clientCert(other, 'intruder', 'researcher');
       const client = grpcClient(s.grpc!.port, dir, foreign);
@@ -249,7 +323,11 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
         ] as const) {
           const mark = s.auditMark();
           await assert.rejects(grpcUnary(client, method, req), (e: grpc.ServiceError) => e.code === grpc.status.UNAUTHENTICATED, `${ou} ${method}`);
-          assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]), [[`grpc /marginalia.v1.Marginalia/${method}`, 'denied', 'UNAUTHORIZED']], `${ou} ${method}`);
+          assert.deepEqual(
+            s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]),
+            [[`grpc /marginalia.v1.Marginalia/${method}`, 'denied', 'UNAUTHORIZED']],
+            `${ou} ${method}`,
+          );
         }
       }
     });
@@ -262,12 +340,21 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
       assert.deepEqual([a.success, a.error_code], [false, 'APPROVAL_FORBIDDEN']);
       const r = await grpcUnary(bot, 'Reject', { request_id: requestId, reason: 'x' });
       assert.deepEqual([r.success, r.error_code], [false, 'APPROVAL_FORBIDDEN']);
-      assert.deepEqual(s.auditSince(mark).map((e) => [e.decision, e.error_code]), [['denied', 'APPROVAL_FORBIDDEN'], ['denied', 'APPROVAL_FORBIDDEN']]);
+      assert.deepEqual(
+        s.auditSince(mark).map((e) => [e.decision, e.error_code]),
+        [
+          ['denied', 'APPROVAL_FORBIDDEN'],
+          ['denied', 'APPROVAL_FORBIDDEN'],
+        ],
+      );
       const opened = await grpcUnary(bot, 'OpenSession', { client_name: 'bot' });
       const mark2 = s.auditMark();
       const stolen = await grpcUnary(bot2, 'CallTool', { session_id: opened.session_id, tool: 'list_codes', arguments_json: '{}' });
       assert.deepEqual([stolen.success, stolen.error_code], [false, 'SESSION_FORBIDDEN']);
-      assert.deepEqual(s.auditSince(mark2).map((e) => [e.decision, e.error_code, e.session_id]), [['denied', 'SESSION_FORBIDDEN', opened.session_id]]);
+      assert.deepEqual(
+        s.auditSince(mark2).map((e) => [e.decision, e.error_code, e.session_id]),
+        [['denied', 'SESSION_FORBIDDEN', opened.session_id]],
+      );
       assert.equal(s.agent.listApprovals().find((x) => x.request_id === requestId)?.status, 'pending');
     });
   });
@@ -281,7 +368,11 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
           (e: unknown) => isToolError(e) && e.code === 'UNAUTHORIZED',
           auth,
         );
-        assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code, e.client_name]), [['session:open', 'denied', 'UNAUTHORIZED', 'cli']], auth);
+        assert.deepEqual(
+          s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code, e.client_name]),
+          [['session:open', 'denied', 'UNAUTHORIZED', 'cli']],
+          auth,
+        );
       }
     });
 
@@ -293,14 +384,24 @@ describe('security: missing and wrong credentials on every adapter; reviewer-onl
     });
 
     it('an agent may not approve or reject through the CLI, locally or forwarded (APPROVAL_FORBIDDEN)', async () => {
-      const local = new LocalCliBackend({ agent: s.agent, pipeline: s.pipeline, authorization: AS_AGENT.authorization, clientName: 'cli-agent', clientType: 'CUSTOM' });
+      const local = new LocalCliBackend({
+        agent: s.agent,
+        pipeline: s.pipeline,
+        authorization: AS_AGENT.authorization,
+        clientName: 'cli-agent',
+        clientType: 'CUSTOM',
+      });
       const forward = await ForwardCliBackend.connect({ url: s.base, token: TOKENS.agent, clientName: 'cli-forward', clientType: 'CUSTOM' });
       try {
         for (const backend of [local, forward]) {
           const sink = () => ({ event: () => true, overflow: () => undefined, ended: () => undefined });
           const a = await runCommand(backend, { op: 'approve', request_id: requestId }, sink);
           const r = await runCommand(backend, { op: 'reject', request_id: requestId }, sink);
-          assert.deepEqual([a.success, !a.success && a.error_code, r.success, !r.success && r.error_code], [false, 'APPROVAL_FORBIDDEN', false, 'APPROVAL_FORBIDDEN'], backend.mode);
+          assert.deepEqual(
+            [a.success, !a.success && a.error_code, r.success, !r.success && r.error_code],
+            [false, 'APPROVAL_FORBIDDEN', false, 'APPROVAL_FORBIDDEN'],
+            backend.mode,
+          );
         }
       } finally {
         await local.close();

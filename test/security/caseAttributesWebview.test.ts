@@ -33,14 +33,32 @@ describe('security and keyboard: the Case Attributes webview in headless Chromiu
       console.log(`      skipped: ${why}`);
       this.skip();
     }
-    const out = await esbuild.build({ entryPoints: [path.join(ROOT, 'webview-ui', 'caseAttributes.ts')], bundle: true, platform: 'browser', format: 'iife', target: 'es2022', write: false, logLevel: 'silent' });
+    const out = await esbuild.build({
+      entryPoints: [path.join(ROOT, 'webview-ui', 'caseAttributes.ts')],
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      target: 'es2022',
+      write: false,
+      logLevel: 'silent',
+    });
     bundle = out.outputFiles[0]?.text ?? '';
     profile = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-case-attributes-chromium-'));
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--disable-breakpad', '--disable-crash-reporter'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-dev-shm-usage',
+        '--disable-breakpad',
+        '--disable-crash-reporter',
+      ],
       env: { ...process.env, HOME: profile, XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile },
     });
   });

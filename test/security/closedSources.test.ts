@@ -47,17 +47,37 @@ function leaks(text: string, words: readonly string[] = ALL_CLOSED): string[] {
 describe('security: sources closed to agents', function () {
   this.timeout(120_000);
   let s: Stack;
-  const ids = { direct: 0, caseClosed: 0, folderClosed: 0, bobOnly: 0, open: 0, code: 0, segDirect: 0, segOpen: 0, sealedCase: 0, openCase: 0, folder: 0, category: 0, report: 0 };
+  const ids = {
+    direct: 0,
+    caseClosed: 0,
+    folderClosed: 0,
+    bobOnly: 0,
+    open: 0,
+    code: 0,
+    segDirect: 0,
+    segOpen: 0,
+    sealedCase: 0,
+    openCase: 0,
+    folder: 0,
+    category: 0,
+    report: 0,
+  };
   const tokens = { alice: '', bob: '' };
 
   /** An agent's tool call over HTTP (`token` default: the install's agent token). */
   function asAgent(tool: string, args: Record<string, unknown>, token?: string, client = 'closed-sources-agent'): Promise<RawResult> {
     const auth = token ? { authorization: `Bearer ${token}` } : AS_AGENT;
-    return raw(s.port, 'POST', `/tools/${tool}`, { headers: { ...auth, 'content-type': 'application/json', 'x-marginalia-client': client }, body: { arguments: args } });
+    return raw(s.port, 'POST', `/tools/${tool}`, {
+      headers: { ...auth, 'content-type': 'application/json', 'x-marginalia-client': client },
+      body: { arguments: args },
+    });
   }
   /** The researcher's tool call over HTTP with the reviewer token. */
   function asResearcherHttp(tool: string, args: Record<string, unknown>): Promise<RawResult> {
-    return raw(s.port, 'POST', `/tools/${tool}`, { headers: { ...AS_RESEARCHER, 'content-type': 'application/json', 'x-marginalia-client': 'researcher-http' }, body: { arguments: args } });
+    return raw(s.port, 'POST', `/tools/${tool}`, {
+      headers: { ...AS_RESEARCHER, 'content-type': 'application/json', 'x-marginalia-client': 'researcher-http' },
+      body: { arguments: args },
+    });
   }
   async function close(target: Record<string, number>, access: 'closed' | 'open', agents?: string[]): Promise<any> {
     const r = await asResearcherHttp('set_agent_access', { ...target, access, ...(agents ? { agents } : {}) });
@@ -78,7 +98,9 @@ describe('security: sources closed to agents', function () {
     ids.code = (await s.asResearcher('create_code', { name: 'Harbour', color: '#4E79A7' })).code_id;
     await s.asResearcher('move_code_to_category', { code_id: ids.code, category_id: ids.category });
     const code = async (sourceId: number, text: string) => {
-      const r = await s.asResearcher('batch_apply_codes', { operations: [{ code_id: ids.code, source_id: sourceId, start_position: 0, end_position: [...text].length }] });
+      const r = await s.asResearcher('batch_apply_codes', {
+        operations: [{ code_id: ids.code, source_id: sourceId, start_position: 0, end_position: [...text].length }],
+      });
       return (r.results?.[0]?.segment_id ?? r.segments?.[0]?.segment_id ?? r.created?.[0]?.segment_id) as number;
     };
     ids.segDirect = await code(ids.direct, TEXTS.direct);
@@ -113,14 +135,17 @@ describe('security: sources closed to agents', function () {
     await s?.close();
   });
 
-  it('set_agent_access is the researcher\'s: an agent is refused and nothing changes; get_agent_access lists every closed source and why', async () => {
+  it("set_agent_access is the researcher's: an agent is refused and nothing changes; get_agent_access lists every closed source and why", async () => {
     const r = await asAgent('set_agent_access', { source_id: ids.direct, access: 'open' });
     assert.equal(r.status, 403);
     assert.equal(r.body.error_code, 'APPROVAL_FORBIDDEN');
     const got = await asResearcherHttp('get_agent_access', {});
     assert.equal(got.status, 200);
     const bySource = new Map((got.body.data.sources as any[]).map((x) => [x.source_id, x]));
-    assert.deepEqual([...bySource.keys()].sort((a, b) => a - b), [ids.direct, ids.caseClosed, ids.folderClosed, ids.bobOnly].sort((a, b) => a - b));
+    assert.deepEqual(
+      [...bySource.keys()].sort((a, b) => a - b),
+      [ids.direct, ids.caseClosed, ids.folderClosed, ids.bobOnly].sort((a, b) => a - b),
+    );
     assert.deepEqual(bySource.get(ids.caseClosed).via, [{ kind: 'case', id: ids.sealedCase }]);
     assert.deepEqual(bySource.get(ids.folderClosed).via, [{ kind: 'folder', id: ids.folder }]);
     assert.deepEqual(bySource.get(ids.bobOnly).agents, ['bob']);
@@ -210,8 +235,14 @@ describe('security: sources closed to agents', function () {
     };
     // the project's lifecycle holds no source text, and closing it would end the suite
     const LIFECYCLE = new Set(['open_project', 'close_project']);
-    const readTools = TOOLS.filter((t) => t.effect === 'read' && (t.audience ?? 'agents') === 'agents' && !t.researcherOnly && !LIFECYCLE.has(t.name)).map((t) => t.name);
-    assert.deepEqual(readTools.filter((n) => !(n in closedArgs)), [], 'a read tool without an entry here: add it, with the closed ids where it takes them');
+    const readTools = TOOLS.filter((t) => t.effect === 'read' && (t.audience ?? 'agents') === 'agents' && !t.researcherOnly && !LIFECYCLE.has(t.name)).map(
+      (t) => t.name,
+    );
+    assert.deepEqual(
+      readTools.filter((n) => !(n in closedArgs)),
+      [],
+      'a read tool without an entry here: add it, with the closed ids where it takes them',
+    );
     let answered = 0;
     for (const name of readTools) {
       const a = closedArgs[name] as Record<string, unknown>;
@@ -271,7 +302,9 @@ describe('security: sources closed to agents', function () {
 
   it('MCP: every resource, resource template and prompt read by an agent through the SDK client holds no planted word', async () => {
     const client = new Client({ name: 'closed-sources-mcp', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), { requestInit: { headers: { ...AS_AGENT, 'x-marginalia-client': 'closed-sources-mcp' } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), { requestInit: { headers: { ...AS_AGENT, 'x-marginalia-client': 'closed-sources-mcp' } } }),
+    );
     try {
       const uris = new Set<string>();
       for (const r of (await client.listResources()).resources) uris.add(r.uri);
@@ -313,7 +346,11 @@ describe('security: sources closed to agents', function () {
         write_memo: { code_id: String(ids.code) },
       };
       const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
-      assert.deepEqual(prompts.filter((p) => !(p in promptArgs)), [], 'a prompt without an entry here: add it');
+      assert.deepEqual(
+        prompts.filter((p) => !(p in promptArgs)),
+        [],
+        'a prompt without an entry here: add it',
+      );
       let got = 0;
       for (const name of prompts) {
         let text: string;
@@ -328,7 +365,10 @@ describe('security: sources closed to agents', function () {
       }
       assert.ok(got >= 5, `only ${got} prompts answered`);
       // a tool call over MCP is enforced by the same pipeline
-      const r = (await client.callTool({ name: 'read_source_content', arguments: { source_id: ids.direct } })) as { isError?: boolean; structuredContent?: any };
+      const r = (await client.callTool({ name: 'read_source_content', arguments: { source_id: ids.direct } })) as {
+        isError?: boolean;
+        structuredContent?: any;
+      };
       assert.equal(r.isError, true);
       assert.equal(r.structuredContent?.error_code, 'SOURCE_CLOSED');
     } finally {
@@ -387,7 +427,13 @@ describe('security: sources closed to agents', function () {
     } finally {
       client.close();
     }
-    const backend = new LocalCliBackend({ agent: s.agent, pipeline: s.pipeline, authorization: `Bearer ${TOKENS.agent}`, clientName: 'closed-sources-cli', clientType: 'CUSTOM' });
+    const backend = new LocalCliBackend({
+      agent: s.agent,
+      pipeline: s.pipeline,
+      authorization: `Bearer ${TOKENS.agent}`,
+      clientName: 'closed-sources-cli',
+      clientType: 'CUSTOM',
+    });
     const sink = () => ({ event: () => true, overflow: () => undefined, ended: () => undefined });
     const refused = await runCommand(backend, { op: 'call', tool: 'read_source_content', arguments: { source_id: ids.caseClosed } }, sink);
     assert.ok(!refused.success && refused.error_code === 'SOURCE_CLOSED', JSON.stringify(refused));
@@ -444,7 +490,7 @@ describe('security: sources closed to agents', function () {
     assert.equal(bobAgain.status, 200);
   });
 
-  it('reopening restores the agents\' access', async () => {
+  it("reopening restores the agents' access", async () => {
     await close({ source_id: ids.direct }, 'open');
     const r = await asAgent('read_source_content', { source_id: ids.direct });
     assert.equal(r.status, 200, r.text);

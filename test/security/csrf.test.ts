@@ -8,7 +8,12 @@
 import assert from 'node:assert/strict';
 import { AS_AGENT, AS_RESEARCHER, raw, startStack, type Stack } from './stack';
 
-const MCP_INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } };
+const MCP_INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+};
 
 /** Content types a form or a `fetch(..., {mode: 'no-cors'})` can send, and near misses of JSON. */
 const SIMPLE_BODIES: { type: string | null; body: (json: string) => string }[] = [
@@ -34,7 +39,10 @@ describe('security: text/plain and form bodies (CSRF through simple requests)', 
 
   before(async () => {
     s = await startStack();
-    const r = await raw(s.port, 'POST', '/tools/create_code', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { arguments: { name: 'Held', color: '#123456' } } });
+    const r = await raw(s.port, 'POST', '/tools/create_code', {
+      headers: { ...AS_AGENT, 'content-type': 'application/json' },
+      body: { arguments: { name: 'Held', color: '#123456' } },
+    });
     assert.equal(r.status, 202, r.text);
     requestId = r.body.data.request_id;
   });
@@ -61,10 +69,17 @@ describe('security: text/plain and form bodies (CSRF through simple requests)', 
           const what = `${route.path} as ${variant.type} (${auth === AS_AGENT ? 'agent' : 'researcher'})`;
           const mark = s.auditMark();
           const body = variant.body(JSON.stringify(route.json));
-          const r = await raw(s.port, 'POST', route.path, { headers: { ...auth, ...(variant.type ? { 'content-type': variant.type } : {}), accept: 'application/json, text/event-stream' }, body });
+          const r = await raw(s.port, 'POST', route.path, {
+            headers: { ...auth, ...(variant.type ? { 'content-type': variant.type } : {}), accept: 'application/json, text/event-stream' },
+            body,
+          });
           assert.equal(r.status, 415, `${what}: ${r.text}`);
           assert.equal(r.body.error_code, 'UNSUPPORTED_MEDIA_TYPE', what);
-          assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]), [[`POST ${route.path}`, 'denied', 'UNSUPPORTED_MEDIA_TYPE']], what);
+          assert.deepEqual(
+            s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]),
+            [[`POST ${route.path}`, 'denied', 'UNSUPPORTED_MEDIA_TYPE']],
+            what,
+          );
         }
       }
     }
@@ -73,12 +88,18 @@ describe('security: text/plain and form bodies (CSRF through simple requests)', 
   });
 
   it('a chunked body without Content-Type is refused too', async () => {
-    const r = await raw(s.port, 'POST', '/tools/create_code', { headers: { ...AS_RESEARCHER, 'transfer-encoding': 'chunked' }, body: JSON.stringify({ arguments: { name: 'Chunked', color: '#123456' } }) });
+    const r = await raw(s.port, 'POST', '/tools/create_code', {
+      headers: { ...AS_RESEARCHER, 'transfer-encoding': 'chunked' },
+      body: JSON.stringify({ arguments: { name: 'Chunked', color: '#123456' } }),
+    });
     assert.equal(r.status, 415, r.text);
   });
 
   it('accepts JSON with parameters, and a bodiless POST without Content-Type (curl -X POST)', async () => {
-    const ok = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_AGENT, 'content-type': 'application/json; charset=utf-8' }, body: { arguments: {} } });
+    const ok = await raw(s.port, 'POST', '/tools/list_codes', {
+      headers: { ...AS_AGENT, 'content-type': 'application/json; charset=utf-8' },
+      body: { arguments: {} },
+    });
     assert.equal(ok.status, 200, ok.text);
     const upper = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_AGENT, 'content-type': 'Application/JSON' }, body: { arguments: {} } });
     assert.equal(upper.status, 200, upper.text);

@@ -9,7 +9,12 @@
 import assert from 'node:assert/strict';
 import { AS_AGENT, raw, startStack, upgrade, type Stack } from './stack';
 
-const MCP_INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } };
+const MCP_INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+};
 
 /** Every HTTP surface: method, path, body. */
 const ROUTES: { method: string; path: string; body?: unknown; headers?: Record<string, string> }[] = [
@@ -75,18 +80,28 @@ describe('security: DNS rebinding (Host and Origin) on every HTTP surface', func
       for (const host of foreignHosts(s.port)) {
         const mark = s.auditMark();
         const what = `${route.method} ${route.path} Host ${host}`;
-        const r = await raw(s.port, route.method, route.path, { headers: { ...AS_AGENT, 'content-type': 'application/json', ...route.headers, host }, body: route.body });
+        const r = await raw(s.port, route.method, route.path, {
+          headers: { ...AS_AGENT, 'content-type': 'application/json', ...route.headers, host },
+          body: route.body,
+        });
         refused(r, what);
         const audited = s.auditSince(mark);
         assert.equal(audited.length, 1, `${what}: one audit line, got ${JSON.stringify(audited)}`);
-        assert.deepEqual([audited[0]?.tool, audited[0]?.decision, audited[0]?.error_code], [`${route.method} ${route.path.split('?')[0]}`, 'denied', 'FORBIDDEN_HOST'], what);
+        assert.deepEqual(
+          [audited[0]?.tool, audited[0]?.decision, audited[0]?.error_code],
+          [`${route.method} ${route.path.split('?')[0]}`, 'denied', 'FORBIDDEN_HOST'],
+          what,
+        );
       }
     }
   });
 
   it('a request without a Host header is refused: Node answers 400 (HTTP/1.1 requires one), the upgrade guard 403', async () => {
     for (const route of ROUTES) {
-      const r = await raw(s.port, route.method, route.path, { headers: { ...AS_AGENT, 'content-type': 'application/json', ...route.headers, host: null }, body: route.body });
+      const r = await raw(s.port, route.method, route.path, {
+        headers: { ...AS_AGENT, 'content-type': 'application/json', ...route.headers, host: null },
+        body: route.body,
+      });
       assert.equal(r.status, 400, `${route.method} ${route.path}`);
     }
     // an upgrade without Host does reach the server's upgrade handler, whose guard refuses it
@@ -98,7 +113,10 @@ describe('security: DNS rebinding (Host and Origin) on every HTTP surface', func
       for (const origin of foreignOrigins(s.port)) {
         const mark = s.auditMark();
         const what = `${route.method} ${route.path} Origin ${origin}`;
-        const r = await raw(s.port, route.method, route.path, { headers: { ...AS_AGENT, 'content-type': 'application/json', ...route.headers, origin }, body: route.body });
+        const r = await raw(s.port, route.method, route.path, {
+          headers: { ...AS_AGENT, 'content-type': 'application/json', ...route.headers, origin },
+          body: route.body,
+        });
         refused(r, what);
         assert.deepEqual(
           s.auditSince(mark).map((e) => [e.decision, e.error_code]),
@@ -114,7 +132,10 @@ describe('security: DNS rebinding (Host and Origin) on every HTTP surface', func
       const mark = s.auditMark();
       const r = await upgrade(s.port, `/ws`, { ...AS_AGENT, host });
       refused(r, `upgrade Host ${host}`);
-      assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.error_code]), [['GET /ws', 'FORBIDDEN_HOST']]);
+      assert.deepEqual(
+        s.auditSince(mark).map((e) => [e.tool, e.error_code]),
+        [['GET /ws', 'FORBIDDEN_HOST']],
+      );
     }
     for (const origin of foreignOrigins(s.port)) {
       const r = await upgrade(s.port, '/ws', { ...AS_AGENT, origin });
@@ -128,7 +149,10 @@ describe('security: DNS rebinding (Host and Origin) on every HTTP surface', func
   it('our own names pass: 127.0.0.1, localhost and [::1] on our port, with or without a matching Origin', async () => {
     for (const host of [`127.0.0.1:${s.port}`, `localhost:${s.port}`, `[::1]:${s.port}`]) {
       for (const origin of [undefined, `http://${host}`]) {
-        const r = await raw(s.port, 'POST', '/tools/list_codes', { headers: { ...AS_AGENT, 'content-type': 'application/json', host, ...(origin ? { origin } : {}) }, body: { arguments: {} } });
+        const r = await raw(s.port, 'POST', '/tools/list_codes', {
+          headers: { ...AS_AGENT, 'content-type': 'application/json', host, ...(origin ? { origin } : {}) },
+          body: { arguments: {} },
+        });
         assert.equal(r.status, 200, `${host} ${origin}: ${r.text}`);
         assert.equal(r.headers['access-control-allow-origin'], undefined, 'never a CORS header');
       }
@@ -141,7 +165,11 @@ describe('security: DNS rebinding (Host and Origin) on every HTTP surface', func
 
   it('the answer to a CORS preflight from anywhere carries no Access-Control-Allow-* header', async () => {
     const r = await raw(s.port, 'OPTIONS', '/tools/create_code', {
-      headers: { origin: `http://127.0.0.1:${s.port}`, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        origin: `http://127.0.0.1:${s.port}`,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
     });
     for (const h of Object.keys(r.headers)) assert.ok(!h.startsWith('access-control-'), `${h} must not be sent`);
   });

@@ -54,7 +54,24 @@ export interface HtmlReport {
   attributeText: string;
 }
 
-const ACTIVE = new Set(['iframe', 'frame', 'frameset', 'object', 'embed', 'base', 'form', 'link', 'img', 'svg', 'math', 'video', 'audio', 'source', 'portal', 'applet']);
+const ACTIVE = new Set([
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'base',
+  'form',
+  'link',
+  'img',
+  'svg',
+  'math',
+  'video',
+  'audio',
+  'source',
+  'portal',
+  'applet',
+]);
 
 /** Parses `html` and reports what it holds (see {@link HtmlReport}). */
 export function inspectHtml(html: string): HtmlReport {

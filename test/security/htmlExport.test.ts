@@ -44,7 +44,12 @@ describe('security: HTML and script injection into the HTML exports', function (
     names.push(cat.name);
     const codeIds: number[] = [];
     for (const [i, h] of HOSTILE.entries()) {
-      const c = await s.asResearcher('create_code', { name: `${h.replace(/[\u2028\u2029]/g, ' ').slice(0, 90)} ${i}`, color: '#4E79A7', memo: `${h} memo`, ...(i % 2 === 0 ? { category_id: cat.category_id } : {}) });
+      const c = await s.asResearcher('create_code', {
+        name: `${h.replace(/[\u2028\u2029]/g, ' ').slice(0, 90)} ${i}`,
+        color: '#4E79A7',
+        memo: `${h} memo`,
+        ...(i % 2 === 0 ? { category_id: cat.category_id } : {}),
+      });
       codeIds.push(c.code_id);
       names.push(c.name);
     }
@@ -52,8 +57,18 @@ describe('security: HTML and script injection into the HTML exports', function (
     const len = [...sourceText].length;
     for (const [i, id] of codeIds.entries()) {
       const start = (i * 7) % (len - 20);
-      await s.asResearcher('apply_code', { code_id: id, source_id: src.source_id, start_position: start, end_position: start + 15, memo: HOSTILE[(i + 3) % HOSTILE.length] });
-      const byAgent = await asAgent('apply_code', { code_id: id, source_id: src.source_id, start_position: start + 2, end_position: start + 12 }, { 'x-marginalia-user': '<script>coder</script>', 'x-marginalia-client': '<img src=x onerror=alert(9)>' });
+      await s.asResearcher('apply_code', {
+        code_id: id,
+        source_id: src.source_id,
+        start_position: start,
+        end_position: start + 15,
+        memo: HOSTILE[(i + 3) % HOSTILE.length],
+      });
+      const byAgent = await asAgent(
+        'apply_code',
+        { code_id: id, source_id: src.source_id, start_position: start + 2, end_position: start + 12 },
+        { 'x-marginalia-user': '<script>coder</script>', 'x-marginalia-client': '<img src=x onerror=alert(9)>' },
+      );
       assert.equal(byAgent.status, 200, byAgent.text);
     }
     const kase = await s.asResearcher('create_case', { name: '<svg onload=alert(1)> case' });

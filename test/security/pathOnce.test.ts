@@ -62,7 +62,11 @@ describe('security: each agent path is resolved once per call', () => {
       lookups = [];
       const out = await pipeline.invoke('export_data', { format: 'codebook', output_path: target }, agent);
       assert.ok(out.envelope.success, JSON.stringify(out.envelope));
-      assert.equal(lookups.filter((p) => p === target).length, 1, `${target} looked up ${lookups.filter((p) => p === target).length} times: ${lookups.join(', ')}`);
+      assert.equal(
+        lookups.filter((p) => p === target).length,
+        1,
+        `${target} looked up ${lookups.filter((p) => p === target).length} times: ${lookups.join(', ')}`,
+      );
       assert.equal((out.envelope as { data: { output_path: string } }).data.output_path, target);
       assert.match(fs.readFileSync(target, 'utf8'), /Water/);
     }

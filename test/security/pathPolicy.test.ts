@@ -50,10 +50,21 @@ describe('security: the path rule (src/core/pathPolicy.ts)', () => {
 
   it('refuses what resolves outside the roots, and writes into noWrite; allows the rest; the researcher is unrestricted', () => {
     const policy = PathPolicy.within([proj], { noWrite: [path.join(proj, '.marginalia')] });
-    for (const p of [path.join(proj, 'link.txt'), path.join(proj, 'link-to-link.txt'), path.join(proj, 'dangling.txt'), path.join(proj, 'rel-dir', 'key.txt'), path.join(outside, 'key.txt'), `${proj}/../project-secrets/key.txt`, '/etc/passwd']) {
+    for (const p of [
+      path.join(proj, 'link.txt'),
+      path.join(proj, 'link-to-link.txt'),
+      path.join(proj, 'dangling.txt'),
+      path.join(proj, 'rel-dir', 'key.txt'),
+      path.join(outside, 'key.txt'),
+      `${proj}/../project-secrets/key.txt`,
+      '/etc/passwd',
+    ]) {
       for (const access of ['read', 'write'] as const) {
         assert.equal(policy.resolve(p, access).ok, false, `${access} ${p}`);
-        assert.throws(() => policy.check(p, access, 'EXPORT_FAILED'), (e: unknown) => isToolError(e) && e.code === 'EXPORT_FAILED' && (e.details as { rule: string }).rule === 'agent_paths');
+        assert.throws(
+          () => policy.check(p, access, 'EXPORT_FAILED'),
+          (e: unknown) => isToolError(e) && e.code === 'EXPORT_FAILED' && (e.details as { rule: string }).rule === 'agent_paths',
+        );
       }
     }
     assert.equal(policy.resolve(path.join(proj, '.marginalia', 'audit.jsonl'), 'read').ok, true, 'reading .marginalia is allowed');
@@ -102,7 +113,10 @@ describe('security: the path rule (src/core/pathPolicy.ts)', () => {
     // rel-dir/key.txt exists (one lookup); new.html does not (its own lookup fails, its folder's succeeds)
     assert.equal(n, 3);
     // a new policy (a new call, or an approved call run later) looks again: a path swapped for a link is seen
-    assert.equal(countRealpaths(() => PathPolicy.unrestricted().realPath(file)), 1);
+    assert.equal(
+      countRealpaths(() => PathPolicy.unrestricted().realPath(file)),
+      1,
+    );
   });
 
   it("export_data's output rules follow the same resolution: links into .marginalia, onto the project file or onto a folder are refused", async () => {
@@ -113,7 +127,10 @@ describe('security: the path rule (src/core/pathPolicy.ts)', () => {
     fs.mkdirSync(path.join(proj, 'folder.csv'));
     fs.symlinkSync(path.join(proj, 'folder.csv'), path.join(proj, 'folder-link.csv'));
     const refused = async (p: string, format: 'html' | 'codebook' | 'segments_csv', why: RegExp) => {
-      await assert.rejects(checkOutputPath(p, format, { projectPath: project, protectedFiles: [], paths: PathPolicy.unrestricted() }), (e: unknown) => isToolError(e) && e.code === 'EXPORT_FAILED' && why.test(e.message));
+      await assert.rejects(
+        checkOutputPath(p, format, { projectPath: project, protectedFiles: [], paths: PathPolicy.unrestricted() }),
+        (e: unknown) => isToolError(e) && e.code === 'EXPORT_FAILED' && why.test(e.message),
+      );
     };
     await refused(path.join(proj, 'into-marginalia.html'), 'html', /\.marginalia/);
     await refused(path.join(proj, 'project-link.txt'), 'codebook', /project file/);

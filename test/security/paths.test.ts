@@ -42,7 +42,11 @@ describe('security: paths of import and export tools (traversal, symbolic links,
     assert.equal(r.body.error_code, code, what);
     assert.match(r.body.error, /outside the folders an agent may use|\.marginalia folder/, what);
     assert.equal(r.body.details?.rule, 'agent_paths', what);
-    assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]), [[tool, 'denied', code]], what);
+    assert.deepEqual(
+      s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]),
+      [[tool, 'denied', code]],
+      what,
+    );
     assert.equal(s.agent.listApprovals('pending').length, pending, `${what}: not queued for approval`);
   }
 
@@ -75,7 +79,13 @@ describe('security: paths of import and export tools (traversal, symbolic links,
 
   describe('reading (imports)', () => {
     it('refuses absolute paths outside, traversal out of the project folder, and /etc/passwd', async () => {
-      for (const p of [secret, path.join(P, '..', path.basename(O), 'secret.txt'), `${P}/./../${path.basename(O)}/secret.txt`, '/etc/passwd', '/etc/hostname']) {
+      for (const p of [
+        secret,
+        path.join(P, '..', path.basename(O), 'secret.txt'),
+        `${P}/./../${path.basename(O)}/secret.txt`,
+        '/etc/passwd',
+        '/etc/hostname',
+      ]) {
         await refusedByRule('import_data', { format: 'code_list', source_path: p }, 'IMPORT_FAILED');
         await refusedByRule('import_file_source', { file_path: p }, 'SOURCE_IMPORT_FAILED');
         await refusedByRule('import_source', { file_path: p }, 'SOURCE_IMPORT_FAILED');
@@ -103,14 +113,18 @@ describe('security: paths of import and export tools (traversal, symbolic links,
     });
 
     it('through REST and WebSocket too (one pipeline)', async () => {
-      const rest = await raw(s.port, 'POST', '/commands/source/import', { headers: { ...AS_AGENT, 'content-type': 'application/json' }, body: { file_path: secret } });
+      const rest = await raw(s.port, 'POST', '/commands/source/import', {
+        headers: { ...AS_AGENT, 'content-type': 'application/json' },
+        body: { file_path: secret },
+      });
       assert.equal(rest.status, 422, rest.text);
       assert.equal(rest.body.error_code, 'SOURCE_IMPORT_FAILED');
       const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { headers: AS_AGENT });
       const reply = await new Promise<any>((resolve, reject) => {
         ws.on('message', (d) => {
           const m = JSON.parse(String(d));
-          if (m.type === 'welcome') ws.send(JSON.stringify({ id: 7, op: 'call', tool: 'import_data', arguments: { format: 'code_list', source_path: secret } }));
+          if (m.type === 'welcome')
+            ws.send(JSON.stringify({ id: 7, op: 'call', tool: 'import_data', arguments: { format: 'code_list', source_path: secret } }));
           if (m.type === 'reply' && m.id === 7) resolve(m);
         });
         ws.on('error', reject);
@@ -129,7 +143,10 @@ describe('security: paths of import and export tools (traversal, symbolic links,
       ] as const) {
         const done = await approve(await call('import_data', { format: 'code_list', source_path: file }));
         assert.equal(done.status, 200, done.text);
-        assert.ok(s.handle.repo.listCodes().some((c) => c.name === name), name);
+        assert.ok(
+          s.handle.repo.listCodes().some((c) => c.name === name),
+          name,
+        );
       }
       // a link inside the project folder to a file inside it is fine, and the import reads the real file
       fs.symlinkSync(path.join(P, 'project-codes.txt'), path.join(P, 'alias.txt'));
@@ -194,7 +211,13 @@ describe('security: paths of import and export tools (traversal, symbolic links,
       fs.symlinkSync(path.join(O, 'victim.csv'), path.join(P, 'dangling.csv'));
       fs.mkdirSync(path.join(P, '.marginalia', 'reports'), { recursive: true });
       const targets = {
-        codebook: [path.join(O, 'codebook.txt'), path.join(P, 'notes.txt'), path.join(P, 'shared', 'via-link.txt'), path.join(P, '..', path.basename(O), 'x.txt'), path.join(P, '.marginalia', 'x.txt')],
+        codebook: [
+          path.join(O, 'codebook.txt'),
+          path.join(P, 'notes.txt'),
+          path.join(P, 'shared', 'via-link.txt'),
+          path.join(P, '..', path.basename(O), 'x.txt'),
+          path.join(P, '.marginalia', 'x.txt'),
+        ],
         html: [path.join(O, 'page.html'), path.join(P, '.marginalia', 'reports', 'page.html')],
         segments_csv: [path.join(P, 'dangling.csv')],
       };

@@ -56,7 +56,8 @@ describe('security: provenance (coder and role) and undo_agent_action on every s
       case 'mcp': {
         const r = await mcp.get(who)!.callTool({ name: tool, arguments: args });
         const text = JSON.stringify(r.content);
-        if (r.isError) return { success: false, error_code: /"?error_code"?\W+([A-Z_]+)/.exec(text.replace(/\\"/g, '"'))?.[1] ?? /([A-Z]+_[A-Z_]+)/.exec(text)?.[1] };
+        if (r.isError)
+          return { success: false, error_code: /"?error_code"?\W+([A-Z_]+)/.exec(text.replace(/\\"/g, '"'))?.[1] ?? /([A-Z]+_[A-Z_]+)/.exec(text)?.[1] };
         return { success: true, data: r.structuredContent ?? JSON.parse((r.content as { text: string }[])[0]!.text) };
       }
       case 'ws': {
@@ -79,7 +80,13 @@ describe('security: provenance (coder and role) and undo_agent_action on every s
         return { success: r.success, data: r.data_json ? JSON.parse(r.data_json) : undefined, error_code: r.error_code || undefined };
       }
       case 'cli': {
-        const backend = new LocalCliBackend({ agent: s.agent, pipeline: s.pipeline, authorization: auth(who), clientName: clientName(surface, who), clientType: 'CUSTOM' });
+        const backend = new LocalCliBackend({
+          agent: s.agent,
+          pipeline: s.pipeline,
+          authorization: auth(who),
+          clientName: clientName(surface, who),
+          clientType: 'CUSTOM',
+        });
         const sink = () => ({ event: () => true, overflow: () => undefined, ended: () => undefined });
         return (await runCommand(backend, { op: 'call', tool, arguments: args }, sink)) as Answer;
       }
@@ -95,7 +102,11 @@ describe('security: provenance (coder and role) and undo_agent_action on every s
     codeId = (await s.asResearcher('create_code', { name: 'Counting', color: '#4E79A7' })).code_id;
     for (const who of ['researcher', 'agent'] as const) {
       const client = new Client({ name: clientName('mcp', who), version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), { requestInit: { headers: { authorization: auth(who), 'x-marginalia-client': clientName('mcp', who) } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), {
+          requestInit: { headers: { authorization: auth(who), 'x-marginalia-client': clientName('mcp', who) } },
+        }),
+      );
       mcp.set(who, client);
       closers.push(() => client.close());
       const socket = new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { headers: { authorization: auth(who), 'x-marginalia-client': clientName('ws', who) } });
@@ -131,7 +142,12 @@ describe('security: provenance (coder and role) and undo_agent_action on every s
     assert.equal(made.size, 12);
 
     // the segments as a tool lists them: coder_role from the credential, coder the owner
-    const listed = (await s.asResearcher('list_segments_for_source', { source_id: sourceId })).segments as { segment_id: number; owner: string; coder: string; coder_role: string }[];
+    const listed = (await s.asResearcher('list_segments_for_source', { source_id: sourceId })).segments as {
+      segment_id: number;
+      owner: string;
+      coder: string;
+      coder_role: string;
+    }[];
     for (const seg of listed) {
       const m = made.get(seg.segment_id);
       if (!m) continue;
@@ -149,7 +165,11 @@ describe('security: provenance (coder and role) and undo_agent_action on every s
       assert.ok(e.caused_by.coder, 'a coder name');
       if (m.who === 'agent') {
         assert.ok(e.caused_by.client, `${m.surface}: the agent's client`);
-        assert.notEqual(e.caused_by.coder, listed.find((x) => made.get(x.segment_id)?.who === 'researcher')?.owner, "an agent is never named as the researcher");
+        assert.notEqual(
+          e.caused_by.coder,
+          listed.find((x) => made.get(x.segment_id)?.who === 'researcher')?.owner,
+          'an agent is never named as the researcher',
+        );
       } else assert.equal(e.caused_by.client, undefined);
     }
     // the named credential names the agent on the token surfaces

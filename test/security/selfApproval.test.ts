@@ -55,7 +55,9 @@ describe('security: no session approves its own request, on any adapter', functi
   before(async () => {
     // codes and codings run at once for agents (so their approval calls are refused without waiting); merges and bulk stay held
     s = await startStack({ grpc: true, config: ['  trust:', '    overrides:', '      create_code: auto', '      apply_code: auto'] });
-    ids.source = (await s.asResearcher('add_text_source', { name: 'garden.txt', content: 'We share the water rota and argue about the shed every week.' })).source_id;
+    ids.source = (
+      await s.asResearcher('add_text_source', { name: 'garden.txt', content: 'We share the water rota and argue about the shed every week.' })
+    ).source_id;
     ids.a = (await s.asResearcher('create_code', { name: 'Sharing', color: '#4E79A7' })).code_id;
     ids.b = (await s.asResearcher('create_code', { name: 'Conflict', color: '#E15759' })).code_id;
     ids.c = (await s.asResearcher('create_code', { name: 'Routine', color: '#59A14F' })).code_id;
@@ -77,15 +79,23 @@ describe('security: no session approves its own request, on any adapter', functi
           async call(tool, args) {
             const r =
               adapter === 'http'
-                ? await raw(s.port, 'POST', `/tools/${tool}`, { headers: { ...auth, 'content-type': 'application/json', 'x-marginalia-client': name }, body: { arguments: args } })
-                : await raw(s.port, 'POST', `/commands/coding/${tool}`, { headers: { ...auth, 'content-type': 'application/json', 'x-marginalia-client': name }, body: args });
+                ? await raw(s.port, 'POST', `/tools/${tool}`, {
+                    headers: { ...auth, 'content-type': 'application/json', 'x-marginalia-client': name },
+                    body: { arguments: args },
+                  })
+                : await raw(s.port, 'POST', `/commands/coding/${tool}`, {
+                    headers: { ...auth, 'content-type': 'application/json', 'x-marginalia-client': name },
+                    body: args,
+                  });
             return fromEnvelope(r.body as Envelope, r.status);
           },
           close: async () => undefined,
         };
       case 'mcp': {
         const client = new Client({ name, version: '1.0.0' });
-        await client.connect(new StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), { requestInit: { headers: { ...auth, 'x-marginalia-client': name } } }));
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), { requestInit: { headers: { ...auth, 'x-marginalia-client': name } } }),
+        );
         return {
           async call(tool, args) {
             const r = (await client.callTool({ name: tool, arguments: args })) as { isError?: boolean; structuredContent?: any };
@@ -167,8 +177,18 @@ describe('security: no session approves its own request, on any adapter', functi
     const code = await ok('suggest_new_code', { name: `Suggested ${tag}`, rationale: 'it recurs' });
     const coding = await ok('suggest_code_application', { source_id: ids.source, code_id: ids.a, start_pos: k, end_pos: k + 3 });
     const merge = await ok('suggest_merge_codes', { source_code_id: from, target_code_id: into, rationale: `same idea (${tag})` });
-    const batch = await ok('suggest_batch_coding', { code_id: ids.c, segments: [{ source_id: ids.source, start_pos: 30 + k, end_pos: 34 + k }], rationale: `routine (${tag})` });
-    for (const [what, d] of [['code', code], ['coding', coding], ['merge', merge], ['batch', batch]] as const) assert.notEqual(d.created, false, `${tag}: the ${what} suggestion is this session's own`);
+    const batch = await ok('suggest_batch_coding', {
+      code_id: ids.c,
+      segments: [{ source_id: ids.source, start_pos: 30 + k, end_pos: 34 + k }],
+      rationale: `routine (${tag})`,
+    });
+    for (const [what, d] of [
+      ['code', code],
+      ['coding', coding],
+      ['merge', merge],
+      ['batch', batch],
+    ] as const)
+      assert.notEqual(d.created, false, `${tag}: the ${what} suggestion is this session's own`);
     const repo = s.handle.repo;
     const pending = (id: number) => () => repo.getSuggestion(id)?.status === 'pending';
     const batchPending = (id: number) => () => repo.listSuggestions({ batch_id: id }).every((x) => x.status === 'pending');
@@ -201,12 +221,23 @@ describe('security: no session approves its own request, on any adapter', functi
       try {
         const approvals = await suggestAll(session, `${adapter}-agent`);
         const queued = s.agent.listApprovals().length;
-        for (const a of [...approvals, { tool: 'reject_coding_suggestion', args: { suggestion_id: approvals[1]?.args.suggestion_id, reason: 'mine' }, pending: approvals[1]?.pending as () => boolean }]) {
+        for (const a of [
+          ...approvals,
+          {
+            tool: 'reject_coding_suggestion',
+            args: { suggestion_id: approvals[1]?.args.suggestion_id, reason: 'mine' },
+            pending: approvals[1]?.pending as () => boolean,
+          },
+        ]) {
           const mark = s.auditMark();
           const r = await session.call(a.tool, a.args);
           assert.deepEqual([r.status, r.error_code], ['failed', 'APPROVAL_FORBIDDEN'], `${adapter} ${a.tool}`);
           assert.ok(a.pending(), `${adapter} ${a.tool}: still pending`);
-          assert.deepEqual(s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]), [[a.tool, 'denied', 'APPROVAL_FORBIDDEN']], `${adapter} ${a.tool}: audited`);
+          assert.deepEqual(
+            s.auditSince(mark).map((e) => [e.tool, e.decision, e.error_code]),
+            [[a.tool, 'denied', 'APPROVAL_FORBIDDEN']],
+            `${adapter} ${a.tool}: audited`,
+          );
         }
         assert.equal(s.agent.listApprovals().length, queued, `${adapter}: nothing was queued`);
       } finally {
@@ -215,7 +246,7 @@ describe('security: no session approves its own request, on any adapter', functi
     });
   }
 
-  it("the trust queue: a request is never decided in its own session, whatever the caller claims", async () => {
+  it('the trust queue: a request is never decided in its own session, whatever the caller claims', async () => {
     const agentSession = s.agent.openSession({ authorization: AS_AGENT.authorization, client_type: 'CUSTOM', client_name: 'queue-bot' }).caller;
     const held = await s.agent.call(agentSession, 'delete_code', { code_id: ids.a, delete_segments: true });
     assert.equal(held.status, 'pending');
@@ -227,7 +258,13 @@ describe('security: no session approves its own request, on any adapter', functi
       const r = s.agent.reject(caller, requestId, 'mine');
       assert.equal(!a.envelope.success && a.envelope.error_code, 'APPROVAL_FORBIDDEN');
       assert.equal(!r.envelope.success && r.envelope.error_code, 'APPROVAL_FORBIDDEN');
-      assert.deepEqual(s.auditSince(mark).map((e) => [e.decision, e.error_code]), [['denied', 'APPROVAL_FORBIDDEN'], ['denied', 'APPROVAL_FORBIDDEN']]);
+      assert.deepEqual(
+        s.auditSince(mark).map((e) => [e.decision, e.error_code]),
+        [
+          ['denied', 'APPROVAL_FORBIDDEN'],
+          ['denied', 'APPROVAL_FORBIDDEN'],
+        ],
+      );
     }
     assert.equal(s.agent.listApprovals().find((x) => x.request_id === requestId)?.status, 'pending');
     const rejected = s.agent.reject(s.researcher, requestId, 'keep the code');

@@ -33,7 +33,14 @@ export const AS_AGENT = { authorization: `Bearer ${TOKENS.agent}` };
 export const AS_RESEARCHER = { authorization: `Bearer ${TOKENS.reviewer}` };
 
 /** Generous limits: the suite makes many calls from many sessions; trust stays at the spec's defaults. */
-export const BASE_CONFIG = ['agent_context:', '  sessions:', '    max_concurrent: 500', '  rate_limits:', '    requests_per_minute: 100000', '    mutations_per_minute: 100000'];
+export const BASE_CONFIG = [
+  'agent_context:',
+  '  sessions:',
+  '    max_concurrent: 500',
+  '  rate_limits:',
+  '    requests_per_minute: 100000',
+  '    mutations_per_minute: 100000',
+];
 
 export const PROTO = path.resolve(__dirname, '..', '..', 'proto', 'marginalia.proto');
 
@@ -212,7 +219,12 @@ export function raw(port: number, method: string, urlPath: string, opts: { heade
  * the refusal's status and JSON body.
  */
 export function upgrade(port: number, urlPath: string, headers: Record<string, string | null>): Promise<{ status: number; body: any }> {
-  const h: Record<string, string> = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': Buffer.from('0123456789abcdef').toString('base64') };
+  const h: Record<string, string> = {
+    connection: 'Upgrade',
+    upgrade: 'websocket',
+    'sec-websocket-version': '13',
+    'sec-websocket-key': Buffer.from('0123456789abcdef').toString('base64'),
+  };
   let setHost = true;
   for (const [k, v] of Object.entries(headers)) {
     if (k.toLowerCase() === 'host' && v === null) setHost = false;
@@ -282,7 +294,11 @@ export function oddCert(dir: string, name: string, ou: string | null): { cert: s
   const files = certFiles(dir);
   const caCert = forge.pki.certificateFromPem(fs.readFileSync(files.caCert, 'utf8'));
   const caKey = forge.pki.privateKeyFromPem(fs.readFileSync(files.caKey, 'utf8'));
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs1', format: 'pem' } });
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  });
   const priv = forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
   const keys = { privateKey: priv, publicKey: forge.pki.setRsaPublicKey(priv.n, priv.e) };
   const cert = forge.pki.createCertificate();

@@ -100,7 +100,11 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
   describe('HTTP POST /tools (fast path and express) and REST', () => {
     for (const d of DEFECTS) {
       it(`${d.what}: 400 INVALID_JSON at the defect's byte offset on every route, nothing written`, async () => {
-        for (const [route, chunked] of [['/tools/create_code', false], ['/tools/create_code', true], ['/commands/codes/create_code', false]] as const) {
+        for (const [route, chunked] of [
+          ['/tools/create_code', false],
+          ['/tools/create_code', true],
+          ['/commands/codes/create_code', false],
+        ] as const) {
           const r = await post(s.port, route, toolBody(d.bytes), {}, chunked);
           assert.equal(r.status, 400, `${route} chunked=${chunked}: ${JSON.stringify(r.body)}`);
           assert.equal(r.body.error_code, 'INVALID_JSON', route);
@@ -113,7 +117,11 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
     }
 
     it('a duplicated key: 400 INVALID_JSON naming the key, on the fast path, express and REST', async () => {
-      for (const [route, chunked] of [['/tools/create_code', false], ['/tools/create_code', true], ['/commands/codes/create_code', false]] as const) {
+      for (const [route, chunked] of [
+        ['/tools/create_code', false],
+        ['/tools/create_code', true],
+        ['/commands/codes/create_code', false],
+      ] as const) {
         const r = await post(s.port, route, DUPLICATE, {}, chunked);
         assert.deepEqual([r.status, r.body.error_code, r.body.details.key, r.body.details.byte_offset], [400, 'INVALID_JSON', 'name', DUPLICATE_AT], route);
       }
@@ -122,7 +130,11 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
 
     it('cp1252 bytes declared as windows-1252 are decoded; the same bytes declared as UTF-8 are 400 INVALID_JSON', async () => {
       // "Café naïve – “q”" in windows-1252, byte by byte
-      const cp1252 = Buffer.concat([Buffer.from('{"arguments":{"color":"#112233","name":"Caf'), Buffer.from([0xe9, 0x20, 0x6e, 0x61, 0xef, 0x76, 0x65, 0x20, 0x96, 0x20, 0x93, 0x71, 0x94]), Buffer.from('"}}')]);
+      const cp1252 = Buffer.concat([
+        Buffer.from('{"arguments":{"color":"#112233","name":"Caf'),
+        Buffer.from([0xe9, 0x20, 0x6e, 0x61, 0xef, 0x76, 0x65, 0x20, 0x96, 0x20, 0x93, 0x71, 0x94]),
+        Buffer.from('"}}'),
+      ]);
       const asUtf8 = await post(s.port, '/tools/create_code', cp1252, { 'content-type': 'application/json; charset=utf-8' });
       assert.deepEqual([asUtf8.status, asUtf8.body.error_code, asUtf8.body.details.byte_offset], [400, 'INVALID_JSON', cp1252.indexOf(0xe9)]);
       await assertNothingWritten();
@@ -130,7 +142,9 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
       assert.equal(declared.status, 200, JSON.stringify(declared.body));
       assert.equal(declared.body.data.name, 'Café naïve – “q”');
       created.push('Café naïve – “q”');
-      const undefinedByte = await post(s.port, '/tools/create_code', Buffer.concat([PREFIX, Buffer.from([0x81]), Buffer.from('"}}')]), { 'content-type': 'application/json; charset=windows-1252' });
+      const undefinedByte = await post(s.port, '/tools/create_code', Buffer.concat([PREFIX, Buffer.from([0x81]), Buffer.from('"}}')]), {
+        'content-type': 'application/json; charset=windows-1252',
+      });
       assert.deepEqual([undefinedByte.status, undefinedByte.body.error_code], [400, 'INVALID_JSON']);
       const unknown = await post(s.port, '/tools/create_code', toolBody(Buffer.from('x')), { 'content-type': 'application/json; charset=x-klingon' });
       assert.deepEqual([unknown.status, unknown.body.error_code], [415, 'UNSUPPORTED_MEDIA_TYPE']);
@@ -200,16 +214,35 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
   });
 
   describe('MCP', () => {
-    const rpc = (defect: Buffer) => Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'), defect, Buffer.from('"}}}')]);
+    const rpc = (defect: Buffer) =>
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'),
+        defect,
+        Buffer.from('"}}}'),
+      ]);
 
     it('Streamable HTTP: each defect is HTTP 400 with a JSON-RPC parse error (-32700, data.error_code INVALID_JSON)', async () => {
-      for (const d of [...DEFECTS.map((x) => ({ what: x.what, body: rpc(x.bytes) })), { what: 'a duplicated key', body: Buffer.from('{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}') }]) {
+      for (const d of [
+        ...DEFECTS.map((x) => ({ what: x.what, body: rpc(x.bytes) })),
+        { what: 'a duplicated key', body: Buffer.from('{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}') },
+      ]) {
         const r = await post(s.port, '/mcp', d.body);
         assert.equal(r.status, 400, `${d.what}: ${JSON.stringify(r.body)}`);
         assert.deepEqual([r.body.jsonrpc, r.body.id, r.body.error.code, r.body.error.data.error_code], ['2.0', null, -32700, 'INVALID_JSON'], d.what);
       }
       // control: a valid request is served by the SDK (not refused as a parse error)
-      const init = await post(s.port, '/mcp', Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'utf8-test', version: '1' } } })));
+      const init = await post(
+        s.port,
+        '/mcp',
+        Buffer.from(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'utf8-test', version: '1' } },
+          }),
+        ),
+      );
       assert.equal(init.status, 200, JSON.stringify(init.body));
       await assertNothingWritten();
     });
@@ -238,13 +271,21 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
       const output = new PassThrough();
       const got = lines(output);
       const context = new ContextBuilder({ project: () => s.handle, hub: s.agent.hub, info: () => undefined });
-      const conn = serveMcpStdio({ agent: s.agent, context, version: 'utf8-test', authorization: `Bearer ${TOKENS.reviewer}`, transport: new StrictStdioServerTransport(input, output) });
+      const conn = serveMcpStdio({
+        agent: s.agent,
+        context,
+        version: 'utf8-test',
+        authorization: `Bearer ${TOKENS.reviewer}`,
+        transport: new StrictStdioServerTransport(input, output),
+      });
       try {
         const cases = stdioCases();
         for (const c of cases) input.write(Buffer.concat([c, Buffer.from('\n')]));
         await waitFor(got, cases.length);
         for (const m of got) assert.deepEqual([m.id, m.error?.code, m.error?.data?.error_code], [null, -32700, 'INVALID_JSON'], JSON.stringify(m));
-        input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'utf8-stdio', version: '1' } } })}\n`);
+        input.write(
+          `${JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'utf8-stdio', version: '1' } } })}\n`,
+        );
         await waitFor(got, cases.length + 1);
         assert.equal(got[cases.length].id, 9);
         assert.ok(got[cases.length].result, JSON.stringify(got[cases.length]));
@@ -275,11 +316,20 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
 
   describe('gRPC (raw protobuf bytes)', () => {
     /** A CallToolRequest written by hand: field 2 `tool`, field 3 `arguments_json` (wire type 2 each). */
-    const callTool = (tool: Buffer, argumentsJson: Buffer) => Buffer.concat([Buffer.from([0x12, tool.length]), tool, Buffer.from([0x1a, argumentsJson.length]), argumentsJson]);
+    const callTool = (tool: Buffer, argumentsJson: Buffer) =>
+      Buffer.concat([Buffer.from([0x12, tool.length]), tool, Buffer.from([0x1a, argumentsJson.length]), argumentsJson]);
     const send = (client: GrpcClient, bytes: Buffer) =>
       new Promise<{ err: grpc.ServiceError | null; res: any }>((resolve) => {
         const def = (client.constructor as unknown as { service: grpc.ServiceDefinition }).service.CallTool as grpc.MethodDefinition<unknown, unknown>;
-        client.makeUnaryRequest('/marginalia.v1.Marginalia/CallTool', (b: Buffer) => b, (b: Buffer) => def.responseDeserialize(b), bytes, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, (err, res) => resolve({ err, res }));
+        client.makeUnaryRequest(
+          '/marginalia.v1.Marginalia/CallTool',
+          (b: Buffer) => b,
+          (b: Buffer) => def.responseDeserialize(b),
+          bytes,
+          new grpc.Metadata(),
+          { deadline: Date.now() + 10_000 },
+          (err, res) => resolve({ err, res }),
+        );
       });
 
     it('a string field that is not UTF-8 is INVALID_ARGUMENT (error_code INVALID_JSON); lone surrogates and duplicated keys in arguments_json are INVALID_JSON', async () => {
@@ -301,7 +351,10 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
       const { err } = await send(client, callTool(Buffer.from([0x6c, 0x69, 0x73, 0x74, 0xff]), Buffer.from('{}')));
       assert.equal(err?.code, grpc.status.INVALID_ARGUMENT);
       assert.match(err?.details ?? '', /^tool is not valid UTF-8/);
-      const dup = await grpcUnary(client, 'CallTool', { tool: 'create_code', arguments_json: '{"color":"#112233","name":"utf8-probe-a","name":"utf8-probe-b"}' });
+      const dup = await grpcUnary(client, 'CallTool', {
+        tool: 'create_code',
+        arguments_json: '{"color":"#112233","name":"utf8-probe-a","name":"utf8-probe-b"}',
+      });
       assert.deepEqual([dup.success, dup.error_code], [false, 'INVALID_JSON']);
       await assertNothingWritten();
       const ok = await send(client, callTool(Buffer.from('create_code'), Buffer.from('{"color":"#112233","name":"utf8-probe-grpc-ok"}')));
@@ -313,10 +366,21 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
 
   describe('CLI (the line protocol over stdin bytes)', () => {
     it('each bad line is an INVALID_JSON response line; the next line still runs', async () => {
-      const backend = new LocalCliBackend({ agent: s.agent, pipeline: s.pipeline, authorization: AS_RESEARCHER.authorization, clientName: 'utf8-cli', clientType: 'CUSTOM' });
+      const backend = new LocalCliBackend({
+        agent: s.agent,
+        pipeline: s.pipeline,
+        authorization: AS_RESEARCHER.authorization,
+        clientName: 'utf8-cli',
+        clientType: 'CUSTOM',
+      });
       const out: string[] = [];
       const sink: LineOutput = { write: (c: string) => (out.push(c), true), once: () => undefined, on: () => undefined, off: () => undefined };
-      const line = (defect: Buffer) => Buffer.concat([Buffer.from('{"id":1,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'), defect, Buffer.from('"}}\n')]);
+      const line = (defect: Buffer) =>
+        Buffer.concat([
+          Buffer.from('{"id":1,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'),
+          defect,
+          Buffer.from('"}}\n'),
+        ]);
       const stdin = new PassThrough();
       for (const d of DEFECTS) stdin.write(line(d.bytes));
       stdin.write('{"id":2,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-a","name":"utf8-probe-b"}}\n');
@@ -326,7 +390,11 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
       } finally {
         await backend.close();
       }
-      const responses = out.join('').trim().split('\n').map((l) => JSON.parse(l));
+      const responses = out
+        .join('')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.equal(responses.length, DEFECTS.length + 2);
       for (const [i, d] of DEFECTS.entries()) {
         assert.deepEqual([responses[i].success, responses[i].error_code, responses[i].details.reason], [false, 'INVALID_JSON', d.reason], d.what);
@@ -363,7 +431,15 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
         let stderr = '';
         child.stdout.on('data', (d: Buffer) => {
           out.push(d);
-          if (endWhen && Buffer.concat(out).toString('utf8').split('\n').slice(0, -1).some((l) => endWhen(JSON.parse(l)))) child.stdin.end();
+          if (
+            endWhen &&
+            Buffer.concat(out)
+              .toString('utf8')
+              .split('\n')
+              .slice(0, -1)
+              .some((l) => endWhen(JSON.parse(l)))
+          )
+            child.stdin.end();
         });
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
         child.on('error', reject);
@@ -376,12 +452,23 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
       });
 
     it('marginalia cli: each bad line is an INVALID_JSON line, nothing is written, exit code 0', async () => {
-      const bad = DEFECTS.map((d) => Buffer.concat([Buffer.from('{"id":1,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'), d.bytes, Buffer.from('"}}\n')]));
-      const input = Buffer.concat([...bad, Buffer.from('{"id":2,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-a","name":"utf8-probe-b"}}\n'), Buffer.from('{"id":3,"op":"call","tool":"list_codes","arguments":{}}\n')]);
+      const bad = DEFECTS.map((d) =>
+        Buffer.concat([
+          Buffer.from('{"id":1,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'),
+          d.bytes,
+          Buffer.from('"}}\n'),
+        ]),
+      );
+      const input = Buffer.concat([
+        ...bad,
+        Buffer.from('{"id":2,"op":"call","tool":"create_code","arguments":{"color":"#112233","name":"utf8-probe-a","name":"utf8-probe-b"}}\n'),
+        Buffer.from('{"id":3,"op":"call","tool":"list_codes","arguments":{}}\n'),
+      ]);
       const r = await run(['cli', '--project', project], input);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.lines.length, DEFECTS.length + 2, JSON.stringify(r.lines));
-      for (const [i, d] of DEFECTS.entries()) assert.deepEqual([r.lines[i].success, r.lines[i].error_code, r.lines[i].details.reason], [false, 'INVALID_JSON', d.reason], d.what);
+      for (const [i, d] of DEFECTS.entries())
+        assert.deepEqual([r.lines[i].success, r.lines[i].error_code, r.lines[i].details.reason], [false, 'INVALID_JSON', d.reason], d.what);
       assert.equal(r.lines[DEFECTS.length].details.key, 'name');
       const listed = r.lines[DEFECTS.length + 1];
       assert.equal(listed.id, 3);
@@ -389,7 +476,13 @@ describe('security: only valid UTF-8 gets in, on every surface (issue 15)', func
     });
 
     it('marginalia mcp: each bad line is a -32700 parse error with INVALID_JSON; initialize still works', async () => {
-      const bad = DEFECTS.map((d) => Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'), d.bytes, Buffer.from('"}}}\n')]));
+      const bad = DEFECTS.map((d) =>
+        Buffer.concat([
+          Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_code","arguments":{"color":"#112233","name":"utf8-probe-'),
+          d.bytes,
+          Buffer.from('"}}}\n'),
+        ]),
+      );
       const init = `${JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'utf8-mcp', version: '1' } } })}\n`;
       const r = await run(['mcp', '--project', project], Buffer.concat([...bad, Buffer.from(init)]), (m) => m.id === 9);
       const errors = r.lines.filter((m) => m.id === null);

@@ -53,7 +53,8 @@ function callText(text: string, open: number): string {
 /** `text` without every balanced `escapeMd(...)` call. */
 function withoutEscapes(text: string): string {
   let out = text;
-  for (let at = out.indexOf('escapeMd('); at >= 0; at = out.indexOf('escapeMd(')) out = out.slice(0, at) + out.slice(at + callText(out, at + 'escapeMd'.length).length + 'escapeMd'.length);
+  for (let at = out.indexOf('escapeMd('); at >= 0; at = out.indexOf('escapeMd('))
+    out = out.slice(0, at) + out.slice(at + callText(out, at + 'escapeMd'.length).length + 'escapeMd'.length);
   return out;
 }
 
@@ -100,7 +101,14 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         assert.throws(() => webviewDocument({ cspSource: CSP_SOURCE, nonce: bad, scriptUri: 'x', style: '', body: '' }), /nonce/, bad);
       }
       const nonce = newNonce();
-      const html = webviewDocument({ cspSource: CSP_SOURCE, nonce, scriptUri: '"><script>alert(1)</script>', style: '', body: '', title: '</title><script>alert(2)</script>' });
+      const html = webviewDocument({
+        cspSource: CSP_SOURCE,
+        nonce,
+        scriptUri: '"><script>alert(1)</script>',
+        style: '',
+        body: '',
+        title: '</title><script>alert(2)</script>',
+      });
       pageChecks(html, nonce, 'hostile script URI and title');
     });
   });
@@ -118,11 +126,19 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
           seen++;
           // the one shared loader (src/ui/webviewScript.ts) sets the html its caller's page builder makes: its callers are checked below
           if (rel === path.join('src', 'ui', 'webviewScript.ts') && /^\s*html\(/.test(m[1] as string)) continue;
-          assert.match(m[1] as string, /^\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml|webviewDocument)\(/, `${rel}: webview.html = ${(m[1] as string).slice(0, 60)}`);
+          assert.match(
+            m[1] as string,
+            /^\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml|webviewDocument)\(/,
+            `${rel}: webview.html = ${(m[1] as string).slice(0, 60)}`,
+          );
         }
         for (const m of rel === path.join('src', 'ui', 'webviewScript.ts') ? [] : text.matchAll(/loadWebviewScript\(([^;]+)\);/g)) {
           seen++;
-          assert.match(m[1] as string, /,\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml)\s*$/, `${rel}: loadWebviewScript(${(m[1] as string).slice(0, 80)})`);
+          assert.match(
+            m[1] as string,
+            /,\s*(activityHtml|reportsHtml|retrievalHtml|caseAttributesHtml)\s*$/,
+            `${rel}: loadWebviewScript(${(m[1] as string).slice(0, 80)})`,
+          );
         }
       }
       assert.ok(seen >= 2, 'the Activity and Reports webviews were found');
@@ -137,14 +153,16 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         const rel = path.relative(ROOT, file);
         assert.ok(!/unsafe-inline|unsafe-eval/.test(text), `${rel}: no unsafe CSP source`);
         // localResourceRoots set here, or by the shared loader (src/ui/webviewScript.ts, checked itself)
-        if (/createWebviewPanel|resolveWebviewView|loadWebviewScript/.test(text)) assert.match(text, /localResourceRoots|loadWebviewScript\(view\.webview/, `${rel}: localResourceRoots`);
+        if (/createWebviewPanel|resolveWebviewView|loadWebviewScript/.test(text))
+          assert.match(text, /localResourceRoots|loadWebviewScript\(view\.webview/, `${rel}: localResourceRoots`);
         assert.ok(!/enableCommandUris\s*:\s*true/.test(text), `${rel}: no command URIs`);
         assert.ok(!/isTrusted\s*=\s*true|isTrusted\s*:\s*true|supportHtml\s*=\s*true/.test(text), `${rel}: no trusted or HTML Markdown`);
       }
     });
 
     it('the webview bundles use no HTML sink', () => {
-      const sinks = /\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|createContextualFragment|DOMParser|srcdoc|setAttribute\(\s*['"]on|\.on[a-z]+\s*=\s*['"`]/;
+      const sinks =
+        /\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|createContextualFragment|DOMParser|srcdoc|setAttribute\(\s*['"]on|\.on[a-z]+\s*=\s*['"`]/;
       assert.ok(bundles.length >= 2);
       for (const file of bundles) {
         const code = fs
@@ -182,7 +200,15 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         this.skip();
       }
       for (const name of ['activity', 'reports', 'retrieval']) {
-        const out = await esbuild.build({ entryPoints: [path.join(ROOT, 'webview-ui', `${name}.ts`)], bundle: true, platform: 'browser', format: 'iife', target: 'es2022', write: false, logLevel: 'silent' });
+        const out = await esbuild.build({
+          entryPoints: [path.join(ROOT, 'webview-ui', `${name}.ts`)],
+          bundle: true,
+          platform: 'browser',
+          format: 'iife',
+          target: 'es2022',
+          write: false,
+          logLevel: 'silent',
+        });
         bundled.set(name, out.outputFiles[0]?.text ?? '');
       }
       profile = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-sec-chromium-'));
@@ -190,7 +216,17 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--disable-breakpad', '--disable-crash-reporter'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--disable-dev-shm-usage',
+          '--disable-breakpad',
+          '--disable-crash-reporter',
+        ],
         env: { ...process.env, HOME: profile, XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile },
       });
     });
@@ -269,9 +305,13 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       assert.deepEqual(a.handlers, [], 'no event-handler attribute');
       assert.deepEqual(errors, [], 'no page error');
       assert.deepEqual(elsewhere, [], 'nothing loaded from elsewhere');
-      for (const h of HOSTILE.slice(0, 12)) assert.ok(a.text.includes(h.trim().replace(/\s+/g, ' ').slice(0, 20)) || a.text.includes(h.slice(0, 20)), `shown as text: ${h}`);
+      for (const h of HOSTILE.slice(0, 12))
+        assert.ok(a.text.includes(h.trim().replace(/\s+/g, ' ').slice(0, 20)) || a.text.includes(h.slice(0, 20)), `shown as text: ${h}`);
       const posted = (await page.evaluate('window.__posted')) as unknown[];
-      assert.ok(posted.some((m) => (m as { type: string }).type === 'approve'), 'the button works');
+      assert.ok(
+        posted.some((m) => (m as { type: string }).type === 'approve'),
+        'the button works',
+      );
       // the harness really enforces the page's CSP: an inline script added now is blocked and reported
       await page.evaluate(`(() => { const s = document.createElement('script'); s.textContent = 'window.__inlineRan = 1'; document.body.append(s); })()`);
       await waitInPage(page, 'window.__violations.length > 0');
@@ -283,7 +323,13 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
     it('Reports renders hostile code, coder, case and attribute names in every view as text; nothing runs', async () => {
       const nonce = newNonce();
       const { page, post, audit, errors, elsewhere } = await open('reports', reportsHtml(CSP_SOURCE, `${CSP_SOURCE}/reports.js`, 'body{}', nonce));
-      const codes = HOSTILE.slice(0, 8).map((h, i) => ({ code_id: i + 1, name: h, color: i === 3 ? 'red;background:url(https://evil.example/x)' : '#4E79A7', segment_count: i + 1, source_count: 1 }));
+      const codes = HOSTILE.slice(0, 8).map((h, i) => ({
+        code_id: i + 1,
+        name: h,
+        color: i === 3 ? 'red;background:url(https://evil.example/x)' : '#4E79A7',
+        segment_count: i + 1,
+        source_count: 1,
+      }));
       const heat = (labels: string[]) => ({
         rows: codes.map(({ code_id, name, color }) => ({ code_id, name, color })),
         columns: labels.map((l, j) => ({ key: `k${j}`, label: l, case_ids: [j + 1], code_id: j + 1 })),
@@ -295,7 +341,17 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         ['cooccurrence', { type: 'cooccurrence', project: HOSTILE[1], heat: heat(codes.map((c) => c.name)), total_overlaps: 3, same_code_overlaps: 1 }],
         [
           'agreement',
-          { type: 'agreement', project: HOSTILE[2], coders: [HOSTILE[0], HOSTILE[1], HOSTILE[2]], pair: [HOSTILE[0], HOSTILE[1]], rows: codes.map((c) => row(c.name, c.code_id)), overall: row(HOSTILE[4] as string, 0), total_characters: 100, source_count: 1, method: HOSTILE[5] },
+          {
+            type: 'agreement',
+            project: HOSTILE[2],
+            coders: [HOSTILE[0], HOSTILE[1], HOSTILE[2]],
+            pair: [HOSTILE[0], HOSTILE[1]],
+            rows: codes.map((c) => row(c.name, c.code_id)),
+            overall: row(HOSTILE[4] as string, 0),
+            total_characters: 100,
+            source_count: 1,
+            method: HOSTILE[5],
+          },
         ],
         ['case', { type: 'case', project: HOSTILE[3], heat: heat(HOSTILE.slice(6, 10)) }],
         ['attribute', { type: 'attribute', project: HOSTILE[4], attributes: HOSTILE.slice(0, 4), attribute: HOSTILE[0], heat: heat(HOSTILE.slice(10, 14)) }],
@@ -319,7 +375,11 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         assert.equal(a.pwned, null, `${view}: no injected script ran`);
         assert.deepEqual(a.violations, [], `${view}: the CSP was never violated`);
         assert.equal(a.scripts, 1, `${view}: only the bundle`);
-        assert.deepEqual(a.injected.filter((t) => t !== 'STYLE'), [], `${view}: no injected element`);
+        assert.deepEqual(
+          a.injected.filter((t) => t !== 'STYLE'),
+          [],
+          `${view}: no injected element`,
+        );
         assert.deepEqual(a.handlers, [], `${view}: no event-handler attribute`);
       }
       // the agreement table and the attribute picker are DOM text: their hostile names show literally
@@ -336,7 +396,13 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
     it('Retrieval renders hostile code, source, case, attribute and coder names and passage texts as text; nothing runs', async () => {
       const nonce = newNonce();
       const { page, post, audit, errors, elsewhere } = await open('retrieval', retrievalHtml(CSP_SOURCE, `${CSP_SOURCE}/retrieval.js`, nonce));
-      const codes = HOSTILE.slice(0, 8).map((h, i) => ({ code_id: i + 1, name: h, color: i === 3 ? 'red;background:url(https://evil.example/x)' : '#4E79A7', category: HOSTILE[i + 1] ?? null, count: i }));
+      const codes = HOSTILE.slice(0, 8).map((h, i) => ({
+        code_id: i + 1,
+        name: h,
+        color: i === 3 ? 'red;background:url(https://evil.example/x)' : '#4E79A7',
+        category: HOSTILE[i + 1] ?? null,
+        count: i,
+      }));
       await post({
         type: 'options',
         project: true,
@@ -351,7 +417,14 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
           coders: HOSTILE.slice(0, 3),
         },
       });
-      const passages = HOSTILE.slice(0, 10).map((h, i) => ({ source_name: h, place: HOSTILE[(i + 3) % HOSTILE.length], codes: [{ name: h, color: codes[3]!.color }], coders: [h], text: `${h}\n${'long '.repeat(i === 0 ? 200 : 1)}`, by_agent: i % 2 === 0 }));
+      const passages = HOSTILE.slice(0, 10).map((h, i) => ({
+        source_name: h,
+        place: HOSTILE[(i + 3) % HOSTILE.length],
+        codes: [{ name: h, color: codes[3]!.color }],
+        coders: [h],
+        text: `${h}\n${'long '.repeat(i === 0 ? 200 : 1)}`,
+        by_agent: i % 2 === 0,
+      }));
       await post({ type: 'result', title: HOSTILE[5], filters: HOSTILE.slice(0, 3), summary: HOSTILE[6], passages });
       await waitInPage(page, `document.querySelectorAll('.passage').length === ${passages.length}`);
       // a click on a passage posts its index; Show more toggles without opening
@@ -365,9 +438,14 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       assert.deepEqual(a.handlers, [], 'no event-handler attribute');
       assert.deepEqual(errors, [], 'no page error');
       assert.deepEqual(elsewhere, [], 'nothing loaded from elsewhere');
-      for (const h of HOSTILE.slice(0, 10)) assert.ok(a.text.includes(h.trim().replace(/\s+/g, ' ').slice(0, 20)) || a.text.includes(h.slice(0, 20)), `shown as text: ${h}`);
+      for (const h of HOSTILE.slice(0, 10))
+        assert.ok(a.text.includes(h.trim().replace(/\s+/g, ' ').slice(0, 20)) || a.text.includes(h.slice(0, 20)), `shown as text: ${h}`);
       const posted = (await page.evaluate('window.__posted')) as { type: string; index?: number }[];
-      assert.deepEqual(posted.filter((m) => m.type === 'open'), [{ type: 'open', index: 1 }], 'one open, of the passage clicked');
+      assert.deepEqual(
+        posted.filter((m) => m.type === 'open'),
+        [{ type: 'open', index: 1 }],
+        'one open, of the passage clicked',
+      );
       await page.close();
     });
   });

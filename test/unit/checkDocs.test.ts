@@ -10,7 +10,7 @@ import { anchorsOf, linksOf, slugOf } from '../../scripts/checkDocs';
 const ROOT = path.resolve(__dirname, '..', '..');
 
 describe('scripts/checkDocs.ts', () => {
-  it("slugs headings as GitHub does (lower case, punctuation dropped, spaces to hyphens)", () => {
+  it('slugs headings as GitHub does (lower case, punctuation dropped, spaces to hyphens)', () => {
     assert.equal(slugOf("Trust and approvals, from the agent's side"), 'trust-and-approvals-from-the-agents-side');
     assert.equal(slugOf('Copilot (VS Code chat)'), 'copilot-vs-code-chat');
     assert.equal(slugOf('`list_codes` — List Codes'), 'list_codes--list-codes');

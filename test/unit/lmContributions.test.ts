@@ -11,10 +11,7 @@ describe('package.json languageModelTools', () => {
   const agentTools = TOOLS.filter((t) => (t.audience ?? 'agents') === 'agents');
 
   it('names qda_<tool> for every registry tool and nothing else', () => {
-    assert.deepEqual(
-      contributed.map((c) => c.name).sort(),
-      agentTools.map((t) => `qda_${t.name}`).sort(),
-    );
+    assert.deepEqual(contributed.map((c) => c.name).sort(), agentTools.map((t) => `qda_${t.name}`).sort());
   });
 
   it('carries each tool description and input schema unchanged', () => {

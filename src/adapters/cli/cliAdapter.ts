@@ -108,7 +108,8 @@ function objectArg(v: unknown, what: string): Record<string, unknown> | undefine
 }
 
 function requestIdArg(v: unknown, op: string): string {
-  if (typeof v !== 'string' || v.length === 0 || v.length > 200) throw new ToolError('INVALID_ARGUMENTS', `${op} needs "request_id" (a string from a pending_approval answer)`);
+  if (typeof v !== 'string' || v.length === 0 || v.length > 200)
+    throw new ToolError('INVALID_ARGUMENTS', `${op} needs "request_id" (a string from a pending_approval answer)`);
   return v;
 }
 
@@ -123,9 +124,14 @@ function requestIdArg(v: unknown, op: string): string {
 export async function runCommand(backend: CliBackend, msg: Record<string, unknown>, sinkFor: (subscriptionId: string) => CliEventSink): Promise<Envelope> {
   try {
     const op = msg.op;
-    if (typeof op !== 'string' || !Object.prototype.hasOwnProperty.call(OPS, op)) throw new ToolError('INVALID_ARGUMENTS', `"op" must be one of ${Object.keys(OPS).join(', ')}`);
+    if (typeof op !== 'string' || !Object.prototype.hasOwnProperty.call(OPS, op))
+      throw new ToolError('INVALID_ARGUMENTS', `"op" must be one of ${Object.keys(OPS).join(', ')}`);
     const extra = Object.keys(msg).filter((k) => k !== 'id' && k !== 'op' && !(OPS[op] as readonly string[]).includes(k));
-    if (extra.length > 0) throw new ToolError('INVALID_ARGUMENTS', `Unexpected member(s) ${extra.join(', ')} for op ${op}; it takes ${['id', ...(OPS[op] as readonly string[])].join(', ')}`);
+    if (extra.length > 0)
+      throw new ToolError(
+        'INVALID_ARGUMENTS',
+        `Unexpected member(s) ${extra.join(', ')} for op ${op}; it takes ${['id', ...(OPS[op] as readonly string[])].join(', ')}`,
+      );
     switch (op) {
       case 'call': {
         if (typeof msg.tool !== 'string' || !msg.tool) throw new ToolError('INVALID_ARGUMENTS', 'call needs "tool" (a name from list_tools)');
@@ -144,14 +150,16 @@ export async function runCommand(backend: CliBackend, msg: Record<string, unknow
       }
       case 'unsubscribe': {
         const sid = msg.subscription_id;
-        if (typeof sid !== 'string' || !backend.unsubscribe(sid)) throw new ToolError('INVALID_ARGUMENTS', `No subscription ${String(sid).slice(0, 100)} in this session`);
+        if (typeof sid !== 'string' || !backend.unsubscribe(sid))
+          throw new ToolError('INVALID_ARGUMENTS', `No subscription ${String(sid).slice(0, 100)} in this session`);
         return ok({ subscription_id: sid, unsubscribed: true });
       }
       case 'list_tools':
         return await backend.listTools();
       case 'list_approvals': {
         const st = msg.status;
-        if (st !== undefined && !(APPROVAL_STATUSES as readonly unknown[]).includes(st)) throw new ToolError('INVALID_ARGUMENTS', `status must be one of ${APPROVAL_STATUSES.join(', ')}`);
+        if (st !== undefined && !(APPROVAL_STATUSES as readonly unknown[]).includes(st))
+          throw new ToolError('INVALID_ARGUMENTS', `status must be one of ${APPROVAL_STATUSES.join(', ')}`);
         return await backend.listApprovals(st as (typeof APPROVAL_STATUSES)[number] | undefined);
       }
       default:
@@ -183,7 +191,13 @@ async function writeLine(out: LineOutput, value: unknown): Promise<void> {
  * full `events` output have been written (waiting at most `flushMs`, default 5000); the caller then
  * closes the backend.
  */
-export async function runLineProtocol(input: AsyncIterable<Buffer | string>, backend: CliBackend, responses: LineOutput, events: LineOutput, flushMs = 5000): Promise<void> {
+export async function runLineProtocol(
+  input: AsyncIterable<Buffer | string>,
+  backend: CliBackend,
+  responses: LineOutput,
+  events: LineOutput,
+  flushMs = 5000,
+): Promise<void> {
   const onDrain = () => backend.resumeAll();
   events.on('drain', onDrain);
   const sinkFor = (subscription_id: string): CliEventSink => ({
@@ -194,7 +208,10 @@ export async function runLineProtocol(input: AsyncIterable<Buffer | string>, bac
   try {
     for await (const item of readLines(input)) {
       if ('tooLong' in item) {
-        await writeLine(responses, { id: null, ...fail('INVALID_ARGUMENTS', `The command line is ${item.tooLong} bytes; at most ${CLI_MAX_LINE_BYTES} are accepted`) });
+        await writeLine(responses, {
+          id: null,
+          ...fail('INVALID_ARGUMENTS', `The command line is ${item.tooLong} bytes; at most ${CLI_MAX_LINE_BYTES} are accepted`),
+        });
         continue;
       }
       if ('invalid' in item) {
@@ -212,7 +229,10 @@ export async function runLineProtocol(input: AsyncIterable<Buffer | string>, bac
         continue;
       }
       if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) {
-        await writeLine(responses, { id: null, ...fail('INVALID_ARGUMENTS', 'Each line must be a JSON object such as {"id":1,"op":"call","tool":"list_codes","arguments":{}}') });
+        await writeLine(responses, {
+          id: null,
+          ...fail('INVALID_ARGUMENTS', 'Each line must be a JSON object such as {"id":1,"op":"call","tool":"list_codes","arguments":{}}'),
+        });
         continue;
       }
       const id = (msg as { id?: unknown }).id ?? null;
@@ -327,13 +347,22 @@ export class LocalCliBackend implements CliBackend {
   async subscribe(patterns: string[], since: number | undefined, sinkFor: (subscriptionId: string) => CliEventSink): Promise<CliSubscription> {
     const { agent } = this.opts;
     agent.sessions.touch(this.sessionId);
-    if (this.subs.size >= MAX_CLI_SUBSCRIPTIONS) throw new ToolError('INVALID_ARGUMENTS', `At most ${MAX_CLI_SUBSCRIPTIONS} subscriptions per session; unsubscribe one first`);
+    if (this.subs.size >= MAX_CLI_SUBSCRIPTIONS)
+      throw new ToolError('INVALID_ARGUMENTS', `At most ${MAX_CLI_SUBSCRIPTIONS} subscriptions per session; unsubscribe one first`);
     // the sink needs the subscription's id, which exists once the subscription does (nothing is delivered before open)
     const ref: { sink?: CliEventSink } = {};
-    const s = new ResumableSubscription(agent.hub, patterns, since ?? agent.headSeq(), { event: (e) => (ref.sink as CliEventSink).event(e), overflow: (n) => ref.sink?.overflow(n) }, agent.config.events.default_subscriptions);
+    const s = new ResumableSubscription(
+      agent.hub,
+      patterns,
+      since ?? agent.headSeq(),
+      { event: (e) => (ref.sink as CliEventSink).event(e), overflow: (n) => ref.sink?.overflow(n) },
+      agent.config.events.default_subscriptions,
+    );
     ref.sink = sinkFor(s.id);
     this.subs.set(s.id, s);
-    agent.sessions.get(this.sessionId)?.subscriptions.push({ subscription_id: s.id, event_patterns: [...s.effectivePatterns], created_at: new Date().toISOString() });
+    agent.sessions
+      .get(this.sessionId)
+      ?.subscriptions.push({ subscription_id: s.id, event_patterns: [...s.effectivePatterns], created_at: new Date().toISOString() });
     return { subscription_id: s.id, patterns: s.effectivePatterns, since: since ?? null };
   }
 

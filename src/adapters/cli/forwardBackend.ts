@@ -119,7 +119,10 @@ export class ForwardCliBackend implements CliBackend {
     if (!env.success) throw new ToolError(env.error_code, env.error, env.details);
     const data = env.data as { session_id: string; heartbeat_interval_seconds?: number };
     b.session = data.session_id;
-    b.beat = setInterval(() => void b.request('POST', '/session/heartbeat', { session_id: b.session }).catch(() => undefined), (data.heartbeat_interval_seconds ?? 30) * 1000);
+    b.beat = setInterval(
+      () => void b.request('POST', '/session/heartbeat', { session_id: b.session }).catch(() => undefined),
+      (data.heartbeat_interval_seconds ?? 30) * 1000,
+    );
     b.beat.unref();
     return b;
   }
@@ -252,7 +255,10 @@ export class ForwardCliBackend implements CliBackend {
         settled = true;
         resolve({ subscription_id: id, patterns: inForce ?? patterns, since: since ?? null });
       };
-      const req = http.request(new URL(`/events/stream${query ? `?${query}` : ''}`, this.opts.url), { method: 'GET', headers: { ...this.headers(), accept: 'text/event-stream' } });
+      const req = http.request(new URL(`/events/stream${query ? `?${query}` : ''}`, this.opts.url), {
+        method: 'GET',
+        headers: { ...this.headers(), accept: 'text/event-stream' },
+      });
       const entry: { req: http.ClientRequest; res?: http.IncomingMessage; end: () => void } = {
         req,
         end: () => {
@@ -271,8 +277,21 @@ export class ForwardCliBackend implements CliBackend {
             } catch {
               body = undefined;
             }
-            const env = isEnvelope(body) && !body.success ? body : fail(res.statusCode === 404 ? 'TOOL_NOT_FOUND' : 'TOOL_EXECUTION_ERROR', `The owner has no event stream (HTTP ${res.statusCode ?? 0} on GET /events/stream)`);
-            if (!env.success) reject(new ToolError((ERROR_CODES as readonly string[]).includes(env.error_code) ? env.error_code : ('TOOL_EXECUTION_ERROR' as ErrorCode), env.error, env.details));
+            const env =
+              isEnvelope(body) && !body.success
+                ? body
+                : fail(
+                    res.statusCode === 404 ? 'TOOL_NOT_FOUND' : 'TOOL_EXECUTION_ERROR',
+                    `The owner has no event stream (HTTP ${res.statusCode ?? 0} on GET /events/stream)`,
+                  );
+            if (!env.success)
+              reject(
+                new ToolError(
+                  (ERROR_CODES as readonly string[]).includes(env.error_code) ? env.error_code : ('TOOL_EXECUTION_ERROR' as ErrorCode),
+                  env.error,
+                  env.details,
+                ),
+              );
           });
           return;
         }

@@ -10,7 +10,15 @@ export function callHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImpleme
   const pipeline = ctx.opts.pipeline;
   return {
     ListTools: unary<Record<string, never>, { tools: unknown[] }>(ctx, () => ({
-      tools: pipeline.listTools().map((t) => ({ name: t.name, title: t.title, description: t.description, group: t.group, effect: t.effect, trust_category: t.trust_category, input_schema_json: JSON.stringify(t.inputSchema) })),
+      tools: pipeline.listTools().map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        group: t.group,
+        effect: t.effect,
+        trust_category: t.trust_category,
+        input_schema_json: JSON.stringify(t.inputSchema),
+      })),
     })),
 
     CallTool: unary<CallToolRequest, CallToolResponse>(
@@ -54,7 +62,8 @@ export function callHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImpleme
 
     ListApprovals: unary<{ status: string }, { approvals: unknown[] }>(ctx, (req) => {
       const valid = ['pending', 'completed', 'failed', 'rejected'] as const;
-      if (req.status && !(valid as readonly string[]).includes(req.status)) throw new ToolError('INVALID_ARGUMENTS', `status must be one of ${valid.join(', ')}`);
+      if (req.status && !(valid as readonly string[]).includes(req.status))
+        throw new ToolError('INVALID_ARGUMENTS', `status must be one of ${valid.join(', ')}`);
       const list = agent.listApprovals((req.status || undefined) as (typeof valid)[number] | undefined);
       return {
         approvals: list.map((a) => ({

@@ -21,10 +21,12 @@ export interface CertIdentity {
  * Errors: UNAUTHORIZED (no certificate, no or unknown role, no name).
  */
 export function identityOfCertificate(cert: PeerCertificate | undefined | null): CertIdentity {
-  if (!cert || !cert.subject || Object.keys(cert).length === 0) throw new ToolError('UNAUTHORIZED', 'No client certificate: the gRPC adapter requires mutual TLS (marginalia certs --client NAME --role agent|researcher)');
+  if (!cert || !cert.subject || Object.keys(cert).length === 0)
+    throw new ToolError('UNAUTHORIZED', 'No client certificate: the gRPC adapter requires mutual TLS (marginalia certs --client NAME --role agent|researcher)');
   const ou = (cert.subject as unknown as Record<string, string | string[] | undefined>).OU;
   const roles = (Array.isArray(ou) ? ou : ou === undefined ? [] : [ou]).filter((r): r is Role => (CERT_ROLES as readonly string[]).includes(r));
-  if (roles.length !== 1) throw new ToolError('UNAUTHORIZED', `The client certificate must carry exactly one role in its subject OU (${CERT_ROLES.join(' or ')})`);
+  if (roles.length !== 1)
+    throw new ToolError('UNAUTHORIZED', `The client certificate must carry exactly one role in its subject OU (${CERT_ROLES.join(' or ')})`);
   const cn = (cert.subject as unknown as Record<string, string | string[] | undefined>).CN;
   const name = Array.isArray(cn) ? cn[0] : cn;
   if (!name || name.length > 64) throw new ToolError('UNAUTHORIZED', 'The client certificate must name the client in its subject CN (1-64 characters)');

@@ -89,9 +89,25 @@ function envelopeResponse(env: Envelope, status: InvokeOutcome['status']): CallT
   if (env.success) {
     const data = env.data as { request_id?: unknown } | null | undefined;
     const requestId = data && typeof data === 'object' && typeof data.request_id === 'string' ? data.request_id : '';
-    return { success: true, data_json: JSON.stringify(env.data ?? null), error: '', error_code: '', status: status === 'pending' ? 'PENDING_APPROVAL' : 'OK', request_id: requestId, details_json: '' };
+    return {
+      success: true,
+      data_json: JSON.stringify(env.data ?? null),
+      error: '',
+      error_code: '',
+      status: status === 'pending' ? 'PENDING_APPROVAL' : 'OK',
+      request_id: requestId,
+      details_json: '',
+    };
   }
-  return { success: false, data_json: '', error: env.error, error_code: env.error_code, status: 'FAILED', request_id: '', details_json: env.details === undefined ? '' : JSON.stringify(env.details) };
+  return {
+    success: false,
+    data_json: '',
+    error: env.error,
+    error_code: env.error_code,
+    status: 'FAILED',
+    request_id: '',
+    details_json: env.details === undefined ? '' : JSON.stringify(env.details),
+  };
 }
 
 /** The CallToolResponse of a refused request (INVALID_ARGUMENTS, INVALID_JSON, a session refusal). */

@@ -28,13 +28,20 @@ export function tokenOf(ctx: GrpcServerContext, role: Role): string {
 }
 
 /** The verified certificate's identity; a refusal (UNAUTHORIZED: no known role) is audited with the RPC's path. */
-export function identity(ctx: GrpcServerContext, call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null; getPath?(): string }): CertIdentity {
+export function identity(
+  ctx: GrpcServerContext,
+  call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null; getPath?(): string },
+): CertIdentity {
   const cert = call.getAuthContext()?.sslPeerCertificate;
   try {
     return identityOfCertificate(cert);
   } catch (e) {
     const cn = cert?.subject?.CN;
-    ctx.agent.auditRefusal({ route: `grpc ${call.getPath?.() ?? ''}`.trim(), error_code: isToolError(e) ? e.code : 'UNAUTHORIZED', client_name: typeof cn === 'string' ? `grpc:${cn}` : undefined });
+    ctx.agent.auditRefusal({
+      route: `grpc ${call.getPath?.() ?? ''}`.trim(),
+      error_code: isToolError(e) ? e.code : 'UNAUTHORIZED',
+      client_name: typeof cn === 'string' ? `grpc:${cn}` : undefined,
+    });
     throw e;
   }
 }
@@ -51,7 +58,12 @@ export function callerOf(ctx: GrpcServerContext, id: CertIdentity, sessionId: st
       // another certificate's session (SESSION_FORBIDDEN, as on every surface) or none: refused and audited like the agent context's session refusals
       const code = agent.sessions.get(sessionId) ? 'SESSION_FORBIDDEN' : 'SESSION_NOT_FOUND';
       agent.auditRefusal({ route: 'session:resume', error_code: code, session_id: sessionId.slice(0, 100), client_name: `grpc:${id.name}` });
-      throw new ToolError(code, code === 'SESSION_FORBIDDEN' ? `Session ${sessionId.slice(0, 100)} belongs to another certificate: use your own session (or none)` : `No session ${sessionId.slice(0, 100)} of this certificate: open one with OpenSession, or leave session_id empty`);
+      throw new ToolError(
+        code,
+        code === 'SESSION_FORBIDDEN'
+          ? `Session ${sessionId.slice(0, 100)} belongs to another certificate: use your own session (or none)`
+          : `No session ${sessionId.slice(0, 100)} of this certificate: open one with OpenSession, or leave session_id empty`,
+      );
     }
     caller = agent.callerFor(sessionId, auth);
   } else {
@@ -63,7 +75,10 @@ export function callerOf(ctx: GrpcServerContext, id: CertIdentity, sessionId: st
 /** The one-line call log (GrpcOptions.onCall): time, client, tool, gRPC status, outcome and duration. */
 export function logCall(ctx: GrpcServerContext, caller: Caller | undefined, name: string, outcome: InvokeOutcome): void {
   const status = outcome.status === 'pending' ? 'PENDING_APPROVAL' : outcome.envelope.success ? 'OK' : 'FAILED';
-  ctx.opts.onCall?.(`${new Date().toISOString()} ${caller?.client_name ?? 'grpc'} ${name} grpc:${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`, outcome);
+  ctx.opts.onCall?.(
+    `${new Date().toISOString()} ${caller?.client_name ?? 'grpc'} ${name} grpc:${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
+    outcome,
+  );
 }
 
 /**

@@ -27,13 +27,25 @@ function sessionResponse(ctx: GrpcServerContext, sessionId: string, role: string
 }
 
 /** The SessionResponse of a refused session request. */
-const sessionFailure = (e: ToolError): SessionResponse => ({ success: false, error: e.message, error_code: e.code, session_id: '', client_type: '', client_name: '', status: '', role: '', heartbeat_interval_seconds: 0, timeout_minutes: 0 });
+const sessionFailure = (e: ToolError): SessionResponse => ({
+  success: false,
+  error: e.message,
+  error_code: e.code,
+  session_id: '',
+  client_type: '',
+  client_name: '',
+  status: '',
+  role: '',
+  heartbeat_interval_seconds: 0,
+  timeout_minutes: 0,
+});
 
 /** An explicit session of this certificate. Errors: SESSION_NOT_FOUND, SESSION_FORBIDDEN (another certificate's), INVALID_ARGUMENTS. */
 function ownSession(ctx: GrpcServerContext, sessionId: string, id: CertIdentity): string {
   if (!sessionId) throw new ToolError('INVALID_ARGUMENTS', 'session_id is required (from OpenSession)');
   if (!ctx.agent.sessions.get(sessionId)) throw new ToolError('SESSION_NOT_FOUND', `No session ${sessionId.slice(0, 100)} of this certificate`);
-  if (ctx.owners.get(sessionId) !== id.fingerprint) throw new ToolError('SESSION_FORBIDDEN', `Session ${sessionId.slice(0, 100)} belongs to another certificate`);
+  if (ctx.owners.get(sessionId) !== id.fingerprint)
+    throw new ToolError('SESSION_FORBIDDEN', `Session ${sessionId.slice(0, 100)} belongs to another certificate`);
   return sessionId;
 }
 
@@ -47,7 +59,8 @@ export function sessionHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImpl
         const types = CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI');
         const clientType = (req.client_type || 'CUSTOM') as ClientType;
         if (!(types as readonly string[]).includes(clientType)) throw new ToolError('INVALID_ARGUMENTS', `client_type must be one of ${types.join(', ')}`);
-        if (req.trust_level && !(TRUST_LEVELS as readonly string[]).includes(req.trust_level)) throw new ToolError('INVALID_ARGUMENTS', `trust_level must be one of ${TRUST_LEVELS.join(', ')}`);
+        if (req.trust_level && !(TRUST_LEVELS as readonly string[]).includes(req.trust_level))
+          throw new ToolError('INVALID_ARGUMENTS', `trust_level must be one of ${TRUST_LEVELS.join(', ')}`);
         const name = (req.client_name || `grpc:${id.name}`).slice(0, 100);
         const { session } = agent.openSession({
           authorization: `Bearer ${tokenOf(ctx, id.role)}`,

@@ -83,12 +83,16 @@ export function strictUtf8Service(service: grpc.ServiceDefinition): grpc.Service
         const bad = fields.size > 0 ? firstInvalidStringField(buf, fields) : undefined;
         if (!bad) return def.requestDeserialize(buf);
         return {
-          [BAD_UTF8]: new ToolError('INVALID_JSON', `${bad.field} is not valid UTF-8: at byte offset ${bad.offset} of the field (${bad.messageOffset} of the message): ${bad.problem}. Strings must be UTF-8.`, {
-            reason: 'invalid_utf8',
-            field: bad.field,
-            byte_offset: bad.offset,
-            message_byte_offset: bad.messageOffset,
-          }),
+          [BAD_UTF8]: new ToolError(
+            'INVALID_JSON',
+            `${bad.field} is not valid UTF-8: at byte offset ${bad.offset} of the field (${bad.messageOffset} of the message): ${bad.problem}. Strings must be UTF-8.`,
+            {
+              reason: 'invalid_utf8',
+              field: bad.field,
+              byte_offset: bad.offset,
+              message_byte_offset: bad.messageOffset,
+            },
+          ),
         };
       },
     };
@@ -104,7 +108,10 @@ export function strictUtf8Service(service: grpc.ServiceDefinition): grpc.Service
 export function refuseInvalidUtf8(handlers: grpc.UntypedServiceImplementation, agent: AgentContext): grpc.UntypedServiceImplementation {
   const out: grpc.UntypedServiceImplementation = {};
   for (const [name, handler] of Object.entries(handlers)) {
-    out[name] = ((call: { request?: Record<PropertyKey, unknown>; emit(event: 'error', e: unknown): boolean; getPath?(): string }, callback?: grpc.sendUnaryData<unknown>) => {
+    out[name] = ((
+      call: { request?: Record<PropertyKey, unknown>; emit(event: 'error', e: unknown): boolean; getPath?(): string },
+      callback?: grpc.sendUnaryData<unknown>,
+    ) => {
       const bad = call.request?.[BAD_UTF8];
       if (bad instanceof ToolError) {
         agent.auditRefusal({ route: `grpc ${call.getPath?.() ?? name}`, error_code: bad.code, decision: 'failed' });

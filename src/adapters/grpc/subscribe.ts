@@ -19,7 +19,10 @@ export const GRPC_STREAM_TOUCH_MS = 15_000;
 /** The handlers of event streams: Subscribe and Unsubscribe (only the certificate that opened a stream may end it). */
 export function streamHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImplementation {
   return {
-    Unsubscribe: (call: grpc.ServerUnaryCall<{ subscription_id: string }, { subscription_id: string }>, callback: grpc.sendUnaryData<{ subscription_id: string }>) => {
+    Unsubscribe: (
+      call: grpc.ServerUnaryCall<{ subscription_id: string }, { subscription_id: string }>,
+      callback: grpc.sendUnaryData<{ subscription_id: string }>,
+    ) => {
       let id: CertIdentity;
       try {
         id = identity(ctx, call);
@@ -66,7 +69,8 @@ function subscribe(ctx: GrpcServerContext, call: grpc.ServerWritableStream<Subsc
     caller = callerOf(ctx, id, call.request.session_id);
     agent.sessions.touch(caller.session_id);
     patterns = parsePatterns(call.request.patterns);
-    if (streams.size >= MAX_GRPC_STREAMS) throw new ToolError('SESSION_LIMIT', `At most ${MAX_GRPC_STREAMS} event streams may be open at once; close one first`);
+    if (streams.size >= MAX_GRPC_STREAMS)
+      throw new ToolError('SESSION_LIMIT', `At most ${MAX_GRPC_STREAMS} event streams may be open at once; close one first`);
   } catch (e) {
     if (!isToolError(e)) throw e;
     refuse(grpcStatusOf(e.code), e);

@@ -42,7 +42,7 @@ export function mountAgentRoutes(app: express.Express, agent: AgentContext, pipe
       const extra = Object.keys(body).filter((k) => k !== 'name');
       if (extra.length > 0) throw new ToolError('INVALID_ARGUMENTS', `Unexpected body member(s) ${extra.join(', ')}: send {"name": "..."}`);
       const name = (body as { name?: unknown }).name;
-      if (typeof name !== 'string') throw new ToolError('INVALID_ARGUMENTS', 'name is required: the agent\'s name (1-64 characters)');
+      if (typeof name !== 'string') throw new ToolError('INVALID_ARGUMENTS', "name is required: the agent's name (1-64 characters)");
       const issued = agent.credentials.issue(name);
       send(res, 201, ok({ name: issued.name, token: issued.token }));
     }),

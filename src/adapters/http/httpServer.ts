@@ -75,7 +75,13 @@ export function auditRefused(agent: AgentContext | undefined, req: http.Incoming
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const client = req.headers['x-marginalia-client'];
   const correlation = req.headers['x-correlation-id'];
-  agent.auditRefusal({ route: `${req.method ?? 'GET'} ${path}`, error_code: code, client_name: typeof client === 'string' ? client : undefined, correlation_id: typeof correlation === 'string' ? correlation : undefined, decision });
+  agent.auditRefusal({
+    route: `${req.method ?? 'GET'} ${path}`,
+    error_code: code,
+    client_name: typeof client === 'string' ? client : undefined,
+    correlation_id: typeof correlation === 'string' ? correlation : undefined,
+    decision,
+  });
 }
 
 /**
@@ -135,8 +141,11 @@ export function callerOf(req: http.IncomingMessage, agent: AgentContext | undefi
   const auth = header(req, 'authorization');
   const sessionId = header(req, 'x-marginalia-session');
   const typeHeader = header(req, 'x-marginalia-client-type') as ClientType | undefined;
-  const clientType: ClientType = typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? typeHeader : 'REST_CLIENT';
-  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, header(req, 'x-marginalia-user')?.slice(0, 100), header(req, 'x-marginalia-model')?.slice(0, 200));
+  const clientType: ClientType =
+    typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? typeHeader : 'REST_CLIENT';
+  const caller = sessionId
+    ? agent.callerFor(sessionId, auth)
+    : agent.implicitCaller(auth, client, clientType, header(req, 'x-marginalia-user')?.slice(0, 100), header(req, 'x-marginalia-model')?.slice(0, 200));
   return { ...caller, correlation_id: correlation };
 }
 
@@ -206,7 +215,13 @@ export function createHttpApp(opts: HttpOptions): express.Express {
   });
 
   app.get('/', (_req, res) => {
-    send(res, 200, { name: 'marginalia', version: opts.version, tools_endpoint: 'GET /tools', call_endpoint: 'POST /tools/{tool_name}', tool_count: opts.pipeline.listTools().length });
+    send(res, 200, {
+      name: 'marginalia',
+      version: opts.version,
+      tools_endpoint: 'GET /tools',
+      call_endpoint: 'POST /tools/{tool_name}',
+      tool_count: opts.pipeline.listTools().length,
+    });
   });
 
   app.get('/tools', (req, res) => {
@@ -338,10 +353,16 @@ async function answerToolCall(opts: HttpOptions, req: http.IncomingMessage, name
   };
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return badBody('The body must be a JSON object {"arguments": {...}}');
   for (const k in body) {
-    if (k !== 'arguments') return badBody(`Unexpected body member(s) ${Object.keys(body).filter((x) => x !== 'arguments').join(', ')}: send {"arguments": {...}}`);
+    if (k !== 'arguments')
+      return badBody(
+        `Unexpected body member(s) ${Object.keys(body)
+          .filter((x) => x !== 'arguments')
+          .join(', ')}: send {"arguments": {...}}`,
+      );
   }
   const argsValue = (body as { arguments?: unknown }).arguments;
-  if (argsValue !== undefined && (argsValue === null || typeof argsValue !== 'object' || Array.isArray(argsValue))) return badBody('"arguments" must be a JSON object');
+  if (argsValue !== undefined && (argsValue === null || typeof argsValue !== 'object' || Array.isArray(argsValue)))
+    return badBody('"arguments" must be a JSON object');
   let caller: Caller;
   try {
     caller = callerOf(req, opts.agent);
@@ -521,9 +542,20 @@ function mountPause(app: express.Express, agent: AgentContext): void {
       sendError(res, e);
     }
   };
-  app.get('/agents/pause', route(() => ({ paused: agent.paused, ...(agent.pauseInfo ?? { since: null, by: null }) })));
-  app.post('/agents/pause', ...strictJsonBody(), route((caller) => agent.pause(caller)));
-  app.post('/agents/resume', ...strictJsonBody(), route((caller) => agent.resume(caller)));
+  app.get(
+    '/agents/pause',
+    route(() => ({ paused: agent.paused, ...(agent.pauseInfo ?? { since: null, by: null }) })),
+  );
+  app.post(
+    '/agents/pause',
+    ...strictJsonBody(),
+    route((caller) => agent.pause(caller)),
+  );
+  app.post(
+    '/agents/resume',
+    ...strictJsonBody(),
+    route((caller) => agent.resume(caller)),
+  );
 }
 
 /** A running HTTP tool server. */
@@ -579,7 +611,9 @@ function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, port: 
     auditRefused(opts.agent, req, code);
     const body = JSON.stringify(fail(code, message));
     const extra = status === 401 ? 'WWW-Authenticate: Bearer realm="marginalia"\r\n' : '';
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+    );
   };
   socket.on('error', () => socket.destroy());
   const host = req.headers.host;
@@ -587,7 +621,8 @@ function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, port: 
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
   if (!isAllowedOrigin(origin, port)) return refuse(403, 'FORBIDDEN_HOST', `Origin "${origin ?? ''}" may not call this server`);
   adoptQueryToken(req);
-  if (opts.agent && opts.agent.authenticate(req.headers.authorization) === null) return refuse(401, 'UNAUTHORIZED', 'Send the token as Authorization: Bearer <token> (or ?token=<token>)');
+  if (opts.agent && opts.agent.authenticate(req.headers.authorization) === null)
+    return refuse(401, 'UNAUTHORIZED', 'Send the token as Authorization: Bearer <token> (or ?token=<token>)');
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   const handler = opts.upgrades && Object.prototype.hasOwnProperty.call(opts.upgrades, path) ? opts.upgrades[path] : undefined;
   if (!handler) return refuse(404, 'TOOL_NOT_FOUND', `No WebSocket endpoint at ${path}`);

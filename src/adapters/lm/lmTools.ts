@@ -62,7 +62,8 @@ export function registerLmTools(pipeline: ToolPipeline, tools: readonly AnyTool[
           const invocationMessage = level ? `${t.title}… (trust level ${level})` : `${t.title}…`;
           if (t.effect === 'read' && (level === undefined || level === 'auto')) return { invocationMessage };
           const message = describeCall(t, options.input);
-          if (level) message.appendMarkdown(`\n\nTrust level for this chat agent: **${level}** (the call ${LEVEL_WORDS[level] ?? 'is decided by Marginalia'}).`);
+          if (level)
+            message.appendMarkdown(`\n\nTrust level for this chat agent: **${level}** (the call ${LEVEL_WORDS[level] ?? 'is decided by Marginalia'}).`);
           return { invocationMessage, confirmationMessages: { title: `Marginalia: ${t.title}?`, message } };
         },
         invoke: async (options) => {

@@ -29,7 +29,14 @@ const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 /** `_meta` key of the 2026-07-28 per-request envelope carrying the client's name and version. */
 const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';
 /** Methods whose `params.<field>` the `Mcp-Name` header mirrors (MCP 2026-07-28 Streamable HTTP, SEP-2243). */
-const MCP_NAME_SOURCE: Record<string, string> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri', 'tasks/get': 'taskId', 'tasks/update': 'taskId', 'tasks/cancel': 'taskId' };
+const MCP_NAME_SOURCE: Record<string, string> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
 
 /**
  * A header value as the 2026-07-28 Streamable HTTP binding wants it: printable ASCII as is, anything else
@@ -180,7 +187,15 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
     const requestIds = list.filter((m) => isObject(m) && typeof m.method === 'string' && m.id !== undefined).map((m) => (m as Json).id);
     const initializeIds = new Set(list.filter((m) => isObject(m) && m.method === 'initialize').map((m) => (m as Json).id));
     for (const m of list) {
-      if (isObject(m) && m.method === 'initialize' && !opts.clientName && isObject(m.params) && isObject(m.params.clientInfo) && typeof m.params.clientInfo.name === 'string') clientName = m.params.clientInfo.name.slice(0, 100);
+      if (
+        isObject(m) &&
+        m.method === 'initialize' &&
+        !opts.clientName &&
+        isObject(m.params) &&
+        isObject(m.params.clientInfo) &&
+        typeof m.params.clientInfo.name === 'string'
+      )
+        clientName = m.params.clientInfo.name.slice(0, 100);
     }
     const params = isObject(first) && isObject(first.params) ? first.params : undefined;
     const meta = params && isObject(params._meta) ? params._meta : undefined;
@@ -247,11 +262,13 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
         return;
       }
       const why = isObject(parsed) && typeof parsed.error_code === 'string' ? `${parsed.error_code}: ${String(parsed.error)}` : text.slice(0, 300);
-      for (const id of requestIds) failRequest(id, `The Marginalia server that owns the project (${opts.url}) answered HTTP ${res.status}: ${why}`, { http_status: res.status });
+      for (const id of requestIds)
+        failRequest(id, `The Marginalia server that owns the project (${opts.url}) answered HTTP ${res.status}: ${why}`, { http_status: res.status });
     } catch (e) {
       if (abort.signal.aborted) return;
       logger.warn(`MCP forward to ${opts.url} failed: ${(e as Error).message}`);
-      for (const id of requestIds) failRequest(id, `The Marginalia server that owns the project (${opts.url}) cannot be reached: ${(e as Error).message}. Is it still running?`);
+      for (const id of requestIds)
+        failRequest(id, `The Marginalia server that owns the project (${opts.url}) cannot be reached: ${(e as Error).message}. Is it still running?`);
     } finally {
       if (key !== undefined && inFlight.get(key)?.abort === abort) inFlight.delete(key);
       settle();
@@ -259,7 +276,8 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
   };
 
   /** A JSON-RPC parse error (-32700) for a line that is not strict JSON; `data.error_code` is INVALID_JSON. */
-  const parseError = (message: string, data?: unknown) => write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, ...(data !== undefined ? { data } : {}) } });
+  const parseError = (message: string, data?: unknown) =>
+    write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, ...(data !== undefined ? { data } : {}) } });
   const onLine = (line: string) => {
     const text = line.trim();
     if (!text) return;
@@ -277,14 +295,16 @@ export function forwardMcpStdio(opts: McpForwardOptions): McpStdioConnection {
       if (target) target.abort.abort();
     }
     // 2025 era (no per-request envelope): subscriptions are this process's to serve
-    if (watcher && isObject(msg) && !(isObject(msg.params) && isObject(msg.params._meta) && PROTOCOL_VERSION_META_KEY in msg.params._meta) && subscription(msg)) return;
+    if (watcher && isObject(msg) && !(isObject(msg.params) && isObject(msg.params._meta) && PROTOCOL_VERSION_META_KEY in msg.params._meta) && subscription(msg))
+      return;
     void forward(msg);
   };
   // lines split and decoded from bytes, strictly (MCP stdio framing: one message per \n-terminated line)
   const reading = (async () => {
     for await (const item of readStrictLines(input as AsyncIterable<Buffer | string>, MCP_MAX_BODY_BYTES)) {
       if (ended) break;
-      if ('tooLong' in item) parseError(`a line of ${item.tooLong} bytes is longer than the ${MCP_MAX_BODY_BYTES} bytes accepted`, { error_code: 'INVALID_ARGUMENTS' });
+      if ('tooLong' in item)
+        parseError(`a line of ${item.tooLong} bytes is longer than the ${MCP_MAX_BODY_BYTES} bytes accepted`, { error_code: 'INVALID_ARGUMENTS' });
       else if ('invalid' in item) parseError(item.invalid.message, { error_code: item.invalid.code, ...(item.invalid.details as object | undefined) });
       else onLine(item.line);
     }

@@ -74,10 +74,13 @@ export function mcpHttpCaller(agent: AgentContext, headers: Headers | undefined,
   const sessionId = header(headers, 'x-marginalia-session');
   const client = (header(headers, 'x-marginalia-client') ?? hints.clientName ?? 'mcp-client').slice(0, 100);
   const typeHeader = header(headers, 'x-marginalia-client-type');
-  const clientType: ClientType = typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? (typeHeader as ClientType) : 'CUSTOM';
+  const clientType: ClientType =
+    typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? (typeHeader as ClientType) : 'CUSTOM';
   const user = header(headers, 'x-marginalia-user')?.slice(0, 100);
   const correlation = header(headers, 'x-correlation-id')?.slice(0, 100);
-  const caller = sessionId ? agent.callerFor(sessionId, auth) : agent.implicitCaller(auth, client, clientType, user, header(headers, 'x-marginalia-model')?.slice(0, 200));
+  const caller = sessionId
+    ? agent.callerFor(sessionId, auth)
+    : agent.implicitCaller(auth, client, clientType, user, header(headers, 'x-marginalia-model')?.slice(0, 200));
   return correlation ? { ...caller, correlation_id: correlation } : caller;
 }
 
@@ -169,7 +172,10 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
   const rawBody = express.raw({ type: () => true, limit: MCP_MAX_BODY_BYTES });
   /** A JSON-RPC error answer written before the SDK sees the request (id null: the request could not be read). */
   const rpcError = (res: express.Response, status: number, code: number, message: string, data: Record<string, unknown>) => {
-    res.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data } }));
+    res
+      .status(status)
+      .type('application/json')
+      .send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data } }));
   };
   return {
     handler,
@@ -195,7 +201,9 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
           if (err) {
             const e = err as { status?: number; message?: string };
             const status = e.status ?? 400;
-            rpcError(res, status, status === 413 ? -32000 : -32700, e.message ?? 'The body could not be read', { error_code: status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_ARGUMENTS' });
+            rpcError(res, status, status === 413 ? -32000 : -32700, e.message ?? 'The body could not be read', {
+              error_code: status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_ARGUMENTS',
+            });
             return;
           }
           const bytes: unknown = req.body;
@@ -204,17 +212,27 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
             parsed = Buffer.isBuffer(bytes) ? parseStrictJson(bytes, { charset: charsetOf(req.get('content-type')) }) : undefined;
           } catch (e) {
             if (!isToolError(e)) return next(e);
-            opts.agent.auditRefusal({ route: `POST ${MCP_PATH}`, error_code: e.code, client_name: req.get('x-marginalia-client'), correlation_id: req.get('x-correlation-id'), decision: 'failed' });
+            opts.agent.auditRefusal({
+              route: `POST ${MCP_PATH}`,
+              error_code: e.code,
+              client_name: req.get('x-marginalia-client'),
+              correlation_id: req.get('x-correlation-id'),
+              decision: 'failed',
+            });
             // the status and JSON-RPC code of the one error classification (INVALID_JSON 400, UNSUPPORTED_MEDIA_TYPE 415; both -32700)
             const shape = mcpErrorOf(e.code);
-            rpcError(res, httpStatusOf(e.code), shape.kind === 'jsonrpc' ? shape.code : JSONRPC_ERROR.PARSE_ERROR, `Parse error: ${e.message}`, { error_code: e.code, ...(e.details as Record<string, unknown> | undefined) });
+            rpcError(res, httpStatusOf(e.code), shape.kind === 'jsonrpc' ? shape.code : JSONRPC_ERROR.PARSE_ERROR, `Parse error: ${e.message}`, {
+              error_code: e.code,
+              ...(e.details as Record<string, unknown> | undefined),
+            });
             return;
           }
           if (parsed === undefined) {
             rpcError(res, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message', { error_code: 'INVALID_JSON' });
             return;
           }
-          if (who !== null && typeof parsed === 'object' && parsed !== null && (parsed as { method?: unknown }).method === 'subscriptions/listen') closeWithSession(opts.agent, req, res, who);
+          if (who !== null && typeof parsed === 'object' && parsed !== null && (parsed as { method?: unknown }).method === 'subscriptions/listen')
+            closeWithSession(opts.agent, req, res, who);
           node(req, res, parsed).catch(next);
         });
       });

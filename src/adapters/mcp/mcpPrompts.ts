@@ -59,13 +59,21 @@ function message(text: string, description: string): GetPromptResult {
 function codebookText(codes: any[]): string {
   if (codes.length === 0) return '(the codebook is empty)';
   return codes
-    .map((c) => `- [${c.code_id}] ${c.name}${c.category ? ` (category: ${c.category.name})` : ''}: ${c.segment_count} segment(s)${c.memo ? `. Memo: ${cut(String(c.memo).replace(/\s+/g, ' '), 300)}` : ''}`)
+    .map(
+      (c) =>
+        `- [${c.code_id}] ${c.name}${c.category ? ` (category: ${c.category.name})` : ''}: ${c.segment_count} segment(s)${c.memo ? `. Memo: ${cut(String(c.memo).replace(/\s+/g, ' '), 300)}` : ''}`,
+    )
     .join('\n');
 }
 
 function categoriesText(categories: any[]): string {
   if (categories.length === 0) return '(no categories yet)';
-  return categories.map((k) => `${'  '.repeat(k.depth ?? 0)}- [${k.category_id}] ${k.name}: ${k.code_count} code(s)${k.memo ? `. Memo: ${cut(String(k.memo).replace(/\s+/g, ' '), 200)}` : ''}`).join('\n');
+  return categories
+    .map(
+      (k) =>
+        `${'  '.repeat(k.depth ?? 0)}- [${k.category_id}] ${k.name}: ${k.code_count} code(s)${k.memo ? `. Memo: ${cut(String(k.memo).replace(/\s+/g, ' '), 200)}` : ''}`,
+    )
+    .join('\n');
 }
 
 function segmentLine(s: any): string {
@@ -75,7 +83,7 @@ function segmentLine(s: any): string {
 const RECORDING =
   'Record your work through the tools: create_code {name, color} for a new code, batch_apply_codes {operations: [{code_id, source_id, start_position, end_position, memo?}]} to code passages, ' +
   'update_code_memo {code_id, memo} for code memos, create_category and move_code_to_category for grouping. Positions count Unicode code points of the stored text from 0, end exclusive. ' +
-  "Some calls wait for the researcher's approval and answer {status: \"pending_approval\", request_id}: note the request_id, carry on, and check get_approval_status later.";
+  'Some calls wait for the researcher\'s approval and answer {status: "pending_approval", request_id}: note the request_id, carry on, and check get_approval_status later.';
 
 /** Prompt argument schemas (built once; a server instance is made per HTTP request). */
 const OPEN_CODING_ARGS = z.object({
@@ -89,10 +97,16 @@ const THEMATIC_ARGS = z.object({
 });
 const AXIAL_ARGS = z.object({ max_codes: z.string().optional().describe('codes to show example segments for (default 40)') });
 const SELECTIVE_ARGS = z.object({ max_relationships: z.string().optional().describe('co-occurring code pairs to show (default 40)') });
-const SUMMARIZE_ARGS = z.object({ code_id: z.string().describe('the code (a positive integer)'), max_segments: z.string().optional().describe('segments to embed (default 200)') });
+const SUMMARIZE_ARGS = z.object({
+  code_id: z.string().describe('the code (a positive integer)'),
+  max_segments: z.string().optional().describe('segments to embed (default 200)'),
+});
 const COMPARE_ARGS = z.object({ case_ids: z.string().describe('two or more case ids, e.g. "1,2"') });
 const PATTERNS_ARGS = z.object({ max_relationships: z.string().optional().describe('co-occurring code pairs to show (default 40)') });
-const MEMO_ARGS = z.object({ code_id: z.string().optional().describe('the code (a positive integer)'), category_id: z.string().optional().describe('the category (a positive integer)') });
+const MEMO_ARGS = z.object({
+  code_id: z.string().optional().describe('the code (a positive integer)'),
+  category_id: z.string().optional().describe('the category (a positive integer)'),
+});
 
 /**
  * Registers the eight prompt templates of the agent-context spec (section 2) on `server`. Each embeds the
@@ -134,7 +148,12 @@ function promptReads(deps: McpReadDeps) {
   };
   const maxLen = (v: string | undefined) => (v === undefined ? DEFAULT_PROMPT_TEXT : Math.min(idArg('max_length', v), 1_000_000));
   const questions = (given: string | undefined) => {
-    const list = given?.trim() ? given.split(/\n|;/).map((q) => q.trim()).filter(Boolean) : deps.context.projectInfo().research_questions;
+    const list = given?.trim()
+      ? given
+          .split(/\n|;/)
+          .map((q) => q.trim())
+          .filter(Boolean)
+      : deps.context.projectInfo().research_questions;
     return list.length > 0 ? list.map((q, i) => `${i + 1}. ${q}`).join('\n') : '(none recorded: ask the researcher, or infer tentative questions and say so)';
   };
   /** Text segments through list_segments (one request): `{total, segments}`. */
@@ -153,7 +172,9 @@ function promptReads(deps: McpReadDeps) {
       if (list.length < SEGMENTS_PER_CODE) list.push(s);
       byCode.set(s.code_id, list);
     }
-    return used.map((c) => `* [${c.code_id}] ${c.name} (${c.segment_count} segment(s))\n${(byCode.get(c.code_id) ?? []).map(segmentLine).join('\n')}`).join('\n');
+    return used
+      .map((c) => `* [${c.code_id}] ${c.name} (${c.segment_count} segment(s))\n${(byCode.get(c.code_id) ?? []).map(segmentLine).join('\n')}`)
+      .join('\n');
   };
   /** A source's text page and the existing codes, for the prompts that work on one source. */
   const sourceAndCodes = async (ctx: ServerContext, args: { source_id: string; max_length?: string }) => {
@@ -196,7 +217,7 @@ function registerSourcePrompts(server: McpServer, deps: McpReadDeps, r: PromptRe
     'thematic_analysis',
     {
       title: 'Thematic analysis',
-      description: "Reflexive thematic analysis (Braun & Clarke) of one source against the research questions; embeds the source text and the questions.",
+      description: 'Reflexive thematic analysis (Braun & Clarke) of one source against the research questions; embeds the source text and the questions.',
       argsSchema: THEMATIC_ARGS,
     },
     async (args, ctx) => {
@@ -221,7 +242,8 @@ function registerCodebookPrompts(server: McpServer, deps: McpReadDeps, r: Prompt
     'axial_coding',
     {
       title: 'Axial coding',
-      description: 'Relate codes to categories along the paradigm model (conditions, actions/interactions, consequences); embeds codes, example segments and categories.',
+      description:
+        'Relate codes to categories along the paradigm model (conditions, actions/interactions, consequences); embeds codes, example segments and categories.',
       argsSchema: AXIAL_ARGS,
     },
     async (args, ctx) => {
@@ -245,7 +267,8 @@ function registerCodebookPrompts(server: McpServer, deps: McpReadDeps, r: Prompt
     'selective_coding',
     {
       title: 'Selective coding',
-      description: 'Choose the core category and integrate the others around it; embeds codes, categories and the relationships between codes (co-occurrences).',
+      description:
+        'Choose the core category and integrate the others around it; embeds codes, categories and the relationships between codes (co-occurrences).',
       argsSchema: SELECTIVE_ARGS,
     },
     async (args, ctx) => {
@@ -329,7 +352,8 @@ function registerProjectPrompts(server: McpServer, deps: McpReadDeps, r: PromptR
     'identify_patterns',
     {
       title: 'Identify patterns',
-      description: 'Look for patterns across the project: frequent codes, codes that occur together, and how coding is spread over sources; embeds codes and co-occurrences.',
+      description:
+        'Look for patterns across the project: frequent codes, codes that occur together, and how coding is spread over sources; embeds codes and co-occurrences.',
       argsSchema: PATTERNS_ARGS,
     },
     async (args, ctx) => {
@@ -373,7 +397,10 @@ function registerProjectPrompts(server: McpServer, deps: McpReadDeps, r: PromptR
       const id = idArg('category_id', args.category_id);
       const categories = (await deps.read(ctx, listCategories.name, {})).categories as any[];
       const category = categories.find((k) => k.category_id === id);
-      if (!category) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `CATEGORY_NOT_FOUND: no category with category_id ${id}`, { error_code: 'CATEGORY_NOT_FOUND' });
+      if (!category)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `CATEGORY_NOT_FOUND: no category with category_id ${id}`, {
+          error_code: 'CATEGORY_NOT_FOUND',
+        });
       const codes = ((await deps.read(ctx, listCodes.name, {})).codes as any[]).filter((c) => c.category_id === id);
       const text = [
         `${guidance} There is no tool that stores a category memo yet: give the memo to the researcher in your answer.`,

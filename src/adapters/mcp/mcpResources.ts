@@ -1,4 +1,11 @@
-import { ResourceNotFoundError, ResourceTemplate, type McpServer, type ReadResourceResult, type Resource, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type McpServer,
+  type ReadResourceResult,
+  type Resource,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { isToolError } from '../../core/errors';
 import type { McpReadDeps } from './mcpServer';
 import { toProtocolError } from './mcpServer';
@@ -17,11 +24,37 @@ export const MAX_CONTENT_CODE_POINTS = 20_000_000;
 
 /** The static resources: URI, name, title, description. */
 export const STATIC_RESOURCES = [
-  { uri: 'qda://project/briefing', name: 'project-briefing', title: 'Project briefing', description: 'Start here: project name, description, research questions, methodology, coding progress, top and recent codes, recent activity.' },
-  { uri: 'qda://project/state', name: 'project-state', title: 'Project state', description: 'Every code, category, source and case with counts, and the number of pending approvals.' },
-  { uri: 'qda://project/statistics', name: 'project-statistics', title: 'Project statistics', description: 'Totals, coding coverage, codings per code, source, category and coder.' },
-  { uri: 'qda://project/settings', name: 'project-settings', title: 'Project settings', description: "The agent-context configuration and every tool's trust level." },
-  { uri: 'qda://codes', name: 'codes', title: 'Codebook', description: 'All codes (code_id, name, color, memo, category, segment_count, created_at, owner) and categories (category_id, name, parent_id, code_count).' },
+  {
+    uri: 'qda://project/briefing',
+    name: 'project-briefing',
+    title: 'Project briefing',
+    description: 'Start here: project name, description, research questions, methodology, coding progress, top and recent codes, recent activity.',
+  },
+  {
+    uri: 'qda://project/state',
+    name: 'project-state',
+    title: 'Project state',
+    description: 'Every code, category, source and case with counts, and the number of pending approvals.',
+  },
+  {
+    uri: 'qda://project/statistics',
+    name: 'project-statistics',
+    title: 'Project statistics',
+    description: 'Totals, coding coverage, codings per code, source, category and coder.',
+  },
+  {
+    uri: 'qda://project/settings',
+    name: 'project-settings',
+    title: 'Project settings',
+    description: "The agent-context configuration and every tool's trust level.",
+  },
+  {
+    uri: 'qda://codes',
+    name: 'codes',
+    title: 'Codebook',
+    description:
+      'All codes (code_id, name, color, memo, category, segment_count, created_at, owner) and categories (category_id, name, parent_id, code_count).',
+  },
   { uri: 'qda://categories', name: 'categories', title: 'Categories', description: 'The category tree with code counts.' },
   { uri: 'qda://sources', name: 'sources', title: 'Sources', description: 'All sources with type, length (code points) and coding counts.' },
   { uri: 'qda://cases', name: 'cases', title: 'Cases', description: 'All cases with their counts and attributes.' },
@@ -53,7 +86,8 @@ function json(uri: URL, data: unknown): ReadResourceResult {
 /** A template variable as a positive integer id, or a not-found error for the URI. */
 function idOf(uri: URL, value: string | string[] | undefined): number {
   const v = Array.isArray(value) ? value[0] : value;
-  if (v === undefined || !/^[1-9][0-9]{0,14}$/.test(v)) throw new ResourceNotFoundError(uri.href, `Resource not found: ${uri.href} (ids are positive integers)`);
+  if (v === undefined || !/^[1-9][0-9]{0,14}$/.test(v))
+    throw new ResourceNotFoundError(uri.href, `Resource not found: ${uri.href} (ids are positive integers)`);
   return Number(v);
 }
 
@@ -139,7 +173,9 @@ function registerStaticResources(server: McpServer, deps: McpReadDeps): void {
   const meta = (uri: string) => STATIC_RESOURCES.find((r) => r.uri === uri) as (typeof STATIC_RESOURCES)[number];
   const staticResource = (uri: (typeof STATIC_RESOURCES)[number]['uri'], read: (u: URL, ctx: ServerContext) => Promise<unknown> | unknown) => {
     const m = meta(uri);
-    server.registerResource(m.name, uri, { title: m.title, description: m.description, mimeType: 'application/json' }, async (u, ctx) => json(u, await read(u, ctx)));
+    server.registerResource(m.name, uri, { title: m.title, description: m.description, mimeType: 'application/json' }, async (u, ctx) =>
+      json(u, await read(u, ctx)),
+    );
   };
 
   staticResource('qda://project/briefing', (u, ctx) => local(deps, ctx, u, () => deps.context.buildProjectBriefing()));
@@ -202,10 +238,29 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
       throw e;
     }
     const cap = 500;
-    if (kind === 'codes') return { resources: state.codes.slice(0, cap).map((c) => ({ uri: `qda://codes/${c.code_id}`, name: `code ${c.name}`, title: c.name, mimeType: 'application/json' })) };
-    if (kind === 'categories') return { resources: state.categories.slice(0, cap).map((c) => ({ uri: `qda://categories/${c.category_id}`, name: `category ${c.name}`, title: c.name, mimeType: 'application/json' })) };
-    if (kind === 'sources') return { resources: state.sources.slice(0, cap).map((s) => ({ uri: `qda://sources/${s.source_id}`, name: `source ${s.name}`, title: s.name, mimeType: 'application/json' })) };
-    return { resources: state.cases.slice(0, cap).map((c) => ({ uri: `qda://cases/${c.case_id}`, name: `case ${c.name}`, title: c.name, mimeType: 'application/json' })) };
+    if (kind === 'codes')
+      return {
+        resources: state.codes
+          .slice(0, cap)
+          .map((c) => ({ uri: `qda://codes/${c.code_id}`, name: `code ${c.name}`, title: c.name, mimeType: 'application/json' })),
+      };
+    if (kind === 'categories')
+      return {
+        resources: state.categories
+          .slice(0, cap)
+          .map((c) => ({ uri: `qda://categories/${c.category_id}`, name: `category ${c.name}`, title: c.name, mimeType: 'application/json' })),
+      };
+    if (kind === 'sources')
+      return {
+        resources: state.sources
+          .slice(0, cap)
+          .map((s) => ({ uri: `qda://sources/${s.source_id}`, name: `source ${s.name}`, title: s.name, mimeType: 'application/json' })),
+      };
+    return {
+      resources: state.cases
+        .slice(0, cap)
+        .map((c) => ({ uri: `qda://cases/${c.case_id}`, name: `case ${c.name}`, title: c.name, mimeType: 'application/json' })),
+    };
   };
   const template = (
     name: string,
@@ -222,7 +277,9 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
   };
 
   template('code', 'qda://codes/{code_id}', 'A code', (u, v, ctx) => deps.read(ctx, getCode.name, { code_id: idOf(u, v.code_id) }, u.href), listed('codes'));
-  template('code-segments', 'qda://codes/{code_id}/segments', 'The segments of a code', (u, v, ctx) => allSegments(deps, ctx, { code_id: idOf(u, v.code_id) }, u));
+  template('code-segments', 'qda://codes/{code_id}/segments', 'The segments of a code', (u, v, ctx) =>
+    allSegments(deps, ctx, { code_id: idOf(u, v.code_id) }, u),
+  );
   template(
     'category',
     'qda://categories/{category_id}',
@@ -264,19 +321,41 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
     undefined,
     'text/plain',
   );
-  template('source-segments', 'qda://sources/{source_id}/segments', 'The coded segments of a source', (u, v, ctx) => deps.read(ctx, listSegmentsForSource.name, { source_id: idOf(u, v.source_id) }, u.href));
+  template('source-segments', 'qda://sources/{source_id}/segments', 'The coded segments of a source', (u, v, ctx) =>
+    deps.read(ctx, listSegmentsForSource.name, { source_id: idOf(u, v.source_id) }, u.href),
+  );
   template('source-annotations', 'qda://sources/{source_id}/annotations', "A source's memo and its segment memos", async (u, v, ctx) => {
     const id = idOf(u, v.source_id);
     const source = await sourceOf(u, id, ctx);
     const segs = await deps.read(ctx, listSegmentsForSource.name, { source_id: id }, u.href);
-    const annotations = (segs.segments as any[]).filter((s) => s.memo).map((s) => ({ segment_id: s.segment_id, code_id: s.code_id, code_name: s.code_name, start_pos: s.start_pos, end_pos: s.end_pos, text: s.text, memo: s.memo }));
+    const annotations = (segs.segments as any[])
+      .filter((s) => s.memo)
+      .map((s) => ({
+        segment_id: s.segment_id,
+        code_id: s.code_id,
+        code_name: s.code_name,
+        start_pos: s.start_pos,
+        end_pos: s.end_pos,
+        text: s.text,
+        memo: s.memo,
+      }));
     return { source_id: id, source_name: source.name, memo: source.memo, count: annotations.length, annotations };
   });
   template('segments-of-code', 'qda://segments{?code_id}', 'Segments of a code', (u, v, ctx) => allSegments(deps, ctx, { code_id: idOf(u, v.code_id) }, u));
-  template('segments-of-source', 'qda://segments{?source_id}', 'Segments of a source', (u, v, ctx) => allSegments(deps, ctx, { source_id: idOf(u, v.source_id) }, u));
-  template('segments-of-case', 'qda://segments{?case_id}', 'Segments of a case (of its sources and ranges)', (u, v, ctx) => allSegments(deps, ctx, { case_id: idOf(u, v.case_id) }, u));
+  template('segments-of-source', 'qda://segments{?source_id}', 'Segments of a source', (u, v, ctx) =>
+    allSegments(deps, ctx, { source_id: idOf(u, v.source_id) }, u),
+  );
+  template('segments-of-case', 'qda://segments{?case_id}', 'Segments of a case (of its sources and ranges)', (u, v, ctx) =>
+    allSegments(deps, ctx, { case_id: idOf(u, v.case_id) }, u),
+  );
   template('segment', 'qda://segments/{segment_id}', 'A coded segment', (u, v, ctx) => local(deps, ctx, u, () => deps.context.segment(idOf(u, v.segment_id))));
-  template('case', 'qda://cases/{case_id}', 'A case', (u, v, ctx) => deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href), listed('cases'));
+  template(
+    'case',
+    'qda://cases/{case_id}',
+    'A case',
+    (u, v, ctx) => deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href),
+    listed('cases'),
+  );
   template('case-members', 'qda://cases/{case_id}/members', 'The sources and source ranges of a case', async (u, v, ctx) => {
     const c = await deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href);
     return { case_id: c.case_id, name: c.name, sources: c.sources, segments: c.segments };
@@ -286,11 +365,12 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
     return { case_id: c.case_id, name: c.name, attributes: c.attributes, attribute_values: c.attribute_values };
   });
   if (deps.hasTool('get_report')) {
-    template('report', REPORT_TEMPLATES[0], 'A report job and its result', (u, v, ctx) => deps.read(ctx, getReportTool.name, { report_id: idOf(u, v.report_id) }, u.href));
+    template('report', REPORT_TEMPLATES[0], 'A report job and its result', (u, v, ctx) =>
+      deps.read(ctx, getReportTool.name, { report_id: idOf(u, v.report_id) }, u.href),
+    );
     template('report-data', REPORT_TEMPLATES[1], "A report's result data", async (u, v, ctx) => {
       const r = await deps.read(ctx, getReportTool.name, { report_id: idOf(u, v.report_id) }, u.href);
       return r !== null && typeof r === 'object' && 'result' in r ? (r as { result: unknown }).result : r;
     });
   }
 }
-

@@ -1,4 +1,15 @@
-import { CLIENT_INFO_META_KEY, McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type CallToolResult, type ListToolsResult, type ServerContext, type StandardSchemaWithJSON, type ToolAnnotations } from '@modelcontextprotocol/server';
+import {
+  CLIENT_INFO_META_KEY,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  type CallToolResult,
+  type ListToolsResult,
+  type ServerContext,
+  type StandardSchemaWithJSON,
+  type ToolAnnotations,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { FailureEnvelope } from '../../core/envelope';
 import { isToolError, type ErrorCode } from '../../core/errors';
@@ -8,7 +19,16 @@ import { jsonText } from '../../core/sharedResult';
 import type { AgentContext } from '../../agent/agentContext';
 import { classify } from '../../agent/errorClasses';
 import type { ContextBuilder } from '../../agent/contextBuilder';
-import { describeProgress, toJsonSchema, trustForViewer, type Caller, type InvokeOptions, type InvokeOutcome, type PendingApproval, type ToolViewer } from '../../agent/pipeline';
+import {
+  describeProgress,
+  toJsonSchema,
+  trustForViewer,
+  type Caller,
+  type InvokeOptions,
+  type InvokeOutcome,
+  type PendingApproval,
+  type ToolViewer,
+} from '../../agent/pipeline';
 import type { AnyTool, Effect } from '../../tools/defineTool';
 import { TOOLS } from '../../tools/registry';
 import { registerPrompts } from './mcpPrompts';
@@ -82,7 +102,10 @@ export function protocolErrorOf(failure: Pick<FailureEnvelope, 'error' | 'error_
     return new ProtocolError(ProtocolErrorCode.InvalidParams, `${failure.error_code}: ${failure.error}`, { error_code: failure.error_code });
   }
   const code = cls === 'invalid' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
-  return new ProtocolError(code, `${failure.error_code}: ${failure.error}`, { error_code: failure.error_code, ...(failure.details !== undefined ? { details: failure.details } : {}) });
+  return new ProtocolError(code, `${failure.error_code}: ${failure.error}`, {
+    error_code: failure.error_code,
+    ...(failure.details !== undefined ? { details: failure.details } : {}),
+  });
 }
 
 /** A thrown error (ToolError or other) as a protocol error (see {@link protocolErrorOf}). */
@@ -108,7 +131,10 @@ export function hintsOf(server: McpServer, ctx: ServerContext | undefined): McpC
  * with INVALID_ARGUMENTS like on every other surface, instead of being refused by the SDK before the
  * pipeline sees them.
  */
-export function jsonSchemaOnly(json: Record<string, unknown>, validate?: (value: unknown) => { value: unknown } | { issues: { message: string }[] }): StandardSchemaWithJSON {
+export function jsonSchemaOnly(
+  json: Record<string, unknown>,
+  validate?: (value: unknown) => { value: unknown } | { issues: { message: string }[] },
+): StandardSchemaWithJSON {
   const { $schema: _drop, ...schema } = json;
   return {
     '~standard': {
@@ -144,7 +170,10 @@ const GENERIC_OUTPUT: Record<string, unknown> = {
  * none. The root is always `type: "object"` (MCP Tool.outputSchema).
  */
 export function outputSchemaOf(tool: AnyTool): StandardSchemaWithJSON {
-  if (!tool.output) return jsonSchemaOnly(GENERIC_OUTPUT, (value) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? { value } : { issues: [{ message: 'expected an object' }] }));
+  if (!tool.output)
+    return jsonSchemaOnly(GENERIC_OUTPUT, (value) =>
+      value !== null && typeof value === 'object' && !Array.isArray(value) ? { value } : { issues: [{ message: 'expected an object' }] },
+    );
   const union = z.union([tool.output, pendingApprovalOutput]);
   const json = z.toJSONSchema(union, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
   return jsonSchemaOnly({ type: 'object', ...json }, (value) => {
@@ -179,7 +208,13 @@ function listedSchemasOf(tool: AnyTool): { inputSchema: ListedTool['inputSchema'
   if (!l) {
     const s = schemasOf(tool);
     const target = { target: 'draft-2020-12' as const };
-    listedCache.set(tool, (l = { inputSchema: s.inputSchema['~standard'].jsonSchema.input(target) as ListedTool['inputSchema'], outputSchema: s.outputSchema['~standard'].jsonSchema.output(target) as NonNullable<ListedTool['outputSchema']> }));
+    listedCache.set(
+      tool,
+      (l = {
+        inputSchema: s.inputSchema['~standard'].jsonSchema.input(target) as ListedTool['inputSchema'],
+        outputSchema: s.outputSchema['~standard'].jsonSchema.output(target) as NonNullable<ListedTool['outputSchema']>,
+      }),
+    );
   }
   return l;
 }
@@ -254,7 +289,7 @@ export const MCP_INSTRUCTIONS = [
   'Marginalia is a qualitative data analysis (QDA) project: interview transcripts (sources) coded with a codebook of codes in categories, grouped into cases.',
   'Start with the resource qda://project/briefing (or the tool get_project_context). Resources under qda:// give the codebook, sources, segments and cases; prompts give analysis workflows (open coding, thematic analysis, ...).',
   'Text positions (start_pos/end_pos, start_position/end_position) count Unicode code points of the stored text, end exclusive.',
-  "Every call passes the researcher's trust layer: some calls run at once, others answer {status: \"pending_approval\", request_id} and run only when the researcher approves; follow them with get_approval_status. Errors come back as isError results naming an error_code.",
+  'Every call passes the researcher\'s trust layer: some calls run at once, others answer {status: "pending_approval", request_id} and run only when the researcher approves; follow them with get_approval_status. Errors come back as isError results naming an error_code.',
 ].join(' ');
 
 /**
@@ -372,7 +407,11 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
       }
       const outcome = await agent.call(who, tool, args);
       if (!outcome.envelope.success) throw protocolErrorOf(outcome.envelope, uri);
-      if (outcome.status === 'pending') throw new ProtocolError(ProtocolErrorCode.InternalError, `Reading ${uri ?? tool} waits for the researcher's approval (request ${(outcome.envelope.data as PendingApproval).request_id}); this session's trust floor holds even reads`);
+      if (outcome.status === 'pending')
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          `Reading ${uri ?? tool} waits for the researcher's approval (request ${(outcome.envelope.data as PendingApproval).request_id}); this session's trust floor holds even reads`,
+        );
       return outcome.envelope.data;
     },
   };

@@ -76,7 +76,9 @@ export class StrictStdioServerTransport extends StdioServerTransport {
   }
 
   private refuse(message: string, data: Record<string, unknown>): void {
-    this.send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, data } } as unknown as Parameters<StdioServerTransport['send']>[0]).catch(() => undefined);
+    this.send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}`, data } } as unknown as Parameters<
+      StdioServerTransport['send']
+    >[0]).catch(() => undefined);
   }
 }
 
@@ -131,15 +133,19 @@ export function serveMcpStdio(opts: McpStdioOptions): McpStdioConnection {
   const handle = serveStdio(
     ({ era }) => {
       const entry: Live = { server: undefined as unknown as McpServer, era, subscribed: new Set() };
-      entry.server = createMcpServerFor(opts.agent, (hints) => opts.agent.implicitCaller(opts.authorization, hints.clientName ?? opts.clientName ?? 'mcp-stdio', opts.clientType ?? 'CUSTOM'), {
-        version: opts.version,
-        context: opts.context,
-        era,
-        subscribe: true,
-        logger,
-        onCall: opts.onCall,
-        onSubscribe: (uri, on) => void (on ? entry.subscribed.add(uri) : entry.subscribed.delete(uri)),
-      });
+      entry.server = createMcpServerFor(
+        opts.agent,
+        (hints) => opts.agent.implicitCaller(opts.authorization, hints.clientName ?? opts.clientName ?? 'mcp-stdio', opts.clientType ?? 'CUSTOM'),
+        {
+          version: opts.version,
+          context: opts.context,
+          era,
+          subscribe: true,
+          logger,
+          onCall: opts.onCall,
+          onSubscribe: (uri, on) => void (on ? entry.subscribed.add(uri) : entry.subscribed.delete(uri)),
+        },
+      );
       live.add(entry);
       entry.server.server.onclose = () => void live.delete(entry);
       return entry.server;

@@ -65,7 +65,13 @@ export function resourcesTouchedBy(events: readonly EventRecord[]): ResourceChan
       if (sourceIds.length > 0) updated.add('qda://sources');
       for (const id of ids(p, 'segment_id')) updated.add(`qda://segments/${id}`);
       if (/^coding\.(code_created|code_deleted|codes_merged|category_created|category_deleted)$/.test(type)) listChanged = true;
-      if (type.startsWith('coding.category') || type === 'coding.code_moved' || type === 'coding.code_created' || type === 'coding.code_deleted' || type === 'coding.codes_merged') {
+      if (
+        type.startsWith('coding.category') ||
+        type === 'coding.code_moved' ||
+        type === 'coding.code_created' ||
+        type === 'coding.code_deleted' ||
+        type === 'coding.codes_merged'
+      ) {
         updated.add('qda://categories');
         for (const id of categoryIds) updated.add(`qda://categories/${id}`);
       }
@@ -85,7 +91,8 @@ export function resourcesTouchedBy(events: readonly EventRecord[]): ResourceChan
     } else if (type.startsWith('case.')) {
       updated.add('qda://cases');
       // an attribute renamed on several cases names them all (payload case_ids)
-      if (type === 'case.attribute_renamed' && Array.isArray(p.case_ids)) for (const id of p.case_ids) if (typeof id === 'number' && !caseIds.includes(id)) caseIds.push(id);
+      if (type === 'case.attribute_renamed' && Array.isArray(p.case_ids))
+        for (const id of p.case_ids) if (typeof id === 'number' && !caseIds.includes(id)) caseIds.push(id);
       for (const id of caseIds) {
         updated.add(`qda://cases/${id}`);
         if (type === 'case.member_added' || type === 'case.member_removed') {

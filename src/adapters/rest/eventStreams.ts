@@ -24,7 +24,11 @@ export function parsePatterns(value: unknown): string[] {
     for (const raw of item.split(',')) {
       const p = raw.trim();
       if (!p) continue;
-      if (!PATTERN.test(p)) throw new ToolError('INVALID_ARGUMENTS', `Invalid event pattern "${p.slice(0, 100)}": use "*", a category wildcard such as "coding.*", or a type such as "source.imported"`);
+      if (!PATTERN.test(p))
+        throw new ToolError(
+          'INVALID_ARGUMENTS',
+          `Invalid event pattern "${p.slice(0, 100)}": use "*", a category wildcard such as "coding.*", or a type such as "source.imported"`,
+        );
       if (!out.includes(p)) out.push(p);
     }
   }

@@ -68,7 +68,11 @@ type Query = Record<string, unknown>;
 
 function refuseUnknownQuery(query: Query, allowed: readonly string[]): void {
   const extra = Object.keys(query).filter((k) => !allowed.includes(k));
-  if (extra.length > 0) throw new ToolError('INVALID_ARGUMENTS', `Unknown query parameter(s) ${extra.join(', ')}${allowed.length > 0 ? `; this route takes ${allowed.join(', ')}` : '; this route takes none'}`);
+  if (extra.length > 0)
+    throw new ToolError(
+      'INVALID_ARGUMENTS',
+      `Unknown query parameter(s) ${extra.join(', ')}${allowed.length > 0 ? `; this route takes ${allowed.join(', ')}` : '; this route takes none'}`,
+    );
 }
 
 function single(query: Query, key: string): string | undefined {
@@ -93,7 +97,8 @@ export function parseSegmentFilter(query: Query): Record<'code_id' | 'source_id'
   const keys = ['code_id', 'source_id', 'case_id'] as const;
   const out: Record<(typeof keys)[number], number | string | undefined> = { code_id: undefined, source_id: undefined, case_id: undefined };
   const put = (key: string, value: string) => {
-    if (!(keys as readonly string[]).includes(key)) throw new ToolError('INVALID_ARGUMENTS', `Unknown segment filter "${key.slice(0, 50)}": use code_id, source_id or case_id`);
+    if (!(keys as readonly string[]).includes(key))
+      throw new ToolError('INVALID_ARGUMENTS', `Unknown segment filter "${key.slice(0, 50)}": use code_id, source_id or case_id`);
     const k = key as (typeof keys)[number];
     const v = intArg(value.trim());
     if (v === undefined) throw new ToolError('INVALID_ARGUMENTS', `The segment filter ${k} needs a value`);
@@ -105,7 +110,11 @@ export function parseSegmentFilter(query: Query): Record<'code_id' | 'source_id'
     for (const part of filter.split(',')) {
       if (!part.trim()) continue;
       const m = /^\s*([a-z_]+)\s*[:=]\s*(.*)$/.exec(part);
-      if (!m) throw new ToolError('INVALID_ARGUMENTS', `Invalid segment filter "${part.slice(0, 50)}": write key:value pairs separated by commas, e.g. filter=code_id:3,source_id:2`);
+      if (!m)
+        throw new ToolError(
+          'INVALID_ARGUMENTS',
+          `Invalid segment filter "${part.slice(0, 50)}": write key:value pairs separated by commas, e.g. filter=code_id:3,source_id:2`,
+        );
       put(m[1] as string, m[2] as string);
     }
   }
@@ -128,7 +137,9 @@ export function resolveCommand(
   tools: readonly ToolListing[],
 ): { tool: string; args: Record<string, unknown> } | { status: number; envelope: Envelope } {
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const route: CommandRoute | undefined = Object.prototype.hasOwnProperty.call(COMMAND_ROUTES, `${category}/${name}`) ? COMMAND_ROUTES[`${category}/${name}`] : undefined;
+  const route: CommandRoute | undefined = Object.prototype.hasOwnProperty.call(COMMAND_ROUTES, `${category}/${name}`)
+    ? COMMAND_ROUTES[`${category}/${name}`]
+    : undefined;
   if (route) {
     let candidates = route.tools;
     let args = body;
@@ -136,7 +147,12 @@ export function resolveCommand(
       const choice = body[route.by.field];
       const options = Object.keys(route.by.tools);
       if (typeof choice !== 'string' || !Object.prototype.hasOwnProperty.call(route.by.tools, choice)) {
-        return { status: httpStatusOf('INVALID_ARGUMENTS'), envelope: fail('INVALID_ARGUMENTS', `${route.by.field} must be one of ${options.join(', ')}`, { issues: [{ path: route.by.field, message: `one of ${options.join(', ')}`, code: 'invalid_value' }] }) };
+        return {
+          status: httpStatusOf('INVALID_ARGUMENTS'),
+          envelope: fail('INVALID_ARGUMENTS', `${route.by.field} must be one of ${options.join(', ')}`, {
+            issues: [{ path: route.by.field, message: `one of ${options.join(', ')}`, code: 'invalid_value' }],
+          }),
+        };
       }
       candidates = route.by.tools[choice] ?? [];
       const { [route.by.field]: _picked, ...rest } = body;
@@ -146,15 +162,27 @@ export function resolveCommand(
     if (!tool) {
       return {
         status: httpStatusOf('HANDLER_NOT_FOUND'),
-        envelope: fail('HANDLER_NOT_FOUND', `POST /commands/${category}/${name} needs the tool ${candidates.join(' or ')}, which this server does not have yet`, { route: `${category}/${name}`, tools: candidates }),
+        envelope: fail(
+          'HANDLER_NOT_FOUND',
+          `POST /commands/${category}/${name} needs the tool ${candidates.join(' or ')}, which this server does not have yet`,
+          { route: `${category}/${name}`, tools: candidates },
+        ),
       };
     }
     return { tool, args };
   }
   const tool = byName.get(name);
-  if (!tool) return { status: httpStatusOf('TOOL_NOT_FOUND'), envelope: fail('TOOL_NOT_FOUND', `No command ${category}/${name}: GET /commands lists the routes, GET /tools the tools`) };
+  if (!tool)
+    return {
+      status: httpStatusOf('TOOL_NOT_FOUND'),
+      envelope: fail('TOOL_NOT_FOUND', `No command ${category}/${name}: GET /commands lists the routes, GET /tools the tools`),
+    };
   const right = COMMAND_CATEGORY_OF_GROUP[tool.group];
-  if (right !== category) return { status: httpStatusOf('TOOL_NOT_FOUND'), envelope: fail('TOOL_NOT_FOUND', `${name} is a ${right} command: POST /commands/${right}/${name}`, { path: `/commands/${right}/${name}` }) };
+  if (right !== category)
+    return {
+      status: httpStatusOf('TOOL_NOT_FOUND'),
+      envelope: fail('TOOL_NOT_FOUND', `${name} is a ${right} command: POST /commands/${right}/${name}`, { path: `/commands/${right}/${name}` }),
+    };
   return { tool: name, args: body };
 }
 
@@ -224,7 +252,10 @@ function restKit(opts: RestOptions) {
   const call = async (caller: Caller, tool: string, args: Record<string, unknown>): Promise<InvokeOutcome> => {
     const outcome = await agent.call(caller, tool, args);
     const status = statusOf(outcome);
-    opts.onCall?.(`${new Date().toISOString()} ${caller.client_name} ${tool} ${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`, outcome);
+    opts.onCall?.(
+      `${new Date().toISOString()} ${caller.client_name} ${tool} ${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
+      outcome,
+    );
     return outcome;
   };
 
@@ -261,8 +292,17 @@ function mountCommands(app: express.Express, kit: RestKit): void {
     route((_req, res) => {
       const tools = pipeline.listTools();
       const routes = Object.entries(COMMAND_ROUTES).map(([key, r]) => {
-        const resolved = r.by ? Object.fromEntries(Object.entries(r.by.tools).map(([v, c]) => [v, c.find((t) => tools.some((x) => x.name === t)) ?? null])) : (r.tools.find((t) => tools.some((x) => x.name === t)) ?? null);
-        return { method: 'POST', path: `/commands/${key}`, summary: r.summary, tool: r.by ? undefined : resolved, by: r.by ? { field: r.by.field, tools: resolved } : undefined, available: r.by ? Object.values(resolved as Record<string, string | null>).some((t) => t !== null) : resolved !== null };
+        const resolved = r.by
+          ? Object.fromEntries(Object.entries(r.by.tools).map(([v, c]) => [v, c.find((t) => tools.some((x) => x.name === t)) ?? null]))
+          : (r.tools.find((t) => tools.some((x) => x.name === t)) ?? null);
+        return {
+          method: 'POST',
+          path: `/commands/${key}`,
+          summary: r.summary,
+          tool: r.by ? undefined : resolved,
+          by: r.by ? { field: r.by.field, tools: resolved } : undefined,
+          available: r.by ? Object.values(resolved as Record<string, string | null>).some((t) => t !== null) : resolved !== null,
+        };
       });
       const generic = tools.map((t) => `/commands/${COMMAND_CATEGORY_OF_GROUP[t.group]}/${t.name}`);
       send(res, 200, ok({ routes, generic: { method: 'POST', path: '/commands/{category}/{tool}', count: generic.length, paths: generic } }));
@@ -275,7 +315,8 @@ function mountCommands(app: express.Express, kit: RestKit): void {
     route(async (req, res, caller) => {
       refuseUnknownQuery(req.query as Query, []);
       const body: unknown = req.body ?? {};
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ToolError('INVALID_ARGUMENTS', 'The body must be a JSON object: the arguments, or {"arguments": {...}}');
+      if (body === null || typeof body !== 'object' || Array.isArray(body))
+        throw new ToolError('INVALID_ARGUMENTS', 'The body must be a JSON object: the arguments, or {"arguments": {...}}');
       const keys = Object.keys(body);
       const wrapped = keys.length === 1 && keys[0] === 'arguments';
       const args = wrapped ? (body as { arguments: unknown }).arguments : body;
@@ -296,7 +337,10 @@ function mountState(app: express.Express, kit: RestKit): void {
   const { route, call, reply, state } = kit;
   // ---- state -------------------------------------------------------------------------------------
 
-  app.get('/state/project', state(STATE_TOOLS.project, () => ({})));
+  app.get(
+    '/state/project',
+    state(STATE_TOOLS.project, () => ({})),
+  );
 
   app.get(
     '/state/codes',
@@ -312,7 +356,10 @@ function mountState(app: express.Express, kit: RestKit): void {
     }),
   );
 
-  app.get('/state/codes/:id', state(STATE_TOOLS.code, (req) => ({ code_id: intArg(String(req.params.id)) })));
+  app.get(
+    '/state/codes/:id',
+    state(STATE_TOOLS.code, (req) => ({ code_id: intArg(String(req.params.id)) })),
+  );
 
   app.get(
     '/state/sources',
@@ -366,7 +413,10 @@ function mountState(app: express.Express, kit: RestKit): void {
     ),
   );
 
-  app.get('/state/cases', state(STATE_TOOLS.cases, () => ({})));
+  app.get(
+    '/state/cases',
+    state(STATE_TOOLS.cases, () => ({})),
+  );
 }
 
 /** `GET /events/stream` (server-sent events) and `GET /events/history`. */
@@ -402,7 +452,8 @@ function mountEvents(app: express.Express, kit: RestKit): void {
     route((req, res, caller) => {
       const q = req.query as Query;
       refuseUnknownQuery(q, ['patterns', 'pattern', 'since', 'token', 'session_id']);
-      if (streams.size >= MAX_SSE_STREAMS) throw new ToolError('SESSION_LIMIT', `At most ${MAX_SSE_STREAMS} event streams may be open at once; close one first`);
+      if (streams.size >= MAX_SSE_STREAMS)
+        throw new ToolError('SESSION_LIMIT', `At most ${MAX_SSE_STREAMS} event streams may be open at once; close one first`);
       const patterns = [...parsePatterns(q.patterns), ...parsePatterns(q.pattern)];
       // Last-Event-ID (what EventSource resends when it reconnects) wins over ?since= (which stays in the URL)
       const header = req.get('last-event-id');
@@ -412,9 +463,21 @@ function mountEvents(app: express.Express, kit: RestKit): void {
     }),
   );
 
-  function openStream(req: Request, res: Response, caller: Caller, patterns: string[], fromSeq: number, session: ReturnType<AgentContext['sessions']['get']>): void {
+  function openStream(
+    req: Request,
+    res: Response,
+    caller: Caller,
+    patterns: string[],
+    fromSeq: number,
+    session: ReturnType<AgentContext['sessions']['get']>,
+  ): void {
     res.status(200);
-    res.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
     res.flushHeaders();
     req.socket.setNoDelay(true);
     req.socket.setTimeout(0);
@@ -433,7 +496,9 @@ function mountEvents(app: express.Express, kit: RestKit): void {
       () => agent.config.rate_limits.events_per_second,
     );
     // the first lines: how long to wait before reconnecting, and what this stream is; then the events
-    write(`retry: ${SSE_RETRY_MS}\n: marginalia event stream; session ${caller.session_id}; subscription ${sub.id}; after sequence ${fromSeq}; patterns ${sub.effectivePatterns.join(',')}\n\n`);
+    write(
+      `retry: ${SSE_RETRY_MS}\n: marginalia event stream; session ${caller.session_id}; subscription ${sub.id}; after sequence ${fromSeq}; patterns ${sub.effectivePatterns.join(',')}\n\n`,
+    );
     const record = { subscription_id: sub.id, event_patterns: [...sub.effectivePatterns], created_at: new Date().toISOString() };
     session?.subscriptions.push(record);
     const onDrain = () => sub.resume();
@@ -498,13 +563,18 @@ function mountSessions(app: express.Express, kit: RestKit): void {
       if (extra.length > 0) throw new ToolError('INVALID_ARGUMENTS', `Unexpected body member(s) ${extra.join(', ')}; send ${allowed.join(', ')}`);
       const types = CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI');
       const clientType = body.client_type ?? 'REST_CLIENT';
-      if (typeof clientType !== 'string' || !(types as readonly string[]).includes(clientType)) throw new ToolError('INVALID_ARGUMENTS', `client_type must be one of ${types.join(', ')}`);
+      if (typeof clientType !== 'string' || !(types as readonly string[]).includes(clientType))
+        throw new ToolError('INVALID_ARGUMENTS', `client_type must be one of ${types.join(', ')}`);
       const name = body.client_name;
-      if (typeof name !== 'string' || name.trim().length === 0 || name.length > 100) throw new ToolError('INVALID_ARGUMENTS', 'client_name is required: 1-100 characters naming the client');
-      if (body.user !== undefined && (typeof body.user !== 'string' || body.user.length === 0 || body.user.length > 100)) throw new ToolError('INVALID_ARGUMENTS', 'user must be 1-100 characters');
-      if (body.model !== undefined && (typeof body.model !== 'string' || body.model.length === 0 || body.model.length > 200)) throw new ToolError('INVALID_ARGUMENTS', 'model must be 1-200 characters naming the model the client runs');
+      if (typeof name !== 'string' || name.trim().length === 0 || name.length > 100)
+        throw new ToolError('INVALID_ARGUMENTS', 'client_name is required: 1-100 characters naming the client');
+      if (body.user !== undefined && (typeof body.user !== 'string' || body.user.length === 0 || body.user.length > 100))
+        throw new ToolError('INVALID_ARGUMENTS', 'user must be 1-100 characters');
+      if (body.model !== undefined && (typeof body.model !== 'string' || body.model.length === 0 || body.model.length > 200))
+        throw new ToolError('INVALID_ARGUMENTS', 'model must be 1-200 characters naming the model the client runs');
       const level = body.trust_level;
-      if (level !== undefined && !(TRUST_LEVELS as readonly unknown[]).includes(level)) throw new ToolError('INVALID_ARGUMENTS', `trust_level must be one of ${TRUST_LEVELS.join(', ')}`);
+      if (level !== undefined && !(TRUST_LEVELS as readonly unknown[]).includes(level))
+        throw new ToolError('INVALID_ARGUMENTS', `trust_level must be one of ${TRUST_LEVELS.join(', ')}`);
       const { session } = agent.openSession({
         authorization: req.get('authorization'),
         client_type: clientType as ClientType,
@@ -558,7 +628,17 @@ function mountSessions(app: express.Express, kit: RestKit): void {
     route((req, res) => {
       const id = sessionIdOf(req);
       const { session, heartbeat_interval_seconds } = agent.heartbeatAs(id, req.get('authorization'));
-      send(res, 200, ok({ session_id: session.session_id, status: session.status, last_activity: session.last_activity, heartbeat_interval_seconds, timeout_minutes: agent.config.sessions.timeout_minutes }));
+      send(
+        res,
+        200,
+        ok({
+          session_id: session.session_id,
+          status: session.status,
+          last_activity: session.last_activity,
+          heartbeat_interval_seconds,
+          timeout_minutes: agent.config.sessions.timeout_minutes,
+        }),
+      );
     }, false),
   );
 }

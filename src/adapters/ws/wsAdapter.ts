@@ -51,12 +51,22 @@ export interface WsAdapter {
 }
 
 /** A reply to a client message. */
-type Reply = { type: 'reply'; id: unknown; ok: true; status?: string; data: unknown } | { type: 'reply'; id: unknown; ok: false; status?: string; error: string; error_code: ErrorCode; details?: unknown };
+type Reply =
+  | { type: 'reply'; id: unknown; ok: true; status?: string; data: unknown }
+  | { type: 'reply'; id: unknown; ok: false; status?: string; error: string; error_code: ErrorCode; details?: unknown };
 
 function replyOf(id: unknown, outcome: InvokeOutcome): Reply {
   const env = outcome.envelope;
   if (env.success) return { type: 'reply', id, ok: true, status: outcome.status, data: env.data };
-  return { type: 'reply', id, ok: false, status: outcome.status, error: env.error, error_code: env.error_code, ...(env.details === undefined ? {} : { details: env.details }) };
+  return {
+    type: 'reply',
+    id,
+    ok: false,
+    status: outcome.status,
+    error: env.error,
+    error_code: env.error_code,
+    ...(env.details === undefined ? {} : { details: env.details }),
+  };
 }
 
 function errorReply(id: unknown, e: ToolError): Reply {
@@ -81,8 +91,6 @@ export function createWsAdapter(opts: WsOptions): WsAdapter {
   // UTF-8 of text frames is checked by parseStrictJson below (so the client hears INVALID_JSON with the byte
   // offset before the connection is failed with 1007, RFC 6455 section 8.1), not silently by ws
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD, perMessageDeflate: false, clientTracking: true, skipUTF8Validation: true });
-
-
 
   return {
     handleUpgrade(req, socket, head) {
@@ -111,7 +119,9 @@ export function createWsAdapter(opts: WsOptions): WsAdapter {
 
 function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message: string): void {
   const body = JSON.stringify({ success: false, error: message, error_code: code });
-  socket.end(`HTTP/1.1 ${status} ${status === 429 ? 'Too Many Requests' : 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 429 ? 'Too Many Requests' : 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** One WebSocket connection: its session, opened on connect and ended on close, and its messages. */
@@ -137,7 +147,8 @@ function connection(opts: WsOptions, ws: WebSocket, req: http.IncomingMessage): 
   let session: Session;
   let caller: Caller;
   try {
-    if (!(clientTypes as readonly string[]).includes(typeText)) throw new ToolError('INVALID_ARGUMENTS', `client_type must be one of ${clientTypes.join(', ')}`);
+    if (!(clientTypes as readonly string[]).includes(typeText))
+      throw new ToolError('INVALID_ARGUMENTS', `client_type must be one of ${clientTypes.join(', ')}`);
     const model = (header('x-marginalia-model') ?? url.searchParams.get('model') ?? undefined)?.slice(0, 200);
     ({ session, caller } = agent.openSession({ authorization: req.headers.authorization, client_type: clientType, client_name: clientName, user, model }));
   } catch (e) {
@@ -174,11 +185,13 @@ function connection(opts: WsOptions, ws: WebSocket, req: http.IncomingMessage): 
   send(welcomeOf(opts, session));
 
   const logCall = (tool: string, outcome: InvokeOutcome) =>
-    opts.onCall?.(`${new Date().toISOString()} ${caller.client_name} ${tool} ws ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`, outcome);
+    opts.onCall?.(
+      `${new Date().toISOString()} ${caller.client_name} ${tool} ws ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
+      outcome,
+    );
 
   const conn: WsConnection = { agent, pipeline, caller, session, sessionId, subs, send, watchDrain, touch, logCall };
   const handle = (msg: Record<string, unknown>) => handleOp(conn, msg);
-
 
   ws.on('message', (raw: RawData, isBinary: boolean) => {
     const msg = readFrame(ws, send, raw, isBinary);
@@ -194,7 +207,13 @@ function connection(opts: WsOptions, ws: WebSocket, req: http.IncomingMessage): 
           if (e.code === 'SESSION_NOT_FOUND' || e.code === 'SESSION_EXPIRED') endSession(e.code);
         } else {
           opts.logger.error('WebSocket message failed', e);
-          send({ type: 'reply', id, ok: false, error: 'The message failed unexpectedly; the server log has the details', error_code: 'TOOL_EXECUTION_ERROR' } satisfies Reply);
+          send({
+            type: 'reply',
+            id,
+            ok: false,
+            error: 'The message failed unexpectedly; the server log has the details',
+            error_code: 'TOOL_EXECUTION_ERROR',
+          } satisfies Reply);
         }
       },
     );
@@ -294,7 +313,8 @@ async function handleOp(c: WsConnection, msg: Record<string, unknown>): Promise<
       touch();
       const patterns = parsePatterns(msg.patterns);
       const since = parseSeq(msg.since, 'since');
-      if (subs.size >= MAX_WS_SUBSCRIPTIONS) throw new ToolError('INVALID_ARGUMENTS', `At most ${MAX_WS_SUBSCRIPTIONS} subscriptions per connection; unsubscribe one first`);
+      if (subs.size >= MAX_WS_SUBSCRIPTIONS)
+        throw new ToolError('INVALID_ARGUMENTS', `At most ${MAX_WS_SUBSCRIPTIONS} subscriptions per connection; unsubscribe one first`);
       const head = agent.headSeq();
       const push = (m: unknown): boolean => {
         const more = send(m);
@@ -316,7 +336,12 @@ async function handleOp(c: WsConnection, msg: Record<string, unknown>): Promise<
       subs.set(s.id, s);
       session.subscriptions.push({ subscription_id: s.id, event_patterns: [...s.effectivePatterns], created_at: new Date().toISOString() });
       // the reply goes first, so the client knows the subscription id before replayed events arrive
-      send({ type: 'reply', id, ok: true, data: { subscription_id: s.id, patterns: s.effectivePatterns, since: since ?? null, head_seq: head } } satisfies Reply);
+      send({
+        type: 'reply',
+        id,
+        ok: true,
+        data: { subscription_id: s.id, patterns: s.effectivePatterns, since: since ?? null, head_seq: head },
+      } satisfies Reply);
       s.open();
       return null;
     }
@@ -356,7 +381,14 @@ function readFrame(ws: WebSocket, send: (msg: unknown) => boolean, raw: RawData,
     if (msg === undefined) throw new ToolError('INVALID_JSON', 'The message is empty: send one JSON object {id, op, ...}');
   } catch (e) {
     const err = isToolError(e) ? e : new ToolError('INVALID_JSON', `The message is not valid JSON: ${(e as Error).message}`);
-    send({ type: 'reply', id: null, ok: false, error: err.message, error_code: err.code, ...(err.details === undefined ? {} : { details: err.details }) } satisfies Reply);
+    send({
+      type: 'reply',
+      id: null,
+      ok: false,
+      error: err.message,
+      error_code: err.code,
+      ...(err.details === undefined ? {} : { details: err.details }),
+    } satisfies Reply);
     // a text frame that is not UTF-8 fails the connection (RFC 6455 section 8.1), after the reply said why
     if (!isBinary && (err.details as { reason?: string } | undefined)?.reason === 'invalid_utf8') ws.close(1007, 'Invalid UTF-8 in a text frame');
     return undefined;

@@ -21,7 +21,13 @@ export function resolveSession(core: PipelineCore, caller: Caller): Session | un
   if (!agent) return undefined;
   try {
     if (caller.client_type === 'LOCAL_UI' && !agent.sessions.get(caller.session_id)) {
-      return agent.sessions.create({ client_type: 'LOCAL_UI', client_name: caller.client_name, authenticated: true, session_id: caller.session_id, user_id: caller.user });
+      return agent.sessions.create({
+        client_type: 'LOCAL_UI',
+        client_name: caller.client_name,
+        authenticated: true,
+        session_id: caller.session_id,
+        user_id: caller.user,
+      });
     }
     return agent.sessions.touch(caller.session_id);
   } catch (e) {
@@ -33,10 +39,16 @@ export function resolveSession(core: PipelineCore, caller: Caller): Session | un
 /** Stage 2: the tool, or TOOL_NOT_FOUND (editor-only tools exist only for the researcher's own session). */
 export function lookupTool(core: PipelineCore, name: string, caller: Caller): AnyTool {
   const tool = core.tools.get(name);
-  if (!tool || (tool.audience === 'editor' && caller.client_type !== 'LOCAL_UI')) throw new StageFailure('TOOL_NOT_FOUND', `Unknown tool "${name}". GET /tools lists the ${baseListing(core).length} tools.`);
+  if (!tool || (tool.audience === 'editor' && caller.client_type !== 'LOCAL_UI'))
+    throw new StageFailure('TOOL_NOT_FOUND', `Unknown tool "${name}". GET /tools lists the ${baseListing(core).length} tools.`);
   // researcher-only tools (erase_source): refused to agents before validation and trust, never queued for approval
   if (tool.researcherOnly && core.opts.agent && !caller.researcher) {
-    throw new StageFailure('APPROVAL_FORBIDDEN', `${tool.name} is the researcher's alone (the VS Code UI, or a client holding the reviewer token); agents cannot call it or ask for it`, undefined, true);
+    throw new StageFailure(
+      'APPROVAL_FORBIDDEN',
+      `${tool.name} is the researcher's alone (the VS Code UI, or a client holding the reviewer token); agents cannot call it or ask for it`,
+      undefined,
+      true,
+    );
   }
   return tool;
 }

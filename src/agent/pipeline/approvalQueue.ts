@@ -41,9 +41,23 @@ export function listApprovals(core: PipelineCore, status?: ApprovalRecord['statu
 export function decideRejected(core: PipelineCore, project: OpenProject, record: ApprovalRecord, by: Caller, reason: string | null): EventRecord[] {
   const now = core.clock.now();
   return project.transaction(() => {
-    project.repo.decideApproval(record.request_id, { status: 'rejected', decided_at: isoTime(now), decided_by: by.session_id, ...decider(core, by), reason, result: null, error_code: null, arguments: record.arguments });
+    project.repo.decideApproval(record.request_id, {
+      status: 'rejected',
+      decided_at: isoTime(now),
+      decided_by: by.session_id,
+      ...decider(core, by),
+      reason,
+      result: null,
+      error_code: null,
+      arguments: record.arguments,
+    });
     return storeEvents(core, project, by, record.request_id, now, [
-      { event_type: 'approval.denied', aggregate_type: 'approval', aggregate_id: record.request_id, payload: { request_id: record.request_id, approved: false, action_type: record.tool, reason, session_id: record.session_id } },
+      {
+        event_type: 'approval.denied',
+        aggregate_type: 'approval',
+        aggregate_id: record.request_id,
+        payload: { request_id: record.request_id, approved: false, action_type: record.tool, reason, session_id: record.session_id },
+      },
     ]);
   });
 }

@@ -29,7 +29,15 @@ type ApprovalsConfig = AgentContextConfig['approvals'];
  * Holds a call for the researcher: stores the request (it survives a restart) and emits
  * approval.requested. Errors: NO_PROJECT, APPROVAL_QUEUE_FULL (denied).
  */
-export function requestApproval(core: PipelineCore, tool: AnyTool, input: unknown, caller: Caller, level: 'suggest' | 'require', preview?: DryRunOutcome, pausedHold = false): { data: PendingApproval; events: EventRecord[] } {
+export function requestApproval(
+  core: PipelineCore,
+  tool: AnyTool,
+  input: unknown,
+  caller: Caller,
+  level: 'suggest' | 'require',
+  preview?: DryRunOutcome,
+  pausedHold = false,
+): { data: PendingApproval; events: EventRecord[] } {
   const agent = core.opts.agent as AgentLayer;
   const project = core.opts.project();
   if (!project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
@@ -45,7 +53,15 @@ export function requestApproval(core: PipelineCore, tool: AnyTool, input: unknow
         event_type: 'approval.requested',
         aggregate_type: 'approval',
         aggregate_id: record.request_id,
-        payload: { request_id: record.request_id, action_type: tool.name, description: record.description, payload: input ?? {}, trust_level: level, expires_at: record.expires_at, ...(pausedHold ? { held_by_pause: true } : {}) },
+        payload: {
+          request_id: record.request_id,
+          action_type: tool.name,
+          description: record.description,
+          payload: input ?? {},
+          trust_level: level,
+          expires_at: record.expires_at,
+          ...(pausedHold ? { held_by_pause: true } : {}),
+        },
       },
     ]);
   });
@@ -69,12 +85,27 @@ function checkQueueRoom(agent: AgentLayer, project: OpenProject, caller: Caller,
     }
   }
   if (pending >= cfg.max_pending) {
-    throw new StageFailure('APPROVAL_QUEUE_FULL', `${pending} requests already wait for the researcher (approvals.max_pending = ${cfg.max_pending}); wait for decisions before asking for more`, { pending }, true);
+    throw new StageFailure(
+      'APPROVAL_QUEUE_FULL',
+      `${pending} requests already wait for the researcher (approvals.max_pending = ${cfg.max_pending}); wait for decisions before asking for more`,
+      { pending },
+      true,
+    );
   }
 }
 
 /** The stored record of a call about to be held at `now` (ms since the epoch): pending, expiring after approvals.timeout_minutes. */
-function newApprovalRecord(project: OpenProject, tool: AnyTool, input: unknown, caller: Caller, level: 'suggest' | 'require', now: number, cfg: ApprovalsConfig, preview: DryRunOutcome | undefined, pausedHold: boolean): ApprovalRecord {
+function newApprovalRecord(
+  project: OpenProject,
+  tool: AnyTool,
+  input: unknown,
+  caller: Caller,
+  level: 'suggest' | 'require',
+  now: number,
+  cfg: ApprovalsConfig,
+  preview: DryRunOutcome | undefined,
+  pausedHold: boolean,
+): ApprovalRecord {
   return {
     request_id: newUuid(),
     tool: tool.name,
@@ -100,7 +131,14 @@ function newApprovalRecord(project: OpenProject, tool: AnyTool, input: unknown, 
 }
 
 /** What the agent whose call was held learns ({@link PendingApproval}). */
-function pendingAnswer(tool: AnyTool, record: ApprovalRecord, level: 'suggest' | 'require', cfg: ApprovalsConfig, preview: DryRunOutcome | undefined, pausedHold: boolean): PendingApproval {
+function pendingAnswer(
+  tool: AnyTool,
+  record: ApprovalRecord,
+  level: 'suggest' | 'require',
+  cfg: ApprovalsConfig,
+  preview: DryRunOutcome | undefined,
+  pausedHold: boolean,
+): PendingApproval {
   return {
     status: 'pending_approval',
     request_id: record.request_id,
@@ -141,7 +179,14 @@ export async function approve(core: PipelineCore, requestId: string, approver: C
     const input = validateInput(tool, args);
     // the call as held: refused when what it named changed since (an edited call is the researcher's own, as the project is now)
     if (editedArguments === undefined) checkVersions(project, record);
-    const agentCaller: Caller = { session_id: record.session_id, client_type: record.client_type, client_name: record.client_name, user: record.user, correlation_id: requestId, approved_by: approver.session_id };
+    const agentCaller: Caller = {
+      session_id: record.session_id,
+      client_type: record.client_type,
+      client_name: record.client_name,
+      user: record.user,
+      correlation_id: requestId,
+      approved_by: approver.session_id,
+    };
     const decidedAt = isoTime(core.clock.now());
     try {
       const result = await execute(core, tool, input, agentCaller, (raise, data) => {
@@ -155,7 +200,15 @@ export async function approve(core: PipelineCore, requestId: string, approver: C
           error_code: null,
           arguments: JSON.stringify(input ?? {}),
         });
-        raise({ event_type: 'approval.granted', aggregate_type: 'approval', aggregate_id: requestId, payload: { request_id: requestId, approved: true, action_type: tool.name, approved_by: approver.session_id, edited: editedArguments !== undefined } }, true);
+        raise(
+          {
+            event_type: 'approval.granted',
+            aggregate_type: 'approval',
+            aggregate_id: requestId,
+            payload: { request_id: requestId, approved: true, action_type: tool.name, approved_by: approver.session_id, edited: editedArguments !== undefined },
+          },
+          true,
+        );
       });
       events = result.events;
       envelope = ok({ request_id: requestId, status: 'completed', tool: tool.name, result: result.data });
@@ -163,10 +216,29 @@ export async function approve(core: PipelineCore, requestId: string, approver: C
       const failure = toFailure(core.logger, tool.name, e);
       const code = failure.success ? 'TOOL_EXECUTION_ERROR' : failure.error_code;
       events = project.transaction(() => {
-        project.repo.decideApproval(requestId, { status: 'failed', decided_at: decidedAt, decided_by: approver.session_id, ...decider(core, approver), reason: failure.success ? null : failure.error, result: null, error_code: code, arguments: JSON.stringify(input ?? {}) });
+        project.repo.decideApproval(requestId, {
+          status: 'failed',
+          decided_at: decidedAt,
+          decided_by: approver.session_id,
+          ...decider(core, approver),
+          reason: failure.success ? null : failure.error,
+          result: null,
+          error_code: code,
+          arguments: JSON.stringify(input ?? {}),
+        });
         return storeEvents(core, project, approver, requestId, core.clock.now(), [
-          { event_type: 'approval.granted', aggregate_type: 'approval', aggregate_id: requestId, payload: { request_id: requestId, approved: true, action_type: tool.name, approved_by: approver.session_id } },
-          { event_type: 'approval.failed', aggregate_type: 'approval', aggregate_id: requestId, payload: { request_id: requestId, action_type: tool.name, error_code: code } },
+          {
+            event_type: 'approval.granted',
+            aggregate_type: 'approval',
+            aggregate_id: requestId,
+            payload: { request_id: requestId, approved: true, action_type: tool.name, approved_by: approver.session_id },
+          },
+          {
+            event_type: 'approval.failed',
+            aggregate_type: 'approval',
+            aggregate_id: requestId,
+            payload: { request_id: requestId, action_type: tool.name, error_code: code },
+          },
         ]);
       });
       throw e;
@@ -177,7 +249,16 @@ export async function approve(core: PipelineCore, requestId: string, approver: C
     envelope = toFailure(core.logger, toolName, e);
   }
   const durationMs = performance.now() - started;
-  audit(core, { tool: `approve:${toolName}`, caller: approver, status, decision: status === 'ok' ? 'permitted' : refused ? 'denied' : 'failed', request_id: requestId, error_code: envelope.success ? undefined : envelope.error_code, durationMs, arguments: editedArguments });
+  audit(core, {
+    tool: `approve:${toolName}`,
+    caller: approver,
+    status,
+    decision: status === 'ok' ? 'permitted' : refused ? 'denied' : 'failed',
+    request_id: requestId,
+    error_code: envelope.success ? undefined : envelope.error_code,
+    durationMs,
+    arguments: editedArguments,
+  });
   if (events.length > 0) publish(core, events);
   return { envelope, status, tool: toolName, durationMs, events };
 }
@@ -202,7 +283,16 @@ export function reject(core: PipelineCore, requestId: string, approver: Caller, 
     envelope = toFailure(core.logger, 'reject', e);
   }
   const durationMs = performance.now() - started;
-  audit(core, { tool: 'reject', caller: approver, status, decision: status === 'ok' ? 'permitted' : refused ? 'denied' : 'failed', request_id: requestId, error_code: envelope.success ? undefined : envelope.error_code, durationMs, arguments: { reason } });
+  audit(core, {
+    tool: 'reject',
+    caller: approver,
+    status,
+    decision: status === 'ok' ? 'permitted' : refused ? 'denied' : 'failed',
+    request_id: requestId,
+    error_code: envelope.success ? undefined : envelope.error_code,
+    durationMs,
+    arguments: { reason },
+  });
   if (events.length > 0) publish(core, events);
   return { envelope, status, tool: 'reject', durationMs, events };
 }
@@ -219,9 +309,19 @@ function decidable(core: PipelineCore, requestId: string, approver: Caller): { p
   const record = project.repo.getApproval(requestId);
   if (!record) throw new StageFailure('APPROVAL_NOT_FOUND', `No approval request ${requestId}`);
   if (record.status !== 'pending') {
-    throw new StageFailure('APPROVAL_NOT_PENDING', `Request ${requestId} was already decided: ${record.status}${record.reason ? ` (${record.reason})` : ''}`, { status: record.status, reason: record.reason });
+    throw new StageFailure('APPROVAL_NOT_PENDING', `Request ${requestId} was already decided: ${record.status}${record.reason ? ` (${record.reason})` : ''}`, {
+      status: record.status,
+      reason: record.reason,
+    });
   }
-  if (!approver.researcher) throw new StageFailure('APPROVAL_FORBIDDEN', 'Only the researcher (the VS Code UI, or a client holding the reviewer token) may approve or reject requests', undefined, true);
-  if (approver.session_id === record.session_id) throw new StageFailure('APPROVAL_FORBIDDEN', 'A session cannot approve or reject its own request', undefined, true);
+  if (!approver.researcher)
+    throw new StageFailure(
+      'APPROVAL_FORBIDDEN',
+      'Only the researcher (the VS Code UI, or a client holding the reviewer token) may approve or reject requests',
+      undefined,
+      true,
+    );
+  if (approver.session_id === record.session_id)
+    throw new StageFailure('APPROVAL_FORBIDDEN', 'A session cannot approve or reject its own request', undefined, true);
   return { project, record };
 }

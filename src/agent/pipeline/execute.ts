@@ -39,13 +39,33 @@ export async function execute(
   input = resolvePaths(tool, input, paths);
   const progress = progressReporter(core.logger, tool, caller, onProgress);
   let project = core.opts.project();
-  if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
+  if (needsProject && !project)
+    throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'No project is open. Ask the researcher to open one (Marginalia: Open Project).');
   const prepared = tool.prepare
-    ? await tool.prepare(input, { progress, projectPath: project?.path ?? null, vcs: project?.vcs ?? null, actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type }, reader: project?.repo ?? null, embeddings: core.opts.embeddings ?? null, transcriptionEndpoint: core.opts.host.transcriptionEndpoint, paths, erasure: project ? { store: project.erasure ?? null, history: project.historyErasure ?? null, audit: core.opts.agent?.audit ?? null } : null, awaitDecision: (id, ms) => awaitDecision(core, id, ms), sessions: core.opts.agent?.sessions ?? null })
+    ? await tool.prepare(input, {
+        progress,
+        projectPath: project?.path ?? null,
+        vcs: project?.vcs ?? null,
+        actor: { user: caller.user, session_id: caller.session_id, client_type: caller.client_type },
+        reader: project?.repo ?? null,
+        embeddings: core.opts.embeddings ?? null,
+        transcriptionEndpoint: core.opts.host.transcriptionEndpoint,
+        paths,
+        erasure: project ? { store: project.erasure ?? null, history: project.historyErasure ?? null, audit: core.opts.agent?.audit ?? null } : null,
+        awaitDecision: (id, ms) => awaitDecision(core, id, ms),
+        sessions: core.opts.agent?.sessions ?? null,
+      })
     : undefined;
   project = core.opts.project();
   if (needsProject && !project) throw new StageFailure(tool.noProjectCode ?? 'NO_PROJECT', 'The project was closed while the call was prepared.');
-  const actor: Actor = { user: caller.user, role: roleOf(caller), session_id: caller.session_id, client_type: caller.client_type, can_approve: caller.researcher === true || !core.opts.agent, ...(caller.approved_by !== undefined ? { approved_by: caller.approved_by } : {}) };
+  const actor: Actor = {
+    user: caller.user,
+    role: roleOf(caller),
+    session_id: caller.session_id,
+    client_type: caller.client_type,
+    can_approve: caller.researcher === true || !core.opts.agent,
+    ...(caller.approved_by !== undefined ? { approved_by: caller.approved_by } : {}),
+  };
   const raised: DomainEvent[] = [];
   const now = core.clock.now();
   // blind coding (src/domain/teamSettings.ts): a read sees only the caller's own codings while it is on
@@ -53,7 +73,12 @@ export async function execute(
   const repo = (project as OpenProject | null)?.repo as OpenProject['repo'];
   const ctx: ToolContext = {
     project: project as OpenProject,
-    domain: { repo: tool.effect === 'read' && repo ? scopedRepository(repo, scope) : repo, events: { emit: (e) => void raised.push(e) }, actor, now: isoTime(now) },
+    domain: {
+      repo: tool.effect === 'read' && repo ? scopedRepository(repo, scope) : repo,
+      events: { emit: (e) => void raised.push(e) },
+      actor,
+      now: isoTime(now),
+    },
     actor,
     host: core.opts.host,
     clock: core.clock,
@@ -61,7 +86,8 @@ export async function execute(
     paths,
     scope,
   };
-  if (!project || (tool.effect === 'read' && !also)) return { data: tool.memo && !tool.prepare ? memoRead(core.memos, project, tool, input, ctx) : tool.run(ctx, input, prepared), events: [] };
+  if (!project || (tool.effect === 'read' && !also))
+    return { data: tool.memo && !tool.prepare ? memoRead(core.memos, project, tool, input, ctx) : tool.run(ctx, input, prepared), events: [] };
   const correlation = caller.correlation_id ?? newUuid();
   const open = project;
   return open.transaction(() => {

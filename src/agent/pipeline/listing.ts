@@ -15,15 +15,17 @@ export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
 
 /** The listing made for nobody in particular (tools whose audience is agents), built once per pipeline. */
 export function baseListing(core: PipelineCore): ToolListing[] {
-  core.listing ??= core.opts.tools.filter((t) => (t.audience ?? 'agents') === 'agents').map((t) => ({
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    group: t.group,
-    effect: t.effect,
-    trust_category: t.trust,
-    inputSchema: toJsonSchema(t.input),
-  }));
+  core.listing ??= core.opts.tools
+    .filter((t) => (t.audience ?? 'agents') === 'agents')
+    .map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      group: t.group,
+      effect: t.effect,
+      trust_category: t.trust,
+      inputSchema: toJsonSchema(t.input),
+    }));
   return core.listing;
 }
 

@@ -29,7 +29,10 @@ export function heldByPause(core: PipelineCore, caller: Caller, tool: AnyTool): 
  * is now suggest or require stays pending for the researcher's decision. A request that fails
  * (VERSION_CONFLICT, the tool's own error) is reported, not thrown. Returns the counts and each request's outcome.
  */
-export async function resumeHeld(core: PipelineCore, approver: Caller): Promise<{ ran: number; failed: number; still_pending: number; requests: ResumedRequest[] }> {
+export async function resumeHeld(
+  core: PipelineCore,
+  approver: Caller,
+): Promise<{ ran: number; failed: number; still_pending: number; requests: ResumedRequest[] }> {
   const project = core.opts.project();
   const agent = core.opts.agent;
   const out = { ran: 0, failed: 0, still_pending: 0, requests: [] as ResumedRequest[] };
@@ -50,10 +53,22 @@ export async function resumeHeld(core: PipelineCore, approver: Caller): Promise<
       if (level === 'notify' && tool) {
         const data = outcome.envelope.success ? (outcome.envelope.data as { result?: unknown } | undefined)?.result : undefined;
         const held: Caller = { session_id: record.session_id, client_type: record.client_type, client_name: record.client_name, user: record.user };
-        notifyResearcher(core, tool, JSON.parse(record.arguments) as unknown, held, data, outcome.events.filter((e) => e.aggregate_type !== 'approval'));
+        notifyResearcher(
+          core,
+          tool,
+          JSON.parse(record.arguments) as unknown,
+          held,
+          data,
+          outcome.events.filter((e) => e.aggregate_type !== 'approval'),
+        );
       }
     } else out.failed++;
-    out.requests.push({ request_id: record.request_id, tool: record.tool, status: outcome.status, ...(outcome.envelope.success ? {} : { error_code: outcome.envelope.error_code }) });
+    out.requests.push({
+      request_id: record.request_id,
+      tool: record.tool,
+      status: outcome.status,
+      ...(outcome.envelope.success ? {} : { error_code: outcome.envelope.error_code }),
+    });
   }
   return out;
 }

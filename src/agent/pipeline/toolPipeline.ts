@@ -135,7 +135,17 @@ export class ToolPipeline {
     }
     if (closed) envelope = closed.redact(envelope) as Envelope;
     const durationMs = performance.now() - started;
-    audit(core, { tool: name, caller, status, decision, trust_level: level, request_id: requestId, error_code: envelope.success ? undefined : envelope.error_code, durationMs, arguments: args });
+    audit(core, {
+      tool: name,
+      caller,
+      status,
+      decision,
+      trust_level: level,
+      request_id: requestId,
+      error_code: envelope.success ? undefined : envelope.error_code,
+      durationMs,
+      arguments: args,
+    });
     if (events.length > 0) publish(core, events);
     if (notice) notifyResearcher(core, notice.tool, notice.input, caller, notice.data, notice.events);
     return { envelope, status, tool: name, durationMs, events };

@@ -20,8 +20,8 @@ export function heldWords(level: TrustLevel, pollAfterMs: number): string {
   return (
     ` Trust level for you: ${level}. Your call is held for the researcher's approval: it answers HTTP 202 with ` +
     `{status: "pending_approval", request_id, tool, trust_level, expires_at, poll_after_ms: ${pollAfterMs}, message} instead of the result ` +
-    "(a call that would fail answers its own error at once: it was dry-run first). Follow it with get_approval_status {request_id, wait_ms} " +
-    'until status is completed (result holds this tool\'s answer), failed or rejected.'
+    '(a call that would fail answers its own error at once: it was dry-run first). Follow it with get_approval_status {request_id, wait_ms} ' +
+    "until status is completed (result holds this tool's answer), failed or rejected."
   );
 }
 
@@ -31,7 +31,11 @@ export function heldWords(level: TrustLevel, pollAfterMs: number): string {
  * `auto` for the researcher (and without an agent layer), `researcher_only` for tools refused to agents, else
  * the policy's level under the viewer's session floor, with {@link heldWords} as `note` ('' for auto).
  */
-export function trustForViewer(layer: AgentLayer | undefined, tool: AnyTool, viewer: ToolViewer): { trust_level: TrustLevel | 'researcher_only'; note: string } {
+export function trustForViewer(
+  layer: AgentLayer | undefined,
+  tool: AnyTool,
+  viewer: ToolViewer,
+): { trust_level: TrustLevel | 'researcher_only'; note: string } {
   if (!layer || viewer.researcher) return { trust_level: 'auto', note: '' };
   if (tool.researcherOnly) return { trust_level: 'researcher_only', note: '' };
   const level = layer.trust.decide(tool, viewer.floor ?? 'auto').level;
@@ -58,5 +62,11 @@ export async function checkSourceAccess(core: PipelineCore, tool: AnyTool, input
   const ids = sourceIdsOf(input);
   if (ids.length === 0) return;
   const allowed = await ask.call(core.opts.host, ids, { session_id: caller.session_id, client_name: caller.client_name, tool: tool.name });
-  if (!allowed) throw new StageFailure('SOURCE_BUSY', 'The researcher is editing this source and declined to let an agent change it now; try again later', { source_ids: ids }, true);
+  if (!allowed)
+    throw new StageFailure(
+      'SOURCE_BUSY',
+      'The researcher is editing this source and declined to let an agent change it now; try again later',
+      { source_ids: ids },
+      true,
+    );
 }

@@ -62,7 +62,9 @@ export function checkVersions(project: OpenProject, record: ApprovalRecord): voi
     return { kind: kind as EntityRef['kind'], id: Number(id) };
   });
   // a text segment changed meanwhile is last write wins (the spec's conflict table); only its deletion conflicts
-  const changed = project.repo.entityVersions(refs).filter((v) => (v.kind === 'segment' ? v.version === null : v.version !== read.versions[`${v.kind}:${v.id}`]));
+  const changed = project.repo
+    .entityVersions(refs)
+    .filter((v) => (v.kind === 'segment' ? v.version === null : v.version !== read.versions[`${v.kind}:${v.id}`]));
   if (changed.length === 0) return;
   const causes = lastEventsAbout(project, read.seq, changed);
   const changes: VersionChange[] = changed.map((v) => ({
@@ -90,11 +92,18 @@ function lastEventsAbout(project: OpenProject, afterSeq: number, refs: readonly 
   const wanted = new Set(refs.map((r) => `${r.kind}:${r.id}`));
   const found = new Map<string, NonNullable<VersionChange['changed_by']>>();
   let after = afterSeq;
-  for (let scanned = 0; scanned < 20_000; ) {
+  for (let scanned = 0; scanned < 20_000;) {
     const page = project.repo.listEventsSince(after, 500);
     for (const e of page) {
       const key = `${e.aggregate_type}:${e.aggregate_id}`;
-      if (wanted.has(key)) found.set(key, { event_type: e.event_type, user: e.caused_by.user, client_type: e.caused_by.client_type, session_id: e.caused_by.session_id, at: e.timestamp });
+      if (wanted.has(key))
+        found.set(key, {
+          event_type: e.event_type,
+          user: e.caused_by.user,
+          client_type: e.caused_by.client_type,
+          session_id: e.caused_by.session_id,
+          at: e.timestamp,
+        });
     }
     scanned += page.length;
     if (page.length < 500) break;

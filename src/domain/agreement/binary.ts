@@ -49,7 +49,15 @@ export function binaryAgreement(counts: ArrayLike<number>, m: number): BinaryAgr
     byOnes[bits(mask)] = (byOnes[bits(mask)] as number) + c;
     n += c;
   }
-  const none: BinaryAgreement = { units: n, percent_agreement: null, cohen: coderPairs(m).map(() => null), fleiss_kappa: null, brennan_prediger: null, gwet_ac1: null, krippendorff_alpha: null };
+  const none: BinaryAgreement = {
+    units: n,
+    percent_agreement: null,
+    cohen: coderPairs(m).map(() => null),
+    fleiss_kappa: null,
+    brennan_prediger: null,
+    gwet_ac1: null,
+    krippendorff_alpha: null,
+  };
   if (n <= 0 || m < 2) return none;
   let pa = 0;
   let ones = 0;

@@ -92,7 +92,13 @@ export interface Interval {
  * percentiles of its defined values (null or NaN: undefined; linear interpolation between order statistics, Hyndman & Fan 1996
  * type 7). Null for a statistic when fewer than half the draws gave a value.
  */
-export function bootstrapIntervals(counts: ArrayLike<number>, stats: (resampled: Float64Array) => ArrayLike<number | null>, size: number, draws: number, seed: number): (Interval | null)[] {
+export function bootstrapIntervals(
+  counts: ArrayLike<number>,
+  stats: (resampled: Float64Array) => ArrayLike<number | null>,
+  size: number,
+  draws: number,
+  seed: number,
+): (Interval | null)[] {
   const rand = mulberry32(seed);
   const values = Array.from({ length: size }, () => new Float64Array(draws));
   const valid = new Array<number>(size).fill(0);

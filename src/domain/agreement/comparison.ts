@@ -98,7 +98,15 @@ function measures(counts: Float64Array, m: number, opts: CompareOptions, unitizi
 }
 
 /** Adds one source's character patterns of one code to `counts` (uncovered characters to mask 0) and its disagreeing stretches to `out`: a merge of the coders' sorted stretches. */
-function characterPatterns(src: ComparisonSource, code: number, coders: readonly (readonly number[])[], m: number, counts: Float64Array, out: Disagreement[], keep: number): void {
+function characterPatterns(
+  src: ComparisonSource,
+  code: number,
+  coders: readonly (readonly number[])[],
+  m: number,
+  counts: Float64Array,
+  out: Disagreement[],
+  keep: number,
+): void {
   const at = new Int32Array(m);
   let extent = 0;
   for (let k = 0; k < src.extent.length; k += 2) extent += (src.extent[k + 1] as number) - (src.extent[k] as number);
@@ -137,7 +145,15 @@ function characterPatterns(src: ComparisonSource, code: number, coders: readonly
 }
 
 /** Adds one source's unit patterns of one code to `counts` (a coder applied the code to a unit when one of their stretches overlaps it) and its disagreeing units to `out`. */
-function unitPatterns(src: ComparisonSource, code: number, coders: readonly (readonly number[])[], m: number, counts: Float64Array, out: Disagreement[], keep: number): void {
+function unitPatterns(
+  src: ComparisonSource,
+  code: number,
+  coders: readonly (readonly number[])[],
+  m: number,
+  counts: Float64Array,
+  out: Disagreement[],
+  keep: number,
+): void {
   const units = src.units as readonly number[];
   const at = new Array<number>(m).fill(0);
   const full = (1 << m) - 1;
@@ -192,7 +208,12 @@ function continua(sources: readonly ComparisonSource[], code: number, m: number)
 }
 
 /** The unitizing alpha of a code, with a bootstrap interval over continua (sources resampled whole) when `bootstrap` and there are two or more continua. */
-function unitizing(cs: Continuum[], opts: CompareOptions, bootstrap: boolean, background?: SortedLengths): { measure: Measure; observed: number; expected: number } {
+function unitizing(
+  cs: Continuum[],
+  opts: CompareOptions,
+  bootstrap: boolean,
+  background?: SortedLengths,
+): { measure: Measure; observed: number; expected: number } {
   const parts = unitizingAlpha(cs, background);
   if (!bootstrap || opts.draws <= 0 || parts.alpha === null || cs.length < 2) {
     return { measure: measure(parts.alpha, null), observed: parts.observed, expected: parts.expected };

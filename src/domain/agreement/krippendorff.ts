@@ -16,7 +16,11 @@ export type AlphaMetric = 'nominal' | 'ordinal' | 'interval';
  * 0.815, interval 0.849). `values[u][c]`: coder c's value of unit u, null when missing; `weights[u]` the
  * multiplicity of row u (default 1). Null when no value is pairable or De = 0 (one value throughout).
  */
-export function krippendorffAlpha(values: readonly (readonly (number | null)[])[], metric: AlphaMetric = 'nominal', weights?: readonly number[]): number | null {
+export function krippendorffAlpha(
+  values: readonly (readonly (number | null)[])[],
+  metric: AlphaMetric = 'nominal',
+  weights?: readonly number[],
+): number | null {
   const distinct = [...new Set(values.flatMap((row) => row.filter((v): v is number => v !== null)))].sort((a, b) => a - b);
   const index = new Map(distinct.map((v, i) => [v, i]));
   const V = distinct.length;

@@ -21,7 +21,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
     "i'll i'm i've if in into is isn't it it's its itself just let's like me more most much mustn't my myself no nor not now of off on " +
     "once only or other ought our ours ourselves out over own really same shan't she she'd she'll she's should shouldn't so some such " +
     "than that that's the their theirs them themselves then there there's these they they'd they'll they're they've this those through " +
-    'to too under until up upon us very was wasn\'t we we\'d we\'ll we\'re we\'ve well were weren\'t what what\'s when when\'s where ' +
+    "to too under until up upon us very was wasn't we we'd we'll we're we've well were weren't what what's when when's where " +
     "where's which while who who's whom why why's will with won't would wouldn't yeah yes yet you you'd you'll you're you've your yours " +
     'yourself yourselves um uh oh okay ok'
   ).split(/\s+/),

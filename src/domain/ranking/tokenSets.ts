@@ -157,7 +157,12 @@ export function similarPairs(items: readonly SimilarityItem[], threshold: number
     Math.max(0, nameMin),
     verify,
   );
-  if (nameMin <= 0) diceJoin(items.map((it) => it.memo), threshold / MEMO_WEIGHT, verify);
+  if (nameMin <= 0)
+    diceJoin(
+      items.map((it) => it.memo),
+      threshold / MEMO_WEIGHT,
+      verify,
+    );
   diceJoin(
     items.map((it) => (it.memo && it.memo.length >= MEMO_ALONE_MIN_TERMS ? it.memo : null)),
     threshold,

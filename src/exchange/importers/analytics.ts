@@ -200,7 +200,10 @@ export function profileAttributes(p: AnalyticsProfile): PlannedAttribute[] {
  * Reads a GA4 NDJSON export into an import plan of cases (one per user). Errors:
  * ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND, ANALYTICS_NOT_IMPORTED/NO_PROFILES.
  */
-export async function planAnalyticsJson(filePath: string, options: ImportOptions = {}): Promise<ImportPlan & { analytics: Omit<AnalyticsReadResult, 'profiles'> & { profiles: number } }> {
+export async function planAnalyticsJson(
+  filePath: string,
+  options: ImportOptions = {},
+): Promise<ImportPlan & { analytics: Omit<AnalyticsReadResult, 'profiles'> & { profiles: number } }> {
   const read = await readAnalyticsExport(filePath, options.onProgress);
   if (read.profiles.size === 0) {
     const s = read.skipped;

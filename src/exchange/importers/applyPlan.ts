@@ -94,8 +94,7 @@ function newReport(plan: ImportPlan): ImportReport {
     });
   }
   if (plan.anchoring) Object.assign(report, { anchoring: plan.anchoring, anchoring_counts: anchoringCounts(plan.anchoring) });
-  else if (plan.quote_anchoring) Object.assign(report, { anchoring: emptyAnchoringReport(), anchoring_counts: { reanchored: 0, kept_offsets: 0, unplaceable: 0 } });
+  else if (plan.quote_anchoring)
+    Object.assign(report, { anchoring: emptyAnchoringReport(), anchoring_counts: { reanchored: 0, kept_offsets: 0, unplaceable: 0 } });
   return report;
 }
-
-

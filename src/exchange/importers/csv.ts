@@ -6,7 +6,18 @@ import { codePointLength } from '../../core/text';
 import { isIsoDate, MAX_CASE_NAME } from '../../domain/cases';
 import type { AttributeType, AttributeValue } from '../../domain/ports';
 import { MAX_SOURCE_NAME, nameKey } from '../../domain/rules';
-import { checkImportFile, emptyPlan, fitName, skip, warn, type Importer, type ImportOptions, type ImportPlan, type PlannedCase, type PlannedSource } from './plan';
+import {
+  checkImportFile,
+  emptyPlan,
+  fitName,
+  skip,
+  warn,
+  type Importer,
+  type ImportOptions,
+  type ImportPlan,
+  type PlannedCase,
+  type PlannedSource,
+} from './plan';
 
 /**
  * CSV imports: `csv` (survey data) and `analytics_csv` (pre-aggregated analytics, one row per user).
@@ -43,7 +54,8 @@ import { checkImportFile, emptyPlan, fitName, skip, warn, type Importer, type Im
 export const csvImporter: Importer = {
   format: 'csv',
   extensions: ['.csv'],
-  description: 'survey CSV: one case per row (name_column, default the first column), typed attributes per column, long free-text answers as text sources linked to their case',
+  description:
+    'survey CSV: one case per row (name_column, default the first column), typed attributes per column, long free-text answers as text sources linked to their case',
   plan: async (filePath, options) => planCsvFile(filePath, options, 'csv'),
 };
 
@@ -51,7 +63,8 @@ export const csvImporter: Importer = {
 export const analyticsCsvImporter: Importer = {
   format: 'analytics_csv',
   extensions: ['.csv'],
-  description: 'pre-aggregated analytics CSV: one row per user (name_column, default user_pseudo_id or participant_id or the first column), every other column a typed case attribute',
+  description:
+    'pre-aggregated analytics CSV: one row per user (name_column, default user_pseudo_id or participant_id or the first column), every other column a typed case attribute',
   plan: async (filePath, options) => planCsvFile(filePath, options, 'analytics_csv'),
 };
 
@@ -68,7 +81,8 @@ const LEADING_ZERO = /^[+-]?0\d/;
 
 async function planCsvFile(filePath: string, options: ImportOptions, format: 'csv' | 'analytics_csv'): Promise<ImportPlan> {
   const size = checkImportFile(filePath);
-  if (size > MAX_CSV_BYTES) throw new ToolError('IMPORT_FAILED', `${filePath} is ${Math.round(size / 1048576)} MB; CSV imports take at most ${MAX_CSV_BYTES / 1048576} MB`);
+  if (size > MAX_CSV_BYTES)
+    throw new ToolError('IMPORT_FAILED', `${filePath} is ${Math.round(size / 1048576)} MB; CSV imports take at most ${MAX_CSV_BYTES / 1048576} MB`);
   const bytes = fs.readFileSync(filePath);
   let text: string;
   let latin = false;
@@ -85,7 +99,12 @@ async function planCsvFile(filePath: string, options: ImportOptions, format: 'cs
 
 /** The delimiter of a CSV text: the most frequent of `,` `;` tab `|` outside quotes on its first line. */
 export function sniffDelimiter(text: string): string {
-  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0], ['|', 0]]);
+  const counts = new Map<string, number>([
+    [',', 0],
+    [';', 0],
+    ['\t', 0],
+    ['|', 0],
+  ]);
   let quoted = false;
   for (const ch of text.replace(/^\uFEFF/, '')) {
     if (ch === '"') quoted = !quoted;
@@ -108,7 +127,8 @@ export interface ColumnKind {
 export function inferColumn(cells: readonly string[], allowOpenEnded: boolean): ColumnKind | null {
   const values = cells.map((c) => c.trim()).filter((c) => c !== '');
   if (values.length === 0) return null;
-  if (values.every((v) => NUMERIC.test(v) && Number.isFinite(Number(v))) && !values.some((v) => LEADING_ZERO.test(v))) return { type: 'number', open_ended: false };
+  if (values.every((v) => NUMERIC.test(v) && Number.isFinite(Number(v))) && !values.some((v) => LEADING_ZERO.test(v)))
+    return { type: 'number', open_ended: false };
   if (values.every((v) => isIsoDate(v))) return { type: 'date', open_ended: false };
   if (values.every((v) => /^(true|false)$/i.test(v))) return { type: 'boolean', open_ended: false };
   if (!allowOpenEnded) return { type: 'text', open_ended: false };
@@ -136,7 +156,8 @@ export function planCsv(text: string, filePath: string, format: 'csv' | 'analyti
   }
   rows = rows.filter((r) => r.some((c) => c.trim() !== ''));
   const header = rows.shift();
-  if (!header || rows.length === 0) throw new ToolError('IMPORT_FAILED', `${path.basename(filePath)} holds no data rows (a header line and at least one row are needed)`);
+  if (!header || rows.length === 0)
+    throw new ToolError('IMPORT_FAILED', `${path.basename(filePath)} holds no data rows (a header line and at least one row are needed)`);
 
   // column names: empty ones numbered, repeated ones suffixed
   const seen = new Map<string, number>();
@@ -151,7 +172,12 @@ export function planCsv(text: string, filePath: string, format: 'csv' | 'analyti
     const wanted = nameColumn.trim();
     nameIndex = columns.findIndex((c) => c === wanted);
     if (nameIndex < 0) nameIndex = columns.findIndex((c) => c.toLowerCase() === wanted.toLowerCase());
-    if (nameIndex < 0) throw new ToolError('IMPORT_FAILED', `name_column "${nameColumn}" is not a column of ${path.basename(filePath)}; its columns are: ${columns.join(', ')}`, { columns });
+    if (nameIndex < 0)
+      throw new ToolError(
+        'IMPORT_FAILED',
+        `name_column "${nameColumn}" is not a column of ${path.basename(filePath)}; its columns are: ${columns.join(', ')}`,
+        { columns },
+      );
   } else if (format === 'analytics_csv') {
     const lower = columns.map((c) => c.toLowerCase());
     const found = ANALYTICS_ID_COLUMNS.map((c) => lower.indexOf(c)).find((i) => i >= 0);
@@ -163,18 +189,35 @@ export function planCsv(text: string, filePath: string, format: 'csv' | 'analyti
   rows.forEach((r, i) => {
     const line = i + 2;
     if (r.length > columns.length && r.slice(columns.length).some((c) => c.trim() !== '')) {
-      throw new ToolError('IMPORT_FAILED', `Row ${line} of ${path.basename(filePath)} has ${r.length} cells but the header has ${columns.length} (check its quoting)`, { row: line });
+      throw new ToolError(
+        'IMPORT_FAILED',
+        `Row ${line} of ${path.basename(filePath)} has ${r.length} cells but the header has ${columns.length} (check its quoting)`,
+        { row: line },
+      );
     }
     const name = fitName(r[nameIndex] ?? '', MAX_CASE_NAME, '');
-    if (name === '') throw new ToolError('IMPORT_FAILED', `Row ${line} of ${path.basename(filePath)} has no case name in column "${columns[nameIndex]}"`, { row: line });
+    if (name === '')
+      throw new ToolError('IMPORT_FAILED', `Row ${line} of ${path.basename(filePath)} has no case name in column "${columns[nameIndex]}"`, { row: line });
     const key = nameKey(name);
     const first = names.get(key);
-    if (first !== undefined) throw new ToolError('IMPORT_FAILED', `The case name "${name}" appears in rows ${first} and ${line} of ${path.basename(filePath)}; case names must be unique`, { rows: [first, line] });
+    if (first !== undefined)
+      throw new ToolError(
+        'IMPORT_FAILED',
+        `The case name "${name}" appears in rows ${first} and ${line} of ${path.basename(filePath)}; case names must be unique`,
+        { rows: [first, line] },
+      );
     names.set(key, line);
   });
 
   // columns: kinds
-  const kinds = columns.map((_, j) => (j === nameIndex ? null : inferColumn(rows.map((r) => r[j] ?? ''), format === 'csv')));
+  const kinds = columns.map((_, j) =>
+    j === nameIndex
+      ? null
+      : inferColumn(
+          rows.map((r) => r[j] ?? ''),
+          format === 'csv',
+        ),
+  );
   kinds.forEach((k, j) => {
     if (k === null && j !== nameIndex) skip(plan, 'empty_columns');
   });
@@ -197,7 +240,14 @@ export function planCsv(text: string, filePath: string, format: 'csv' | 'analyti
         if (sourceNames.has(sourceName)) sourceName = fitName(`${sourceName} (row ${line})`, MAX_SOURCE_NAME, `Row ${line} - ${col}`);
         sourceNames.add(sourceName);
         const ref = `answer:${line}:${j}`;
-        const answer: PlannedSource = { ref, name: sourceName, text: cell, memo: null, origin: `${path.basename(filePath)}, row ${line}, column ${col}`, folder: folderRef };
+        const answer: PlannedSource = {
+          ref,
+          name: sourceName,
+          text: cell,
+          memo: null,
+          origin: `${path.basename(filePath)}, row ${line}, column ${col}`,
+          folder: folderRef,
+        };
         plan.sources.push(answer);
         answers.push(answer);
         c.sources.push(ref);

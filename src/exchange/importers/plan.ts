@@ -361,7 +361,11 @@ export function normalizeColor(raw: unknown): string | null {
   if (typeof raw !== 'string') return null;
   const s = raw.trim().replace(/^#/, '');
   if (/^[0-9A-Fa-f]{6}$/.test(s)) return `#${s.toUpperCase()}`;
-  if (/^[0-9A-Fa-f]{3}$/.test(s)) return `#${[...s].map((c) => c + c).join('').toUpperCase()}`;
+  if (/^[0-9A-Fa-f]{3}$/.test(s))
+    return `#${[...s]
+      .map((c) => c + c)
+      .join('')
+      .toUpperCase()}`;
   return null;
 }
 

@@ -61,7 +61,8 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
   const count = (table: string) => (tables.has(table) ? Number(db.all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`)[0]?.n ?? 0) : 0);
   if (tables.has('project')) {
     const version = db.all<{ databaseversion: string | null }>('SELECT databaseversion FROM project LIMIT 1')[0]?.databaseversion ?? null;
-    if (version !== null && version !== 'v8') warn(plan, `The project's schema is ${version}; this importer was written for QualCoder's v8 and read what it recognises`);
+    if (version !== null && version !== 'v8')
+      warn(plan, `The project's schema is ${version}; this importer was written for QualCoder's v8 and read what it recognises`);
   }
   const origin = `QualCoder: ${path.basename(path.dirname(filePath))}/${path.basename(filePath)}`;
 
@@ -80,11 +81,20 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
     let name = fitName(s.name, MAX_SOURCE_NAME, `Source ${s.id}`);
     if (names.has(name)) name = fitName(`${name} (${s.id})`, MAX_SOURCE_NAME, `Source ${s.id}`);
     names.add(name);
-    const planned: PlannedSource = { ref: `fid:${s.id}`, name, text: s.fulltext, memo: memoOf(s.memo), origin: s.mediapath ? `${origin} (${s.mediapath})` : origin, folder: null, owner: s.owner };
+    const planned: PlannedSource = {
+      ref: `fid:${s.id}`,
+      name,
+      text: s.fulltext,
+      memo: memoOf(s.memo),
+      origin: s.mediapath ? `${origin} (${s.mediapath})` : origin,
+      folder: null,
+      owner: s.owner,
+    };
     plannedSources.set(s.id, planned);
     plan.sources.push(planned);
   }
-  if ((plan.skipped.media_sources ?? 0) > 0) warn(plan, `${plan.skipped.media_sources} audio, video or image source(s) were not imported (their files are outside the database)`);
+  if ((plan.skipped.media_sources ?? 0) > 0)
+    warn(plan, `${plan.skipped.media_sources} audio, video or image source(s) were not imported (their files are outside the database)`);
 
   // -- categories, nested through supercatid
   const parentOf = planCategories(db, plan);
@@ -104,7 +114,16 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
   // -- codings, re-anchored by their seltext
   const lengths = new Map([...texts].map(([id, t]) => [id, codePointLength(t)]));
   const anchoring = new ImportAnchoring(options.reanchor !== false);
-  for (const g of db.all<{ cid: number; fid: number; seltext: string | null; pos0: number; pos1: number; owner: string | null; memo: string | null; important: number | null }>(
+  for (const g of db.all<{
+    cid: number;
+    fid: number;
+    seltext: string | null;
+    pos0: number;
+    pos1: number;
+    owner: string | null;
+    memo: string | null;
+    important: number | null;
+  }>(
     `SELECT cid, fid, ${col(db, 'code_text', 'seltext')}, pos0, pos1, ${col(db, 'code_text', 'owner')}, ${col(db, 'code_text', 'memo')}, ${col(db, 'code_text', 'important')} FROM code_text ORDER BY fid, pos0, pos1, cid`,
   )) {
     const source = plannedSources.get(g.fid);
@@ -118,7 +137,15 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
       skip(plan, 'codings_outside_their_source');
       continue;
     }
-    plan.segments.push({ code: `cid:${g.cid}`, source: source.ref, start_pos: at.start_pos, end_pos: at.end_pos, memo: memoOf(g.memo), importance: g.important ? 1 : 0, owner: g.owner });
+    plan.segments.push({
+      code: `cid:${g.cid}`,
+      source: source.ref,
+      start_pos: at.start_pos,
+      end_pos: at.end_pos,
+      memo: memoOf(g.memo),
+      importance: g.important ? 1 : 0,
+      owner: g.owner,
+    });
   }
   plan.anchoring = anchoring.report;
   for (const w of anchoringWarnings(anchoring.report)) warn(plan, w);
@@ -126,7 +153,8 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
   // -- attribute types (valuetype by name; QualCoder's attribute_type.name is its primary key)
   const types = new Map<string, string>();
   if (tables.has('attribute_type')) {
-    for (const t of db.all<{ name: string; valuetype: string | null }>('SELECT name, valuetype FROM attribute_type')) types.set(t.name, (t.valuetype ?? '').toLowerCase());
+    for (const t of db.all<{ name: string; valuetype: string | null }>('SELECT name, valuetype FROM attribute_type'))
+      types.set(t.name, (t.valuetype ?? '').toLowerCase());
   }
 
   // -- cases
@@ -134,16 +162,27 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
 
   // -- file attributes -> document attributes
   if (tables.has('attribute')) {
-    for (const a of db.all<{ name: string; value: string | null; id: number }>("SELECT name, value, id FROM attribute WHERE attr_type = 'file' ORDER BY id, name")) {
+    for (const a of db.all<{ name: string; value: string | null; id: number }>(
+      "SELECT name, value, id FROM attribute WHERE attr_type = 'file' ORDER BY id, name",
+    )) {
       const source = plannedSources.get(a.id);
       if (!source) {
-        skip(plan, texts.has(a.id) || db.all('SELECT 1 FROM source WHERE id = ?', [a.id]).length > 0 ? 'file_attributes_of_media_sources' : 'file_attributes_of_missing_sources');
+        skip(
+          plan,
+          texts.has(a.id) || db.all('SELECT 1 FROM source WHERE id = ?', [a.id]).length > 0
+            ? 'file_attributes_of_media_sources'
+            : 'file_attributes_of_missing_sources',
+        );
         continue;
       }
       const attribute = typedAttribute(fitName(a.name, MAX_ATTRIBUTE_NAME, 'Attribute'), a.value, types.get(a.name) ?? '');
       if (attribute) (source.attributes ??= []).push(attribute);
     }
-    skip(plan, 'attributes_of_other_kinds', Number(db.all<{ n: number }>("SELECT COUNT(*) AS n FROM attribute WHERE attr_type IS NOT 'file' AND attr_type IS NOT 'case'")[0]?.n ?? 0));
+    skip(
+      plan,
+      'attributes_of_other_kinds',
+      Number(db.all<{ n: number }>("SELECT COUNT(*) AS n FROM attribute WHERE attr_type IS NOT 'file' AND attr_type IS NOT 'case'")[0]?.n ?? 0),
+    );
   }
 
   skip(plan, 'annotations', count('annotation'));
@@ -170,8 +209,6 @@ function col(db: ForeignDb, table: string, column: string): string {
   return db.columns(table).includes(column) ? column : `NULL AS ${column}`;
 }
 
-
-
 /**
  * Plans the `code_cat` rows as categories nested through `supercatid` (a missing parent puts a category at the
  * root, counted; a cycle is broken at the first category met again, with a warning) and returns each category's
@@ -196,19 +233,29 @@ function planCategories(db: ForeignDb, plan: ImportPlan): Map<number, number | n
       }
       seen.add(p);
     }
-    plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: parent === null ? null : `catid:${parent}`, memo: memoOf(c.memo), owner: c.owner });
+    plan.categories.push({
+      ref: `catid:${c.catid}`,
+      name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`),
+      parent: parent === null ? null : `catid:${parent}`,
+      memo: memoOf(c.memo),
+      owner: c.owner,
+    });
   }
   return parentOf;
 }
 function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, lengths: Map<number, number>, types: Map<string, string>): void {
   const tables = db.tables();
   const cases = new PlannedCases(plan);
-  for (const c of db.all<{ caseid: number; name: string; memo: string | null; owner: string | null }>(`SELECT caseid, name, memo, owner FROM cases ORDER BY caseid`)) {
+  for (const c of db.all<{ caseid: number; name: string; memo: string | null; owner: string | null }>(
+    `SELECT caseid, name, memo, owner FROM cases ORDER BY caseid`,
+  )) {
     cases.add(c.caseid, c.name, memoOf(c.memo), c.owner);
   }
   const byId = cases.byId;
   if (tables.has('case_text')) {
-    for (const l of db.all<{ caseid: number; fid: number; pos0: number; pos1: number }>('SELECT caseid, fid, pos0, pos1 FROM case_text ORDER BY caseid, fid, pos0')) {
+    for (const l of db.all<{ caseid: number; fid: number; pos0: number; pos1: number }>(
+      'SELECT caseid, fid, pos0, pos1 FROM case_text ORDER BY caseid, fid, pos0',
+    )) {
       const c = byId.get(l.caseid);
       const length = lengths.get(l.fid);
       if (!c || length === undefined || !texts.has(l.fid)) {
@@ -224,7 +271,9 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, 
     }
   }
   if (tables.has('attribute')) {
-    for (const a of db.all<{ name: string; value: string | null; id: number }>("SELECT name, value, id FROM attribute WHERE attr_type = 'case' ORDER BY id, name")) {
+    for (const a of db.all<{ name: string; value: string | null; id: number }>(
+      "SELECT name, value, id FROM attribute WHERE attr_type = 'case' ORDER BY id, name",
+    )) {
       const c = byId.get(a.id);
       if (!c) {
         skip(plan, 'case_attributes_of_missing_cases');

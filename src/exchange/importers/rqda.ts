@@ -153,7 +153,15 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
       skip(plan, 'codings_outside_their_source');
       continue;
     }
-    plan.segments.push({ code: `cid:${g.cid}`, source: source.ref, start_pos: at.start_pos, end_pos: at.end_pos, memo: rMemo(g.memo), importance: 0, owner: g.owner });
+    plan.segments.push({
+      code: `cid:${g.cid}`,
+      source: source.ref,
+      start_pos: at.start_pos,
+      end_pos: at.end_pos,
+      memo: rMemo(g.memo),
+      importance: 0,
+      owner: g.owner,
+    });
   }
   countDeleted('coding', 'codings');
   plan.anchoring = anchoring.report;
@@ -162,7 +170,8 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
   // -- attribute definitions (shared by case and file attributes)
   const classes = new Map<string, string>();
   if (has('attributes')) {
-    for (const a of db.all<{ name: string; class: string | null }>(`SELECT name, class FROM attributes WHERE ${LIVE}`)) classes.set(a.name, (a.class ?? '').toLowerCase());
+    for (const a of db.all<{ name: string; class: string | null }>(`SELECT name, class FROM attributes WHERE ${LIVE}`))
+      classes.set(a.name, (a.class ?? '').toLowerCase());
     countDeleted('attributes', 'attribute_definitions');
   }
 
@@ -171,7 +180,9 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
 
   // -- file attributes -> document attributes
   if (has('fileAttr')) {
-    for (const v of db.all<{ variable: string; value: string | null; fileID: number }>(`SELECT variable, value, fileID FROM fileAttr WHERE ${LIVE} ORDER BY fileID, rowid`)) {
+    for (const v of db.all<{ variable: string; value: string | null; fileID: number }>(
+      `SELECT variable, value, fileID FROM fileAttr WHERE ${LIVE} ORDER BY fileID, rowid`,
+    )) {
       const source = plannedSources.get(v.fileID);
       const cls = classes.get(v.variable);
       if (!source || cls === undefined) {
@@ -194,8 +205,6 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
   countLive('coding2', 'coding2_rows');
   return plan;
 }
-
-
 
 /** Plans RQDA's live file categories (`filecat`) as root folders; returns each source's folder ref by `fid` (its first category by id; further memberships are counted). */
 function planFolders(db: ForeignDb, plan: ImportPlan): Map<number, string> {
@@ -224,10 +233,18 @@ function planCategories(db: ForeignDb, plan: ImportPlan): Map<number, string> {
   const tables = db.tables();
   const liveCats = new Set<number>();
   if (tables.has('codecat')) {
-    for (const c of db.all<{ catid: number; name: string; memo: string | null; owner: string | null }>(`SELECT catid, name, memo, owner FROM codecat WHERE ${LIVE} ORDER BY catid`)) {
+    for (const c of db.all<{ catid: number; name: string; memo: string | null; owner: string | null }>(
+      `SELECT catid, name, memo, owner FROM codecat WHERE ${LIVE} ORDER BY catid`,
+    )) {
       if (liveCats.has(c.catid)) continue;
       liveCats.add(c.catid);
-      plan.categories.push({ ref: `catid:${c.catid}`, name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`), parent: null, memo: rMemo(c.memo), owner: c.owner });
+      plan.categories.push({
+        ref: `catid:${c.catid}`,
+        name: fitName(c.name, MAX_CODE_NAME, `Category ${c.catid}`),
+        parent: null,
+        memo: rMemo(c.memo),
+        owner: c.owner,
+      });
     }
     countNotLive(db, plan, 'codecat', 'categories');
   }
@@ -250,12 +267,16 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, 
   const tables = db.tables();
   const cases = new PlannedCases(plan);
   const byId = cases.byId;
-  for (const c of db.all<{ id: number; name: string; memo: string | null; owner: string | null }>(`SELECT id, name, memo, owner FROM cases WHERE ${LIVE} ORDER BY id`)) {
+  for (const c of db.all<{ id: number; name: string; memo: string | null; owner: string | null }>(
+    `SELECT id, name, memo, owner FROM cases WHERE ${LIVE} ORDER BY id`,
+  )) {
     if (!byId.has(c.id)) cases.add(c.id, c.name, rMemo(c.memo), c.owner);
   }
   countNotLive(db, plan, 'cases', 'cases');
   if (tables.has('caselinkage')) {
-    for (const l of db.all<{ caseid: number; fid: number; selfirst: number; selend: number }>(`SELECT caseid, fid, selfirst, selend FROM caselinkage WHERE ${LIVE} ORDER BY caseid, fid, selfirst`)) {
+    for (const l of db.all<{ caseid: number; fid: number; selfirst: number; selend: number }>(
+      `SELECT caseid, fid, selfirst, selend FROM caselinkage WHERE ${LIVE} ORDER BY caseid, fid, selfirst`,
+    )) {
       const c = byId.get(l.caseid);
       const text = texts.get(l.fid);
       if (!c || text === undefined) {
@@ -274,7 +295,9 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, 
     countNotLive(db, plan, 'caselinkage', 'case_links');
   }
   if (tables.has('caseAttr')) {
-    for (const v of db.all<{ variable: string; value: string | null; caseID: number }>(`SELECT variable, value, caseID FROM caseAttr WHERE ${LIVE} ORDER BY caseID, rowid`)) {
+    for (const v of db.all<{ variable: string; value: string | null; caseID: number }>(
+      `SELECT variable, value, caseID FROM caseAttr WHERE ${LIVE} ORDER BY caseID, rowid`,
+    )) {
       const c = byId.get(v.caseID);
       const cls = classes.get(v.variable);
       if (!c || cls === undefined) {

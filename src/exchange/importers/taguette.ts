@@ -39,9 +39,44 @@ type Node = DefaultTreeAdapterMap['node'];
 
 /** Elements that end a line of text (a break is added before the next text when none is there). */
 const BLOCKS = new Set([
-  'address', 'article', 'aside', 'blockquote', 'br', 'dd', 'details', 'div', 'dl', 'dt', 'figcaption', 'figure', 'footer', 'form',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tbody',
-  'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'br',
+  'dd',
+  'details',
+  'div',
+  'dl',
+  'dt',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
 ]);
 /** Elements whose text Taguette counts but a reader never sees. */
 const HIDDEN = new Set(['head', 'script', 'style', 'template', 'title', 'noscript']);
@@ -101,7 +136,8 @@ export function taguetteHtmlToText(html: string): TaguetteText {
     const tag = typeof el.tagName === 'string' ? el.tagName : '';
     const block = BLOCKS.has(tag);
     if (block) pendingBreak = true;
-    const children: Node[] = tag === 'template' ? ((el as DefaultTreeAdapterMap['template']).content?.childNodes ?? []) : ((el as { childNodes?: Node[] }).childNodes ?? []);
+    const children: Node[] =
+      tag === 'template' ? ((el as DefaultTreeAdapterMap['template']).content?.childNodes ?? []) : ((el as { childNodes?: Node[] }).childNodes ?? []);
     for (const ch of children) visit(ch, hidden || HIDDEN.has(tag));
     if (block) pendingBreak = true;
   };
@@ -197,7 +233,14 @@ function planTaguette(db: ForeignDb, filePath: string): ImportPlan {
     let name = fitName(d.name, MAX_SOURCE_NAME, `Document ${d.id}`);
     if (names.has(name)) name = fitName(`${name} (${d.id})`, MAX_SOURCE_NAME, `Document ${d.id}`);
     names.add(name);
-    plan.sources.push({ ref: `doc:${d.id}`, name, text: converted.text, memo: memoOf(d.description), origin: d.filename ? `${origin} (${d.filename})` : origin, folder: `project:${d.project_id}` });
+    plan.sources.push({
+      ref: `doc:${d.id}`,
+      name,
+      text: converted.text,
+      memo: memoOf(d.description),
+      origin: d.filename ? `${origin} (${d.filename})` : origin,
+      folder: `project:${d.project_id}`,
+    });
   }
 
   // -- tags -> codes (and categories from their paths)
@@ -206,7 +249,9 @@ function planTaguette(db: ForeignDb, filePath: string): ImportPlan {
   // -- who wrote each highlight (the last highlight_add command naming it)
   const ownerOf = new Map<number, string>();
   if (tables.has('commands')) {
-    for (const c of db.all<{ user_login: string; payload: string }>("SELECT user_login, payload FROM commands WHERE payload LIKE '%highlight_add%' ORDER BY id")) {
+    for (const c of db.all<{ user_login: string; payload: string }>(
+      "SELECT user_login, payload FROM commands WHERE payload LIKE '%highlight_add%' ORDER BY id",
+    )) {
       try {
         const p = JSON.parse(c.payload) as { type?: string; highlight_id?: number; id?: number };
         const id = p.highlight_id ?? p.id;
@@ -228,7 +273,9 @@ function planTaguette(db: ForeignDb, filePath: string): ImportPlan {
     if (!list) tagsOf.set(ht.highlight_id, (list = []));
     list.push(ht.tag_id);
   }
-  for (const h of db.all<{ id: number; document_id: number; start_offset: number; end_offset: number }>('SELECT id, document_id, start_offset, end_offset FROM highlights ORDER BY document_id, start_offset, id')) {
+  for (const h of db.all<{ id: number; document_id: number; start_offset: number; end_offset: number }>(
+    'SELECT id, document_id, start_offset, end_offset FROM highlights ORDER BY document_id, start_offset, id',
+  )) {
     const doc = docs.get(h.document_id);
     const hlTags = tagsOf.get(h.id) ?? [];
     if (!doc) {
@@ -246,7 +293,15 @@ function planTaguette(db: ForeignDb, filePath: string): ImportPlan {
       continue;
     }
     for (const tagId of hlTags) {
-      plan.segments.push({ code: `tag:${tagId}`, source: `doc:${h.document_id}`, start_pos: start, end_pos: end, memo: null, importance: 0, owner: ownerOf.get(h.id) ?? null });
+      plan.segments.push({
+        code: `tag:${tagId}`,
+        source: `doc:${h.document_id}`,
+        start_pos: start,
+        end_pos: end,
+        memo: null,
+        importance: 0,
+        owner: ownerOf.get(h.id) ?? null,
+      });
     }
   }
   return plan;

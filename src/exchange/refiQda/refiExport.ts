@@ -164,7 +164,10 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
   };
   const code = (c: CodeWithCounts) => {
     codes++;
-    if (c.memo) w.start('Code', { guid: s.guids.guid('code', c.code_id), name: c.name, isCodable: true, color: c.color }).text('Description', c.memo).end();
+    if (c.memo)
+      w.start('Code', { guid: s.guids.guid('code', c.code_id), name: c.name, isCodable: true, color: c.color })
+        .text('Description', c.memo)
+        .end();
     else w.empty('Code', { guid: s.guids.guid('code', c.code_id), name: c.name, isCodable: true, color: c.color });
   };
   const visited = new Set<number>();
@@ -173,7 +176,9 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
     visited.add(k.category_id);
     const own = codesByCategory.get(k.category_id) ?? [];
     const storedGuid = s.guids.guid('category', k.category_id);
-    const twin = own.find((c) => s.guids.guid('code', c.code_id) === storedGuid) ?? own.find((c) => nameKey(c.name) === nameKey(k.name) && (k.memo === null || k.memo === c.memo));
+    const twin =
+      own.find((c) => s.guids.guid('code', c.code_id) === storedGuid) ??
+      own.find((c) => nameKey(c.name) === nameKey(k.name) && (k.memo === null || k.memo === c.memo));
     const subs = [...(children.get(k.category_id) ?? [])].sort(byName);
     const rest = own.filter((c) => c !== twin).sort(byName);
     if (twin) codes++;
@@ -184,7 +189,9 @@ function writeCodes(w: XmlWriter, s: ProjectSnapshot): { codes: number; categori
     let memo = twin ? (twin.memo ?? k.memo) : k.memo;
     if (twin && twin.memo !== null && k.memo !== null && twin.memo !== k.memo) {
       memo = `${twin.memo}\n\n${k.memo}`;
-      warnings.push(`The category '${k.name}' and its code '${twin.name}' are one codable Code in REFI-QDA: the category's memo is written after the code's in its Description`);
+      warnings.push(
+        `The category '${k.name}' and its code '${twin.name}' are one codable Code in REFI-QDA: the category's memo is written after the code's in its Description`,
+      );
     }
     if (twin && nameKey(twin.name) !== nameKey(k.name)) {
       warnings.push(`The category '${k.name}' and its code '${twin.name}' are one codable Code in REFI-QDA: it is written with the category's name`);
@@ -237,7 +244,15 @@ function textSelections(s: ProjectSnapshot, segments: Segment[], caseSegments: C
     out.push(sel);
   }
   for (const r of caseSegments) {
-    out.push({ guid: s.guids.guid('case_selection', r.case_segment_id), start: r.start_pos, end: r.end_pos, owner: r.owner, created_at: r.created_at, segments: [], caseSegment: r });
+    out.push({
+      guid: s.guids.guid('case_selection', r.case_segment_id),
+      start: r.start_pos,
+      end: r.end_pos,
+      owner: r.owner,
+      created_at: r.created_at,
+      segments: [],
+      caseSegment: r,
+    });
   }
   return out.sort((a, b) => a.start - b.start || a.end - b.end || (a.guid < b.guid ? -1 : a.guid > b.guid ? 1 : 0));
 }
@@ -260,20 +275,38 @@ function writeTextSelections(w: XmlWriter, s: ProjectSnapshot, c: Collector, sou
       w.start('Coding', { guid: s.guids.guid('coding', g.segment_id), creatingUser: c.user(g.owner), creationDateTime: dateTime(g.created_at) });
       w.empty('CodeRef', { targetGUID: s.guids.guid('code', g.code_id) });
       if (!single && g.memo) {
-        w.empty('NoteRef', { targetGUID: c.note(`segment:${g.segment_id}`, `Memo: ${codeNames.get(g.code_id) ?? 'code'} in ${sourceName}`, g.owner, g.created_at, g.memo) });
+        w.empty('NoteRef', {
+          targetGUID: c.note(`segment:${g.segment_id}`, `Memo: ${codeNames.get(g.code_id) ?? 'code'} in ${sourceName}`, g.owner, g.created_at, g.memo),
+        });
       }
       w.end();
     }
     const only = single ? (sel.segments[0] as Segment) : undefined;
     if (only?.memo) {
-      w.empty('NoteRef', { targetGUID: c.note(`segment:${only.segment_id}`, `Memo: ${codeNames.get(only.code_id) ?? 'code'} in ${sourceName}`, only.owner, only.created_at, only.memo) });
+      w.empty('NoteRef', {
+        targetGUID: c.note(
+          `segment:${only.segment_id}`,
+          `Memo: ${codeNames.get(only.code_id) ?? 'code'} in ${sourceName}`,
+          only.owner,
+          only.created_at,
+          only.memo,
+        ),
+      });
     }
     w.end();
   }
 }
 
 /** Writes the `AudioSelection` / `VideoSelection` elements of an AV source. */
-function writeAvSelections(w: XmlWriter, s: ProjectSnapshot, c: Collector, element: string, sourceName: string, segments: AvSegment[], counts: RefiCounts): void {
+function writeAvSelections(
+  w: XmlWriter,
+  s: ProjectSnapshot,
+  c: Collector,
+  element: string,
+  sourceName: string,
+  segments: AvSegment[],
+  counts: RefiCounts,
+): void {
   const codeNames = new Map(s.codes.map((k) => [k.code_id, k.name]));
   for (const g of segments) {
     counts.av_selections++;
@@ -289,7 +322,10 @@ function writeAvSelections(w: XmlWriter, s: ProjectSnapshot, c: Collector, eleme
     w.start('Coding', { guid: s.guids.guid('av_coding', g.segment_id), creatingUser: c.user(g.owner), creationDateTime: dateTime(g.created_at) });
     w.empty('CodeRef', { targetGUID: s.guids.guid('code', g.code_id) });
     w.end();
-    if (g.memo) w.empty('NoteRef', { targetGUID: c.note(`av_segment:${g.segment_id}`, `Memo: ${codeNames.get(g.code_id) ?? 'code'} in ${sourceName}`, g.owner, g.created_at, g.memo) });
+    if (g.memo)
+      w.empty('NoteRef', {
+        targetGUID: c.note(`av_segment:${g.segment_id}`, `Memo: ${codeNames.get(g.code_id) ?? 'code'} in ${sourceName}`, g.owner, g.created_at, g.memo),
+      });
     w.end();
   }
 }
@@ -380,7 +416,10 @@ function writeVariables(b: QdeBuild): void {
   }
   for (const [name, values] of [...byName.entries()].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
     const t = variableType(values);
-    if (t.mixed) c.warnings.push(`The attribute "${name}" has values of several types (${[...new Set(values.map((v) => v.type))].join(', ')}); it is exported as a Text variable`);
+    if (t.mixed)
+      c.warnings.push(
+        `The attribute "${name}" has values of several types (${[...new Set(values.map((v) => v.type))].join(', ')}); it is exported as a Text variable`,
+      );
     variables.set(name, { guid: s.guids.guid('variable', name), type: t.type });
   }
   if (variables.size > 0) {
@@ -470,7 +509,13 @@ function writeSource(
   if (src.type === 'text' || (src.type !== 'pdf' && src.text !== null && segs.length > 0)) {
     // a media source holding text and text codings (not made by Marginalia's own tools) is exported as its text
     texts.push({ entry: `sources/${guid}.txt`, text: src.text ?? '' });
-    w.start('TextSource', { guid, name: src.name, plainTextPath: `internal://${guid}.txt`, creatingUser: common.creatingUser, creationDateTime: common.creationDateTime });
+    w.start('TextSource', {
+      guid,
+      name: src.name,
+      plainTextPath: `internal://${guid}.txt`,
+      creatingUser: common.creatingUser,
+      creationDateTime: common.creationDateTime,
+    });
     writeTextSelections(w, s, c, src.name, textSelections(s, segs, of.ranges), counts);
     memoRef();
     w.end();
@@ -480,7 +525,13 @@ function writeSource(
     if (src.text !== null) {
       const rep = deriveGuid(s.guids.projectGuid, 'representation', src.source_id);
       texts.push({ entry: `sources/${rep}.txt`, text: src.text });
-      w.start('Representation', { guid: rep, name: src.name, plainTextPath: `internal://${rep}.txt`, creatingUser: common.creatingUser, creationDateTime: common.creationDateTime });
+      w.start('Representation', {
+        guid: rep,
+        name: src.name,
+        plainTextPath: `internal://${rep}.txt`,
+        creatingUser: common.creatingUser,
+        creationDateTime: common.creationDateTime,
+      });
       writeTextSelections(w, s, c, src.name, textSelections(s, segs, of.ranges), counts);
       w.end();
     }

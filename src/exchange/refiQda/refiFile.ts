@@ -106,7 +106,11 @@ export function textOf(node: Node | undefined, name: string): string | null {
 
 /** The local name and namespace of a document's root element. */
 export function rootOf(xml: string): { local: string; ns: string | null } {
-  const body = xml.replace(/^\uFEFF/, '').replace(/<\?[\s\S]*?\?>/g, '').replace(/<!--[\s\S]*?-->/g, '').replace(/<!DOCTYPE[^>]*>/i, '');
+  const body = xml
+    .replace(/^\uFEFF/, '')
+    .replace(/<\?[\s\S]*?\?>/g, '')
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<!DOCTYPE[^>]*>/i, '');
   const m = /<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s+[^\s=>/]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*\/?>/.exec(body);
   if (!m) return { local: '', ns: null };
   const prefix = m[1] ? m[1].slice(0, -1) : null;
@@ -180,7 +184,8 @@ export async function openContainer(file: string, plan: ImportPlan): Promise<Con
   if (!qde) {
     const root = [...entries.keys()].filter((k) => !k.includes('/') && k.endsWith('.qde'));
     if (root.length === 0) throw new ToolError('IMPORT_FAILED', `${file} holds no project.qde (a .qdpx must hold one at its root)`);
-    if (root.length > 1) throw new ToolError('IMPORT_FAILED', `${file} holds no project.qde but several .qde files (${root.join(', ')}); which one is the project is unclear`);
+    if (root.length > 1)
+      throw new ToolError('IMPORT_FAILED', `${file} holds no project.qde but several .qde files (${root.join(', ')}); which one is the project is unclear`);
     qde = entries.get(root[0] as string) as JSZip.JSZipObject;
     warn(plan, `The archive names its project file "${qde.name}" instead of project.qde (as ATLAS.ti 26 does); it was read as the project`);
   }
@@ -221,7 +226,11 @@ export async function locate(c: Container, raw: string, basePath: string | null)
   if (plain) {
     // a path without a scheme (qc writes `plainTextPath="sources/x.txt"`): inside the archive first, relative
     // to its root or to its sources folder; in a bare .qde's folder, also relative to its sources folder
-    const key = p.replace(/\\/g, '/').replace(/^(\.\/)+/, '').replace(/^\/+/, '').toLowerCase();
+    const key = p
+      .replace(/\\/g, '/')
+      .replace(/^(\.\/)+/, '')
+      .replace(/^\/+/, '')
+      .toLowerCase();
     const entry = c.entries.get(key) ?? c.entries.get(`sources/${key}`);
     if (entry) return { kind: 'entry', entry, name: p };
     if (!c.zip && !path.isAbsolute(p) && !(basePath && basePath.trim() !== '')) {
@@ -381,7 +390,13 @@ export function plausibleQuote(quote: string, storedLength: number): boolean {
  * found, offsets inside the text) or `unplaceable` (not found, offsets outside); a `Description` found nowhere
  * is taken for the memo it usually is (null). Positions are code points.
  */
-export function anchorSelection(prepare: () => TextAnchor, name: string | null, description: string | null, storedStart: number, storedEnd: number): QuotedSelection | null {
+export function anchorSelection(
+  prepare: () => TextAnchor,
+  name: string | null,
+  description: string | null,
+  storedStart: number,
+  storedEnd: number,
+): QuotedSelection | null {
   const candidates: [QuotedSelection['from'], string][] = [];
   if (name !== null && name.trim() !== '') candidates.push(['name', name]);
   if (description !== null && description.trim() !== '') candidates.push(['description', description]);
@@ -393,7 +408,8 @@ export function anchorSelection(prepare: () => TextAnchor, name: string | null, 
     const squashedAt = squash(at);
     for (const [from, quote] of candidates) {
       const q = squash(quote);
-      if (at === quote || squashedAt === q || (from === 'name' && q.length >= 3 && squashedAt.startsWith(q))) return { status: 'exact', start_pos: storedStart, end_pos: storedEnd, quote, from };
+      if (at === quote || squashedAt === q || (from === 'name' && q.length >= 3 && squashedAt.startsWith(q)))
+        return { status: 'exact', start_pos: storedStart, end_pos: storedEnd, quote, from };
     }
   }
   let fallback: QuotedSelection | null = null;

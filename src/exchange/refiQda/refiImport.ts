@@ -124,7 +124,8 @@ export interface RefiFileInfo {
 export const REFI_RULES: MergeRules = { same_names: 'keep_apart', unknown_refs: 'skip', mistyped_values: 'as_text', case_attribute_events: 'per_value' };
 
 /** The plan of a REFI-QDA import: the common plan (../importers/plan.ts) with every REFI-QDA part present. */
-export type RefiImportPlan = ImportPlan & Required<Pick<ImportPlan, 'refi' | 'users' | 'variables' | 'media_sources' | 'av_segments' | 'quote_anchoring' | 'rules'>>;
+export type RefiImportPlan = ImportPlan &
+  Required<Pick<ImportPlan, 'refi' | 'users' | 'variables' | 'media_sources' | 'av_segments' | 'quote_anchoring' | 'rules'>>;
 
 // ----- reading ----------------------------------------------------------------------------------------------
 
@@ -140,9 +141,11 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
   const c = await openContainer(file, base);
   c.paths = options.paths;
   const valid = XMLValidator.validate(c.xml);
-  if (valid !== true) throw new ToolError('IMPORT_FAILED', `${path.basename(file)} is not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  if (valid !== true)
+    throw new ToolError('IMPORT_FAILED', `${path.basename(file)} is not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
   const root = rootOf(c.xml);
-  const kind = root.local === 'Project' && root.ns === REFI_PROJECT_NS ? 'project' : root.local === 'CodeBook' && root.ns === REFI_CODEBOOK_NS ? 'codebook' : null;
+  const kind =
+    root.local === 'Project' && root.ns === REFI_PROJECT_NS ? 'project' : root.local === 'CodeBook' && root.ns === REFI_CODEBOOK_NS ? 'codebook' : null;
   if (kind === null) {
     throw new ToolError(
       'IMPORT_FAILED',
@@ -204,6 +207,7 @@ export async function readRefiQda(file: string, options: ImportOptions = {}): Pr
 export const refiQdaImporter: Importer = {
   format: 'refi_qda',
   extensions: ['.qdpx', '.qde', '.qdc'],
-  description: 'a REFI-QDA project (.qdpx, or a bare .qde with its sources folder beside it) or codebook (.qdc), as NVivo, ATLAS.ti, MAXQDA, QualCoder and Marginalia export them',
+  description:
+    'a REFI-QDA project (.qdpx, or a bare .qde with its sources folder beside it) or codebook (.qdc), as NVivo, ATLAS.ti, MAXQDA, QualCoder and Marginalia export them',
   plan: (filePath, options) => readRefiQda(filePath, options),
 };

@@ -62,7 +62,12 @@ export async function placeMedia(snapshot: ProjectSnapshot): Promise<Map<number,
       if (!st.isFile()) throw new Error('not a file');
       size = st.size;
     } catch {
-      out.set(s.source_id, { mode: 'external', file: s.file_path, path: absoluteUrl(s.file_path), reason: `the file of "${s.name}" (${s.file_path}) was not found; the export refers to its old path` });
+      out.set(s.source_id, {
+        mode: 'external',
+        file: s.file_path,
+        path: absoluteUrl(s.file_path),
+        reason: `the file of "${s.name}" (${s.file_path}) was not found; the export refers to its old path`,
+      });
       continue;
     }
     if (size > MAX_EMBEDDED_MEDIA_BYTES) {

@@ -54,7 +54,15 @@ export interface RefiRead {
 }
 
 /** The state of reading `top` of `file` into `plan`. */
-export function newRead(file: string, options: ImportOptions, c: Container, top: Node, plan: RefiImportPlan, producer: string | null, convention: OffsetConvention): RefiRead {
+export function newRead(
+  file: string,
+  options: ImportOptions,
+  c: Container,
+  top: Node,
+  plan: RefiImportPlan,
+  producer: string | null,
+  convention: OffsetConvention,
+): RefiRead {
   return {
     file,
     options,
@@ -220,7 +228,14 @@ export function readCases(rd: RefiRead): void {
     counts.cases++;
     const guid = normalizeGuid(attr(k, 'guid'));
     const name = (attr(k, 'name') ?? '').trim() || `Case ${guid ? guid.slice(0, 8) : ++rd.anon}`;
-    const kase: PlannedCase = { name, memo: memoOf(textOf(k, 'Description')), sources: [], ranges: [], attributes: attributesOf(rd, k, `the case "${name}"`), guid };
+    const kase: PlannedCase = {
+      name,
+      memo: memoOf(textOf(k, 'Description')),
+      sources: [],
+      ranges: [],
+      attributes: attributesOf(rd, k, `the case "${name}"`),
+      guid,
+    };
     skip(plan, 'case_code_refs', list(k, 'CodeRef').length);
     for (const r of list(k, 'SourceRef')) {
       const g = normalizeGuid(attr(r, 'targetGUID'));

@@ -13,7 +13,21 @@ import type { PlannedAnchoring, PlannedAttribute, PlannedMediaSource } from '../
 import { memoOf, skip, warn } from '../importers/plan';
 import { QuoteAnchorer } from '../reanchor';
 import { positionConverter } from './offsets';
-import { anchorSelection, attr, child, decodeText, joinMemos, list, locate, MEDIA_MIME, readBytes, refiTime, textOf, type Node, type TextAnchor } from './refiFile';
+import {
+  anchorSelection,
+  attr,
+  child,
+  decodeText,
+  joinMemos,
+  list,
+  locate,
+  MEDIA_MIME,
+  readBytes,
+  refiTime,
+  textOf,
+  type Node,
+  type TextAnchor,
+} from './refiFile';
 import type { RefiUnplacedSelection } from './refiImport';
 import { attributesOf, codeNameOf, codeOf, codesPhrase, notesOf, ownerOf, type RefiRead } from './refiReader';
 
@@ -34,7 +48,10 @@ async function readText(rd: RefiRead, node: Node, what: string): Promise<{ text:
   const p = attr(node, 'plainTextPath');
   if (!p) {
     const rich = attr(node, 'richTextPath');
-    return { where: rich ? `it names only a rich-text file (${rich}), no plain text` : 'it has neither PlainTextContent nor a plainTextPath', file_missing: false };
+    return {
+      where: rich ? `it names only a rich-text file (${rich}), no plain text` : 'it has neither PlainTextContent nor a plainTextPath',
+      file_missing: false,
+    };
   }
   const loc = await locate(c, p, basePath);
   const bytes = await readBytes(loc);
@@ -59,7 +76,12 @@ function missingSource(rd: RefiRead, textNode: Node, name: string, guid: string 
       const n = Number(attr(sel, a));
       return attr(sel, a) !== null && Number.isInteger(n) ? n : null;
     };
-    unplaced.push({ selection_guid: normalizeGuid(attr(sel, 'guid')), start_position: pos('startPosition'), end_position: pos('endPosition'), codes: [...new Set(codings.map((coding) => codeNameOf(rd, coding)))] });
+    unplaced.push({
+      selection_guid: normalizeGuid(attr(sel, 'guid')),
+      start_position: pos('startPosition'),
+      end_position: pos('endPosition'),
+      codes: [...new Set(codings.map((coding) => codeNameOf(rd, coding)))],
+    });
   }
   for (const coding of list(textNode, 'Coding')) {
     counts.text_codings++;
@@ -100,10 +122,14 @@ function readSelections(rd: RefiRead, node: Node, ref: string, sourceName: strin
     const rawEnd = Number(attr(sel, 'endPosition'));
     const codings = list(sel, 'Coding');
     counts.text_codings += codings.length;
-    const which = () => `selection ${selGuid ?? attr(sel, 'guid') ?? `[${attr(sel, 'startPosition')}, ${attr(sel, 'endPosition')})`} of ${codesPhrase(rd, codings)} in source '${sourceName}'`;
+    const which = () =>
+      `selection ${selGuid ?? attr(sel, 'guid') ?? `[${attr(sel, 'startPosition')}, ${attr(sel, 'endPosition')})`} of ${codesPhrase(rd, codings)} in source '${sourceName}'`;
     if (!Number.isInteger(rawStart) || !Number.isInteger(rawEnd) || rawStart < 0) {
       skip(plan, 'selections_with_invalid_positions');
-      warn(plan, `${which()} has invalid positions (startPosition "${attr(sel, 'startPosition') ?? ''}", endPosition "${attr(sel, 'endPosition') ?? ''}") and was left out`);
+      warn(
+        plan,
+        `${which()} has invalid positions (startPosition "${attr(sel, 'startPosition') ?? ''}", endPosition "${attr(sel, 'endPosition') ?? ''}") and was left out`,
+      );
       continue;
     }
     const storedStart = conv(rawStart);
@@ -132,7 +158,10 @@ function readSelections(rd: RefiRead, node: Node, ref: string, sourceName: strin
     };
     if (quoted?.status === 'unplaceable' || (!quoted && (storedEnd < storedStart || storedEnd > length))) {
       skip(plan, 'selections_outside_their_text');
-      warn(plan, `${which()} is outside its text (${length} code points): [${rawStart}, ${rawEnd}) was left out${quoted ? ' (its quote is not in the text either)' : ''}`);
+      warn(
+        plan,
+        `${which()} is outside its text (${length} code points): [${rawStart}, ${rawEnd}) was left out${quoted ? ' (its quote is not in the text either)' : ''}`,
+      );
       anchored('unplaceable');
       continue;
     }
@@ -146,7 +175,19 @@ function readSelections(rd: RefiRead, node: Node, ref: string, sourceName: strin
     const selMemo = [quoted?.from === 'description' && quoted.status !== 'kept_offsets' ? null : description, ...notesOf(rd, sel, selNoteGuids)];
     if (selGuid) selections.set(selGuid, { source: ref, start, end, owner: selOwner, created_at: selTime, coded: codings.length > 0 });
     for (const c of codingsOfSelection(rd, codings, { memo: selMemo, noteGuids: selNoteGuids, owner: selOwner, time: selTime })) {
-      plan.segments.push({ code: c.code, source: ref, start_pos: start, end_pos: end, memo: c.memo, note_guid: c.note_guid, importance: 0, owner: c.owner, created_at: c.created_at, guid: c.guid, selection_guid: selGuid });
+      plan.segments.push({
+        code: c.code,
+        source: ref,
+        start_pos: start,
+        end_pos: end,
+        memo: c.memo,
+        note_guid: c.note_guid,
+        importance: 0,
+        owner: c.owner,
+        created_at: c.created_at,
+        guid: c.guid,
+        selection_guid: selGuid,
+      });
     }
   }
   for (const coding of list(node, 'Coding')) {
@@ -182,7 +223,8 @@ async function mediaFile(rd: RefiRead, node: Node, guid: string | null, name: st
   const p = attr(node, 'path') ?? attr(node, 'currentPath');
   if (!p) return { file: null, size: null, ext: '' };
   let loc = await locate(c, p, basePath);
-  if (loc.kind === 'missing' && attr(node, 'currentPath') && p !== attr(node, 'currentPath')) loc = await locate(c, attr(node, 'currentPath') as string, basePath);
+  if (loc.kind === 'missing' && attr(node, 'currentPath') && p !== attr(node, 'currentPath'))
+    loc = await locate(c, attr(node, 'currentPath') as string, basePath);
   const ext = path.extname(loc.kind === 'entry' ? loc.name : loc.kind === 'file' ? loc.file : p).toLowerCase();
   if (loc.kind === 'file') return { file: loc.file, size: (await fs.stat(loc.file)).size, ext };
   if (loc.kind === 'missing') {
@@ -302,7 +344,8 @@ export async function readSources(rd: RefiRead): Promise<void> {
         const f = await mediaFile(rd, node, guid, name);
         const rep = child(node, 'Representation');
         skip(plan, 'pdf_region_selections', list(node, 'PDFSelection').length);
-        if (rep && (textOf(rep, 'PlainTextContent') !== null || attr(rep, 'plainTextPath'))) added = await addTextSource(rd, node, 'pdf', rep, guid, ref, name, memo, f, noteGuid, vars);
+        if (rep && (textOf(rep, 'PlainTextContent') !== null || attr(rep, 'plainTextPath')))
+          added = await addTextSource(rd, node, 'pdf', rep, guid, ref, name, memo, f, noteGuid, vars);
         else mediaSource(rd, node, 'pdf', guid, ref, name, memo, f, noteGuid, vars);
         for (const coding of list(node, 'Coding')) if (codeOf(rd, coding) !== null) skip(plan, 'codings_of_whole_media_sources');
       } else {
@@ -334,7 +377,19 @@ export async function readSources(rd: RefiRead): Promise<void> {
           const selNotes = notesOf(rd, sel, selNoteGuids);
           if (codings.length === 0) skip(plan, 'uncoded_av_selections');
           for (const c of codingsOfSelection(rd, codings, { memo: selNotes, noteGuids: selNoteGuids, owner: selOwner, time: selTime })) {
-            plan.av_segments.push({ code: c.code, source: ref, start_ms: begin, end_ms: end, transcript, memo: c.memo, note_guid: c.note_guid, owner: c.owner, created_at: c.created_at, guid: c.guid, selection_guid: normalizeGuid(attr(sel, 'guid')) });
+            plan.av_segments.push({
+              code: c.code,
+              source: ref,
+              start_ms: begin,
+              end_ms: end,
+              transcript,
+              memo: c.memo,
+              note_guid: c.note_guid,
+              owner: c.owner,
+              created_at: c.created_at,
+              guid: c.guid,
+              selection_guid: normalizeGuid(attr(sel, 'guid')),
+            });
           }
         }
         for (const coding of list(node, 'Coding')) if (codeOf(rd, coding) !== null) skip(plan, 'codings_of_whole_media_sources');

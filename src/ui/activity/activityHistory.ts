@@ -119,7 +119,10 @@ export function describeDone(repo: ProjectRepository | null, events: readonly Ev
   }
   const undoable =
     own.every((e) => UNDOABLE_EVENTS.has(e.event_type)) &&
-    own.some((e) => (e.event_type === 'coding.segment_coded' ? repo.getSegment(e.payload.segment_id as number) : repo.getCode(e.payload.code_id as number)) !== undefined);
+    own.some(
+      (e) =>
+        (e.event_type === 'coding.segment_coded' ? repo.getSegment(e.payload.segment_id as number) : repo.getCode(e.payload.code_id as number)) !== undefined,
+    );
   return { words, undoable };
 }
 
@@ -182,7 +185,10 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
   const groups = new Map<string, EventRecord[]>();
   for (const e of events) {
     if (e.event_type === 'session.connected') {
-      sessions.set(e.caused_by.session_id, { client_name: String(e.payload.client_name ?? e.caused_by.user), role: (e.payload.role as string | null | undefined) ?? null });
+      sessions.set(e.caused_by.session_id, {
+        client_name: String(e.payload.client_name ?? e.caused_by.user),
+        role: (e.payload.role as string | null | undefined) ?? null,
+      });
       continue;
     }
     // hybrid mode's notices and pauses (agent.notified, agents.paused/resumed) are bookkeeping, like sessions and approvals
@@ -195,7 +201,12 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
   const sessionOf = (id: string, beforeSeq: number): SessionInfo | undefined => {
     if (!sessions.has(id)) {
       const e = repo.findSessionConnected(id, beforeSeq);
-      sessions.set(id, e ? { client_name: String(e.payload.client_name ?? e.caused_by.user), role: (e.payload.role as string | null | undefined) ?? null } : { client_name: '', role: null });
+      sessions.set(
+        id,
+        e
+          ? { client_name: String(e.payload.client_name ?? e.caused_by.user), role: (e.payload.role as string | null | undefined) ?? null }
+          : { client_name: '', role: null },
+      );
     }
     return sessions.get(id);
   };
@@ -209,7 +220,8 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
   for (const a of approvals) {
     byRequest.add(a.request_id);
     const status = STATUS_OF[a.status];
-    const done = status === 'COMPLETED' ? describeDone(repo, groups.get(a.request_id) ?? repo.listEventsByCorrelation(a.request_id)) : { words: null, undoable: false };
+    const done =
+      status === 'COMPLETED' ? describeDone(repo, groups.get(a.request_id) ?? repo.listEventsByCorrelation(a.request_id)) : { words: null, undoable: false };
     const asked = describeCall(repo, a.tool, a.arguments, a.description);
     items.push({
       id: a.request_id,
@@ -228,7 +240,8 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
   }
   for (const [cid, group] of groups) {
     const first = group[0]!;
-    if (byRequest.has(cid) || !(first.caused_by.role ? first.caused_by.role === 'agent' : isAgent(first.caused_by.session_id, first.metadata.sequence_number))) continue;
+    if (byRequest.has(cid) || !(first.caused_by.role ? first.caused_by.role === 'agent' : isAgent(first.caused_by.session_id, first.metadata.sequence_number)))
+      continue;
     const done = describeDone(repo, group);
     items.push({
       id: `events:${cid}`,

@@ -27,7 +27,9 @@ export class ActivityView implements vscode.WebviewViewProvider, vscode.Disposab
     this.subscriptions.push(
       vscode.window.registerWebviewViewProvider(ActivityView.viewType, this),
       // the whole list only while the view shows (reading it may rebuild it from the event log)
-      log.onDidChange((item) => (item ? this.post({ type: 'upsert', item }) : this.view && this.ready ? this.post({ type: 'items', items: [...log.all()] }) : undefined)),
+      log.onDidChange((item) =>
+        item ? this.post({ type: 'upsert', item }) : this.view && this.ready ? this.post({ type: 'items', items: [...log.all()] }) : undefined,
+      ),
     );
   }
 

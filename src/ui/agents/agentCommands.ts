@@ -91,16 +91,28 @@ export function registerAgentCommands(d: AgentCommandDeps): Record<string, (...a
  */
 export function registerMcpProvider(d: { controller: ProjectController; tokens: Tokens; enabled: () => boolean; version: string }): vscode.Disposable {
   const lm = vscode.lm as unknown as { registerMcpServerDefinitionProvider?: (id: string, provider: unknown) => vscode.Disposable };
-  const Def = (vscode as unknown as { McpHttpServerDefinition?: new (label: string, uri: vscode.Uri, headers: Record<string, string>, version: string) => unknown }).McpHttpServerDefinition;
+  const Def = (
+    vscode as unknown as { McpHttpServerDefinition?: new (label: string, uri: vscode.Uri, headers: Record<string, string>, version: string) => unknown }
+  ).McpHttpServerDefinition;
   if (!lm.registerMcpServerDefinitionProvider || !Def) return new vscode.Disposable(() => undefined);
   const changed = new vscode.EventEmitter<void>();
-  const subs = [d.controller.onDidChangeServer(() => changed.fire()), vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('marginalia.mcp') && changed.fire())];
+  const subs = [
+    d.controller.onDidChangeServer(() => changed.fire()),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('marginalia.mcp') && changed.fire()),
+  ];
   const registration = lm.registerMcpServerDefinitionProvider('marginalia.mcp', {
     onDidChangeMcpServerDefinitions: changed.event,
     provideMcpServerDefinitions: () => {
       const s = d.controller.serverState;
       if (!d.enabled() || s.state !== 'running') return [];
-      return [new Def('Marginalia', vscode.Uri.parse(`http://127.0.0.1:${s.port}/mcp`), { Authorization: `Bearer ${d.tokens.agent}`, 'X-Marginalia-Client': 'VS Code MCP' }, d.version)];
+      return [
+        new Def(
+          'Marginalia',
+          vscode.Uri.parse(`http://127.0.0.1:${s.port}/mcp`),
+          { Authorization: `Bearer ${d.tokens.agent}`, 'X-Marginalia-Client': 'VS Code MCP' },
+          d.version,
+        ),
+      ];
     },
     resolveMcpServerDefinition: (server: unknown) => server,
   });

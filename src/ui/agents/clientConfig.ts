@@ -79,7 +79,11 @@ export function mcpServerEntry(client: AgentClient, facts: ConnectionFacts): Mcp
     const remote = { url: `http://127.0.0.1:${facts.port}/mcp`, headers: { Authorization: `Bearer ${facts.token}`, ...named } };
     return client === 'cursor' ? remote : { type: 'http', ...remote };
   }
-  const stdio = { command: facts.execPath, args: [facts.cli, 'mcp', '--project', facts.projectPath], env: { ELECTRON_RUN_AS_NODE: '1', MARGINALIA_TOKEN: facts.token } };
+  const stdio = {
+    command: facts.execPath,
+    args: [facts.cli, 'mcp', '--project', facts.projectPath],
+    env: { ELECTRON_RUN_AS_NODE: '1', MARGINALIA_TOKEN: facts.token },
+  };
   return client === 'cursor' ? stdio : { type: 'stdio', ...stdio };
 }
 

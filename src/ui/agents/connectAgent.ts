@@ -63,7 +63,8 @@ function plannedFileText(file: string, rel: string, entry: Record<string, unknow
   try {
     return mergeMcpConfig(existing, entry);
   } catch (e) {
-    if (e instanceof ConfigFileError) throw new Error(`${rel} was left as it is: ${e.message}. Fix it, or copy the configuration to the clipboard instead.`, { cause: e });
+    if (e instanceof ConfigFileError)
+      throw new Error(`${rel} was left as it is: ${e.message}. Fix it, or copy the configuration to the clipboard instead.`, { cause: e });
     throw e;
   }
 }
@@ -98,7 +99,15 @@ function needsGitignore(folder: string, rel: string): boolean {
  * Puts the configuration of agent `name` for `client` where the researcher chose: the client's file (merged:
  * the other servers are kept) or the clipboard. Never opens an editor with the token.
  */
-async function deliver(d: AgentCommandDeps, name: string, client: AgentClient, facts: ConnectionFacts, target: ConfigTarget, where: ReturnType<typeof configFileOf>, planned: { text: string; replaced: boolean } | undefined): Promise<ConnectResult> {
+async function deliver(
+  d: AgentCommandDeps,
+  name: string,
+  client: AgentClient,
+  facts: ConnectionFacts,
+  target: ConfigTarget,
+  where: ReturnType<typeof configFileOf>,
+  planned: { text: string; replaced: boolean } | undefined,
+): Promise<ConnectResult> {
   const transport = facts.port !== undefined ? 'http' : 'stdio';
   const label = CLIENT_LABELS[client];
   if (target === 'file' && where && planned) {
@@ -120,7 +129,7 @@ async function deliver(d: AgentCommandDeps, name: string, client: AgentClient, f
     return { name, client, target, transport, file: where.file };
   }
   await vscode.env.clipboard.writeText(mcpClientConfig(client, facts));
-  const hint = CLIENT_CONFIG_FILES[client] ? ` Paste it into ${CLIENT_CONFIG_FILES[client]}` : ' Paste it into your client\'s MCP configuration';
+  const hint = CLIENT_CONFIG_FILES[client] ? ` Paste it into ${CLIENT_CONFIG_FILES[client]}` : " Paste it into your client's MCP configuration";
   void vscode.window.showInformationMessage(
     `The ${label} configuration of ${name} is on the clipboard, with its token.${hint}${transport === 'http' ? ' (Streamable HTTP; the tool server must be running).' : '.'} Its actions are recorded as ${name}'s, at the trust levels you set.`,
   );
@@ -133,12 +142,16 @@ async function askClient(client: string | undefined, title: string, port: number
     if (!isClient(client)) throw new Error(`Unknown client "${client}": use ${AGENT_CLIENTS.join(', ')}.`);
     return client;
   }
-  const transport = port !== undefined ? `Streamable HTTP on 127.0.0.1:${port}` : 'stdio, through VS Code\'s own runtime';
+  const transport = port !== undefined ? `Streamable HTTP on 127.0.0.1:${port}` : "stdio, through VS Code's own runtime";
   const pick = await vscode.window.showQuickPick(
     [
       { label: CLIENT_LABELS['claude-code'], description: `.mcp.json · ${transport}`, id: 'claude-code' as const },
       { label: CLIENT_LABELS.cursor, description: `.cursor/mcp.json · ${transport}`, id: 'cursor' as const },
-      { label: CLIENT_LABELS.http, description: port !== undefined ? `http://127.0.0.1:${port}/mcp with an Authorization header` : 'needs the tool server (marginalia.server.enabled)', id: 'http' as const },
+      {
+        label: CLIENT_LABELS.http,
+        description: port !== undefined ? `http://127.0.0.1:${port}/mcp with an Authorization header` : 'needs the tool server (marginalia.server.enabled)',
+        id: 'http' as const,
+      },
     ],
     { title, placeHolder: 'Which client will the agent use?' },
   );
@@ -146,10 +159,18 @@ async function askClient(client: string | undefined, title: string, port: number
 }
 
 /** Asks where the configuration goes (unless given): consent to write the client's file, or the clipboard. */
-async function askTarget(target: string | undefined, client: AgentClient, where: ReturnType<typeof configFileOf>, title: string): Promise<ConfigTarget | undefined> {
+async function askTarget(
+  target: string | undefined,
+  client: AgentClient,
+  where: ReturnType<typeof configFileOf>,
+  title: string,
+): Promise<ConfigTarget | undefined> {
   if (target !== undefined) {
     if (target !== 'file' && target !== 'clipboard') throw new Error(`Unknown target "${target}": use file or clipboard.`);
-    if (target === 'file' && !where) throw new Error(`${CLIENT_LABELS[client]} has no configuration file Marginalia can write${CLIENT_CONFIG_FILES[client] ? ' (no workspace folder is open)' : ''}: use the clipboard.`);
+    if (target === 'file' && !where)
+      throw new Error(
+        `${CLIENT_LABELS[client]} has no configuration file Marginalia can write${CLIENT_CONFIG_FILES[client] ? ' (no workspace folder is open)' : ''}: use the clipboard.`,
+      );
     return target;
   }
   if (!where) return 'clipboard';
@@ -169,7 +190,14 @@ async function askTarget(target: string | undefined, client: AgentClient, where:
 
 /** From the Command Palette: which agent session to end (undefined when none or cancelled). */
 async function pickSession(d: AgentCommandDeps): Promise<string | undefined> {
-  const rows = d.connectedAgents.agents().flatMap((a) => a.sessions.map((s) => ({ label: a.name, description: `${s.client_name} · ${s.status.toLowerCase()}`, detail: `session ${s.session_id}`, id: s.session_id })));
+  const rows = d.connectedAgents.agents().flatMap((a) =>
+    a.sessions.map((s) => ({
+      label: a.name,
+      description: `${s.client_name} · ${s.status.toLowerCase()}`,
+      detail: `session ${s.session_id}`,
+      id: s.session_id,
+    })),
+  );
   if (rows.length === 0) return void vscode.window.showInformationMessage('No agent is connected.');
   return (await vscode.window.showQuickPick(rows, { title: 'End Session', placeHolder: 'Which agent session should end?' }))?.id;
 }
@@ -202,7 +230,13 @@ function agentNameOf(arg: AgentsNode | string | undefined): string | undefined {
 export function connectedAgentsCommands(d: AgentCommandDeps): Record<string, (...args: any[]) => unknown> {
   const factsOf = (projectPath: string, token: string): ConnectionFacts => {
     const s = d.controller.serverState;
-    return { port: s.state === 'running' ? s.port : undefined, token, projectPath, cli: path.join(d.extensionPath, 'bin', 'marginalia.js'), execPath: process.execPath };
+    return {
+      port: s.state === 'running' ? s.port : undefined,
+      token,
+      projectPath,
+      cli: path.join(d.extensionPath, 'bin', 'marginalia.js'),
+      execPath: process.execPath,
+    };
   };
   return {
     'marginalia.agents.connect': async (nameArg?: string, clientArg?: string, targetArg?: string): Promise<ConnectResult | undefined> => {
@@ -227,7 +261,10 @@ export function connectedAgentsCommands(d: AgentCommandDeps): Record<string, (..
       const port = factsOf(project.path, '').port;
       const client = await askClient(clientArg, `${title}: ${name}`, port);
       if (!client) return undefined;
-      if (client === 'http' && port === undefined) throw new Error('Other HTTP clients need the tool server, which is off (marginalia.server.enabled): turn it on, or pick Claude Code or Cursor (stdio).');
+      if (client === 'http' && port === undefined)
+        throw new Error(
+          'Other HTTP clients need the tool server, which is off (marginalia.server.enabled): turn it on, or pick Claude Code or Cursor (stdio).',
+        );
       const where = configFileOf(client, project.path);
       const target = await askTarget(targetArg, client, where, `${title}: ${name}`);
       if (!target) return undefined;
@@ -243,7 +280,10 @@ export function connectedAgentsCommands(d: AgentCommandDeps): Record<string, (..
       await d.agentSecrets.store(project.path, issued.name, issued.token);
       d.connectedAgents.refresh();
       const facts = factsOf(project.path, issued.token);
-      const withToken = planned && where ? mergeMcpConfig(fs.existsSync(where.file) ? fs.readFileSync(where.file, 'utf8') : undefined, mcpServerEntry(client, facts)) : undefined;
+      const withToken =
+        planned && where
+          ? mergeMcpConfig(fs.existsSync(where.file) ? fs.readFileSync(where.file, 'utf8') : undefined, mcpServerEntry(client, facts))
+          : undefined;
       return deliver(d, issued.name, client, facts, target, where, withToken);
     },
 
@@ -253,7 +293,9 @@ export function connectedAgentsCommands(d: AgentCommandDeps): Record<string, (..
       if (!project || !name) return undefined;
       const token = await d.agentSecrets.get(project.path, name);
       if (!token) {
-        void vscode.window.showWarningMessage(`The token of ${name} was not kept in this VS Code (it was issued elsewhere, e.g. by \`marginalia agent add\`): revoke it and connect the agent again.`);
+        void vscode.window.showWarningMessage(
+          `The token of ${name} was not kept in this VS Code (it was issued elsewhere, e.g. by \`marginalia agent add\`): revoke it and connect the agent again.`,
+        );
         return undefined;
       }
       const facts = factsOf(project.path, token);
@@ -283,7 +325,9 @@ export function connectedAgentsCommands(d: AgentCommandDeps): Record<string, (..
         if (out.envelope.error_code !== 'TOOL_NOT_FOUND') throw new Error(out.envelope.error);
         d.agent.sessions.end(id, 'ended_by_researcher');
       }
-      void vscode.window.showInformationMessage(`Ended ${s.owner}'s session with ${s.client_name}. The agent may connect again with its credential; Revoke Agent stops that.`);
+      void vscode.window.showInformationMessage(
+        `Ended ${s.owner}'s session with ${s.client_name}. The agent may connect again with its credential; Revoke Agent stops that.`,
+      );
       return true;
     },
 
@@ -292,7 +336,9 @@ export function connectedAgentsCommands(d: AgentCommandDeps): Record<string, (..
       const name = arg === undefined ? await pickAgent(d) : agentNameOf(arg);
       if (!project || !name) return false;
       if (name === BUILTIN_AGENT) {
-        void vscode.window.showInformationMessage('"agent" is the install\'s own token (MARGINALIA_TOKEN, the discovery file): it cannot be revoked here. End its sessions instead.');
+        void vscode.window.showInformationMessage(
+          '"agent" is the install\'s own token (MARGINALIA_TOKEN, the discovery file): it cannot be revoked here. End its sessions instead.',
+        );
         return false;
       }
       if (!d.agent.credentials.list().some((c) => c.name === name)) {

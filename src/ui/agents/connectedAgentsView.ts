@@ -57,7 +57,8 @@ export class ConnectedAgentsView implements vscode.TreeDataProvider<AgentsNode>,
     this.view = vscode.window.createTreeView('marginalia.agents', { treeDataProvider: this, showCollapseAll: false });
     this.subs.push(
       onEvents((events) => {
-        if (events.some((e) => e.event_type.startsWith('session.') || e.event_type.startsWith('approval.') || e.event_type.startsWith('agent.'))) this.refresh();
+        if (events.some((e) => e.event_type.startsWith('session.') || e.event_type.startsWith('approval.') || e.event_type.startsWith('agent.')))
+          this.refresh();
       }),
       this.agent.credentials.onRevoked(() => this.refresh()),
       this.view.onDidChangeVisibility((e) => this.tick(e.visible)),
@@ -99,11 +100,27 @@ export class ConnectedAgentsView implements vscode.TreeDataProvider<AgentsNode>,
     const rows: AgentRow[] = this.agent.credentials.list().map((c) => {
       const mine = byOwner.get(c.name) ?? [];
       byOwner.delete(c.name);
-      return { name: c.name, builtin: false, created_at: c.created_at, last_used_at: c.last_used_at, state: agentState(mine), sessions: mine, pending: pending.get(c.name) ?? 0 };
+      return {
+        name: c.name,
+        builtin: false,
+        created_at: c.created_at,
+        last_used_at: c.last_used_at,
+        state: agentState(mine),
+        sessions: mine,
+        pending: pending.get(c.name) ?? 0,
+      };
     });
     // sessions of the install's own token, or of a credential revoked a moment ago by another process
     for (const [owner, mine] of byOwner) {
-      rows.push({ name: owner, builtin: owner === BUILTIN_AGENT, created_at: null, last_used_at: null, state: agentState(mine), sessions: mine, pending: pending.get(owner) ?? 0 });
+      rows.push({
+        name: owner,
+        builtin: owner === BUILTIN_AGENT,
+        created_at: null,
+        last_used_at: null,
+        state: agentState(mine),
+        sessions: mine,
+        pending: pending.get(owner) ?? 0,
+      });
     }
     return rows.sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }));
   }
@@ -165,7 +182,10 @@ export class ConnectedAgentsView implements vscode.TreeDataProvider<AgentsNode>,
       return item;
     }
     const row = this.row(node.name);
-    const item = new vscode.TreeItem(node.name, row && row.sessions.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      node.name,
+      row && row.sessions.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+    );
     item.id = `agent:${node.name}`;
     item.contextValue = row?.builtin ? 'agentBuiltin' : 'agent';
     if (!row) {

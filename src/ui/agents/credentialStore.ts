@@ -8,7 +8,10 @@ import type { AgentCredentialStorage } from '../../agent/agentCredentials';
  * and the previous project's agents count as gone (their sessions end). No project open: no credentials, and
  * a write fails with a plain Error ("Open a project first").
  */
-export function openProjectCredentialStorage(projectPath: () => string | undefined, storageOf: (projectPath: string) => AgentCredentialStorage): AgentCredentialStorage {
+export function openProjectCredentialStorage(
+  projectPath: () => string | undefined,
+  storageOf: (projectPath: string) => AgentCredentialStorage,
+): AgentCredentialStorage {
   let cached: { path: string; storage: AgentCredentialStorage } | undefined;
   const current = (): AgentCredentialStorage | undefined => {
     const p = projectPath();

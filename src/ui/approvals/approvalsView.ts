@@ -57,7 +57,9 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
     // the client name and the words (names, excerpts) come from agents: rendered as text, never as Markdown
     item.tooltip = new vscode.MarkdownString()
       .appendText(`${a.client_name} asks to ${lowerFirst(words)}`)
-      .appendMarkdown(`\n\n*${escapeMd(toolTitle(a.tool))}* · trust level ${escapeMd(a.trust_level)} · asked ${escapeMd(a.created_at.slice(11, 16))} UTC, expires ${escapeMd(a.expires_at.slice(11, 16))} UTC`)
+      .appendMarkdown(
+        `\n\n*${escapeMd(toolTitle(a.tool))}* · trust level ${escapeMd(a.trust_level)} · asked ${escapeMd(a.created_at.slice(11, 16))} UTC, expires ${escapeMd(a.expires_at.slice(11, 16))} UTC`,
+      )
       .appendMarkdown('\n\nApprove or Reject from the notification or this item; *Edit…* opens the arguments to change before approving.');
     item.accessibilityInformation = { label: `${a.client_name} asks to ${lowerFirst(words)}` };
     return item;
@@ -102,7 +104,11 @@ export class ApprovalsView implements vscode.TreeDataProvider<ApprovalRecord>, v
     if (!a) return;
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: prettyArgs(a.arguments) });
     await vscode.window.showTextDocument(doc);
-    const choice = await vscode.window.showInformationMessage(`Edit the arguments of "${lowerFirst(this.words(a))}", then approve.`, 'Approve Edited', 'Cancel');
+    const choice = await vscode.window.showInformationMessage(
+      `Edit the arguments of "${lowerFirst(this.words(a))}", then approve.`,
+      'Approve Edited',
+      'Cancel',
+    );
     if (choice !== 'Approve Edited') return;
     let edited: unknown;
     try {

@@ -61,7 +61,9 @@ export class CaseAttributesPanel implements vscode.Disposable {
     const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(root, 'caseAttributes.js'));
     panel.webview.html = caseAttributesHtml(panel.webview.cspSource, script.toString());
     this.panelSubscriptions = [
-      panel.webview.onDidReceiveMessage((m: FromCaseAttributesWebview) => void this.onMessage(m).catch((e: unknown) => this.wb.logger.error('case attributes: message failed', e))),
+      panel.webview.onDidReceiveMessage(
+        (m: FromCaseAttributesWebview) => void this.onMessage(m).catch((e: unknown) => this.wb.logger.error('case attributes: message failed', e)),
+      ),
       panel.onDidChangeViewState(() => {
         if (panel.visible) this.post();
       }),
@@ -88,7 +90,12 @@ export class CaseAttributesPanel implements vscode.Disposable {
    * null. Resolves with the tool's error message, or null when it was saved. Exposed for tests: it is what the
    * webview's `setCell` message runs.
    */
-  async saveCell(caseId: number, attribute: string, type: 'text' | 'number' | 'date' | 'boolean', value: string | number | boolean | null): Promise<string | null> {
+  async saveCell(
+    caseId: number,
+    attribute: string,
+    type: 'text' | 'number' | 'date' | 'boolean',
+    value: string | number | boolean | null,
+  ): Promise<string | null> {
     let error: string | null = null;
     const onFailure = (_code: string, message: string) => {
       error = message;

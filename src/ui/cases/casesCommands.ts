@@ -108,7 +108,8 @@ export async function newCaseFromSources(wb: Workbench, sources?: unknown, selec
       title: `New case from ${countOf(ids.length, 'source')}`,
       prompt: 'Name of the case (a participant, a household, a site; unique)',
       value: ids.length === 1 ? first.replace(/\.[^.]+$/, '') : '',
-      validateInput: (v) => (!v.trim() ? 'Enter a name' : repo.listCases().some((c) => c.name.toLowerCase() === v.trim().toLowerCase()) ? 'A case of that name exists' : undefined),
+      validateInput: (v) =>
+        !v.trim() ? 'Enter a name' : repo.listCases().some((c) => c.name.toLowerCase() === v.trim().toLowerCase()) ? 'A case of that name exists' : undefined,
     }));
   if (!chosen) return undefined;
   const created = await wb.call(createCaseTool, { name: chosen });
@@ -129,7 +130,13 @@ export function casesCommands(d: CasesCommandDeps): Record<string, (...args: any
     'marginalia.cases.rename': async (target?: unknown, newName?: string) => {
       const c = await pickCase(wb, target, 'Rename case');
       if (!c) return undefined;
-      const chosen = newName ?? (await vscode.window.showInputBox({ title: `Rename the case "${c.name}"`, value: c.name, validateInput: (v) => (v.trim() ? undefined : 'Enter a name') }));
+      const chosen =
+        newName ??
+        (await vscode.window.showInputBox({
+          title: `Rename the case "${c.name}"`,
+          value: c.name,
+          validateInput: (v) => (v.trim() ? undefined : 'Enter a name'),
+        }));
       if (!chosen || chosen === c.name) return undefined;
       return wb.call(renameCaseTool, { case_id: c.case_id, new_name: chosen });
     },
@@ -150,7 +157,12 @@ export function casesCommands(d: CasesCommandDeps): Record<string, (...args: any
     'marginalia.cases.addSources': async (target?: unknown, sources?: unknown) => {
       const c = await pickCase(wb, target, 'Add sources to a case');
       if (!c) return undefined;
-      const linked = new Set(wb.repo()?.listCaseSources(c.case_id).map((l) => l.source_id) ?? []);
+      const linked = new Set(
+        wb
+          .repo()
+          ?.listCaseSources(c.case_id)
+          .map((l) => l.source_id) ?? [],
+      );
       const ids = sources !== undefined ? sourceIdsOf(sources) : ((await pickSources(wb, `Add sources to "${c.name}"`, linked)) ?? []);
       let added = 0;
       for (const id of ids) if ((await wb.call(addSourceToCaseTool, { case_id: c.case_id, source_id: id }))?.added) added++;
@@ -199,15 +211,18 @@ export function casesCommands(d: CasesCommandDeps): Record<string, (...args: any
       const start = map.toCp(editor.document.offsetAt(editor.selection.start));
       const end = map.toCp(editor.document.offsetAt(editor.selection.end));
       const r = await wb.call(addSegmentToCaseTool, { case_id: c.case_id, source_id: sourceId, start_pos: start, end_pos: end });
-      if (r) vscode.window.setStatusBarMessage(r.created ? `Added the passage to the case '${c.name}'` : `The passage is in the case '${c.name}' already`, 4000);
+      if (r)
+        vscode.window.setStatusBarMessage(r.created ? `Added the passage to the case '${c.name}'` : `The passage is in the case '${c.name}' already`, 4000);
       return r;
     },
 
-    'marginalia.cases.setAttribute': async (target?: unknown, name?: string, value?: AttributeValue | null, type?: AttributeType) => setCaseAttributeInteractively(wb, target, name, value, type),
+    'marginalia.cases.setAttribute': async (target?: unknown, name?: string, value?: AttributeValue | null, type?: AttributeType) =>
+      setCaseAttributeInteractively(wb, target, name, value, type),
 
     'marginalia.cases.removeAttribute': async (target?: unknown, name?: string) => {
       const caseId = caseIdOf(target);
-      const attr = name ?? ((target as CasesNode | undefined)?.kind === 'attribute' ? (target as Extract<CasesNode, { kind: 'attribute' }>).item.name : undefined);
+      const attr =
+        name ?? ((target as CasesNode | undefined)?.kind === 'attribute' ? (target as Extract<CasesNode, { kind: 'attribute' }>).item.name : undefined);
       if (caseId === undefined || attr === undefined) return undefined;
       return wb.call(removeCaseAttributeTool, { case_id: caseId, attribute_name: attr });
     },
@@ -226,7 +241,11 @@ export async function renameAttributeInteractively(wb: Workbench, attribute?: un
   const repo = wb.repo();
   if (!repo) return undefined;
   let name =
-    typeof attribute === 'string' ? attribute : (attribute as CasesNode | undefined)?.kind === 'attribute' ? (attribute as Extract<CasesNode, { kind: 'attribute' }>).item.name : undefined;
+    typeof attribute === 'string'
+      ? attribute
+      : (attribute as CasesNode | undefined)?.kind === 'attribute'
+        ? (attribute as Extract<CasesNode, { kind: 'attribute' }>).item.name
+        : undefined;
   if (name === undefined) {
     const names = [...new Set(repo.listCaseAttributes().map((a) => a.name))].sort();
     if (names.length === 0) {
@@ -236,7 +255,13 @@ export async function renameAttributeInteractively(wb: Workbench, attribute?: un
     name = await vscode.window.showQuickPick(names, { title: 'Rename a case attribute' });
   }
   if (!name) return undefined;
-  const chosen = newName ?? (await vscode.window.showInputBox({ title: `Rename the attribute "${name}" on every case`, value: name, validateInput: (v) => (v.trim() ? undefined : 'Enter a name') }));
+  const chosen =
+    newName ??
+    (await vscode.window.showInputBox({
+      title: `Rename the attribute "${name}" on every case`,
+      value: name,
+      validateInput: (v) => (v.trim() ? undefined : 'Enter a name'),
+    }));
   if (!chosen || chosen === name) return undefined;
   return wb.call(renameCaseAttributeTool, { attribute_name: name, new_name: chosen });
 }
@@ -255,16 +280,30 @@ export async function setCaseAttributeInteractively(wb: Workbench, target?: unkn
   const all = repo.listCaseAttributes();
   const mine = new Map(all.filter((a) => a.case_id === c.case_id).map((a) => [a.name, a]));
   const typeElsewhere = new Map(all.map((a) => [a.name, a.type]));
-  let attribute = name ?? ((target as CasesNode | undefined)?.kind === 'attribute' ? (target as Extract<CasesNode, { kind: 'attribute' }>).item.name : undefined);
+  let attribute =
+    name ?? ((target as CasesNode | undefined)?.kind === 'attribute' ? (target as Extract<CasesNode, { kind: 'attribute' }>).item.name : undefined);
   if (attribute === undefined) {
     const NEW = '$(add) New attribute...';
     const names = [...new Set([...mine.keys(), ...typeElsewhere.keys()])].sort();
     const picked = await vscode.window.showQuickPick(
-      [...names.map((n) => ({ label: n, description: mine.has(n) ? `${String(mine.get(n)?.value)} (${mine.get(n)?.type})` : `not set (${typeElsewhere.get(n)})` })), { label: NEW, description: '' }],
+      [
+        ...names.map((n) => ({
+          label: n,
+          description: mine.has(n) ? `${String(mine.get(n)?.value)} (${mine.get(n)?.type})` : `not set (${typeElsewhere.get(n)})`,
+        })),
+        { label: NEW, description: '' },
+      ],
       { title: `Attribute of the case "${c.name}"` },
     );
     if (!picked) return undefined;
-    attribute = picked.label === NEW ? await vscode.window.showInputBox({ title: 'New case attribute: name', placeHolder: 'e.g. Age, Interview date, Urban', validateInput: (v) => (v.trim() ? undefined : 'Enter a name') }) : picked.label;
+    attribute =
+      picked.label === NEW
+        ? await vscode.window.showInputBox({
+            title: 'New case attribute: name',
+            placeHolder: 'e.g. Age, Interview date, Urban',
+            validateInput: (v) => (v.trim() ? undefined : 'Enter a name'),
+          })
+        : picked.label;
     if (!attribute) return undefined;
   }
   const current = mine.get(attribute);
@@ -280,7 +319,13 @@ export async function setCaseAttributeInteractively(wb: Workbench, target?: unkn
   }
   let answer = value;
   if (answer === undefined) {
-    answer = await askAttributeValue({ title: `"${attribute}" of "${c.name}"`, type: kind ?? 'text', current, removable: false, removePrompt: current ? 'Leave empty to remove the value' : undefined });
+    answer = await askAttributeValue({
+      title: `"${attribute}" of "${c.name}"`,
+      type: kind ?? 'text',
+      current,
+      removable: false,
+      removePrompt: current ? 'Leave empty to remove the value' : undefined,
+    });
     if (answer === undefined) return undefined;
   }
   if (answer === null) return wb.call(removeCaseAttributeTool, { case_id: c.case_id, attribute_name: attribute });

@@ -43,7 +43,8 @@ function categoryOf(tree: CodesTreeProvider, arg: unknown): CategoryWithCount | 
 function codeOf(tree: CodesTreeProvider, arg: unknown): CodeWithCounts | undefined {
   if (typeof arg === 'number') return tree.codeNode(arg)?.code;
   if (isNode(arg) && arg.kind === 'code') return tree.codeNode(arg.code.code_id)?.code ?? arg.code;
-  if (arg && typeof arg === 'object' && typeof (arg as { codeId?: unknown }).codeId === 'number') return tree.codeNode((arg as { codeId: number }).codeId)?.code;
+  if (arg && typeof arg === 'object' && typeof (arg as { codeId?: unknown }).codeId === 'number')
+    return tree.codeNode((arg as { codeId: number }).codeId)?.code;
   return undefined;
 }
 
@@ -80,7 +81,11 @@ async function createCode(deps: CodebookCommandDeps, where: Location, name?: str
   const inName = where === null ? undefined : deps.codesTree.categoryPath(where);
   const chosen =
     name ??
-    (await vscode.window.showInputBox({ title: inName ? `New code in "${inName}"` : 'New code', prompt: 'Name of the code (unique, 1-100 characters)', validateInput: nonEmpty }));
+    (await vscode.window.showInputBox({
+      title: inName ? `New code in "${inName}"` : 'New code',
+      prompt: 'Name of the code (unique, 1-100 characters)',
+      validateInput: nonEmpty,
+    }));
   if (!chosen?.trim()) return undefined;
   // no colour: create_code gives a palette colour no other code uses (domain/codeColours)
   const created = await deps.wb.call(createCodeTool, { name: chosen, category_id: where });
@@ -136,7 +141,10 @@ export function codebookCommands(deps: CodebookCommandDeps): Record<string, (...
 
   return {
     'marginalia.codes.create': async (name?: unknown, where?: unknown) => {
-      const chosen = typeof name === 'string' ? name : await vscode.window.showInputBox({ title: 'New code', prompt: 'Name of the code (unique, 1-100 characters)', validateInput: nonEmpty });
+      const chosen =
+        typeof name === 'string'
+          ? name
+          : await vscode.window.showInputBox({ title: 'New code', prompt: 'Name of the code (unique, 1-100 characters)', validateInput: nonEmpty });
       if (!chosen?.trim()) return undefined;
       const given = givenLocation(where);
       const location = given !== undefined ? given : await pickLocation(tree, `Where does "${chosen}" go?`);
@@ -168,7 +176,11 @@ export function codebookCommands(deps: CodebookCommandDeps): Record<string, (...
       const text =
         memo !== undefined
           ? memo
-          : await vscode.window.showInputBox({ title: `Memo of category "${k.name}"`, value: k.memo ?? '', prompt: 'What this category groups. Empty clears the memo.' });
+          : await vscode.window.showInputBox({
+              title: `Memo of category "${k.name}"`,
+              value: k.memo ?? '',
+              prompt: 'What this category groups. Empty clears the memo.',
+            });
       if (text === undefined) return undefined;
       return wb.call(updateCategoryMemoTool, { category_id: k.category_id, memo: text ? text : null });
     },
@@ -190,7 +202,11 @@ export function codebookCommands(deps: CodebookCommandDeps): Record<string, (...
       const chosen =
         typeof text === 'string'
           ? text
-          : await vscode.window.showInputBox({ title: 'Filter Codes', value: tree.filter ?? '', prompt: 'Show the codes whose name or category contains this text. Empty shows every code.' });
+          : await vscode.window.showInputBox({
+              title: 'Filter Codes',
+              value: tree.filter ?? '',
+              prompt: 'Show the codes whose name or category contains this text. Empty shows every code.',
+            });
       if (chosen === undefined) return tree.filter;
       await tree.setFilter(chosen);
       return tree.filter;
@@ -251,7 +267,12 @@ async function gotoCode(tree: CodebookCommandDeps['codesTree'], query?: string |
       detail: c.memo ? c.memo.replace(/\s+/g, ' ').slice(0, 120) : undefined,
       codeId: c.code_id,
     }));
-    const pick = await vscode.window.showQuickPick(items, { title: 'Go to Code', placeHolder: 'Code name or category', matchOnDescription: true, matchOnDetail: false });
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Go to Code',
+      placeHolder: 'Code name or category',
+      matchOnDescription: true,
+      matchOnDetail: false,
+    });
     code = pick ? codeOf(tree, pick.codeId) : undefined;
   }
   if (!code) {

@@ -94,7 +94,11 @@ export type Redraw = 'all' | CodesNode[];
  * redrawn keep their objects; everything under them, and the whole index when `'all'`, is new (see freshInside).
  * `previous` is updated in place (its nodes' records); do not use it afterwards. O(n) for n codes and categories.
  */
-export function reindex(previous: CodebookIndex, codes: readonly CodeWithCounts[], categories: readonly CategoryWithCount[]): { index: CodebookIndex; redraw: Redraw } {
+export function reindex(
+  previous: CodebookIndex,
+  codes: readonly CodeWithCounts[],
+  categories: readonly CategoryWithCount[],
+): { index: CodebookIndex; redraw: Redraw } {
   const key = (n: CodesNode) => (n.kind === 'category' ? `k${n.category.category_id}` : `c${n.code.code_id}`);
   const oldChildren = new Map<number | null, string>();
   for (const [parent, kids] of previous.children) oldChildren.set(parent, kids.map(key).join(','));
@@ -140,7 +144,13 @@ export function reindex(previous: CodebookIndex, codes: readonly CodeWithCounts[
  * children). So only the redrawn nodes themselves keep their objects (VS Code finds them by those), and what is
  * under them is new. Same for a whole redraw ({@link reindex} answers a fresh index then).
  */
-function freshInside(index: CodebookIndex, redraw: readonly CodesNode[], codes: readonly CodeWithCounts[], categories: readonly CategoryWithCount[], key: (n: CodesNode) => string): CodebookIndex {
+function freshInside(
+  index: CodebookIndex,
+  redraw: readonly CodesNode[],
+  codes: readonly CodeWithCounts[],
+  categories: readonly CategoryWithCount[],
+  key: (n: CodesNode) => string,
+): CodebookIndex {
   const inside = new Set<string>();
   const stack = redraw.flatMap((n) => (n.kind === 'category' ? [n.category.category_id] : []));
   while (stack.length > 0) {
@@ -221,4 +231,3 @@ export function matching(index: CodebookIndex, text: string): Set<CodesNode> {
   }
   return shown;
 }
-

@@ -42,7 +42,14 @@ async function askAgents(name: string): Promise<string[] | null | undefined> {
     validateInput: (v) => (v.split(',').some((x) => x.trim()) ? undefined : 'Name at least one agent'),
   });
   if (typed === undefined) return undefined;
-  return [...new Set(typed.split(',').map((x) => x.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      typed
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 /** The commands `marginalia.sources.closeToAgents` and `marginalia.sources.openToAgents`. */
@@ -66,7 +73,9 @@ export function agentAccessCommands(wb: Workbench, sourcesTree: SourcesTreeProvi
       if (!out) return out;
       // a source closed through its folder or a case stays closed until that is opened
       if (target.args.source_id !== undefined && out.closed_source_ids.includes(target.args.source_id)) {
-        void vscode.window.showInformationMessage(`${target.name} is still closed to agents through its folder or a case: open that to agents (Sources view or Cases view).`);
+        void vscode.window.showInformationMessage(
+          `${target.name} is still closed to agents through its folder or a case: open that to agents (Sources view or Cases view).`,
+        );
       } else void vscode.window.setStatusBarMessage(`$(unlock) ${target.name} is open to agents`, 4000);
       return out;
     },

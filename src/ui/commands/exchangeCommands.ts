@@ -47,18 +47,25 @@ export async function importData(wb: Workbench, format?: string, file?: string, 
     target = picked?.[0]?.fsPath;
     if (!target) return undefined;
     if (NAME_COLUMN_FORMATS.has(fmt) && nameColumn === undefined) {
-      const answer = await vscode.window.showInputBox({ title: 'Column holding each case\'s name', prompt: 'Leave empty for the default (see the format\'s description)' });
+      const answer = await vscode.window.showInputBox({
+        title: "Column holding each case's name",
+        prompt: "Leave empty for the default (see the format's description)",
+      });
       if (answer === undefined) return undefined;
       nameColumn = answer.trim() || undefined;
     }
   }
   const source_path = target;
-  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Importing ${path.basename(source_path)}` }, async (progress) =>
-    wb.call(importDataTool, { format: fmt, source_path, ...(nameColumn ? { name_column: nameColumn } : {}) }, { onProgress: progressBar(progress) }),
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Importing ${path.basename(source_path)}` },
+    async (progress) =>
+      wb.call(importDataTool, { format: fmt, source_path, ...(nameColumn ? { name_column: nameColumn } : {}) }, { onProgress: progressBar(progress) }),
   );
   if (result) {
     const r = result;
-    const made = Object.entries(r.created as unknown as Record<string, number>).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`);
+    const made = Object.entries(r.created as unknown as Record<string, number>)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${n} ${k}`);
     const skipped = Object.values(r.skipped).reduce((a, n) => a + n, 0);
     wb.logger.info(`import_data ${fmt} ${source_path}: ${JSON.stringify(result)}`);
     void vscode.window.showInformationMessage(
@@ -106,7 +113,10 @@ export async function exportData(wb: Workbench, format?: string, file?: string):
     const warnings = (result as { warnings?: string[] }).warnings ?? [];
     if (warnings.length > 0) wb.logger.info(`export_data ${fmt} ${output_path}: ${warnings.join('; ')}`);
     void vscode.window
-      .showInformationMessage(`Exported ${path.basename(output_path)}${warnings.length > 0 ? ` (${warnings.length} warning(s) in the Marginalia log)` : ''}.`, 'Reveal')
+      .showInformationMessage(
+        `Exported ${path.basename(output_path)}${warnings.length > 0 ? ` (${warnings.length} warning(s) in the Marginalia log)` : ''}.`,
+        'Reveal',
+      )
       .then((choice) => (choice === 'Reveal' ? vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(output_path)) : undefined));
   }
   return result;

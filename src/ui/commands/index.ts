@@ -72,7 +72,13 @@ async function selectionInSource(d: CommandDeps): Promise<{ sourceId: number; st
 
 /** Asks for a new code's name (prefilled) and colour, creates it, and returns its id. */
 async function createCodeInteractively(d: CommandDeps, name?: string, categoryId?: number): Promise<number | undefined> {
-  const chosen = name ?? (await vscode.window.showInputBox({ title: 'New code', prompt: 'Name of the code (unique, 1-100 characters)', validateInput: (v) => (v.trim() ? undefined : 'Enter a name') }));
+  const chosen =
+    name ??
+    (await vscode.window.showInputBox({
+      title: 'New code',
+      prompt: 'Name of the code (unique, 1-100 characters)',
+      validateInput: (v) => (v.trim() ? undefined : 'Enter a name'),
+    }));
   if (!chosen) return undefined;
   // no colour: create_code gives a palette colour no other code uses (domain/codeColours)
   const created = await d.wb.call(createCodeTool, { name: chosen, category_id: categoryId });
@@ -96,7 +102,10 @@ async function pickCode(d: CommandDeps, title: string, exclude?: number): Promis
   refreshItems();
   const disposables = [qp.onDidChangeValue(refreshItems)];
   const picked = await new Promise<Item | undefined>((resolve) => {
-    disposables.push(qp.onDidAccept(() => resolve(qp.selectedItems[0])), qp.onDidHide(() => resolve(undefined)));
+    disposables.push(
+      qp.onDidAccept(() => resolve(qp.selectedItems[0])),
+      qp.onDidHide(() => resolve(undefined)),
+    );
     qp.show();
   });
   const typed = qp.value.trim();
@@ -139,7 +148,7 @@ async function pickSegment(d: CommandDeps, segments: Segment[], title: string): 
   return pick?.s;
 }
 
-function codeOf(node: CodesNode | undefined): CodesNode & { kind: 'code' } | undefined {
+function codeOf(node: CodesNode | undefined): (CodesNode & { kind: 'code' }) | undefined {
   return node?.kind === 'code' ? node : undefined;
 }
 
@@ -164,7 +173,10 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       if (last === undefined || !wb.repo()?.getCode(last)) return vscode.commands.executeCommand('marginalia.coding.codeSelection');
       const seg = await applyToSelection(d, last);
       // the keybinding shows no picker: say which code it applied, and where
-      if (seg) showStatusFeedback(`$(tag) Coded with '${wb.repo()?.getCode(last)?.name ?? seg.code_id}' in ${wb.repo()?.getSource(seg.source_id)?.name ?? 'the source'}`);
+      if (seg)
+        showStatusFeedback(
+          `$(tag) Coded with '${wb.repo()?.getCode(last)?.name ?? seg.code_id}' in ${wb.repo()?.getSource(seg.source_id)?.name ?? 'the source'}`,
+        );
       return seg;
     },
     'marginalia.coding.inVivoCode': async () => {
@@ -197,7 +209,14 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       if (!c) return undefined;
       const pick = await vscode.window.showQuickPick([...PALETTE.map((p) => ({ label: p })), { label: 'Other…' }], { title: `Colour of "${c.code.name}"` });
       if (!pick) return undefined;
-      const color = pick.label === 'Other…' ? await vscode.window.showInputBox({ title: 'Colour as #RRGGBB', value: c.code.color, validateInput: (v) => (/^#[0-9A-Fa-f]{6}$/.test(v) ? undefined : 'Use #RRGGBB') }) : pick.label;
+      const color =
+        pick.label === 'Other…'
+          ? await vscode.window.showInputBox({
+              title: 'Colour as #RRGGBB',
+              value: c.code.color,
+              validateInput: (v) => (/^#[0-9A-Fa-f]{6}$/.test(v) ? undefined : 'Use #RRGGBB'),
+            })
+          : pick.label;
       if (!color) return undefined;
       const done = await wb.call(setCodeColorTool, { code_id: c.code.code_id, color });
       if (done?.colour_note) void vscode.window.showInformationMessage(done.colour_note);
@@ -206,7 +225,11 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
     'marginalia.codes.editMemo': async (node?: CodesNode) => {
       const c = codeOf(node);
       if (!c) return undefined;
-      const memo = await vscode.window.showInputBox({ title: `Memo of "${c.code.name}"`, value: c.code.memo ?? '', prompt: 'When to apply this code. Empty clears the memo.' });
+      const memo = await vscode.window.showInputBox({
+        title: `Memo of "${c.code.name}"`,
+        value: c.code.memo ?? '',
+        prompt: 'When to apply this code. Empty clears the memo.',
+      });
       if (memo === undefined) return undefined;
       return wb.call(updateCodeMemoTool, { code_id: c.code.code_id, memo: memo || null });
     },
@@ -254,17 +277,24 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
     'marginalia.sources.import': async (files?: vscode.Uri[]) => {
       const uris =
         files ??
-        (await vscode.window.showOpenDialog({ canSelectMany: true, title: 'Import sources', filters: { 'Transcripts and media': IMPORT_EXTENSIONS, 'All files': ['*'] } }));
+        (await vscode.window.showOpenDialog({
+          canSelectMany: true,
+          title: 'Import sources',
+          filters: { 'Transcripts and media': IMPORT_EXTENSIONS, 'All files': ['*'] },
+        }));
       if (!uris || uris.length === 0) return [];
       const imported: number[] = [];
-      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Importing sources', cancellable: true }, async (progress, token) => {
-        for (const [i, uri] of uris.entries()) {
-          if (token.isCancellationRequested) break;
-          progress.report({ message: `${path.basename(uri.fsPath)} (${i + 1} of ${uris.length})`, increment: 100 / uris.length });
-          const r = await wb.call(importFileSource, { file_path: uri.fsPath });
-          if (r && !r.dry_run) imported.push(r.source_id);
-        }
-      });
+      await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Importing sources', cancellable: true },
+        async (progress, token) => {
+          for (const [i, uri] of uris.entries()) {
+            if (token.isCancellationRequested) break;
+            progress.report({ message: `${path.basename(uri.fsPath)} (${i + 1} of ${uris.length})`, increment: 100 / uris.length });
+            const r = await wb.call(importFileSource, { file_path: uri.fsPath });
+            if (r && !r.dry_run) imported.push(r.source_id);
+          }
+        },
+      );
       if (imported.length > 0) void vscode.window.showInformationMessage(`Imported ${imported.length} source(s).`);
       return imported;
     },
@@ -276,7 +306,10 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
     'marginalia.sources.openAt': async (sourceId: number, start: number, end: number) => d.docs.open(sourceId, { start, end }),
     'marginalia.sources.createFolder': async (node?: SourcesNode) => {
       const parent = node?.kind === 'folder' ? node.folder : undefined;
-      const name = await vscode.window.showInputBox({ title: parent ? `New folder in "${parent.name}"` : 'New folder', validateInput: (v) => (v.includes('/') ? 'No slashes' : v.trim() ? undefined : 'Enter a name') });
+      const name = await vscode.window.showInputBox({
+        title: parent ? `New folder in "${parent.name}"` : 'New folder',
+        validateInput: (v) => (v.includes('/') ? 'No slashes' : v.trim() ? undefined : 'Enter a name'),
+      });
       if (!name) return undefined;
       return wb.call(createFolderTool, { name, parent_id: parent?.folder_id });
     },
@@ -321,11 +354,13 @@ export function commandTable(d: CommandDeps): Record<string, (...args: any[]) =>
       const summary =
         `Erased "${report.source_name}": ${report.database.segments + report.database.av_segments} segments, ${report.database.events_redacted} events redacted, ` +
         `${report.audit_log?.lines_rewritten ?? 0} audit lines rewritten, ${report.history?.snapshots_rewritten ?? 0} snapshots rewritten.`;
-      if (copies.length > 0) void vscode.window.showWarningMessage(`${summary} These files still hold its text (not deleted): ${copies.join(', ')}`, { modal: true });
+      if (copies.length > 0)
+        void vscode.window.showWarningMessage(`${summary} These files still hold its text (not deleted): ${copies.join(', ')}`, { modal: true });
       else void vscode.window.showInformationMessage(summary);
       return report;
     },
-    'marginalia.sources.setAttribute': (node?: SourcesNode | number, name?: string, value?: AttributeValue | null, type?: AttributeType) => setDocumentAttribute(wb, node, name, value, type),
+    'marginalia.sources.setAttribute': (node?: SourcesNode | number, name?: string, value?: AttributeValue | null, type?: AttributeType) =>
+      setDocumentAttribute(wb, node, name, value, type),
     'marginalia.sources.refresh': () => d.sourcesTree.refresh(),
     'marginalia.segments.reveal': async (segmentId: number) => {
       const seg = wb.repo()?.getSegment(segmentId);

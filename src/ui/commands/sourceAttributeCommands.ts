@@ -94,7 +94,11 @@ export async function setDocumentAttribute(
     if (!picked) return undefined;
     attribute =
       picked.label === NEW
-        ? await vscode.window.showInputBox({ title: 'New document attribute: name', placeHolder: 'e.g. Site, Wave, Interview date', validateInput: (v) => (v.trim() ? undefined : 'Enter a name') })
+        ? await vscode.window.showInputBox({
+            title: 'New document attribute: name',
+            placeHolder: 'e.g. Site, Wave, Interview date',
+            validateInput: (v) => (v.trim() ? undefined : 'Enter a name'),
+          })
         : picked.label;
     if (!attribute) return undefined;
   }
@@ -104,7 +108,9 @@ export async function setDocumentAttribute(
   if (kind === undefined && value === undefined) {
     const preferred = current?.type ?? typeElsewhere.get(attribute.trim()) ?? 'text';
     const picked = await vscode.window.showQuickPick(
-      [...TYPES].sort((a, b) => (a === preferred ? -1 : b === preferred ? 1 : 0)).map((t) => ({ label: t, description: t === preferred ? (current ? 'current type' : 'suggested') : '' })),
+      [...TYPES]
+        .sort((a, b) => (a === preferred ? -1 : b === preferred ? 1 : 0))
+        .map((t) => ({ label: t, description: t === preferred ? (current ? 'current type' : 'suggested') : '' })),
       { title: `"${attribute}": type` },
     );
     if (!picked) return undefined;

@@ -65,16 +65,48 @@ const LABEL_MAX = 40;
 
 /** Events that change no segment of any source (the cached segment lists stay valid; codes are read on every paint). */
 const KEEPS_SEGMENTS: ReadonlySet<EventType> = new Set<EventType>([
-  'approval.requested', 'approval.granted', 'approval.denied', 'approval.failed', 'session.connected', 'session.disconnected',
-  'coding.code_created', 'coding.code_renamed', 'coding.code_updated', 'coding.code_moved',
-  'coding.category_created', 'coding.category_deleted', 'coding.category_renamed', 'coding.category_updated',
-  'coding.av_segment_coded', 'coding.av_segment_uncoded',
-  'source.imported', 'source.renamed', 'source.moved', 'source.updated', 'source.attribute_set', 'source.attributes_set',
-  'source.metadata_suggested', 'source.folder_created', 'source.folder_renamed', 'source.folder_deleted',
-  'case.created', 'case.deleted', 'case.member_added', 'case.member_removed', 'case.attribute_set', 'case.updated',
-  'case.attributes_set', 'case.renamed', 'case.attribute_renamed',
-  'suggestion.code_suggested', 'suggestion.coding_suggested', 'suggestion.batch_created', 'suggestion.merge_suggested',
-  'suggestion.approved', 'suggestion.rejected', 'project.opened',
+  'approval.requested',
+  'approval.granted',
+  'approval.denied',
+  'approval.failed',
+  'session.connected',
+  'session.disconnected',
+  'coding.code_created',
+  'coding.code_renamed',
+  'coding.code_updated',
+  'coding.code_moved',
+  'coding.category_created',
+  'coding.category_deleted',
+  'coding.category_renamed',
+  'coding.category_updated',
+  'coding.av_segment_coded',
+  'coding.av_segment_uncoded',
+  'source.imported',
+  'source.renamed',
+  'source.moved',
+  'source.updated',
+  'source.attribute_set',
+  'source.attributes_set',
+  'source.metadata_suggested',
+  'source.folder_created',
+  'source.folder_renamed',
+  'source.folder_deleted',
+  'case.created',
+  'case.deleted',
+  'case.member_added',
+  'case.member_removed',
+  'case.attribute_set',
+  'case.updated',
+  'case.attributes_set',
+  'case.renamed',
+  'case.attribute_renamed',
+  'suggestion.code_suggested',
+  'suggestion.coding_suggested',
+  'suggestion.batch_created',
+  'suggestion.merge_suggested',
+  'suggestion.approved',
+  'suggestion.rejected',
+  'project.opened',
 ]);
 
 /** The setting `marginalia.coding.display` (tints, stripes or both; invalid values read as the default). */
@@ -304,7 +336,16 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     const sourceId = repo ? this.docs.sourceIdFor(editor.document) : undefined;
     const old = this.states.get(editor);
     // already drawn from the same data (the segment events painted it at once; the event batch asks again)
-    if (reason === 'data' && old && repo && old.repo === repo && old.sourceId === sourceId && old.generation === this.generation && old.docVersion === editor.document.version) return;
+    if (
+      reason === 'data' &&
+      old &&
+      repo &&
+      old.repo === repo &&
+      old.sourceId === sourceId &&
+      old.generation === this.generation &&
+      old.docVersion === editor.document.version
+    )
+      return;
     if (!repo || sourceId === undefined) {
       if (old) {
         for (const k of [...old.segmentKeys, ...old.windowKeys]) {
@@ -414,7 +455,14 @@ export class CodedSegmentDecorations implements vscode.Disposable {
           labels.push({
             range: at,
             renderOptions: {
-              after: { contentText: `\u00a0${name.replace(/ /g, '\u00a0')}\u00a0`, color: l.textColor, backgroundColor: l.color, margin: i === 0 ? '0 0 0 1.5em' : '0 0 0 0.4em', fontStyle: 'normal', fontWeight: 'normal' },
+              after: {
+                contentText: `\u00a0${name.replace(/ /g, '\u00a0')}\u00a0`,
+                color: l.textColor,
+                backgroundColor: l.color,
+                margin: i === 0 ? '0 0 0 1.5em' : '0 0 0 0.4em',
+                fontStyle: 'normal',
+                fontWeight: 'normal',
+              },
             },
           });
           s.drawn.labels.push({ ...l, line: m.line, text: name });
@@ -457,7 +505,13 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     s.windowKeys = new Set();
     this.paintWindow(editor, s, old);
     this.collect();
-    this.paintEmitter.fire({ source_id: s.sourceId, uri: editor.document.uri.toString(), reason: 'scroll', segments: s.layout.segments.length, ms: performance.now() - t0 });
+    this.paintEmitter.fire({
+      source_id: s.sourceId,
+      uri: editor.document.uri.toString(),
+      reason: 'scroll',
+      segments: s.layout.segments.length,
+      ms: performance.now() - t0,
+    });
   }
 
   /** The decoration type for a key (created on first use): `tint|#RRGGBB|AA`, `u0|#RRGGBB`, `u1|#RRGGBB`, `stripes|...`. */
@@ -469,9 +523,25 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     const closed = vscode.DecorationRangeBehavior.ClosedClosed;
     // `cursor: text` (the editor's own cursor) gives tints and lane-0 underlines an inline class too, so the
     // rendered text is cut into spans at every coded passage's ends, as it is for lane-1 underlines
-    if (kind === 'tint') t = vscode.window.createTextEditorDecorationType({ backgroundColor: `${color}${key.split('|')[2]}`, borderRadius: '2px', cursor: 'text', rangeBehavior: closed, ...ruler });
-    else if (kind === 'u0') t = vscode.window.createTextEditorDecorationType({ borderStyle: 'none none solid none', borderWidth: '0 0 2px 0', borderColor: color, cursor: 'text', rangeBehavior: closed, ...ruler });
-    else if (kind === 'u1') t = vscode.window.createTextEditorDecorationType({ textDecoration: `underline solid ${color} 2px`, rangeBehavior: closed, ...ruler });
+    if (kind === 'tint')
+      t = vscode.window.createTextEditorDecorationType({
+        backgroundColor: `${color}${key.split('|')[2]}`,
+        borderRadius: '2px',
+        cursor: 'text',
+        rangeBehavior: closed,
+        ...ruler,
+      });
+    else if (kind === 'u0')
+      t = vscode.window.createTextEditorDecorationType({
+        borderStyle: 'none none solid none',
+        borderWidth: '0 0 2px 0',
+        borderColor: color,
+        cursor: 'text',
+        rangeBehavior: closed,
+        ...ruler,
+      });
+    else if (kind === 'u1')
+      t = vscode.window.createTextEditorDecorationType({ textDecoration: `underline solid ${color} 2px`, rangeBehavior: closed, ...ruler });
     else {
       const svg = stripesSvg(columns ?? []);
       t = vscode.window.createTextEditorDecorationType({

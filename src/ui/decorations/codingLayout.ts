@@ -127,7 +127,12 @@ export function assignLanes(spans: readonly { from: number; to: number }[], lane
  * underline lanes and stripe columns. Segments whose code is not in `codes` are left out; positions are
  * clamped to the text. `lines` may be passed when the caller already has a {@link LineIndex} of `text`.
  */
-export function layoutCodings(text: string, segments: readonly SegmentMark[], codes: ReadonlyMap<number, CodeLook>, lines: LineIndex = new LineIndex(text)): CodingLayout {
+export function layoutCodings(
+  text: string,
+  segments: readonly SegmentMark[],
+  codes: ReadonlyMap<number, CodeLook>,
+  lines: LineIndex = new LineIndex(text),
+): CodingLayout {
   const map = new OffsetMap(text);
   const placed: PlacedSegment[] = [];
   for (const s of segments) {
@@ -145,8 +150,14 @@ export function layoutCodings(text: string, segments: readonly SegmentMark[], co
     placed.push({ segment: s, code, start, end, startLine, endLine, underline: -1, column: -1 });
   }
   placed.sort((x, y) => x.start - y.start || y.end - x.end || x.segment.segment_id - y.segment.segment_id);
-  const underline = assignLanes(placed.map((p) => ({ from: p.start, to: p.end })), UNDERLINE_LANES);
-  const column = assignLanes(placed.map((p) => ({ from: p.startLine, to: p.endLine + 1 })), STRIPE_COLUMNS);
+  const underline = assignLanes(
+    placed.map((p) => ({ from: p.start, to: p.end })),
+    UNDERLINE_LANES,
+  );
+  const column = assignLanes(
+    placed.map((p) => ({ from: p.startLine, to: p.endLine + 1 })),
+    STRIPE_COLUMNS,
+  );
   placed.forEach((p, i) => {
     p.underline = p.end > p.start ? (underline[i] as number) : -1;
     p.column = column[i] as number;
@@ -218,7 +229,11 @@ export function safeColour(color: string): string {
  */
 export function stripesSvg(stripes: readonly (string | null)[]): string {
   const bars = stripes
-    .map((c, i) => (c ? `<rect x="${4 * i}" y="0" width="3" height="16" fill="${safeColour(c)}"/><rect x="${4 * i + 2.6}" y="0" width="0.4" height="16" fill="#000" fill-opacity="0.25"/>` : ''))
+    .map((c, i) =>
+      c
+        ? `<rect x="${4 * i}" y="0" width="3" height="16" fill="${safeColour(c)}"/><rect x="${4 * i + 2.6}" y="0" width="0.4" height="16" fill="#000" fill-opacity="0.25"/>`
+        : '',
+    )
     .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16" preserveAspectRatio="none">${bars}</svg>`;
 }

@@ -22,7 +22,11 @@ export function escapeMarkdown(text: string): string {
 }
 
 /** The hover of a segment: code name (with an AI badge when an agent made it), memos, coder, session and time. */
-export function segmentHover(s: SegmentMark, code: CodeWithCounts, madeByAgent: (sessionId: string | null, role?: 'researcher' | 'agent' | null) => boolean): string {
+export function segmentHover(
+  s: SegmentMark,
+  code: CodeWithCounts,
+  madeByAgent: (sessionId: string | null, role?: 'researcher' | 'agent' | null) => boolean,
+): string {
   const ai = madeByAgent(s.session_id, s.coder_role);
   let md = `**${escapeMarkdown(code.name)}**${ai ? ' $(sparkle) AI' : ''}\n\n`;
   if (code.memo) md += `*Code memo:* ${escapeMarkdown(code.memo)}\n\n`;

@@ -67,7 +67,8 @@ export class CodebookDiagnostics implements vscode.Disposable, vscode.TextDocume
   constructor(
     private readonly wb: Workbench,
     private readonly docs: SourceDocuments,
-    private readonly revealCode: (codeId: number) => Thenable<unknown> = (codeId) => vscode.commands.executeCommand('marginalia.codes.reveal', { codeId, focus: false }),
+    private readonly revealCode: (codeId: number) => Thenable<unknown> = (codeId) =>
+      vscode.commands.executeCommand('marginalia.codes.reveal', { codeId, focus: false }),
   ) {
     this.subscriptions.push(
       this.collection,
@@ -168,7 +169,11 @@ export class CodebookDiagnostics implements vscode.Disposable, vscode.TextDocume
     const before = this.onCards;
     this.onCards = cards;
     for (const doc of vscode.workspace.textDocuments) {
-      if (doc.uri.scheme === CODEBOOK_SCHEME && (before.has(doc.uri.toString()) || cards.has(doc.uri.toString()) || doc.uri.toString() === CODEBOOK_CARD.toString())) this.cardsChanged.fire(doc.uri);
+      if (
+        doc.uri.scheme === CODEBOOK_SCHEME &&
+        (before.has(doc.uri.toString()) || cards.has(doc.uri.toString()) || doc.uri.toString() === CODEBOOK_CARD.toString())
+      )
+        this.cardsChanged.fire(doc.uri);
     }
     this.updated.fire(health.problems.length);
     return health.problems.length;
@@ -183,7 +188,14 @@ export class CodebookDiagnostics implements vscode.Disposable, vscode.TextDocume
     const codeId = codeIdOfCard(uri);
     if (codeId === undefined) {
       const all = [...this.onCards.values()].flat();
-      return ['Codebook health', '', `${countOf(repo.listCodes().length, 'code')}, ${countOf(all.length, 'problem')} listed on the codes.`, '', ...list(problems), ''].join('\n');
+      return [
+        'Codebook health',
+        '',
+        `${countOf(repo.listCodes().length, 'code')}, ${countOf(all.length, 'problem')} listed on the codes.`,
+        '',
+        ...list(problems),
+        '',
+      ].join('\n');
     }
     const code = repo.getCode(codeId);
     if (!code) return 'This code no longer exists.\n';
@@ -249,7 +261,13 @@ function diagnostic(p: CodebookProblem, range: vscode.Range): vscode.Diagnostic 
 
 /** Events after which the codebook's health may differ. */
 function changesHealth(e: EventRecord): boolean {
-  return e.event_type.startsWith('coding.') || e.event_type === 'source.deleted' || e.event_type === 'source.text_edited' || e.event_type === 'source.text_reconciled' || e.event_type === 'project.snapshot_restored';
+  return (
+    e.event_type.startsWith('coding.') ||
+    e.event_type === 'source.deleted' ||
+    e.event_type === 'source.text_edited' ||
+    e.event_type === 'source.text_reconciled' ||
+    e.event_type === 'project.snapshot_restored'
+  );
 }
 
 /**

@@ -59,7 +59,8 @@ export class EditTracker implements vscode.Disposable {
   isBeingEdited(sourceId: number, windowMs = 10_000): boolean {
     const last = this.lastEdit.get(sourceId);
     if (last !== undefined && Date.now() - last < windowMs) return true;
-    for (const [uri, t] of this.shadow) if (t.sourceId === sourceId && vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri && d.isDirty)) return true;
+    for (const [uri, t] of this.shadow)
+      if (t.sourceId === sourceId && vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri && d.isDirty)) return true;
     return false;
   }
 
@@ -101,7 +102,11 @@ export class EditTracker implements vscode.Disposable {
       );
       if (choice === show) {
         await vscode.window.showQuickPick(
-          r.orphaned.map((o) => ({ label: o.text.replace(/\s+/g, ' ').slice(0, 100), description: `was at ${o.start_pos}–${o.end_pos}`, detail: `code ${o.code_id}` })),
+          r.orphaned.map((o) => ({
+            label: o.text.replace(/\s+/g, ' ').slice(0, 100),
+            description: `was at ${o.start_pos}–${o.end_pos}`,
+            detail: `code ${o.code_id}`,
+          })),
           { title: 'Codings set aside (their text is no longer in the file)' },
         );
       }
@@ -124,7 +129,11 @@ export class EditTracker implements vscode.Disposable {
     const before = new OffsetMap(tracked.text);
     // ranges refer to the text before the event; applying from the end keeps earlier offsets valid
     const changes = [...e.contentChanges].sort((a, b) => b.rangeOffset - a.rangeOffset);
-    const edits: TextEdit[] = changes.map((c) => ({ start_pos: before.toCp(c.rangeOffset), end_pos: before.toCp(c.rangeOffset + c.rangeLength), text: c.text }));
+    const edits: TextEdit[] = changes.map((c) => ({
+      start_pos: before.toCp(c.rangeOffset),
+      end_pos: before.toCp(c.rangeOffset + c.rangeLength),
+      text: c.text,
+    }));
     const after = e.document.getText();
     this.shadow.set(key, { sourceId: tracked.sourceId, text: after });
     const batch = this.pendingEdits.get(key);

@@ -42,7 +42,8 @@ export class TranscriptLanguage implements vscode.Disposable {
         if (doc.isClosed) this.switched.delete(doc.uri.toString());
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('marginalia.transcript')) void this.syncSettings((key) => e.affectsConfiguration(`marginalia.transcript.${key}`)).catch(reportSettingError);
+        if (e.affectsConfiguration('marginalia.transcript'))
+          void this.syncSettings((key) => e.affectsConfiguration(`marginalia.transcript.${key}`)).catch(reportSettingError);
       }),
     );
     void this.syncSettings(() => false).catch(reportSettingError);

@@ -75,7 +75,9 @@ export class HistoryView implements vscode.TreeDataProvider<SnapshotItem>, vscod
     const agent = s.by_agent ?? s.author.startsWith('agent:');
     item.iconPath = new vscode.ThemeIcon(agent ? 'hubot' : 'git-commit');
     item.description = `${s.author} · ${localTime(s.date)}`;
-    item.tooltip = new vscode.MarkdownString().appendText(`${s.message}\n\n${agent ? 'By the agent' : 'By'} ${s.author}, ${localTime(s.date)}\nSnapshot ${s.short_ref}`);
+    item.tooltip = new vscode.MarkdownString().appendText(
+      `${s.message}\n\n${agent ? 'By the agent' : 'By'} ${s.author}, ${localTime(s.date)}\nSnapshot ${s.short_ref}`,
+    );
     item.command = { command: 'marginalia.history.showChanges', title: 'Show Changes', arguments: [s] };
     return item;
   }

@@ -60,7 +60,8 @@ export class SyncCommands implements vscode.Disposable {
       url ??
       (await vscode.window.showInputBox({
         title: 'Configure Remote',
-        prompt: 'A git repository to share the project history with: a folder (a bare repository), file://, ssh or https URL. Your own git credentials are used; none are stored.',
+        prompt:
+          'A git repository to share the project history with: a folder (a bare repository), file://, ssh or https URL. Your own git credentials are used; none are stored.',
         value: current,
         placeHolder: 'git@github.com:lab/study-history.git',
         validateInput: (v) => (v.trim() ? undefined : 'A git URL or folder path'),
@@ -74,8 +75,9 @@ export class SyncCommands implements vscode.Disposable {
 
   /** Syncs with a progress notification and shows the result in words; returns sync_project's result, or undefined. */
   async sync(): Promise<unknown> {
-    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Marginalia: syncing the project with its remote…' }, () =>
-      this.wb.call(syncProjectTool, {}),
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Marginalia: syncing the project with its remote…' },
+      () => this.wb.call(syncProjectTool, {}),
     );
     if (r) {
       if (Object.keys(r.changes).length > 0) this.onSynced();

@@ -15,13 +15,15 @@ export const settings = {
   /** Milliseconds an agent-coded segment flashes. */
   flashMs: (): number => vscode.workspace.getConfiguration('marginalia').get<number>('coding.flashMs', 500),
   /** Base URL of a local Whisper-compatible transcription server for transcribe_media; undefined when unset. */
-  transcriptionEndpoint: (): string | undefined => vscode.workspace.getConfiguration('marginalia').get<string>('transcription.endpoint', '').trim() || undefined,
+  transcriptionEndpoint: (): string | undefined =>
+    vscode.workspace.getConfiguration('marginalia').get<string>('transcription.endpoint', '').trim() || undefined,
   /** Whether to offer Marginalia's MCP server to VS Code itself (off: Copilot already has the LM tools). */
   provideMcpServer: (): boolean => vscode.workspace.getConfiguration('marginalia').get<boolean>('mcp.provideServerDefinition', false),
   /** Whether codebook health problems are listed in the Problems panel. */
   codebookHealthEnabled: (): boolean => vscode.workspace.getConfiguration('marginalia').get<boolean>('codebookHealth.enabled', true),
   /** Coded passages the project holds before codebook health names codes used only once (0: always). */
-  codebookHealthUsedOnceAfter: (): number => Math.max(0, Math.floor(vscode.workspace.getConfiguration('marginalia').get<number>('codebookHealth.usedOnceAfter', 50))),
+  codebookHealthUsedOnceAfter: (): number =>
+    Math.max(0, Math.floor(vscode.workspace.getConfiguration('marginalia').get<number>('codebookHealth.usedOnceAfter', 50))),
 };
 
 /**
@@ -29,7 +31,11 @@ export const settings = {
  * Code settings"): trust default level and per-tool overrides, rate limits, audit payloads. Overrides that
  * the trust rules refuse are reported through `reject` and skipped.
  */
-export function applySettingOverrides(cfg: AgentContextConfig, check: (pattern: string, level: TrustLevel) => string | undefined, reject: (message: string) => void): AgentContextConfig {
+export function applySettingOverrides(
+  cfg: AgentContextConfig,
+  check: (pattern: string, level: TrustLevel) => string | undefined,
+  reject: (message: string) => void,
+): AgentContextConfig {
   const c = vscode.workspace.getConfiguration('marginalia');
   const out: AgentContextConfig = structuredClone(cfg);
   const def = c.get<TrustLevel | ''>('trust.defaultLevel', '');
@@ -49,4 +55,3 @@ export function applySettingOverrides(cfg: AgentContextConfig, check: (pattern: 
   if (chosen !== undefined) out.audit.include_payload = chosen;
   return out;
 }
-

@@ -104,7 +104,9 @@ export function parseBriefing(markdown: string): BriefingFrame {
   const missing = FIELDS.filter((f) => !starts.has(f));
   if (missing.length > 0) {
     const names = missing.map((f) => `"## ${BRIEFING_HEADINGS[f]}"`).join(', ');
-    throw new BriefingFormatError(`The briefing needs the heading${missing.length > 1 ? 's' : ''} ${names}: the three sections are Description, Research questions and Methodology.`);
+    throw new BriefingFormatError(
+      `The briefing needs the heading${missing.length > 1 ? 's' : ''} ${names}: the three sections are Description, Research questions and Methodology.`,
+    );
   }
   // a section runs to the next heading of one of the three fields (sub-headings inside a section belong to it)
   const fieldStarts = [...starts.values()].sort((a, b) => a - b);

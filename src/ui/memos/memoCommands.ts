@@ -72,7 +72,9 @@ export function createMemos(d: MemosDeps): Memos {
   const open = async (target: MemoTarget): Promise<vscode.TextEditor | undefined> => {
     const label = access.label(target);
     if (label === undefined) {
-      void vscode.window.showWarningMessage(d.wb.repo() ? `That ${target.kind === 'segment' ? 'coded passage' : target.kind} no longer exists.` : 'Open a project first.');
+      void vscode.window.showWarningMessage(
+        d.wb.repo() ? `That ${target.kind === 'segment' ? 'coded passage' : target.kind} no longer exists.` : 'Open a project first.',
+      );
       return undefined;
     }
     const doc = await vscode.workspace.openTextDocument(memoUri(target, label, access.projectId()));
@@ -84,15 +86,29 @@ export function createMemos(d: MemosDeps): Memos {
     const repo = d.wb.repo();
     if (!repo) return undefined;
     type Item = vscode.QuickPickItem & { target?: MemoTarget };
-    const items: Item[] = [{ label: '$(book) Project briefing', description: 'description, research questions, methodology', target: { kind: 'project', id: 0 } }];
+    const items: Item[] = [
+      { label: '$(book) Project briefing', description: 'description, research questions, methodology', target: { kind: 'project', id: 0 } },
+    ];
     const section = (label: string, list: Item[]) => {
       if (list.length > 0) items.push({ label, kind: vscode.QuickPickItemKind.Separator }, ...list);
     };
     const withMemo = (memo: string | null) => (memo ? oneLine(memo, 60) : undefined);
-    section('Codes', repo.listCodes().map((c) => ({ label: c.name, description: withMemo(c.memo), target: { kind: 'code' as const, id: c.code_id } })));
-    section('Categories', repo.listCategories().map((c) => ({ label: c.name, description: withMemo(c.memo), target: { kind: 'category' as const, id: c.category_id } })));
-    section('Sources', repo.listSources().map((s) => ({ label: s.name, description: withMemo(s.memo), target: { kind: 'source' as const, id: s.source_id } })));
-    section('Cases', repo.listCases().map((c) => ({ label: c.name, description: withMemo(c.memo), target: { kind: 'case' as const, id: c.case_id } })));
+    section(
+      'Codes',
+      repo.listCodes().map((c) => ({ label: c.name, description: withMemo(c.memo), target: { kind: 'code' as const, id: c.code_id } })),
+    );
+    section(
+      'Categories',
+      repo.listCategories().map((c) => ({ label: c.name, description: withMemo(c.memo), target: { kind: 'category' as const, id: c.category_id } })),
+    );
+    section(
+      'Sources',
+      repo.listSources().map((s) => ({ label: s.name, description: withMemo(s.memo), target: { kind: 'source' as const, id: s.source_id } })),
+    );
+    section(
+      'Cases',
+      repo.listCases().map((c) => ({ label: c.name, description: withMemo(c.memo), target: { kind: 'case' as const, id: c.case_id } })),
+    );
     return (await vscode.window.showQuickPick(items, { title: 'Open the memo of…', matchOnDescription: true }))?.target;
   };
 
@@ -114,7 +130,12 @@ export function createMemos(d: MemosDeps): Memos {
     }
     if (here.length === 1) return here[0]?.segment_id;
     const pick = await vscode.window.showQuickPick(
-      here.map((s) => ({ label: repo.getCode(s.code_id)?.name ?? 'a code', description: oneLine(s.text, 80), detail: s.memo ? oneLine(s.memo, 100) : undefined, id: s.segment_id })),
+      here.map((s) => ({
+        label: repo.getCode(s.code_id)?.name ?? 'a code',
+        description: oneLine(s.text, 80),
+        detail: s.memo ? oneLine(s.memo, 100) : undefined,
+        id: s.segment_id,
+      })),
       { title: 'Memo of which coding?' },
     );
     return pick?.id;

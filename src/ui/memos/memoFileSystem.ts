@@ -291,7 +291,10 @@ export class MemoFileSystem implements vscode.FileSystemProvider, vscode.TextDoc
         tr.announced = now;
         const what = this.describe(t);
         void vscode.window
-          .showWarningMessage(`${tr.changedBy} changed the memo of ${what} while you are editing it. Your tab keeps your text; saving asks which to keep.`, 'Compare')
+          .showWarningMessage(
+            `${tr.changedBy} changed the memo of ${what} while you are editing it. Your tab keeps your text; saving asks which to keep.`,
+            'Compare',
+          )
           .then((pick) => (pick === 'Compare' ? this.compare(doc.uri, t, this.access.read(t) ?? '') : undefined))
           .then(undefined, (e: unknown) => this.logger.warn(`memo comparison failed: ${(e as Error).message}`));
       }

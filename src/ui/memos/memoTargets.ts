@@ -52,7 +52,10 @@ export const KIND_WORDS: Record<MemoKind, string> = {
 
 /** A name made safe as one path segment of a tab title (no slashes, no control characters, at most 80 code points). */
 function fileNameOf(label: string): string {
-  const clean = label.replace(/[/\\]/g, '-').replace(/\p{Cc}/gu, ' ').trim();
+  const clean = label
+    .replace(/[/\\]/g, '-')
+    .replace(/\p{Cc}/gu, ' ')
+    .trim();
   const cps = [...clean];
   return (cps.length > 80 ? `${cps.slice(0, 79).join('')}…` : clean) || 'memo';
 }
@@ -63,7 +66,12 @@ function fileNameOf(label: string): string {
  * reading or writing the open one's memo of the same id.
  */
 export function memoUri(target: MemoTarget, label: string, project = ''): vscode.Uri {
-  return vscode.Uri.from({ scheme: MEMO_SCHEME, authority: project, path: `/${GROUP_FOLDERS[target.kind]}/${fileNameOf(label)}.md`, query: `${target.kind}=${target.id}` });
+  return vscode.Uri.from({
+    scheme: MEMO_SCHEME,
+    authority: project,
+    path: `/${GROUP_FOLDERS[target.kind]}/${fileNameOf(label)}.md`,
+    query: `${target.kind}=${target.id}`,
+  });
 }
 
 /** The memo a tab URI stands for (its query), or undefined when it is not one (wrong scheme, unknown kind, bad id). */

@@ -3,6 +3,7 @@ import type { EventRecord } from '../../domain/events';
 import type { Segment } from '../../domain/model';
 import type { Workbench } from '../workbench';
 import { memoUri, type MemoAccess, type MemoKind, type MemoTarget } from './memoTargets';
+import { oneLineExcerpt } from '../../core/text';
 
 /** The groups of the Memos view, in order. */
 export type MemoGroup = 'project' | 'codes' | 'categories' | 'sources' | 'cases' | 'passages';
@@ -32,9 +33,7 @@ export type MemosNode = { kind: 'group'; group: MemoGroup; label: string; icon: 
 
 /** `text` on one line, at most `max` code points (an ellipsis marks a cut). */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const cps = [...flat];
-  return cps.length > max ? `${cps.slice(0, max - 1).join('')}…` : flat;
+  return oneLineExcerpt(text, max);
 }
 
 /**
@@ -96,18 +95,39 @@ export class MemosTreeProvider implements vscode.TreeDataProvider<MemosNode>, vs
       const list = items.filter((i) => i.memo !== null && i.memo.trim() !== '').map((i) => ({ target: { kind, id: i.id }, label: i.name, memo: i.memo ?? '' }));
       if (list.length > 0) out.set(group, list.sort(byName));
     };
-    add('codes', 'code', repo.listCodes().map((c) => ({ id: c.code_id, name: c.name, memo: c.memo })));
-    add('categories', 'category', repo.listCategories().map((c) => ({ id: c.category_id, name: c.name, memo: c.memo })));
+    add(
+      'codes',
+      'code',
+      repo.listCodes().map((c) => ({ id: c.code_id, name: c.name, memo: c.memo })),
+    );
+    add(
+      'categories',
+      'category',
+      repo.listCategories().map((c) => ({ id: c.category_id, name: c.name, memo: c.memo })),
+    );
     const sources = repo.listSources();
-    add('sources', 'source', sources.map((s) => ({ id: s.source_id, name: s.name, memo: s.memo })));
-    add('cases', 'case', repo.listCases().map((c) => ({ id: c.case_id, name: c.name, memo: c.memo })));
+    add(
+      'sources',
+      'source',
+      sources.map((s) => ({ id: s.source_id, name: s.name, memo: s.memo })),
+    );
+    add(
+      'cases',
+      'case',
+      repo.listCases().map((c) => ({ id: c.case_id, name: c.name, memo: c.memo })),
+    );
     const codeNames = new Map(repo.listCodes().map((c) => [c.code_id, c.name]));
     const passages: MemoEntry[] = [];
     for (const s of sources) {
       if (s.segment_count === 0) continue;
       for (const seg of repo.listSegmentsForSource(s.source_id) as Segment[]) {
         if (seg.memo === null || seg.memo.trim() === '') continue;
-        passages.push({ target: { kind: 'segment', id: seg.segment_id }, label: `${codeNames.get(seg.code_id) ?? 'a code'} in ${s.name}`, memo: seg.memo, excerpt: oneLine(seg.text, 60) });
+        passages.push({
+          target: { kind: 'segment', id: seg.segment_id },
+          label: `${codeNames.get(seg.code_id) ?? 'a code'} in ${s.name}`,
+          memo: seg.memo,
+          excerpt: oneLine(seg.text, 60),
+        });
       }
     }
     if (passages.length > 0) out.set('passages', passages.sort(byName));

@@ -14,7 +14,15 @@ export interface WordsContext {
   placeName?: (table: string, id: number) => string | undefined;
 }
 
-const NOUN: Record<string, string> = { codes: 'code', categories: 'category', sources: 'source', cases: 'case', folders: 'folder', segments: 'coding', memos: 'memo' };
+const NOUN: Record<string, string> = {
+  codes: 'code',
+  categories: 'category',
+  sources: 'source',
+  cases: 'case',
+  folders: 'folder',
+  segments: 'coding',
+  memos: 'memo',
+};
 
 /** The field's noun for a table ("code" for codes); the table name itself when unknown. */
 export function nounOf(table: string): string {

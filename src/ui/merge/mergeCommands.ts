@@ -68,7 +68,10 @@ async function askValue(c: ConflictItem, wb: Workbench): Promise<string | number
         ? repo.listCategories().map((x) => ({ id: x.category_id, name: x.name }))
         : repo.listFolders().map((x) => ({ id: x.folder_id, name: x.name }));
     const picked = await vscode.window.showQuickPick(
-      [{ label: '(top level)', id: null as number | null }, ...places.map((p) => ({ label: p.name, description: p.id === c.ours ? 'yours' : p.id === c.theirs ? 'theirs' : undefined, id: p.id as number | null }))],
+      [
+        { label: '(top level)', id: null as number | null },
+        ...places.map((p) => ({ label: p.name, description: p.id === c.ours ? 'yours' : p.id === c.theirs ? 'theirs' : undefined, id: p.id as number | null })),
+      ],
       { title: `Resolve: move ${c.entity.name} to…` },
     );
     return picked === undefined ? undefined : picked.id;

@@ -71,9 +71,12 @@ export class MergeConflictsView implements vscode.TreeDataProvider<ConflictItem>
     else {
       const r = await this.wb.call(listMergeConflictsTool, { status: 'open' }, { quiet: true });
       this.conflicts = (r?.conflicts as ConflictItem[] | undefined) ?? [];
-      await Promise.all([...new Set(this.conflicts.map((c) => c.merge_ref).filter((x): x is string => !!x && !this.authors.has(x)))].map((ref) => this.readAuthor(ref)));
+      await Promise.all(
+        [...new Set(this.conflicts.map((c) => c.merge_ref).filter((x): x is string => !!x && !this.authors.has(x)))].map((ref) => this.readAuthor(ref)),
+      );
     }
-    this.view.badge = this.conflicts.length > 0 ? { value: this.conflicts.length, tooltip: `${this.conflicts.length} merge conflict(s) to resolve` } : undefined;
+    this.view.badge =
+      this.conflicts.length > 0 ? { value: this.conflicts.length, tooltip: `${this.conflicts.length} merge conflict(s) to resolve` } : undefined;
     await vscode.commands.executeCommand('setContext', 'marginalia.hasMergeConflicts', this.conflicts.length > 0);
     this.changed.fire(undefined);
   }
@@ -114,7 +117,8 @@ export class MergeConflictsView implements vscode.TreeDataProvider<ConflictItem>
     const theirs = c.theirs as { text: string };
     const id = c.entity.local_id;
     const current = id === null ? null : (this.wb.repo()?.getSourceText(id) ?? null);
-    if (current === null || ours.end_pos > codePointLength(current) || sliceCp(current, ours.start_pos, ours.end_pos) !== ours.text) return { ours: ours.text, theirs: theirs.text };
+    if (current === null || ours.end_pos > codePointLength(current) || sliceCp(current, ours.start_pos, ours.end_pos) !== ours.text)
+      return { ours: ours.text, theirs: theirs.text };
     return { ours: current, theirs: sliceCp(current, 0, ours.start_pos) + theirs.text + sliceCp(current, ours.end_pos, codePointLength(current)) };
   }
 
@@ -188,5 +192,10 @@ export function choiceTitle(choice: string): string {
 }
 
 function safe(s: string): string {
-  return s.replace(/[\\/:*?"<>|#%]/g, ' ').trim().slice(0, 60) || 'source';
+  return (
+    s
+      .replace(/[\\/:*?"<>|#%]/g, ' ')
+      .trim()
+      .slice(0, 60) || 'source'
+  );
 }

@@ -62,7 +62,11 @@ export class AgentFollower implements vscode.Disposable {
       target = agentCodingOf(e) ?? target;
       if (e.event_type === 'approval.requested' && causedByAgent(e.caused_by)) requested = true;
     }
-    if (requested) void Promise.resolve(this.deps.showApprovals ? this.deps.showApprovals() : vscode.commands.executeCommand('marginalia.approvals.focus')).then(undefined, () => undefined);
+    if (requested)
+      void Promise.resolve(this.deps.showApprovals ? this.deps.showApprovals() : vscode.commands.executeCommand('marginalia.approvals.focus')).then(
+        undefined,
+        () => undefined,
+      );
     if (!target) return Promise.resolve();
     const t = target;
     // one editor change at a time, in event order

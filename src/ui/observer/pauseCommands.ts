@@ -43,7 +43,10 @@ export class PauseCommands implements vscode.Disposable {
   async pause(): Promise<{ paused: true; changed: boolean }> {
     const r = this.deps.agent.pause(this.deps.caller());
     this.update();
-    if (r.changed) void vscode.window.showInformationMessage('Agents paused: every agent call now waits in Pending Approvals until you resume.', 'Resume Agents').then((a) => (a ? this.resume() : undefined));
+    if (r.changed)
+      void vscode.window
+        .showInformationMessage('Agents paused: every agent call now waits in Pending Approvals until you resume.', 'Resume Agents')
+        .then((a) => (a ? this.resume() : undefined));
     return r;
   }
 

@@ -17,8 +17,26 @@ import {
   type CodeMatrixResult,
   type DocumentAttributeMatrixResult,
 } from '../../domain/codeMatrices';
-import { coderComparisonReport, cooccurrenceReport, frequencyReport, type AgreementMeasures, type CodeAgreement, type CoderComparisonResult } from '../../domain/reports';
-import type { AgreementMeasureTable, AgreementRow, AgreementUnit, DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../../protocol/reports';
+import {
+  coderComparisonReport,
+  cooccurrenceReport,
+  frequencyReport,
+  type AgreementMeasures,
+  type CodeAgreement,
+  type CoderComparisonResult,
+} from '../../domain/reports';
+import type {
+  AgreementMeasureTable,
+  AgreementRow,
+  AgreementUnit,
+  DrillTarget,
+  ExportFormat,
+  FromReportsWebview,
+  HeatMap,
+  ReportRequest,
+  ReportsViewId,
+  ToReportsWebview,
+} from '../../protocol/reports';
 import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceReportTool, generateFrequencyReportTool } from '../../tools/reportTools';
 import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
 import type { SourceDocuments } from '../documents/sourceDocuments';
@@ -130,7 +148,9 @@ export class ReportsPanel implements vscode.Disposable {
     // The page (nonce CSP, static markup) is built in reportsPage.ts, which tests render without vscode.
     panel.webview.html = reportsHtml(panel.webview.cspSource, script.toString(), STYLE);
     this.panelSubscriptions = [
-      panel.webview.onDidReceiveMessage((m: FromReportsWebview) => void this.onMessage(m).catch((e: unknown) => this.wb.logger.error('reports: message failed', e))),
+      panel.webview.onDidReceiveMessage(
+        (m: FromReportsWebview) => void this.onMessage(m).catch((e: unknown) => this.wb.logger.error('reports: message failed', e)),
+      ),
       panel.onDidChangeViewState(() => {
         if (panel.visible && this.stale) this.scheduleRefresh(0);
       }),
@@ -243,7 +263,11 @@ export class ReportsPanel implements vscode.Disposable {
         const used = frequencyReport(repo, {}).codes.filter((c) => c.segment_count > 0);
         const capped = used.length > HEAT_MAX_ROWS;
         const r = cooccurrenceReport(repo, capped ? { code_ids: used.slice(0, HEAT_MAX_ROWS).map((c) => c.code_id) } : {});
-        const heat: HeatMap = { rows: r.codes, columns: r.codes.map((c) => ({ key: `code:${c.code_id}`, label: c.name, code_id: c.code_id })), matrix: r.matrix };
+        const heat: HeatMap = {
+          rows: r.codes,
+          columns: r.codes.map((c) => ({ key: `code:${c.code_id}`, label: c.name, code_id: c.code_id })),
+          matrix: r.matrix,
+        };
         if (capped) heat.total_rows = heat.total_columns = used.length;
         return { type: 'cooccurrence', project: name, heat, total_overlaps: r.total_overlaps, same_code_overlaps: r.same_code_overlaps };
       }
@@ -279,17 +303,34 @@ export class ReportsPanel implements vscode.Disposable {
       if (n === undefined) sourceNames.set(id, (n = repo.getSource(id)?.name ?? `source ${id}`));
       return n;
     };
-    const ofSegment = (s: Segment, note: string): DrillItem => ({ source_id: s.source_id, source_name: sourceName(s.source_id), start_pos: s.start_pos, end_pos: s.end_pos, text: s.text, note, segment_id: s.segment_id });
+    const ofSegment = (s: Segment, note: string): DrillItem => ({
+      source_id: s.source_id,
+      source_name: sourceName(s.source_id),
+      start_pos: s.start_pos,
+      end_pos: s.end_pos,
+      text: s.text,
+      note,
+      segment_id: s.segment_id,
+    });
     switch (target.kind) {
       case 'code':
-        return { title: `Segments of "${codeName(target.code_id)}"`, items: repo.listSegmentsForCode(target.code_id).sort(bySourceAndPosition).map((s) => ofSegment(s, s.owner)) };
+        return {
+          title: `Segments of "${codeName(target.code_id)}"`,
+          items: repo
+            .listSegmentsForCode(target.code_id)
+            .sort(bySourceAndPosition)
+            .map((s) => ofSegment(s, s.owner)),
+        };
       case 'coders':
         return {
           title: `Segments of "${codeName(target.code_id)}" by ${target.coders.join(' and ')}`,
           items: codedBySegments(repo, target.code_id, target.coders.map(String)).map((s) => ofSegment(s, s.owner)),
         };
       case 'cases':
-        return { title: `Segments of "${codeName(target.code_id)}" in ${target.column}`, items: caseCellSegments(repo, target.code_id, target.case_ids.map(Number)).map((s) => ofSegment(s, s.owner)) };
+        return {
+          title: `Segments of "${codeName(target.code_id)}" in ${target.column}`,
+          items: caseCellSegments(repo, target.code_id, target.case_ids.map(Number)).map((s) => ofSegment(s, s.owner)),
+        };
       case 'sources':
         return {
           title: `Segments of "${codeName(target.code_id)}" in sources with ${target.column}`,
@@ -328,7 +369,11 @@ export class ReportsPanel implements vscode.Disposable {
         item: it,
       };
     });
-    const chosen = await vscode.window.showQuickPick(picks, { title: `${title} (${items.length})`, matchOnDescription: true, placeHolder: 'Open a passage in its source' });
+    const chosen = await vscode.window.showQuickPick(picks, {
+      title: `${title} (${items.length})`,
+      matchOnDescription: true,
+      placeHolder: 'Open a passage in its source',
+    });
     if (!chosen) return;
     const it = chosen.item;
     const editor = await this.docs.open(it.source_id, { start: it.start_pos, end: it.end_pos });
@@ -353,7 +398,8 @@ export class ReportsPanel implements vscode.Disposable {
     let unit: AgreementUnit | undefined;
     if (request.view === 'agreement') {
       const data = agreement(project.repo, project.name, request.coders, request.unit, 0);
-      if (data.type !== 'agreement' || !data.pair) return void vscode.window.showWarningMessage(data.type === 'agreement' && data.note ? data.note : 'Pick two coders first.');
+      if (data.type !== 'agreement' || !data.pair)
+        return void vscode.window.showWarningMessage(data.type === 'agreement' && data.note ? data.note : 'Pick two coders first.');
       coders = data.selected ?? data.pair;
       unit = data.unit;
     }
@@ -397,7 +443,9 @@ export class ReportsPanel implements vscode.Disposable {
 
 /** Events after which the reports may show something else. */
 function changesReports(e: EventRecord): boolean {
-  return e.event_type.startsWith('coding.') || e.event_type.startsWith('source.') || e.event_type.startsWith('case.') || e.event_type === 'project.snapshot_restored';
+  return (
+    e.event_type.startsWith('coding.') || e.event_type.startsWith('source.') || e.event_type.startsWith('case.') || e.event_type === 'project.snapshot_restored'
+  );
 }
 
 /**
@@ -413,7 +461,11 @@ function agreement(repo: ProjectRepository, project: string, askedCoders: unknow
   const coders = known.map((c) => c.coder);
   const base = { type: 'agreement' as const, project, coders, unit, rows: [], overall: null, total_characters: 0, source_count: 0, method: '' };
   if (coders.length < 2) {
-    return { ...base, pair: null, note: `Coder agreement compares coders' segments; this project has ${coders.length === 0 ? 'no coded segments' : `one coder (${coders[0] ?? ''})`}. Set marginalia.coder.name, or import another coder's work.` };
+    return {
+      ...base,
+      pair: null,
+      note: `Coder agreement compares coders' segments; this project has ${coders.length === 0 ? 'no coded segments' : `one coder (${coders[0] ?? ''})`}. Set marginalia.coder.name, or import another coder's work.`,
+    };
   }
   let selected: string[];
   if (asked && asked.length >= 2 && new Set(asked).size === asked.length && asked.every((c) => coders.includes(c))) selected = [...asked];
@@ -455,7 +507,15 @@ function agreement(repo: ProjectRepository, project: string, askedCoders: unknow
       rows: r.codes.map((c) => row(c.name, c.code_id, c)),
       overall: r.overall ? row('All codes', 0, r.overall) : null,
       tables: [...r.codes.map((c) => table(c.name, c.code_id, c.measures)), ...(r.overall ? [table('All codes', 0, r.overall.measures)] : [])],
-      disagreements: r.disagreements.slice(0, 200).map((d) => ({ code: d.code, source: d.source, start_pos: d.start_pos, end_pos: d.end_pos, text: d.text, coded_by: d.coded_by, not_coded_by: d.not_coded_by })),
+      disagreements: r.disagreements.slice(0, 200).map((d) => ({
+        code: d.code,
+        source: d.source,
+        start_pos: d.start_pos,
+        end_pos: d.end_pos,
+        text: d.text,
+        coded_by: d.coded_by,
+        not_coded_by: d.not_coded_by,
+      })),
       total_characters: r.total_characters,
       source_count: r.sources.length,
       method: r.method,

@@ -120,14 +120,22 @@ async function search(wb: Workbench, query: string): Promise<SearchOutcome | und
   const hits: SearchHit[] = [];
   let total = 0;
   const places = new Map<number, ReturnType<typeof locator>>();
-  for (let offset = 0; hits.length < MAX_SEARCH_HITS; ) {
+  for (let offset = 0; hits.length < MAX_SEARCH_HITS;) {
     const page = await wb.call(searchTextTool, { query, limit: Math.min(MAX_SEARCH_LIMIT, MAX_SEARCH_HITS - hits.length), offset });
     if (!page) return undefined;
     total = page.total;
     for (const m of page.matches) {
       let at = places.get(m.source_id);
       if (!at) places.set(m.source_id, (at = locator(repo.getSourceText(m.source_id) ?? '')));
-      hits.push({ source_id: m.source_id, source_name: m.source_name, place: passagePlace(at(m.start_pos)), start_pos: m.start_pos, end_pos: m.end_pos, text: m.text, snippet: m.snippet });
+      hits.push({
+        source_id: m.source_id,
+        source_name: m.source_name,
+        place: passagePlace(at(m.start_pos)),
+        start_pos: m.start_pos,
+        end_pos: m.end_pos,
+        text: m.text,
+        snippet: m.snippet,
+      });
     }
     if (!page.has_more || page.next_offset === null) break;
     offset = page.next_offset;
@@ -143,11 +151,21 @@ async function showHits(d: Deps, s: SearchOutcome): Promise<void> {
     s.hits.length === 0
       ? [{ label: `No hits for "${s.query}"`, alwaysShow: true }]
       : [
-          { label: `$(tag) Code All ${countOf(s.hits.length, 'Hit')} With...`, description: 'one action: one Undo removes them all', codeAll: true, alwaysShow: true },
+          {
+            label: `$(tag) Code All ${countOf(s.hits.length, 'Hit')} With...`,
+            description: 'one action: one Undo removes them all',
+            codeAll: true,
+            alwaysShow: true,
+          },
           { label: '', kind: vscode.QuickPickItemKind.Separator },
           ...s.hits.map((h) => ({ label: h.source_name, description: h.place, detail: shortSnippet(h.snippet), hit: h })),
         ];
-  const picked = await vscode.window.showQuickPick(items, { title: `Search "${s.query}": ${shown}`, matchOnDescription: true, matchOnDetail: true, placeHolder: 'Open a hit, or code them all' });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `Search "${s.query}": ${shown}`,
+    matchOnDescription: true,
+    matchOnDetail: true,
+    placeHolder: 'Open a hit, or code them all',
+  });
   if (!picked) return;
   if (picked.codeAll) await codeAllHits(d, s);
   else if (picked.hit) await d.docs.open(picked.hit.source_id, { start: picked.hit.start_pos, end: picked.hit.end_pos });
@@ -185,9 +203,13 @@ async function codeAllHits(d: Deps, s: SearchOutcome, codeId?: number): Promise<
   }
   if (id === undefined) return undefined;
   const code = repo.getCode(id);
-  const r = await d.wb.call(batchApplyCodes, { operations: s.hits.map((h) => ({ code_id: id, source_id: h.source_id, start_position: h.start_pos, end_position: h.end_pos })) });
+  const r = await d.wb.call(batchApplyCodes, {
+    operations: s.hits.map((h) => ({ code_id: id, source_id: h.source_id, start_position: h.start_pos, end_position: h.end_pos })),
+  });
   if (!r) return undefined;
   const sources = new Set(s.hits.map((h) => h.source_id)).size;
-  void vscode.window.showInformationMessage(`Coded ${countOf(r.created, 'hit')} of "${s.query}" in ${countOf(sources, 'source')} with "${code?.name ?? id}"${r.existing ? ` (${r.existing} already coded)` : ''}. One Undo removes them all.`);
+  void vscode.window.showInformationMessage(
+    `Coded ${countOf(r.created, 'hit')} of "${s.query}" in ${countOf(sources, 'source')} with "${code?.name ?? id}"${r.existing ? ` (${r.existing} already coded)` : ''}. One Undo removes them all.`,
+  );
   return { query: s.query, code_id: id, code_name: code?.name ?? String(id), hits: s.hits.length, created: r.created, existing: r.existing };
 }

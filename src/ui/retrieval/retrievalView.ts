@@ -142,7 +142,11 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
     if (this.query.case_id !== undefined && !repo.getCase(this.query.case_id)) delete this.query.case_id;
     const q = toDomainQuery(this.query);
     if (q.code_ids.length === 0) return this.runOnce();
-    const data = await this.wb.call(retrieveSegmentsTool, { code_ids: [...q.code_ids], combine: q.combine, filters: q.filters as never, limit: RETRIEVE_MAX_LIMIT }, { quiet: true });
+    const data = await this.wb.call(
+      retrieveSegmentsTool,
+      { code_ids: [...q.code_ids], combine: q.combine, filters: q.filters as never, limit: RETRIEVE_MAX_LIMIT },
+      { quiet: true },
+    );
     if (!data) {
       this.result = undefined;
       this.post({ type: 'error', message: 'The passages could not be retrieved; see the Marginalia output.' });
@@ -190,7 +194,11 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
     let file = target;
     if (!file) {
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-      const base = (this.heading.title || 'retrieval').replace(/[\\/:*?"<>|]+/g, ' ').trim().slice(0, 80) || 'retrieval';
+      const base =
+        (this.heading.title || 'retrieval')
+          .replace(/[\\/:*?"<>|]+/g, ' ')
+          .trim()
+          .slice(0, 80) || 'retrieval';
       const uri = await vscode.window.showSaveDialog({
         title: `Export Retrieval as ${FORMAT_NAMES[format]}`,
         filters: { [FORMAT_NAMES[format]]: [format] },
@@ -251,7 +259,8 @@ function optionsOf(wb: Workbench): RetrievalOptions {
   const folderById = new Map(folders.map((f) => [f.folder_id, f]));
   const folderPath = (id: number): string => {
     const names: string[] = [];
-    for (let f = folderById.get(id), guard = 0; f && guard < 100; f = f.parent_id === null ? undefined : folderById.get(f.parent_id), guard++) names.unshift(f.name);
+    for (let f = folderById.get(id), guard = 0; f && guard < 100; f = f.parent_id === null ? undefined : folderById.get(f.parent_id), guard++)
+      names.unshift(f.name);
     return names.join(' / ');
   };
   const choices = (rows: { name: string; value: AttributeValue }[]): AttributeChoice[] => {
@@ -261,10 +270,20 @@ function optionsOf(wb: Workbench): RetrievalOptions {
       if (!vs) m.set(r.name, (vs = new Map()));
       vs.set(`${typeof r.value}:${String(r.value)}`, r.value);
     }
-    return byName([...m].map(([name, vs]) => ({ name, values: [...vs.values()].sort((a, b) => String(a).localeCompare(String(b), undefined, { numeric: true })) })));
+    return byName(
+      [...m].map(([name, vs]) => ({ name, values: [...vs.values()].sort((a, b) => String(a).localeCompare(String(b), undefined, { numeric: true })) })),
+    );
   };
   return {
-    codes: byName(repo.listCodes().map((c) => ({ code_id: c.code_id, name: c.name, color: c.color, category: c.category_id === null ? null : (categories.get(c.category_id) ?? null), count: c.segment_count }))),
+    codes: byName(
+      repo.listCodes().map((c) => ({
+        code_id: c.code_id,
+        name: c.name,
+        color: c.color,
+        category: c.category_id === null ? null : (categories.get(c.category_id) ?? null),
+        count: c.segment_count,
+      })),
+    ),
     sources: byName(repo.listSources('text').map((s) => ({ source_id: s.source_id, name: s.name }))),
     folders: byName(folders.map((f) => ({ folder_id: f.folder_id, name: folderPath(f.folder_id) }))),
     cases: byName(repo.listCases().map((c) => ({ case_id: c.case_id, name: c.name }))),

@@ -90,7 +90,12 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     private readonly wb: Workbench,
     private readonly icons: ColorIcons,
   ) {
-    this.view = vscode.window.createTreeView('marginalia.codes', { treeDataProvider: this, dragAndDropController: this, showCollapseAll: true, canSelectMany: false });
+    this.view = vscode.window.createTreeView('marginalia.codes', {
+      treeDataProvider: this,
+      dragAndDropController: this,
+      showCollapseAll: true,
+      canSelectMany: false,
+    });
     this.subscriptions.push(
       this.view.onDidCollapseElement((e) => {
         if (e.element.kind === 'category') this.collapsed.add(e.element.category.category_id);
@@ -167,7 +172,8 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
     for (const id of new Set(codeIds)) {
       const node = this.index.codes.get(id);
       const fresh = repo.getCode(id);
-      if (!node || !fresh || fresh.category_id !== node.code.category_id || fresh.name !== node.code.name || fresh.color !== node.code.color) return this.refresh();
+      if (!node || !fresh || fresh.category_id !== node.code.category_id || fresh.name !== node.code.name || fresh.color !== node.code.color)
+        return this.refresh();
       nodes.push(node);
       node.code = fresh;
       const at = this.codes.findIndex((c) => c.code_id === id);
@@ -218,7 +224,14 @@ export class CodesTreeProvider implements vscode.TreeDataProvider<CodesNode>, vs
       // reveal on its refresh promise), so the time ends when the researcher sees the tree
       const first = this.getChildrenQuietly(undefined)[0];
       if (first) await this.view.reveal(first, { select: false, focus: false, expand: false });
-      return { ms: performance.now() - start, rows: probe.rows, drawnByView: true, complete: !waiting(), firstCallMs: (probe.childCalls[0] ?? probe.last) - start, trace: bursts(probe.childCalls, start) };
+      return {
+        ms: performance.now() - start,
+        rows: probe.rows,
+        drawnByView: true,
+        complete: !waiting(),
+        firstCallMs: (probe.childCalls[0] ?? probe.last) - start,
+        trace: bursts(probe.childCalls, start),
+      };
     } finally {
       this.probe = undefined;
     }

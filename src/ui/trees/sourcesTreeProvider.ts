@@ -33,7 +33,12 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
   private readonly accessCalls: { dispose(): void };
 
   constructor(private readonly wb: Workbench) {
-    this.view = vscode.window.createTreeView('marginalia.sources', { treeDataProvider: this, dragAndDropController: this, showCollapseAll: true, canSelectMany: true });
+    this.view = vscode.window.createTreeView('marginalia.sources', {
+      treeDataProvider: this,
+      dragAndDropController: this,
+      showCollapseAll: true,
+      canSelectMany: true,
+    });
     this.accessCalls = wb.pipeline.onDidCall((call) => {
       if (call.tool === 'set_agent_access' && call.status === 'ok') this.refresh();
     });
@@ -113,7 +118,10 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
         const agents = this.closedFolders.get(f.folder_id) ?? null;
         item.iconPath = new vscode.ThemeIcon('lock');
         item.description = `${f.source_count} · closed to ${agents ? agents.join(', ') : 'agents'}`;
-        item.tooltip = new vscode.MarkdownString(`$(lock) ${f.name}: closed to ${agents ? `the agents ${agents.join(', ')}` : 'every agent'}, with its sub-folders`, true);
+        item.tooltip = new vscode.MarkdownString(
+          `$(lock) ${f.name}: closed to ${agents ? `the agents ${agents.join(', ')}` : 'every agent'}, with its sub-folders`,
+          true,
+        );
       }
       return item;
     }

@@ -31,7 +31,8 @@ function exchangeIndex(dump: ParsedDump): Map<string, string> {
   idx = new Map();
   const count = new Map<string, number>();
   const rows = dump.get('exchange_guids')?.rows ?? [];
-  for (const r of rows) count.set(`${String(r.kind)}\u0000${String(r.guid).toLowerCase()}`, (count.get(`${String(r.kind)}\u0000${String(r.guid).toLowerCase()}`) ?? 0) + 1);
+  for (const r of rows)
+    count.set(`${String(r.kind)}\u0000${String(r.guid).toLowerCase()}`, (count.get(`${String(r.kind)}\u0000${String(r.guid).toLowerCase()}`) ?? 0) + 1);
   for (const r of rows) {
     const g = String(r.guid).toLowerCase();
     if (count.get(`${String(r.kind)}\u0000${g}`) === 1) idx.set(`${String(r.kind)}\u0000${String(r.local_id)}`, g);
@@ -119,9 +120,18 @@ export function conflictId(kind: string, table: string, guid: string, field: str
  * Entities created on both sides matched by name (module comment): the theirs key of each is replaced by the
  * ours key. Returns how many were matched.
  */
-export function unifyNew(base: ParsedDump, ours: ParsedDump, theirs: ParsedDump, kBase: KeyMap, kOurs: KeyMap, kTheirs: KeyMap, baseKeySet: (t: string) => Set<string>): number {
+export function unifyNew(
+  base: ParsedDump,
+  ours: ParsedDump,
+  theirs: ParsedDump,
+  kBase: KeyMap,
+  kOurs: KeyMap,
+  kTheirs: KeyMap,
+  baseKeySet: (t: string) => Set<string>,
+): number {
   let n = 0;
-  const refKey = (km: KeyMap, table: string, v: RowValue | undefined) => (v === null || v === undefined ? '' : (km.get(table)?.get(idText(v)) ?? `?${idText(v)}`));
+  const refKey = (km: KeyMap, table: string, v: RowValue | undefined) =>
+    v === null || v === undefined ? '' : (km.get(table)?.get(idText(v)) ?? `?${idText(v)}`);
   const plan: [string, (r: Row, km: KeyMap) => string][] = [
     ['folders', (r, km) => `${refKey(km, 'folders', r.parent_id)}\u0000${String(r.name)}`],
     ['categories', (r, km) => `${refKey(km, 'categories', r.parent_id)}\u0000${String(r.name_key)}`],
@@ -133,7 +143,7 @@ export function unifyNew(base: ParsedDump, ours: ParsedDump, theirs: ParsedDump,
   for (const [table, sig] of plan) {
     const inBase = baseKeySet(table);
     // parents before children (folders, categories): repeat until nothing more matches
-    for (let again = true; again; ) {
+    for (let again = true; again;) {
       again = false;
       const oursNew = new Map<string, string>();
       for (const r of ours.get(table)?.rows ?? []) {

@@ -45,7 +45,23 @@ import { hasAstral } from '../../core/text';
 import type { TextEdit } from '../../domain/sourceEdits';
 import { editsBetween, mapRange, mergeText } from './textMerge';
 import { conflictId, keysOf, REF, toKeyed, unifyNew, type KeyedTables, type KeyMap } from './keys';
-import { ANCHORED, BOOKKEEPING, GUID_KIND, isEntityTable, KIND, LOCAL_TABLES, POLY, REFS, rowEq, sameIgnoring, SHARED_SEQUENCE, UNIQUE, valueEq, type Ref, type Side } from './schema';
+import {
+  ANCHORED,
+  BOOKKEEPING,
+  GUID_KIND,
+  isEntityTable,
+  KIND,
+  LOCAL_TABLES,
+  POLY,
+  REFS,
+  rowEq,
+  sameIgnoring,
+  SHARED_SEQUENCE,
+  UNIQUE,
+  valueEq,
+  type Ref,
+  type Side,
+} from './schema';
 import type { MergeConflict, MergeConflictKind, MergeSummary } from './types';
 
 export type { MergeConflict, MergeConflictKind, MergeSummary } from './types';
@@ -101,7 +117,16 @@ class Merger {
   private readonly conflictIds = new Set<string>();
   /** the entity's merge key of each conflict, until local ids are known */
   private readonly conflictKey = new Map<MergeConflict, string>();
-  private readonly summary: MergeSummary = { from_theirs: {}, deleted: {}, unified: 0, texts_merged: 0, segments_reanchored: 0, segments_orphaned: 0, renumbered: 0, conflicts: 0 };
+  private readonly summary: MergeSummary = {
+    from_theirs: {},
+    deleted: {},
+    unified: 0,
+    texts_merged: 0,
+    segments_reanchored: 0,
+    segments_orphaned: 0,
+    renumbered: 0,
+    conflicts: 0,
+  };
   private kBase!: KeyMap;
   private kOurs!: KeyMap;
   private kTheirs!: KeyMap;
@@ -176,7 +201,14 @@ class Merger {
     const conflict_id = conflictId(kind, table, guid, field);
     if (this.conflictIds.has(conflict_id)) return;
     this.conflictIds.add(conflict_id);
-    const c: MergeConflict = { conflict_id, kind, entity: { table, guid, name: this.entityName(row), local_id: null, ...(field ? { field } : {}) }, ours: o, theirs: t, base: b };
+    const c: MergeConflict = {
+      conflict_id,
+      kind,
+      entity: { table, guid, name: this.entityName(row), local_id: null, ...(field ? { field } : {}) },
+      ours: o,
+      theirs: t,
+      base: b,
+    };
     this.conflicts.push(c);
     this.conflictKey.set(c, key);
   }
@@ -248,7 +280,16 @@ class Merger {
         this.textEdits.set(key, { ours: m.oursEdits, theirs: m.theirsEdits });
         this.summary.texts_merged++;
         for (const ov of m.overlaps) {
-          this.addConflict('source_text_overlap', table, key, ro, `content@${ov.start_pos}`, { text: ov.ours, start_pos: ov.start_pos, end_pos: ov.end_pos }, { text: ov.theirs, start_pos: ov.theirs_start_pos, end_pos: ov.theirs_end_pos }, { text: ov.base });
+          this.addConflict(
+            'source_text_overlap',
+            table,
+            key,
+            ro,
+            `content@${ov.start_pos}`,
+            { text: ov.ours, start_pos: ov.start_pos, end_pos: ov.end_pos },
+            { text: ov.theirs, start_pos: ov.theirs_start_pos, end_pos: ov.theirs_end_pos },
+            { text: ov.base },
+          );
         }
       } else if (col === 'updated_at') row[col] = String(vo) > String(vt) ? vo! : vt;
       else {
@@ -347,7 +388,7 @@ class Merger {
       const r = sideTables.get(table)?.get(key);
       return r ? summarizeRow(r) : null;
     };
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const table of this.tableNames) {
         const rows = merged.get(table)!;
@@ -467,7 +508,22 @@ class Merger {
       const r = o.row;
       next++;
       const k = `o${next}`;
-      rows.set(k, { id: next, segment_id: o.segment, code_id: r.code_id ?? null, source_id: r.source_id ?? null, start_pos: r.start_pos ?? 0, end_pos: r.end_pos ?? 0, text: r.text ?? '', memo: r.memo ?? null, importance: r.importance ?? 0, owner: r.owner ?? '', session_id: r.session_id ?? null, created_at: r.created_at ?? this.now, orphaned_at: this.now, reason: 'its text was deleted in a merge' });
+      rows.set(k, {
+        id: next,
+        segment_id: o.segment,
+        code_id: r.code_id ?? null,
+        source_id: r.source_id ?? null,
+        start_pos: r.start_pos ?? 0,
+        end_pos: r.end_pos ?? 0,
+        text: r.text ?? '',
+        memo: r.memo ?? null,
+        importance: r.importance ?? 0,
+        owner: r.owner ?? '',
+        session_id: r.session_id ?? null,
+        created_at: r.created_at ?? this.now,
+        orphaned_at: this.now,
+        reason: 'its text was deleted in a merge',
+      });
       this.idOf.set('orphan_segments', k, next);
     }
     this.counters.set('orphan_segments', next);
@@ -532,7 +588,8 @@ function fieldConflictKind(table: string, col: string): MergeConflictKind {
   if (col === 'memo') return 'memo_edited_both';
   const k = KIND[table];
   if (col === 'name' && k !== undefined && ['code', 'category', 'source', 'case', 'folder'].includes(k)) return `${k}_renamed_both` as MergeConflictKind;
-  if ((col === 'category_id' && table === 'codes') || (col === 'parent_id' && table === 'categories') || (col === 'folder_id' && table === 'sources')) return `${k}_moved_both` as MergeConflictKind;
+  if ((col === 'category_id' && table === 'codes') || (col === 'parent_id' && table === 'categories') || (col === 'folder_id' && table === 'sources'))
+    return `${k}_moved_both` as MergeConflictKind;
   if (col === 'code_id' && table === 'segments') return 'segment_recoded_both';
   return 'field_edited_both';
 }

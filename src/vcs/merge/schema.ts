@@ -23,7 +23,11 @@ export const REFS: Record<string, Record<string, Ref>> = {
   codes: { category_id: { table: 'categories', mode: 'keep' } },
   segments: { code_id: { table: 'codes', mode: 'keep' }, source_id: { table: 'sources', mode: 'keep' } },
   av_segments: { code_id: { table: 'codes', mode: 'keep' }, source_id: { table: 'sources', mode: 'keep' } },
-  orphan_segments: { segment_id: { table: 'segments', mode: 'soft' }, code_id: { table: 'codes', mode: 'soft' }, source_id: { table: 'sources', mode: 'soft' } },
+  orphan_segments: {
+    segment_id: { table: 'segments', mode: 'soft' },
+    code_id: { table: 'codes', mode: 'soft' },
+    source_id: { table: 'sources', mode: 'soft' },
+  },
   case_sources: { case_id: { table: 'cases', mode: 'cascade' }, source_id: { table: 'sources', mode: 'cascade' } },
   case_segments: { case_id: { table: 'cases', mode: 'cascade' }, source_id: { table: 'sources', mode: 'cascade' } },
   case_attributes: { case_id: { table: 'cases', mode: 'cascade' } },
@@ -36,29 +40,77 @@ export const REFS: Record<string, Record<string, Ref>> = {
     target_code_id: { table: 'codes', mode: 'soft' },
     source_id: { table: 'sources', mode: 'soft' },
   },
-  segment_provenance: { segment_id: { table: 'segments', mode: 'cascade' }, suggestion_id: { table: 'suggestions', mode: 'soft' }, batch_id: { table: 'suggestion_batches', mode: 'soft' } },
+  segment_provenance: {
+    segment_id: { table: 'segments', mode: 'cascade' },
+    suggestion_id: { table: 'suggestions', mode: 'soft' },
+    batch_id: { table: 'suggestion_batches', mode: 'soft' },
+  },
 };
 
 /** Polymorphic references: a kind column says which table an id column points into. */
 export const POLY: Record<string, { kindColumn: string; idColumn: string; tables: Record<string, string>; mode: RefMode; text: boolean }> = {
-  agent_access: { kindColumn: 'target_kind', idColumn: 'target_id', tables: { source: 'sources', folder: 'folders', case: 'cases' }, mode: 'cascade', text: false },
+  agent_access: {
+    kindColumn: 'target_kind',
+    idColumn: 'target_id',
+    tables: { source: 'sources', folder: 'folders', case: 'cases' },
+    mode: 'cascade',
+    text: false,
+  },
   exchange_guids: {
     kindColumn: 'kind',
     idColumn: 'local_id',
-    tables: { category: 'categories', code: 'codes', source: 'sources', case: 'cases', selection: 'segments', coding: 'segments', av_selection: 'av_segments', av_coding: 'av_segments', case_selection: 'case_segments' },
+    tables: {
+      category: 'categories',
+      code: 'codes',
+      source: 'sources',
+      case: 'cases',
+      selection: 'segments',
+      coding: 'segments',
+      av_selection: 'av_segments',
+      av_coding: 'av_segments',
+      case_selection: 'case_segments',
+    },
     mode: 'soft',
     text: true,
   },
 };
 
 /** The exchange_guids kind whose GUID identifies a row of a table (one GUID per row). */
-export const GUID_KIND: Record<string, string> = { categories: 'category', codes: 'code', sources: 'source', cases: 'case', segments: 'coding', av_segments: 'av_coding', case_segments: 'case_selection' };
+export const GUID_KIND: Record<string, string> = {
+  categories: 'category',
+  codes: 'code',
+  sources: 'source',
+  cases: 'case',
+  segments: 'coding',
+  av_segments: 'av_coding',
+  case_segments: 'case_selection',
+};
 
 /** Entity kinds named in conflicts. */
-export const KIND: Record<string, string> = { codes: 'code', categories: 'category', sources: 'source', cases: 'case', folders: 'folder', segments: 'segment', av_segments: 'av_segment' };
+export const KIND: Record<string, string> = {
+  codes: 'code',
+  categories: 'category',
+  sources: 'source',
+  cases: 'case',
+  folders: 'folder',
+  segments: 'segment',
+  av_segments: 'av_segment',
+};
 
 /** Columns that change as a side effect (timestamps, counters, sessions, derived values): never a conflict. */
-export const BOOKKEEPING = new Set(['updated_at', 'created_at', 'version', 'session_id', 'owner', 'coder_role', 'content_length', 'name_key', 'orphaned_at', 'decided_at', 'completed_at']);
+export const BOOKKEEPING = new Set([
+  'updated_at',
+  'created_at',
+  'version',
+  'session_id',
+  'owner',
+  'coder_role',
+  'content_length',
+  'name_key',
+  'orphaned_at',
+  'decided_at',
+  'completed_at',
+]);
 
 /** Tables of this copy's own bookkeeping: the merged dump keeps ours' rows as they are. */
 export const LOCAL_TABLES = new Set(['merge_conflicts']);

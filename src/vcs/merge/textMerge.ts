@@ -165,7 +165,15 @@ export function mergeText(base: string, ours: string, theirs: string): TextMerge
     if (oRegion !== merged) for (const h of diffHunks(oRegion, merged)) oursEdits.push({ start_pos: oStart + h.a, end_pos: oStart + h.b, text: h.text });
     if (tRegion !== merged) for (const h of diffHunks(tRegion, merged)) theirsEdits.push({ start_pos: tStart + h.a, end_pos: tStart + h.b, text: h.text });
     if (c.o.length > 0 && c.t.length > 0 && oRegion !== tRegion) {
-      found.push({ base: baseRegion, ours: oRegion, theirs: tRegion, start_pos: mStart, end_pos: mStart + cpLen(merged), theirs_start_pos: tStart, theirs_end_pos: tStart + cpLen(tRegion) });
+      found.push({
+        base: baseRegion,
+        ours: oRegion,
+        theirs: tRegion,
+        start_pos: mStart,
+        end_pos: mStart + cpLen(merged),
+        theirs_start_pos: tStart,
+        theirs_end_pos: tStart + cpLen(tRegion),
+      });
     }
     const len = c.B - c.A;
     dO += cpLen(oRegion) - len;

@@ -69,9 +69,12 @@ describe('Blind coding in VS Code', function () {
     fs.rmSync(file(), { force: true });
   });
 
-  it('without blind coding the tree counts and the editor draws both coders\' codings; no hint', () => {
+  it("without blind coding the tree counts and the editor draws both coders' codings; no hint", () => {
     assert.deepEqual(treeCounts(), { Mine: 1, Theirs: 1 });
-    assert.deepEqual(drawnCodes(), [ids.mine, ids.theirs].sort((a, b) => a - b));
+    assert.deepEqual(
+      drawnCodes(),
+      [ids.mine, ids.theirs].sort((a, b) => a - b),
+    );
     assert.equal(api.blindCoding.text, '');
   });
 
@@ -79,7 +82,7 @@ describe('Blind coding in VS Code', function () {
     const on = await invoke('set_blind_coding', { enabled: true, lead: 'Second Coder' }, SECOND);
     assert.equal(on.lead, 'Second Coder');
     await api.settled();
-    await until('the editor drawing only the researcher\'s coding', () => (drawnCodes().length === 1 ? true : undefined));
+    await until("the editor drawing only the researcher's coding", () => (drawnCodes().length === 1 ? true : undefined));
     assert.deepEqual(drawnCodes(), [ids.mine]);
     assert.deepEqual(treeCounts(), { Mine: 1, Theirs: 0 });
     assert.equal(api.blindCoding.text, '$(eye-closed) Blind coding: you see your codings only');
@@ -103,7 +106,10 @@ describe('Blind coding in VS Code', function () {
     assert.equal(drawnCodes().length, 2);
     // the second coder, not the lead, sees only their own coding meanwhile
     const theirs = await invoke('list_segments', {}, SECOND);
-    assert.deepEqual((theirs.segments as { code_id: number }[]).map((x) => x.code_id), [ids.theirs]);
+    assert.deepEqual(
+      (theirs.segments as { code_id: number }[]).map((x) => x.code_id),
+      [ids.theirs],
+    );
     const off = (await vscode.commands.executeCommand('marginalia.team.endBlindCoding')) as { blind_coding: boolean };
     assert.equal(off.blind_coding, false);
     await api.settled();

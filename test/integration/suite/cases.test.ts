@@ -57,7 +57,12 @@ describe('Cases in VS Code', function () {
     const node = (id: number) => nodes.find((n) => n.kind === 'source' && n.source.source_id === id)!;
     assert.ok(node(ids.garden) && node(ids.market));
     // the context menu passes the clicked node and the whole selection
-    const caseId = (await vscode.commands.executeCommand('marginalia.cases.newFromSources', node(ids.garden), [node(ids.garden), node(ids.market)], 'Participant A')) as number;
+    const caseId = (await vscode.commands.executeCommand(
+      'marginalia.cases.newFromSources',
+      node(ids.garden),
+      [node(ids.garden), node(ids.market)],
+      'Participant A',
+    )) as number;
     assert.equal(typeof caseId, 'number');
     ids.kase = caseId;
     const got = await call('get_case', { case_id: caseId });
@@ -70,7 +75,10 @@ describe('Cases in VS Code', function () {
     await vscode.commands.executeCommand('marginalia.cases.setAttribute', ids.kase, 'Age', 42, 'number');
     await vscode.commands.executeCommand('marginalia.cases.setAttribute', ids.kase, 'Interviewed', '2024-03-05', 'date');
     const listed = (await call('list_cases')).cases;
-    assert.deepEqual(listed.map((c: any) => [c.name, c.attributes]), [['Participant A', { Age: 42, Interviewed: '2024-03-05' }]]);
+    assert.deepEqual(
+      listed.map((c: any) => [c.name, c.attributes]),
+      [['Participant A', { Age: 42, Interviewed: '2024-03-05' }]],
+    );
     const got = await call('get_case', { case_id: ids.kase });
     assert.deepEqual(
       got.attributes.map((a: any) => [a.name, a.type, a.value]),
@@ -138,7 +146,10 @@ describe('Cases in VS Code', function () {
     await vscode.commands.executeCommand('marginalia.cases.rename', ids.kase, 'Participant Alpha');
     await vscode.commands.executeCommand('marginalia.cases.renameAttribute', 'Age', 'Age at interview');
     const listed = (await call('list_cases')).cases;
-    assert.deepEqual(listed.map((c: any) => [c.name, c.attributes]), [['Participant Alpha', { 'Age at interview': 42, Interviewed: '2024-03-05' }]]);
+    assert.deepEqual(
+      listed.map((c: any) => [c.name, c.attributes]),
+      [['Participant Alpha', { 'Age at interview': 42, Interviewed: '2024-03-05' }]],
+    );
     await api.settled();
     assert.equal(api.casesTree.getTreeItem(api.casesTree.getChildren()[0]!).label, 'Participant Alpha');
     assert.deepEqual(
@@ -166,7 +177,10 @@ describe('Cases in VS Code', function () {
   it('Remove Source from Case takes one source out; the source stays in the project', async () => {
     await vscode.commands.executeCommand('marginalia.cases.removeSource', ids.kase, ids.market);
     const got = await call('get_case', { case_id: ids.kase });
-    assert.deepEqual(got.sources.map((s: any) => s.name), ['Garden talk']);
+    assert.deepEqual(
+      got.sources.map((s: any) => s.name),
+      ['Garden talk'],
+    );
     assert.equal((await call('list_sources')).sources.length, 3);
     // and Add Sources to Case puts a source in again (with arguments)
     assert.equal(await vscode.commands.executeCommand('marginalia.cases.addSources', ids.kase, [ids.notes]), 1);

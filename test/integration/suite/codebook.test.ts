@@ -98,7 +98,10 @@ describe('Codebook in VS Code', function () {
     const b = (await call('create_code', { name: 'Strangers', category_id: old })).code_id;
     const deep = (await call('create_code', { name: 'Deep code', category_id: sub })).code_id;
     await api.settled();
-    const done = (await vscode.commands.executeCommand('marginalia.categories.delete', api.codesTree.categoryNode(old), ids.social)) as { codes_moved: number; sub_categories_moved: number };
+    const done = (await vscode.commands.executeCommand('marginalia.categories.delete', api.codesTree.categoryNode(old), ids.social)) as {
+      codes_moved: number;
+      sub_categories_moved: number;
+    };
     assert.deepEqual([done.codes_moved, done.sub_categories_moved], [2, 1]);
     const after = await codes();
     const where = (id: number) => after.find((c) => c.code_id === id)?.category_id;
@@ -144,7 +147,10 @@ describe('Codebook in VS Code', function () {
   it('the filter shows only matching codes and their categories, in the view description; Clear Filter restores all', async () => {
     await api.settled();
     const all = api.codesTree.rows();
-    assert.ok(all.includes('Weather') && all.includes('Social ties / Trust'), `${all.join('\n')}\n${JSON.stringify(api.codesTree.allCodes.map((c) => [c.name, c.category_id]))}`);
+    assert.ok(
+      all.includes('Weather') && all.includes('Social ties / Trust'),
+      `${all.join('\n')}\n${JSON.stringify(api.codesTree.allCodes.map((c) => [c.name, c.category_id]))}`,
+    );
     const shown = await vscode.commands.executeCommand('marginalia.codes.filter', 'TRUS');
     assert.equal(shown, 'TRUS');
     assert.deepEqual(api.codesTree.rows(), ['Social ties', 'Social ties / Trust']);
@@ -172,10 +178,12 @@ describe('Codebook in VS Code', function () {
     await until('Reciprocity selected', () => selectedCode() === 'Reciprocity');
   });
 
-  it('a codebook-health problem is on the code\'s card, never on the .qda; opening it (a click) reveals the code', async () => {
+  it("a codebook-health problem is on the code's card, never on the .qda; opening it (a click) reveals the code", async () => {
     const loneliness = (await codeNamed('Loneliness'))!;
     const [uri, list] = await until('the "no memo" problem of Loneliness', () =>
-      vscode.languages.getDiagnostics().find(([u, ds]) => u.scheme === 'marginalia-codebook' && ds.some((d) => d.code === 'code_without_memo' && d.message.includes('"Loneliness"'))),
+      vscode.languages
+        .getDiagnostics()
+        .find(([u, ds]) => u.scheme === 'marginalia-codebook' && ds.some((d) => d.code === 'code_without_memo' && d.message.includes('"Loneliness"'))),
     );
     assert.ok(list.every((d) => d.source === 'marginalia-codebook'));
     assert.equal(path.posix.basename(uri.path), 'Loneliness', 'the Problems panel names the code');
@@ -204,7 +212,7 @@ describe('Codebook in VS Code', function () {
     await until('the card without the problem', () => card!.getText().includes('being alone') && !card!.getText().includes('has no memo'));
   });
 
-  it('the walkthrough\'s import step completes only once a source is imported (marginalia.hasSources)', async () => {
+  it("the walkthrough's import step completes only once a source is imported (marginalia.hasSources)", async () => {
     const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON;
     const step = pkg.contributes.walkthroughs[0].steps.find((s: { id: string }) => s.id === 'import');
     assert.deepEqual(step.completionEvents, ['onContext:marginalia.hasSources']);
@@ -242,10 +250,19 @@ describe('Codebook in VS Code', function () {
     const containers = pkg.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id);
     assert.deepEqual(containers, ['marginalia', 'marginalia-supervision']);
     const ids_ = (c: string) => pkg.contributes.views[c].map((v: { id: string }) => v.id);
-    assert.deepEqual(ids_('marginalia-supervision'), ['marginalia.approvals', 'marginalia.agents', 'marginalia.activity', 'marginalia.history', 'marginalia.mergeConflicts']);
+    assert.deepEqual(ids_('marginalia-supervision'), [
+      'marginalia.approvals',
+      'marginalia.agents',
+      'marginalia.activity',
+      'marginalia.history',
+      'marginalia.mergeConflicts',
+    ]);
     assert.ok(ids_('marginalia').slice(0, 3).join() === 'marginalia.codes,marginalia.sources,marginalia.cases', ids_('marginalia').join());
     const codesView = pkg.contributes.views.marginalia[0];
-    assert.ok(codesView.initialSize > Math.max(...pkg.contributes.views.marginalia.slice(1).map((v: { initialSize?: number }) => v.initialSize ?? 1)), 'the Codes view gets the most room');
+    assert.ok(
+      codesView.initialSize > Math.max(...pkg.contributes.views.marginalia.slice(1).map((v: { initialSize?: number }) => v.initialSize ?? 1)),
+      'the Codes view gets the most room',
+    );
     const all = new Set(await vscode.commands.getCommands(true));
     assert.ok(all.has('workbench.view.extension.marginalia-supervision'), 'VS Code made the container');
     await vscode.commands.executeCommand('workbench.view.extension.marginalia-supervision');
@@ -270,7 +287,11 @@ describe('Codebook in VS Code', function () {
     const timing = await api.codesTree.refreshAndWait();
     const expected = (await codes()).length + (await categories()).length;
     assert.ok(timing.ms >= 0);
-    assert.equal(timing.rows >= expected, true, `${timing.rows} rows for ${expected} codes and categories (${timing.drawnByView ? 'drawn by the view' : 'walked'})`);
+    assert.equal(
+      timing.rows >= expected,
+      true,
+      `${timing.rows} rows for ${expected} codes and categories (${timing.drawnByView ? 'drawn by the view' : 'walked'})`,
+    );
     assert.equal(timing.complete, true);
   });
 

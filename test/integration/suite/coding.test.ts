@@ -21,7 +21,12 @@ function post(port: number, tool: string, args: Record<string, unknown>, as = to
         port,
         path: `/tools/${tool}`,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-marginalia-client': 'integration-agent', authorization: `Bearer ${as}` },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-marginalia-client': 'integration-agent',
+          authorization: `Bearer ${as}`,
+        },
       },
       (res) => {
         let text = '';
@@ -62,12 +67,31 @@ describe('Marginalia in VS Code', function () {
     const all = new Set(await vscode.commands.getCommands(true));
     const commands: string[] = pkg.contributes.commands.map((c: { command: string }) => c.command);
     assert.ok(commands.length >= 20);
-    assert.deepEqual(commands.filter((c) => !all.has(c)), []);
+    assert.deepEqual(
+      commands.filter((c) => !all.has(c)),
+      [],
+    );
     // two containers: Marginalia (the research views) and Marginalia Supervision (issue 13, item 10)
-    const views: string[] = Object.values(pkg.contributes.views as Record<string, { id: string }[]>).flat().map((v) => v.id);
-    assert.deepEqual(views.sort(), ['marginalia.activity', 'marginalia.agents', 'marginalia.approvals', 'marginalia.cases', 'marginalia.codes', 'marginalia.history', 'marginalia.memos', 'marginalia.mergeConflicts', 'marginalia.retrieval', 'marginalia.sources']);
+    const views: string[] = Object.values(pkg.contributes.views as Record<string, { id: string }[]>)
+      .flat()
+      .map((v) => v.id);
+    assert.deepEqual(views.sort(), [
+      'marginalia.activity',
+      'marginalia.agents',
+      'marginalia.approvals',
+      'marginalia.cases',
+      'marginalia.codes',
+      'marginalia.history',
+      'marginalia.memos',
+      'marginalia.mergeConflicts',
+      'marginalia.retrieval',
+      'marginalia.sources',
+    ]);
     // VS Code creates a focus command for every registered view
-    assert.deepEqual(views.filter((v) => !all.has(`${v}.focus`)), []);
+    assert.deepEqual(
+      views.filter((v) => !all.has(`${v}.focus`)),
+      [],
+    );
     // the Agent Activity webview resolves when shown
     await vscode.commands.executeCommand('marginalia.activity.focus');
   });
@@ -77,7 +101,10 @@ describe('Marginalia in VS Code', function () {
     const contributed: string[] = pkg.contributes.languageModelTools.map((t: { name: string }) => t.name);
     const available = new Set(vscode.lm.tools.map((t) => t.name));
     assert.ok(contributed.length >= 28);
-    assert.deepEqual(contributed.filter((n) => !available.has(n)), []);
+    assert.deepEqual(
+      contributed.filter((n) => !available.has(n)),
+      [],
+    );
   });
 
   it('creates a project with Marginalia: New Project and serves it over HTTP', async () => {
@@ -112,10 +139,19 @@ describe('Marginalia in VS Code', function () {
     assert.equal(api.codesTree.getChildren().length, 0, 'nothing is created before approval');
     // the agent cannot approve its own request
     const self = await new Promise<number>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, path: `/approvals/${requestId}/approve`, method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': 2 } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: `/approvals/${requestId}/approve`,
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': 2 },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end('{}');
     });
@@ -137,7 +173,10 @@ describe('Marginalia in VS Code', function () {
     const part = result.content[0] as vscode.LanguageModelTextPart;
     const envelope = JSON.parse(part.value);
     assert.equal(envelope.success, true);
-    assert.deepEqual(envelope.data.codes.map((c: { name: string }) => c.name), ['Belonging']);
+    assert.deepEqual(
+      envelope.data.codes.map((c: { name: string }) => c.name),
+      ['Belonging'],
+    );
   });
 
   it('shows a case created over HTTP with its typed attributes in the Cases tree', async () => {
@@ -187,7 +226,10 @@ describe('Marginalia in VS Code', function () {
     await api.settled();
     const drawn = api.decorations.drawnIn(editor).get(codeId) ?? [];
     const want = new vscode.Range(doc.positionAt(at), doc.positionAt(at + second.length));
-    assert.ok(drawn.some((r) => r.isEqual(want)), `decoration on ${JSON.stringify(want)}; drawn ${JSON.stringify(drawn)}`);
+    assert.ok(
+      drawn.some((r) => r.isEqual(want)),
+      `decoration on ${JSON.stringify(want)}; drawn ${JSON.stringify(drawn)}`,
+    );
   });
 
   it('moves a segment by the inserted length when text is inserted before it', async () => {
@@ -214,7 +256,10 @@ describe('Marginalia in VS Code', function () {
     await editor.edit((b) => b.delete(new vscode.Range(doc.positionAt(at - 1), doc.positionAt(at + phrase.length + 1))));
     await api.editTracker.flush();
     const listed = await post(port, 'list_segments_for_source', { source_id: sourceId });
-    assert.deepEqual(listed.data.segments.map((s: { text: string }) => s.text), ['the one place on our street where people actually talk']);
+    assert.deepEqual(
+      listed.data.segments.map((s: { text: string }) => s.text),
+      ['the one place on our street where people actually talk'],
+    );
     await doc.save();
   });
 
@@ -222,14 +267,16 @@ describe('Marginalia in VS Code', function () {
     const fs = await import('node:fs');
     const list = path.join(ws(), 'codebook-import.txt');
     fs.writeFileSync(list, 'Place\n  Street life\n  Shared spaces\n');
-    const imported = (await vscode.commands.executeCommand('marginalia.project.importData', 'code_list', list)) as { created: { categories: number; codes: number } } | undefined;
+    const imported = (await vscode.commands.executeCommand('marginalia.project.importData', 'code_list', list)) as
+      { created: { categories: number; codes: number } } | undefined;
     assert.ok(imported, 'import_data ran');
     assert.deepEqual([imported.created.categories, imported.created.codes], [1, 2]);
     await api.settled();
     const names = api.codesTree.allCodes.map((c) => c.name);
     assert.ok(names.includes('Street life') && names.includes('Shared spaces'), names.join(', '));
     const out = path.join(ws(), 'study-export.qdpx');
-    const exported = (await vscode.commands.executeCommand('marginalia.project.exportData', 'refi_qda', out)) as { bytes: number; counts: Record<string, number> } | undefined;
+    const exported = (await vscode.commands.executeCommand('marginalia.project.exportData', 'refi_qda', out)) as
+      { bytes: number; counts: Record<string, number> } | undefined;
     assert.ok(exported, 'export_data ran');
     assert.equal(fs.statSync(out).size, exported.bytes);
     assert.ok(exported.bytes > 0);

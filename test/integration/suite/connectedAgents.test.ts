@@ -77,7 +77,8 @@ describe('Connected Agents in VS Code', function () {
     await client?.close().catch(() => undefined);
     // the suites share one extension host and an agent token's implicit session is labelled by its first client:
     // sessions this suite opened (the stdio forward acts with the install's token) end here
-    for (const s of api.agent.sessions.list()) if (s.owner !== 'researcher' && !sessionsBefore.has(s.session_id)) api.agent.sessions.end(s.session_id, 'ended_by_researcher');
+    for (const s of api.agent.sessions.list())
+      if (s.owner !== 'researcher' && !sessionsBefore.has(s.session_id)) api.agent.sessions.end(s.session_id, 'ended_by_researcher');
     for (const name of [AGENT, CLIP_AGENT, STDIO_AGENT]) if (api.agent.credentials.list().some((c) => c.name === name)) api.agent.credentials.revoke(name);
     if (ids.request && api.agent.listApprovals('pending').some((a) => a.request_id === ids.request)) await api.approvals.reject(ids.request, 'test cleanup');
     if (savedMcpJson === undefined) fs.rmSync(mcpJson(), { force: true });
@@ -106,11 +107,17 @@ describe('Connected Agents in VS Code', function () {
     assert.notEqual(token, api.tokens.reviewer);
     // kept where `marginalia agent list --project P` reads it, as a hash only
     const stored = fs.readFileSync(agentCredentialsPath(projectFile()), 'utf8');
-    assert.deepEqual((JSON.parse(stored).agents as { name: string }[]).map((a) => a.name), [AGENT]);
+    assert.deepEqual(
+      (JSON.parse(stored).agents as { name: string }[]).map((a) => a.name),
+      [AGENT],
+    );
     assert.ok(!stored.includes(token), 'the token itself is not stored');
     // the token is in no editor: no document was opened, and no open document holds it
     const opened = vscode.workspace.textDocuments.filter((d) => !before.has(d.uri.toString()));
-    assert.deepEqual(opened.map((d) => d.uri.toString()), []);
+    assert.deepEqual(
+      opened.map((d) => d.uri.toString()),
+      [],
+    );
     assert.ok(vscode.workspace.textDocuments.every((d) => !d.getText().includes(token)));
     // the same name again is refused (the command reports it and issues nothing)
     assert.equal(await vscode.commands.executeCommand('marginalia.agents.connect', AGENT.toUpperCase(), 'claude-code', 'clipboard'), undefined);
@@ -160,7 +167,9 @@ describe('Connected Agents in VS Code', function () {
     const sessionNode: AgentsNode = { kind: 'session', agent: AGENT, session_id: ids.session };
     assert.equal(await vscode.commands.executeCommand('marginalia.agents.endSession', sessionNode), true);
     assert.equal(api.agent.sessions.get(ids.session), undefined);
-    const ended = await until('session.disconnected', () => api.agent.history(seq, 50, ['session.disconnected']).find((e) => e.payload.session_id === ids.session));
+    const ended = await until('session.disconnected', () =>
+      api.agent.history(seq, 50, ['session.disconnected']).find((e) => e.payload.session_id === ids.session),
+    );
     assert.equal(ended.payload.reason, 'ended_by_researcher');
     const r = await until('the row without sessions', () => (row(AGENT)?.sessions.length === 0 ? row(AGENT) : undefined));
     assert.equal(r.state, 'not connected');
@@ -177,7 +186,10 @@ describe('Connected Agents in VS Code', function () {
     const live = row(AGENT)!.sessions.map((s) => s.session_id);
     assert.ok(live.length > 0);
     assert.equal(await vscode.commands.executeCommand('marginalia.agents.revoke', { kind: 'agent', name: AGENT } satisfies AgentsNode, true), true);
-    assert.equal(api.agent.credentials.list().some((c) => c.name === AGENT), false);
+    assert.equal(
+      api.agent.credentials.list().some((c) => c.name === AGENT),
+      false,
+    );
     for (const id of live) assert.equal(api.agent.sessions.get(id), undefined, 'its sessions ended at once');
     await until('the agent gone from the view', () => !api.connectedAgents.getChildren().some((n) => n.kind === 'agent' && n.name === AGENT));
     // the same client, the same configuration: refused now
@@ -186,7 +198,10 @@ describe('Connected Agents in VS Code', function () {
       (e: Error) => `thrown: ${e.message}`,
     );
     assert.doesNotMatch(refused, /^accepted/, refused);
-    assert.equal(api.agent.sessions.list().some((s) => s.owner === AGENT), false);
+    assert.equal(
+      api.agent.sessions.list().some((s) => s.owner === AGENT),
+      false,
+    );
   });
 
   it("the clipboard target holds Cursor's configuration, and the welcome state offers Connect an Agent", async () => {
@@ -214,7 +229,13 @@ describe('Connected Agents in VS Code', function () {
     assert.ok(token);
     // what Connect an Agent writes when the tool server is off (marginalia.server.enabled false)
     const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
-    const stdio = mcpServerEntry('claude-code', { port: undefined, token, projectPath: projectFile(), cli: path.join(ext.extensionPath, 'bin', 'marginalia.js'), execPath: process.execPath }) as {
+    const stdio = mcpServerEntry('claude-code', {
+      port: undefined,
+      token,
+      projectPath: projectFile(),
+      cli: path.join(ext.extensionPath, 'bin', 'marginalia.js'),
+      execPath: process.execPath,
+    }) as {
       type: string;
       command: string;
       args: string[];
@@ -227,7 +248,9 @@ describe('Connected Agents in VS Code', function () {
     const emptyBin = fs.mkdtempSync(path.join(os.tmpdir(), 'no-node-'));
     const c = new Client({ name: 'Claude Code', version: '1.0.0' });
     try {
-      await c.connect(new StdioClientTransport({ command: stdio.command, args: stdio.args, env: { HOME: os.homedir(), ...stdio.env, PATH: emptyBin }, stderr: 'pipe' }));
+      await c.connect(
+        new StdioClientTransport({ command: stdio.command, args: stdio.args, env: { HOME: os.homedir(), ...stdio.env, PATH: emptyBin }, stderr: 'pipe' }),
+      );
       const r = await c.callTool({ name: 'list_codes', arguments: {} });
       assert.notEqual(r.isError, true, JSON.stringify(r));
       const names = ((r.structuredContent as { codes?: { name: string }[] }).codes ?? []).map((x) => x.name);
@@ -245,10 +268,23 @@ describe('Connected Agents in VS Code', function () {
     const token = /^Bearer (\S+)$/.exec(JSON.parse(await vscode.env.clipboard.readText()).mcpServers.marginalia.headers.Authorization)?.[1];
     assert.ok(result && token);
     const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
-    const stdio = mcpServerEntry('claude-code', { port: undefined, token, projectPath: projectFile(), cli: path.join(ext.extensionPath, 'bin', 'marginalia.js'), execPath: process.execPath }) as { command: string; args: string[]; env: Record<string, string> };
+    const stdio = mcpServerEntry('claude-code', {
+      port: undefined,
+      token,
+      projectPath: projectFile(),
+      cli: path.join(ext.extensionPath, 'bin', 'marginalia.js'),
+      execPath: process.execPath,
+    }) as { command: string; args: string[]; env: Record<string, string> };
     const c = new Client({ name: 'Claude Code', version: '1.0.0' });
     try {
-      await c.connect(new StdioClientTransport({ command: stdio.command, args: stdio.args, env: { HOME: os.homedir(), PATH: process.env.PATH ?? '', ...stdio.env }, stderr: 'pipe' }));
+      await c.connect(
+        new StdioClientTransport({
+          command: stdio.command,
+          args: stdio.args,
+          env: { HOME: os.homedir(), PATH: process.env.PATH ?? '', ...stdio.env },
+          stderr: 'pipe',
+        }),
+      );
       await c.callTool({ name: 'list_codes', arguments: {} });
       const mine = await until('the stdio agent connected', () => row(STDIO_AGENT)?.sessions[0]);
       assert.equal(mine.owner, STDIO_AGENT);

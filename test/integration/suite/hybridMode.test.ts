@@ -40,7 +40,10 @@ describe('Hybrid mode in VS Code: follow the agent, notify, pause', function () 
     assert.ok(ext);
     api = await ext.activate();
     fs.mkdirSync(path.join(path.dirname(projectFile()), '.marginalia'), { recursive: true });
-    fs.writeFileSync(path.join(path.dirname(projectFile()), '.marginalia', 'config.yaml'), 'agent_context:\n  sessions:\n    max_concurrent: 50\n  trust:\n    overrides:\n      apply_code: notify\n');
+    fs.writeFileSync(
+      path.join(path.dirname(projectFile()), '.marginalia', 'config.yaml'),
+      'agent_context:\n  sessions:\n    max_concurrent: 50\n  trust:\n    overrides:\n      apply_code: notify\n',
+    );
     if (fs.existsSync(projectFile())) fs.rmSync(projectFile());
     await vscode.commands.executeCommand('marginalia.project.new', projectFile());
     const state = api.controller.serverState;
@@ -69,7 +72,9 @@ describe('Hybrid mode in VS Code: follow the agent, notify, pause', function () 
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const followed = await until('the follower', () => api.observer.follower.lastFollowed?.start === at && api.observer.follower.lastFollowed);
     assert.deepEqual([followed.source_id, followed.start, followed.end], [ids.source, at, at + 7]);
-    const editor = await until('an editor of the source', () => vscode.window.visibleTextEditors.find((e) => api.documents.sourceIdFor(e.document) === ids.source));
+    const editor = await until('an editor of the source', () =>
+      vscode.window.visibleTextEditors.find((e) => api.documents.sourceIdFor(e.document) === ids.source),
+    );
     assert.equal(editor.document.getText(editor.selection), 'tension', 'the coded range is revealed and selected');
     // notify level: a message naming the agent, with Undo and Show
     const message = await until('the notify message', () => api.observer.notices.lastMessage, 5_000);

@@ -90,9 +90,7 @@ export function run(): Promise<void> {
       return;
     }
     runner.on('pass', (t: any) => tests.push({ title: t.fullTitle(), state: 'passed', durationMs: t.duration }));
-    runner.on('fail', (t: any, err: any) =>
-      tests.push({ title: t.fullTitle(), state: 'failed', durationMs: t.duration, error: String(err?.stack ?? err) }),
-    );
+    runner.on('fail', (t: any, err: any) => tests.push({ title: t.fullTitle(), state: 'failed', durationMs: t.duration, error: String(err?.stack ?? err) }));
     runner.on('pending', (t: any) => tests.push({ title: t.fullTitle(), state: 'pending' }));
   });
 }

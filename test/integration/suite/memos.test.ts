@@ -16,7 +16,13 @@ import { until as waitUntil } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 
-function httpPost(port: number, urlPath: string, payload: unknown, token: string, extra: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+function httpPost(
+  port: number,
+  urlPath: string,
+  payload: unknown,
+  token: string,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const body = JSON.stringify(payload);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -25,7 +31,13 @@ function httpPost(port: number, urlPath: string, payload: unknown, token: string
         port,
         path: urlPath,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-marginalia-client': 'memo-agent', authorization: `Bearer ${token}`, ...extra },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-marginalia-client': 'memo-agent',
+          authorization: `Bearer ${token}`,
+          ...extra,
+        },
       },
       (res) => {
         let text = '';
@@ -105,7 +117,9 @@ describe('Memos in VS Code', function () {
     ids.source = (await call('import_text', { name: 'garden-interview', content: TEXT })).source_id;
     ids.code = (await call('create_code', { name: 'Food security' })).code_id;
     const start = [...TEXT].indexOf('B');
-    ids.segment = (await call('batch_apply_codes', { operations: [{ code_id: ids.code, source_id: ids.source, start_position: start, end_position: start + 31 }] })).results[0].segment_id;
+    ids.segment = (
+      await call('batch_apply_codes', { operations: [{ code_id: ids.code, source_id: ids.source, start_position: start, end_position: start + 31 }] })
+    ).results[0].segment_id;
     await call('update_segment_memo', { segment_id: ids.segment, memo: 'Reciprocity, not food.' });
     ids.caseId = (await call('create_case', { name: 'Participant 1' })).case_id;
     await api.settled();
@@ -138,7 +152,10 @@ describe('Memos in VS Code', function () {
   });
 
   it("an agent's change to an open memo is shown, never overwritten: a clean tab reloads, a dirty tab asks on save", async () => {
-    const editor = (await vscode.commands.executeCommand('marginalia.memos.open', { kind: 'case', item: api.workbench.repo()!.getCase(ids.caseId) })) as vscode.TextEditor;
+    const editor = (await vscode.commands.executeCommand('marginalia.memos.open', {
+      kind: 'case',
+      item: api.workbench.repo()!.getCase(ids.caseId),
+    })) as vscode.TextEditor;
     assert.equal(editor.document.uri.query, `case=${ids.caseId}`);
     assert.equal(editor.document.uri.path, '/Cases/Participant 1.md', 'names, not ids, in the tab title and breadcrumbs');
     const doc = editor.document;
@@ -182,7 +199,10 @@ describe('Memos in VS Code', function () {
   });
 
   it('"Keep theirs" stores nothing and reloads the tab with the stored memo', async () => {
-    const editor = (await vscode.commands.executeCommand('marginalia.memos.open', { kind: 'source', source: api.workbench.repo()!.getSource(ids.source) })) as vscode.TextEditor;
+    const editor = (await vscode.commands.executeCommand('marginalia.memos.open', {
+      kind: 'source',
+      source: api.workbench.repo()!.getSource(ids.source),
+    })) as vscode.TextEditor;
     const doc = editor.document;
     await typeInto(editor, 'Mine about the interview.');
     await tool('update_memo', { source_id: ids.source, memo: 'Agent: recorded in the garden shed.' });
@@ -222,7 +242,10 @@ describe('Memos in VS Code', function () {
     await saveWithWorkbench(editor);
     await until('the briefing saved', () => !doc.isDirty);
     const b = await briefing();
-    assert.deepEqual([b.description, b.research_questions, b.methodology], ['How community gardens make neighbours.', ['How do gardens build trust?', 'Who stays, and why?'], 'Reflexive thematic analysis.']);
+    assert.deepEqual(
+      [b.description, b.research_questions, b.methodology],
+      ['How community gardens make neighbours.', ['How do gardens build trust?', 'Who stays, and why?'], 'Reflexive thematic analysis.'],
+    );
     assert.equal(b.project_name, 'memos');
 
     // a document without the Methodology heading is refused: the tab stays dirty, the stored frame is unchanged

@@ -166,7 +166,10 @@ describe('Merge Conflicts in VS Code', function () {
 
     // meanwhile the researcher renamed it too
     await invoke('rename_code', { code_id: trustId, new_name: 'Mutual trust' });
-    await invoke('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: TEXT.indexOf(PASSAGE), end_pos: TEXT.indexOf(PASSAGE) + PASSAGE.length, text: 'in early May' }] });
+    await invoke('apply_source_edits', {
+      source_id: sourceId,
+      edits: [{ start_pos: TEXT.indexOf(PASSAGE), end_pos: TEXT.indexOf(PASSAGE) + PASSAGE.length, text: 'in early May' }],
+    });
     await api.settled();
   });
 
@@ -177,13 +180,13 @@ describe('Merge Conflicts in VS Code', function () {
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('before syncing the view lists no conflict and the Codes tree shows the researcher\'s name', async () => {
+  it("before syncing the view lists no conflict and the Codes tree shows the researcher's name", async () => {
     await api.mergeConflicts.refresh();
     assert.deepEqual(api.mergeConflicts.getChildren(), []);
     assert.ok(api.codesTree.rows().includes('Mutual trust'), api.codesTree.rows().join(', '));
   });
 
-  it('Sync Project merges Ana\'s work and the Merge Conflicts view shows the rename conflict in words', async () => {
+  it("Sync Project merges Ana's work and the Merge Conflicts view shows the rename conflict in words", async () => {
     const r = (await vscode.commands.executeCommand('marginalia.history.sync')) as { conflicts: unknown[]; in_words: string };
     assert.ok(r, 'the sync returned a result');
     assert.equal(r.conflicts.length, 2, r.in_words);
@@ -230,14 +233,14 @@ describe('Merge Conflicts in VS Code', function () {
     assert.equal(api.mergeConflicts.getChildren().length, 1);
   });
 
-  it('Keep Theirs renames the code to Ana\'s name, the Codes tree shows it and the view is empty', async () => {
+  it("Keep Theirs renames the code to Ana's name, the Codes tree shows it and the view is empty", async () => {
     const c = api.mergeConflicts.getChildren().find((x) => x.kind === 'code_renamed_both');
     assert.ok(c);
     const r = (await vscode.commands.executeCommand('marginalia.merge.keepTheirs', c)) as { applied: string; conflict: { status: string; choice: string } };
     assert.equal(r.applied, 'renamed to "Trust in neighbours"');
     assert.deepEqual([r.conflict.status, r.conflict.choice], ['resolved', 'theirs']);
     await api.settled();
-    await until('the Codes tree showing Ana\'s name', () => (api.codesTree.rows().includes('Trust in neighbours') ? true : undefined));
+    await until("the Codes tree showing Ana's name", () => (api.codesTree.rows().includes('Trust in neighbours') ? true : undefined));
     assert.ok(!api.codesTree.rows().includes('Mutual trust'), api.codesTree.rows().join(', '));
     assert.deepEqual(api.mergeConflicts.getChildren(), []);
     // the conflict is stored as resolved, none is open

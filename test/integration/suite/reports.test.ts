@@ -47,12 +47,15 @@ describe('Reports and codebook health in VS Code', function () {
     await vscode.commands.executeCommand('marginalia.project.new', projectFile);
     assert.equal(api.controller.current()?.path, projectFile);
     // two transcripts; a code whose name is markup, its near-duplicate without a memo, and a code used once
-    ids.s1 = (await call('import_text', { name: 'Garden talk', content: 'We meet at the garden every Sunday. It is the one place where people actually talk.' })).source_id;
+    ids.s1 = (
+      await call('import_text', { name: 'Garden talk', content: 'We meet at the garden every Sunday. It is the one place where people actually talk.' })
+    ).source_id;
     ids.s2 = (await call('import_text', { name: 'Market talk', content: 'The market is busy.\nPeople come for the food, and stay to talk.' })).source_id;
     ids.meeting = (await call('create_code', { name: 'Meeting <b>places</b>', color: '#4E79A7', memo: 'where people meet' })).code_id;
     ids.meetingPlace = (await call('create_code', { name: 'meeting place', color: '#F28E2B' })).code_id;
     ids.food = (await call('create_code', { name: 'Food', color: '#59A14F', memo: 'food and eating' })).code_id;
-    const apply = (code: number, source: number, start: number, end: number, user?: string) => call('apply_code', { code_id: code, source_id: source, start_pos: start, end_pos: end }, user);
+    const apply = (code: number, source: number, start: number, end: number, user?: string) =>
+      call('apply_code', { code_id: code, source_id: source, start_pos: start, end_pos: end }, user);
     await apply(ids.meeting, ids.s1, 0, 34); // "We meet at the garden every Sunday."
     await apply(ids.meeting, ids.s1, 15, 60); // overlaps the first on [15, 34): a same-code overlap
     await apply(ids.meetingPlace, ids.s1, 3, 21); // co-occurs with both
@@ -88,7 +91,11 @@ describe('Reports and codebook health in VS Code', function () {
     assert.ok(r.painted > 500);
     const data = api.reports.compute({ view: 'cooccurrence' });
     assert.equal(data.type, 'cooccurrence');
-    if (data.type === 'cooccurrence') assert.deepEqual(data.heat.rows.map((c) => c.name), ['Food', 'Meeting <b>places</b>', 'meeting place']);
+    if (data.type === 'cooccurrence')
+      assert.deepEqual(
+        data.heat.rows.map((c) => c.name),
+        ['Food', 'Meeting <b>places</b>', 'meeting place'],
+      );
   });
 
   it('draws the coder agreement table with kappa for two coders', async () => {
@@ -134,7 +141,10 @@ describe('Reports and codebook health in VS Code', function () {
       ],
     );
     const code = api.reports.segmentsBehind({ kind: 'cases', code_id: ids.food, case_ids: [ids.case], column: 'North' });
-    assert.deepEqual(code.items.map((i) => i.text), ['People come for the ']);
+    assert.deepEqual(
+      code.items.map((i) => i.text),
+      ['People come for the '],
+    );
     // the click's quick pick: accept the first passage, which opens its source with the range selected
     const picked = api.reports.drill({ kind: 'code', code_id: ids.food });
     await new Promise((r) => setTimeout(r, 800));
@@ -171,12 +181,18 @@ describe('Reports and codebook health in VS Code', function () {
     assert.equal(data.type, 'document_attribute');
     if (data.type === 'document_attribute') {
       assert.deepEqual(data.attributes, ['Region']);
-      assert.deepEqual(data.heat.columns.map((c) => [c.label, c.source_ids]), [
-        ['North', [ids.s1]],
-        ['South', [ids.s2]],
-      ]);
+      assert.deepEqual(
+        data.heat.columns.map((c) => [c.label, c.source_ids]),
+        [
+          ['North', [ids.s1]],
+          ['South', [ids.s2]],
+        ],
+      );
       // s1: Meeting x2, meeting place x1; s2 (bob and the researcher): Meeting, meeting place, Food
-      assert.deepEqual(data.heat.rows.map((c) => c.name), ['Food', 'Meeting <b>places</b>', 'meeting place']);
+      assert.deepEqual(
+        data.heat.rows.map((c) => c.name),
+        ['Food', 'Meeting <b>places</b>', 'meeting place'],
+      );
       assert.deepEqual(data.heat.matrix, [
         [0, 1],
         [2, 1],
@@ -184,22 +200,31 @@ describe('Reports and codebook health in VS Code', function () {
       ]);
     }
     const behind = api.reports.segmentsBehind({ kind: 'sources', code_id: ids.meeting, source_ids: [ids.s1], column: 'Region = North' });
-    assert.deepEqual(behind.items.map((i) => [i.source_name, i.start_pos, i.end_pos]), [
-      ['Garden talk', 0, 34],
-      ['Garden talk', 15, 60],
-    ]);
+    assert.deepEqual(
+      behind.items.map((i) => [i.source_name, i.start_pos, i.end_pos]),
+      [
+        ['Garden talk', 0, 34],
+        ['Garden talk', 15, 60],
+      ],
+    );
   });
 
-  it('lists codebook problems in the Problems panel: codebook-level on the codes\' cards, overlaps on the source', async () => {
-    const onProject = await until('codebook diagnostics on the codes\' cards', () => {
+  it("lists codebook problems in the Problems panel: codebook-level on the codes' cards, overlaps on the source", async () => {
+    const onProject = await until("codebook diagnostics on the codes' cards", () => {
       const list = codebookLevelDiagnostics();
       return list.some((d) => d.code === 'near_duplicate_names') ? list : undefined;
     });
     const kinds = onProject.map((d) => `${String(d.code)}: ${d.message}`);
-    assert.ok(kinds.some((k) => k.startsWith('code_without_memo') && k.includes('"meeting place"')), kinds.join('\n'));
+    assert.ok(
+      kinds.some((k) => k.startsWith('code_without_memo') && k.includes('"meeting place"')),
+      kinds.join('\n'),
+    );
     // 6 coded passages, fewer than marginalia.codebookHealth.usedOnceAfter (default 50): "used only once" stays quiet
     assert.ok(!kinds.some((k) => k.startsWith('code_used_once')), kinds.join('\n'));
-    assert.ok(kinds.some((k) => k.startsWith('near_duplicate_names') && k.includes('"Meeting <b>places</b>"') && k.includes('"meeting place"')), kinds.join('\n'));
+    assert.ok(
+      kinds.some((k) => k.startsWith('near_duplicate_names') && k.includes('"Meeting <b>places</b>"') && k.includes('"meeting place"')),
+      kinds.join('\n'),
+    );
     const source = api.workbench.repo()!.getSource(ids.s1)!;
     const overlaps = codebookDiagnostics(api.documents.uriFor(source));
     assert.equal(overlaps.length, 1);

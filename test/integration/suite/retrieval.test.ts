@@ -152,7 +152,10 @@ describe('Retrieval in VS Code', function () {
     const html = fs.readFileSync((await vscode.commands.executeCommand('marginalia.retrieval.export', 'html', path.join(out, 'r.html'))) as string, 'utf8');
     assert.match(html, /^<!DOCTYPE html>/);
     assert.match(html, /<h1>Water AND Cooperation<\/h1>/);
-    assert.match(html, /<h2>interview-01<\/h2>\n<p><span class="where">ROSA<\/span> · <span class="codes">Water<\/span><\/p>\n<blockquote>We walk to the well every morning.<\/blockquote>/);
+    assert.match(
+      html,
+      /<h2>interview-01<\/h2>\n<p><span class="where">ROSA<\/span> · <span class="codes">Water<\/span><\/p>\n<blockquote>We walk to the well every morning.<\/blockquote>/,
+    );
     assert.match(html, /<blockquote>The rota helps.<\/blockquote>/);
   });
 
@@ -170,13 +173,20 @@ describe('Retrieval in VS Code', function () {
       ['interview-01:rota', 'interview-02:rota'],
     );
     await api.settled();
-    assert.deepEqual(rows(await retrieve({ code_ids: [ids.rota], combine: 'or' })), ['interview-01 | ROSA | Rota | rota', 'interview-02 | AMADOU | Rota | rota'], 'the view follows');
+    assert.deepEqual(
+      rows(await retrieve({ code_ids: [ids.rota], combine: 'or' })),
+      ['interview-01 | ROSA | Rota | rota', 'interview-02 | AMADOU | Rota | rota'],
+      'the view follows',
+    );
 
     // one Marginalia: Undo (outside a source editor, so Marginalia's own last action) removes both codings
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     const step = (await vscode.commands.executeCommand('marginalia.undo')) as { by: string; description: string; correlation_id: string };
     assert.equal(step.by, 'marginalia', JSON.stringify(step));
-    const codings = api.workbench.repo()!.listEventsByCorrelation(step.correlation_id).filter((e) => e.event_type === 'coding.segment_coded');
+    const codings = api.workbench
+      .repo()!
+      .listEventsByCorrelation(step.correlation_id)
+      .filter((e) => e.event_type === 'coding.segment_coded');
     assert.deepEqual(
       codings.map((e) => e.payload.text),
       ['rota', 'rota'],

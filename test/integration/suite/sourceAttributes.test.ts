@@ -40,7 +40,7 @@ describe('Document attributes in VS Code', function () {
     await vscode.commands.executeCommand('marginalia.project.close');
   });
 
-  it('Set Document Attribute... with its answers as arguments sets typed values, shown in the source\'s tooltip', async () => {
+  it("Set Document Attribute... with its answers as arguments sets typed values, shown in the source's tooltip", async () => {
     const r = await vscode.commands.executeCommand<any>('marginalia.sources.setAttribute', ids.s1, 'Region', 'North', 'text');
     assert.deepEqual([r.attribute_name, r.type, r.value, r.changed], ['Region', 'text', 'North', true]);
     await vscode.commands.executeCommand('marginalia.sources.setAttribute', ids.s2, 'Region', 'South');
@@ -83,7 +83,10 @@ describe('Document attributes in VS Code', function () {
     assert.equal(data.type, 'document_attribute');
     if (data.type === 'document_attribute') {
       assert.deepEqual(data.attributes, ['Consent', 'Interviewed', 'Region', 'Wave']);
-      assert.deepEqual(data.heat.columns.map((c) => c.label), ['North', 'South']);
+      assert.deepEqual(
+        data.heat.columns.map((c) => c.label),
+        ['North', 'South'],
+      );
       assert.deepEqual(data.heat.matrix, [[1, 1]]);
     }
   });

@@ -76,7 +76,10 @@ describe('Codes you can see', function () {
     fs.writeFileSync(file, TRANSCRIPT);
     const imported = (await vscode.commands.executeCommand('marginalia.sources.import', [vscode.Uri.file(file)])) as number[];
     sourceId = imported[0] as number;
-    for (const [key, c] of [['food', FOOD], ['trust', TRUST]] as const) {
+    for (const [key, c] of [
+      ['food', FOOD],
+      ['trust', TRUST],
+    ] as const) {
       const out = await api.workbench.pipeline.invoke('create_code', c, api.workbench.caller());
       assert.ok(out.envelope.success, JSON.stringify(out.envelope));
       ids[key] = (out.envelope.data as { code_id: number }).code_id;
@@ -118,7 +121,10 @@ describe('Codes you can see', function () {
     assert.ok(foodLine.ranges.some((r) => r.isEqual(rangeOf(foodText))));
     for (const u of [trustLine, foodLine]) {
       assert.match(u.color, /^#[0-9A-F]{6}$/, 'an opaque colour, no alpha');
-      assert.ok(u.ranges.some((r) => r.contains(overlap)), `${u.color} covers the overlap`);
+      assert.ok(
+        u.ranges.some((r) => r.contains(overlap)),
+        `${u.color} covers the overlap`,
+      );
     }
 
     // labels at the end of the coded line: both names, each on its own code colour, readable text
@@ -141,7 +147,12 @@ describe('Codes you can see', function () {
     assert.equal(tintRanges.filter((x) => x.r.contains(overlap)).length, 1, 'the overlap is tinted once, in one code colour');
 
     // what the coding test relies on: the segment ranges by code
-    assert.ok(api.decorations.drawnIn(editor).get(ids.food)?.some((r) => r.isEqual(rangeOf(foodText))));
+    assert.ok(
+      api.decorations
+        .drawnIn(editor)
+        .get(ids.food)
+        ?.some((r) => r.isEqual(rangeOf(foodText))),
+    );
   });
 
   it('the hover over the overlap still names both codes', async () => {
@@ -188,7 +199,10 @@ describe('Codes you can see', function () {
     await api.settled();
     await again;
     drawn = api.decorations.drawnFor(editor)!;
-    assert.deepEqual(drawn.labels.map((l) => l.text), [FOOD.name]);
+    assert.deepEqual(
+      drawn.labels.map((l) => l.text),
+      [FOOD.name],
+    );
     assert.ok(!drawn.underlines.some((u) => u.code_ids.includes(ids.trust)));
   });
 });

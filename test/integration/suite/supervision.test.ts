@@ -28,7 +28,12 @@ function post(port: number, tool: string, args: Record<string, unknown>, token: 
         port,
         path: `/tools/${tool}`,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-marginalia-client': 'Claude', authorization: `Bearer ${token}` },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-marginalia-client': 'Claude',
+          authorization: `Bearer ${token}`,
+        },
       },
       (res) => {
         let text = '';
@@ -45,7 +50,14 @@ function post(port: number, tool: string, args: Record<string, unknown>, token: 
 function git(cwd: string, ...args: string[]): string {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^git_/i.test(k)) env[k] = v;
-  Object.assign(env, { GIT_CONFIG_GLOBAL: os.devNull, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'R', GIT_AUTHOR_EMAIL: 'r@example.org', GIT_COMMITTER_NAME: 'R', GIT_COMMITTER_EMAIL: 'r@example.org' });
+  Object.assign(env, {
+    GIT_CONFIG_GLOBAL: os.devNull,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'R',
+    GIT_AUTHOR_EMAIL: 'r@example.org',
+    GIT_COMMITTER_NAME: 'R',
+    GIT_COMMITTER_EMAIL: 'r@example.org',
+  });
   return execFileSync('git', args, { cwd, env, encoding: 'utf8' });
 }
 
@@ -128,7 +140,12 @@ describe('Supervision in VS Code', function () {
   it('Agent Activity repopulates from the event log after the project is closed and opened again', async () => {
     // a completed agent action besides the pending merge
     const start = TEXT.indexOf('We felt at home in the garden.');
-    const coded = await post(port, 'batch_apply_codes', { operations: [{ code_id: ids.belonging, source_id: ids.source, start_position: start, end_position: start + 30 }] }, api.tokens.agent);
+    const coded = await post(
+      port,
+      'batch_apply_codes',
+      { operations: [{ code_id: ids.belonging, source_id: ids.source, start_position: start, end_position: start + 30 }] },
+      api.tokens.agent,
+    );
     assert.equal(coded.success, true, JSON.stringify(coded));
     if (coded.data?.status === 'pending_approval') assert.ok(await api.approvals.approve(coded.data.request_id));
     await api.settled();
@@ -148,7 +165,11 @@ describe('Supervision in VS Code', function () {
     assert.ok(coding, JSON.stringify(items));
     assert.equal(coding.status, 'COMPLETED');
     assert.equal(coding.undoable, true);
-    assert.equal(items.some((i) => /Researcher|create the code 'Trust'|Created the code 'Trust'/.test(i.description)), false, "the researcher's own actions are not agent activity");
+    assert.equal(
+      items.some((i) => /Researcher|create the code 'Trust'|Created the code 'Trust'/.test(i.description)),
+      false,
+      "the researcher's own actions are not agent activity",
+    );
   });
 
   it("the history's author is the researcher's configured name; titles and changes are in words", async () => {
@@ -161,11 +182,17 @@ describe('Supervision in VS Code', function () {
     assert.ok(mine, snaps.map((s) => `${s.message} | ${s.author}`).join('\n'));
     assert.equal(mine.author, CODER);
     assert.equal(mine.by_agent, false);
-    assert.ok(snaps.every((s) => !s.author.startsWith('agent:')), 'never agent:<session>');
+    assert.ok(
+      snaps.every((s) => !s.author.startsWith('agent:')),
+      'never agent:<session>',
+    );
     // the first changes were snapshotted together (one debounce): in words, in order, by the researcher
     const coded = snaps.find((s) => /coded 2 passages with 'Trust' in interview-04/i.test(s.message));
     assert.ok(coded, snaps.map((s) => s.message).join('\n'));
-    assert.match(coded.message, /^Imported interview-04; created the code 'Trust'; created the code 'Belonging'; coded 2 passages with 'Trust' in interview-04/);
+    assert.match(
+      coded.message,
+      /^Imported interview-04; created the code 'Trust'; created the code 'Belonging'; coded 2 passages with 'Trust' in interview-04/,
+    );
     assert.equal(coded.author, CODER);
     const byAgent = snaps.find((s) => /coded 'Belonging' in interview-04/i.test(s.message));
     assert.ok(byAgent, snaps.map((s) => `${s.message} | ${s.author}`).join('\n'));
@@ -208,7 +235,11 @@ describe('Supervision in VS Code', function () {
     await until('the git extension to settle', () => gitApi.state === 'initialized');
     const roots: string[] = gitApi.repositories.map((r: { rootUri: vscode.Uri }) => r.rootUri.fsPath);
     assert.ok(roots.length >= 1, 'the git extension sees the workspace repository');
-    assert.deepEqual(roots.filter((r) => r.includes('.marginalia')), [], `repositories: ${roots.join(', ')}`);
+    assert.deepEqual(
+      roots.filter((r) => r.includes('.marginalia')),
+      [],
+      `repositories: ${roots.join(', ')}`,
+    );
     if (opened) assert.ok(!opened.rootUri.fsPath.includes('.marginalia'), 'opening the history folder finds the workspace repository, not the history');
     // the workspace repository is not offered the history's files either
     const status = git(ws(), 'status', '--porcelain', '--untracked-files=all');

@@ -39,7 +39,10 @@ describe('Transcripts in VS Code', function () {
     fs.writeFileSync(file('garden-interview.txt'), TRANSCRIPT);
     fs.writeFileSync(file('opened-from-explorer.txt'), 'LCC: Lift-off.\nP: Roger.\n');
     fs.writeFileSync(file('notes-not-a-source.txt'), 'A to-do list, not a transcript.\n');
-    const imported = (await vscode.commands.executeCommand('marginalia.sources.import', [vscode.Uri.file(file('garden-interview.txt')), vscode.Uri.file(file('opened-from-explorer.txt'))])) as number[];
+    const imported = (await vscode.commands.executeCommand('marginalia.sources.import', [
+      vscode.Uri.file(file('garden-interview.txt')),
+      vscode.Uri.file(file('opened-from-explorer.txt')),
+    ])) as number[];
     assert.equal(imported.length, 2);
     [ids.interview, ids.explorer] = imported as [number, number];
     const stored = await api.workbench.pipeline.invoke('import_text', { name: 'phone call', content: 'Sara Mannheimer: Hello?\n' }, api.workbench.caller());

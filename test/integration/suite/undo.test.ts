@@ -36,7 +36,10 @@ describe('Undo in VS Code', function () {
   /** Every segment of the project, ordered, as the store has it. */
   const segments = (): Segment[] => {
     const repo = api.workbench.repo()!;
-    return repo.listSources().flatMap((s) => repo.listSegmentsForSource(s.source_id)).sort((a, b) => a.segment_id - b.segment_id);
+    return repo
+      .listSources()
+      .flatMap((s) => repo.listSegmentsForSource(s.source_id))
+      .sort((a, b) => a.segment_id - b.segment_id);
   };
   /** A segment list without ids and creation times (what redo cannot keep: it makes the segment again). */
   const content = (list: Segment[]) =>
@@ -109,7 +112,7 @@ describe('Undo in VS Code', function () {
     assert.equal(api.codesTree.allCodes.find((c) => c.code_id === foodSecurity)?.segment_count, 1);
   });
 
-  it("type inside a coded passage, then code: Ctrl+Z undoes only the coding; a second Ctrl+Z undoes the typing; redo puts them back in order", async () => {
+  it('type inside a coded passage, then code: Ctrl+Z undoes only the coding; a second Ctrl+Z undoes the typing; redo puts them back in order', async () => {
     // start from a clean editor undo order: remove the Food security coding of the previous test
     assert.equal((await undo()).by, 'marginalia');
     const original = editor.document.getText();
@@ -122,7 +125,10 @@ describe('Undo in VS Code', function () {
     assert.notEqual(typed, original);
     await api.editTracker.flush();
     const segmentsTyped = segments();
-    assert.ok(segmentsTyped.some((s) => s.text === 'We went to the workshops on composting - were they useful?'), 'the coding grew with the typing');
+    assert.ok(
+      segmentsTyped.some((s) => s.text === 'We went to the workshops on composting - were they useful?'),
+      'the coding grew with the typing',
+    );
 
     // ... then codes another passage
     select('we grow beans now');

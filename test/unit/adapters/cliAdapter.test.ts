@@ -66,7 +66,10 @@ describe('adapters/cli', () => {
     it('dispatches events with id, name and multi-line data; reports comments; handles CRLF split across chunks', () => {
       const got: SseMessage[] = [];
       const comments: string[] = [];
-      const p = createSseParser((m) => got.push(m), (c) => comments.push(c));
+      const p = createSseParser(
+        (m) => got.push(m),
+        (c) => comments.push(c),
+      );
       p.feed('retry: 2000\r');
       p.feed('\n: marginalia event stream; patterns coding.*\n\nid: 7\nevent: coding.code_created\ndata: {"a":');
       p.feed('1}\ndata:second\n\n');
@@ -88,7 +91,13 @@ describe('adapters/cli', () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-cliunit-'));
       handle = await openProjectHandle(path.join(dir, 'p.qda'), { create: true, checkpointIdleMs: 0 });
       // no per-second event limit in the way of the backpressure test
-      agent = new AgentContext({ tools: ALL_TOOLS, project: () => handle, tokens: TOKENS, logger: silentLogger, configText: 'agent_context:\n  rate_limits:\n    events_per_second: 100000\n' });
+      agent = new AgentContext({
+        tools: ALL_TOOLS,
+        project: () => handle,
+        tokens: TOKENS,
+        logger: silentLogger,
+        configText: 'agent_context:\n  rate_limits:\n    events_per_second: 100000\n',
+      });
       pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger, agent, embeddings: null });
     });
 
@@ -108,7 +117,14 @@ describe('adapters/cli', () => {
       const out = new SlowOutput();
       const err = new SlowOutput();
       await runLineProtocol(
-        input(['{"id":1,"op":"call","tool":"list_codes","arguments":{}}', '{oops', '"str"', '{"id":"b","op":"call","tool":"create_code","arguments":{"name":"Hope","color":"#59A14F"}}', '{"id":3,"op":"reject","request_id":"nope"}', '{"id":4,"op":"call","tool":"list_codes","arguments":[]}']),
+        input([
+          '{"id":1,"op":"call","tool":"list_codes","arguments":{}}',
+          '{oops',
+          '"str"',
+          '{"id":"b","op":"call","tool":"create_code","arguments":{"name":"Hope","color":"#59A14F"}}',
+          '{"id":3,"op":"reject","request_id":"nope"}',
+          '{"id":4,"op":"call","tool":"list_codes","arguments":[]}',
+        ]),
         backend,
         out,
         err,
@@ -135,7 +151,8 @@ describe('adapters/cli', () => {
       const out = new SlowOutput();
       const err = new SlowOutput(3);
       const lines = ['{"id":0,"op":"subscribe","patterns":["coding.code_created"],"since":0}'];
-      for (let i = 0; i < 40; i++) lines.push(JSON.stringify({ id: i + 1, op: 'call', tool: 'create_code', arguments: { name: `Code ${i}`, color: '#59A14F' } }));
+      for (let i = 0; i < 40; i++)
+        lines.push(JSON.stringify({ id: i + 1, op: 'call', tool: 'create_code', arguments: { name: `Code ${i}`, color: '#59A14F' } }));
       // drain stderr now and then while the commands run
       const drainer = setInterval(() => err.drain(), 5);
       await runLineProtocol(input(lines), backend, out, err);
@@ -144,7 +161,10 @@ describe('adapters/cli', () => {
       clearInterval(drainer);
       await backend.close();
       const res = out.lines.map((l) => JSON.parse(l));
-      assert.ok(res.every((r) => r.success), JSON.stringify(res.find((r) => !r.success)));
+      assert.ok(
+        res.every((r) => r.success),
+        JSON.stringify(res.find((r) => !r.success)),
+      );
       const events = err.lines.map((l) => JSON.parse(l));
       assert.ok(events.every((e) => e.type === 'event' && e.subscription_id === res[0].data.subscription_id));
       assert.deepEqual(

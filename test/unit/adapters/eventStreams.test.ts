@@ -38,7 +38,11 @@ describe('adapters/rest/eventStreams', () => {
 
   beforeEach(() => {
     store = [];
-    hub = new EventHub((after, limit) => store.filter((e) => e.metadata.sequence_number > after).slice(0, limit), () => cfg, { now: () => Date.now() });
+    hub = new EventHub(
+      (after, limit) => store.filter((e) => e.metadata.sequence_number > after).slice(0, limit),
+      () => cfg,
+      { now: () => Date.now() },
+    );
   });
   afterEach(() => hub.closeAll());
 
@@ -73,7 +77,10 @@ describe('adapters/rest/eventStreams', () => {
   it('after an overflow notice replays the dropped events itself: every event once, in order', async () => {
     const got: number[] = [];
     const notices: { last_delivered_seq: number; dropped: number }[] = [];
-    const sub = new ResumableSubscription(hub, ['*'], 0, { event: (e) => (got.push(e.metadata.sequence_number), true), overflow: (n) => notices.push(n) }).open();
+    const sub = new ResumableSubscription(hub, ['*'], 0, {
+      event: (e) => (got.push(e.metadata.sequence_number), true),
+      overflow: (n) => notices.push(n),
+    }).open();
     publish(1);
     const big: number[] = [];
     for (let s = 2; s <= 20; s++) big.push(s);
@@ -82,7 +89,10 @@ describe('adapters/rest/eventStreams', () => {
     assert.equal(notices[0]?.last_delivered_seq, 1);
     await new Promise((r) => setImmediate(r));
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(got, Array.from({ length: 20 }, (_, i) => i + 1));
+    assert.deepEqual(
+      got,
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
     publish(21);
     assert.equal(got[got.length - 1], 21);
     sub.close();
@@ -101,7 +111,11 @@ describe('adapters/rest/eventStreams', () => {
     assert.deepEqual(parsePatterns(['*', 'coding.*', 'coding.*']), ['*', 'coding.*']);
     assert.deepEqual(parsePatterns(undefined), []);
     for (const bad of ['coding', 'coding.**', 'Coding.*', '*.created', 'a.b.c', 'coding.*;drop', 3]) {
-      assert.throws(() => parsePatterns(bad), (e: unknown) => isToolError(e) && e.code === 'INVALID_ARGUMENTS', String(bad));
+      assert.throws(
+        () => parsePatterns(bad),
+        (e: unknown) => isToolError(e) && e.code === 'INVALID_ARGUMENTS',
+        String(bad),
+      );
     }
   });
 

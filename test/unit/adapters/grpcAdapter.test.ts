@@ -10,8 +10,7 @@ import { isToolError } from '../../../src/core/errors';
 import type { InvokeOutcome } from '../../../src/agent/pipeline';
 
 const cert = (subject: Record<string, string | string[]>): PeerCertificate => ({ subject, fingerprint256: 'AA:BB' }) as unknown as PeerCertificate;
-const refused = (f: () => unknown) =>
-  assert.throws(f, (e: unknown) => isToolError(e) && e.code === 'UNAUTHORIZED');
+const refused = (f: () => unknown) => assert.throws(f, (e: unknown) => isToolError(e) && e.code === 'UNAUTHORIZED');
 
 describe('adapters/grpc', () => {
   it('maps the certificate OU to a role and refuses anything ambiguous', () => {
@@ -29,11 +28,22 @@ describe('adapters/grpc', () => {
     const base = { tool: 't', durationMs: 1, events: [] };
     const okRes = toCallResponse({ ...base, status: 'ok', envelope: { success: true, data: { code_id: 3 } } } as InvokeOutcome);
     assert.deepEqual(okRes, { success: true, data_json: '{"code_id":3}', error: '', error_code: '', status: 'OK', request_id: '', details_json: '' });
-    const pending = toCallResponse({ ...base, status: 'pending', envelope: { success: true, data: { status: 'pending_approval', request_id: 'r-1' } } } as InvokeOutcome);
+    const pending = toCallResponse({
+      ...base,
+      status: 'pending',
+      envelope: { success: true, data: { status: 'pending_approval', request_id: 'r-1' } },
+    } as InvokeOutcome);
     assert.equal(pending.status, 'PENDING_APPROVAL');
     assert.equal(pending.request_id, 'r-1');
-    const failed = toCallResponse({ ...base, status: 'failed', envelope: { success: false, error: 'no', error_code: 'INVALID_ARGUMENTS', details: { issues: [1] } } } as InvokeOutcome);
-    assert.deepEqual([failed.status, failed.success, failed.error_code, JSON.parse(failed.details_json)], ['FAILED', false, 'INVALID_ARGUMENTS', { issues: [1] }]);
+    const failed = toCallResponse({
+      ...base,
+      status: 'failed',
+      envelope: { success: false, error: 'no', error_code: 'INVALID_ARGUMENTS', details: { issues: [1] } },
+    } as InvokeOutcome);
+    assert.deepEqual(
+      [failed.status, failed.success, failed.error_code, JSON.parse(failed.details_json)],
+      ['FAILED', false, 'INVALID_ARGUMENTS', { issues: [1] }],
+    );
   });
 
   it('flattens an event record into the proto Event with the payload as JSON text', () => {
@@ -54,7 +64,18 @@ describe('adapters/grpc', () => {
 
   it('loads proto/marginalia.proto with every RPC of the service', () => {
     const names = Object.keys(marginaliaService()).sort();
-    assert.deepEqual(names, ['Approve', 'CallTool', 'CloseSession', 'Heartbeat', 'ListApprovals', 'ListTools', 'OpenSession', 'Reject', 'Subscribe', 'Unsubscribe']);
+    assert.deepEqual(names, [
+      'Approve',
+      'CallTool',
+      'CloseSession',
+      'Heartbeat',
+      'ListApprovals',
+      'ListTools',
+      'OpenSession',
+      'Reject',
+      'Subscribe',
+      'Unsubscribe',
+    ]);
     assert.equal(marginaliaService().Subscribe?.responseStream, true);
   });
 });

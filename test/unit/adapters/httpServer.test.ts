@@ -17,11 +17,20 @@ import { silentLogger } from '../../../src/core/log';
 
 function post(port: number, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/tools/list_codes', headers: { host: `127.0.0.1:${port}`, 'content-length': String(body.length), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/tools/list_codes',
+        headers: { host: `127.0.0.1:${port}`, 'content-length': String(body.length), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -70,7 +79,11 @@ function raw(
   opts: { path?: string; headers?: Record<string, string>; body?: Buffer; chunked?: boolean; host?: string },
 ): Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }> {
   const body = opts.body ?? Buffer.alloc(0);
-  const headers: Record<string, string> = { host: opts.host ?? `127.0.0.1:${port}`, ...(opts.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }), ...opts.headers };
+  const headers: Record<string, string> = {
+    host: opts.host ?? `127.0.0.1:${port}`,
+    ...(opts.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }),
+    ...opts.headers,
+  };
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: opts.path ?? '/tools/list_codes', headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -121,13 +134,23 @@ describe('adapters/http: the fast path for POST /tools/{name} answers as the exp
     ['a body with a byte order mark', { headers: { ...json, ...auth }, body: Buffer.from('\uFEFF{"arguments":{}}') }, 200],
     ['arguments for get_code', { path: '/tools/get_code', headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{"code_id":1}}') }, 200],
     ['invalid JSON', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":') }, 400, 'INVALID_JSON'],
-    ['invalid UTF-8 (issue 15)', { headers: { ...json, ...auth }, body: Buffer.from([...Buffer.from('{"arguments":{"x":"'), 0xc3, 0x28, ...Buffer.from('"}}')]) }, 400, 'INVALID_JSON'],
+    [
+      'invalid UTF-8 (issue 15)',
+      { headers: { ...json, ...auth }, body: Buffer.from([...Buffer.from('{"arguments":{"x":"'), 0xc3, 0x28, ...Buffer.from('"}}')]) },
+      400,
+      'INVALID_JSON',
+    ],
     ['a lone surrogate escape (issue 15)', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{"x":"\\ud800"}}') }, 400, 'INVALID_JSON'],
     ['a duplicated key (issue 15)', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{},"arguments":{}}') }, 400, 'INVALID_JSON'],
     ['a JSON array', { headers: { ...json, ...auth }, body: Buffer.from('[1]') }, 400, 'INVALID_ARGUMENTS'],
     ['an unexpected member', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{},"x":1}') }, 400, 'INVALID_ARGUMENTS'],
     ['arguments that are null', { headers: { ...json, ...auth }, body: Buffer.from('{"arguments":null}') }, 400, 'INVALID_ARGUMENTS'],
-    ['arguments the schema refuses', { path: '/tools/get_code', headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{"code_id":"x"}}') }, 400, 'INVALID_ARGUMENTS'],
+    [
+      'arguments the schema refuses',
+      { path: '/tools/get_code', headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{"code_id":"x"}}') },
+      400,
+      'INVALID_ARGUMENTS',
+    ],
     ['an unknown tool', { path: '/tools/no_such_tool', headers: { ...json, ...auth }, body: Buffer.from('{}') }, 404, 'TOOL_NOT_FOUND'],
     ['an unknown code', { path: '/tools/get_code', headers: { ...json, ...auth }, body: Buffer.from('{"arguments":{"code_id":999}}') }, 404, 'CODE_NOT_FOUND'],
     ['no token', { headers: json, body: Buffer.from('{}') }, 401, 'UNAUTHORIZED'],
@@ -135,7 +158,12 @@ describe('adapters/http: the fast path for POST /tools/{name} answers as the exp
     ['a foreign Host', { headers: { ...json, ...auth }, body: Buffer.from('{}'), host: () => 'evil.example:80' }, 403, 'FORBIDDEN_HOST'],
     ['a foreign Origin', { headers: { ...json, ...auth, origin: 'http://evil.example' }, body: Buffer.from('{}') }, 403, 'FORBIDDEN_HOST'],
     ['a text/plain body', { headers: { 'content-type': 'text/plain', ...auth }, body: Buffer.from('{}') }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-    ['a session that does not exist', { headers: { ...json, ...auth, 'x-marginalia-session': 'no-such-session' }, body: Buffer.from('{}') }, 401, 'SESSION_NOT_FOUND'],
+    [
+      'a session that does not exist',
+      { headers: { ...json, ...auth, 'x-marginalia-session': 'no-such-session' }, body: Buffer.from('{}') },
+      401,
+      'SESSION_NOT_FOUND',
+    ],
   ];
   for (const [what, req, status, code] of cases) {
     it(`${what}: ${status}${code ? ` ${code}` : ''}, the same bytes and headers either way`, async () => {
@@ -147,7 +175,11 @@ describe('adapters/http: the fast path for POST /tools/{name} answers as the exp
       assert.equal(fast.status, viaExpress.status);
       assert.equal(fast.text.replaceAll(String(full.port), 'PORT'), viaExpress.text.replaceAll(String(plainPort), 'PORT'));
       for (const h of ['content-type', 'content-length', 'www-authenticate', 'retry-after', 'x-powered-by', 'etag', 'access-control-allow-origin']) {
-        assert.equal(fast.headers[h] === undefined, viaExpress.headers[h] === undefined, `header ${h}: ${String(fast.headers[h])} vs ${String(viaExpress.headers[h])}`);
+        assert.equal(
+          fast.headers[h] === undefined,
+          viaExpress.headers[h] === undefined,
+          `header ${h}: ${String(fast.headers[h])} vs ${String(viaExpress.headers[h])}`,
+        );
       }
       assert.equal(fast.headers['content-type'], viaExpress.headers['content-type']);
       assert.equal(fast.headers['www-authenticate'], viaExpress.headers['www-authenticate']);
@@ -155,10 +187,15 @@ describe('adapters/http: the fast path for POST /tools/{name} answers as the exp
   }
 
   it('a list_codes answered from the memo still sees the next write', async () => {
-    const list = async () => JSON.parse((await raw(full.port, { headers: { ...json, ...auth }, body: Buffer.from('{}') })).text).data as { count: number; codes: { name: string }[] };
+    const list = async () =>
+      JSON.parse((await raw(full.port, { headers: { ...json, ...auth }, body: Buffer.from('{}') })).text).data as { count: number; codes: { name: string }[] };
     const before = await list();
     assert.deepEqual(await list(), before);
-    const created = await raw(full.port, { path: '/tools/create_code', headers: { ...json, authorization: `Bearer ${tokens.reviewer}` }, body: Buffer.from('{"arguments":{"name":"Trust","color":"#445566"}}') });
+    const created = await raw(full.port, {
+      path: '/tools/create_code',
+      headers: { ...json, authorization: `Bearer ${tokens.reviewer}` },
+      body: Buffer.from('{"arguments":{"name":"Trust","color":"#445566"}}'),
+    });
     assert.equal(created.status, 200, created.text);
     const after = await list();
     assert.equal(after.count, before.count + 1);

@@ -33,7 +33,15 @@ import { AGENT_TOKEN, REPO_ROOT, REVIEWER_TOKEN, callTool, startServer, type Ser
 
 const TOKENS = { agent: 'agent-token-mcp-unit-tests', reviewer: 'reviewer-token-mcp-unit-tests' };
 /** generous limits: the tests make many calls from few sessions */
-const CONFIG = ['agent_context:', '  sessions:', '    max_concurrent: 100', '  rate_limits:', '    requests_per_minute: 100000', '    mutations_per_minute: 100000', ''].join('\n');
+const CONFIG = [
+  'agent_context:',
+  '  sessions:',
+  '    max_concurrent: 100',
+  '  rate_limits:',
+  '    requests_per_minute: 100000',
+  '    mutations_per_minute: 100000',
+  '',
+].join('\n');
 const ERAS = ['legacy', 'modern'] as const;
 type Era = (typeof ERAS)[number];
 
@@ -93,7 +101,9 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
     ids.a = (await asResearcher('add_text_source', { name: 'amara.txt', content: TEXT_A })).source_id;
     ids.b = (await asResearcher('add_text_source', { name: 'ben.txt', content: TEXT_B })).source_id;
     ids.category = (await asResearcher('create_category', { name: 'Belonging' })).category_id;
-    ids.belonging = (await asResearcher('create_code', { name: 'Sense of belonging', color: '#4E79A7', memo: 'feeling at home', category_id: ids.category })).code_id;
+    ids.belonging = (
+      await asResearcher('create_code', { name: 'Sense of belonging', color: '#4E79A7', memo: 'feeling at home', category_id: ids.category })
+    ).code_id;
     ids.water = (await asResearcher('create_code', { name: 'Sharing resources', color: '#F28E2B' })).code_id;
     ids.trust = (await asResearcher('create_code', { name: 'Council bureaucracy', color: '#E15759' })).code_id;
     const cp = (s: string, sub: string) => [...s.slice(0, s.indexOf(sub))].length;
@@ -113,7 +123,11 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
     context = new ContextBuilder({
       project: () => handle,
       hub: agent.hub,
-      info: () => ({ description: 'Community gardens and belonging', research_questions: ['How do gardeners come to belong?'], methodology: 'Grounded theory' }),
+      info: () => ({
+        description: 'Community gardens and belonging',
+        research_questions: ['How do gardeners come to belong?'],
+        methodology: 'Grounded theory',
+      }),
     });
     endpoint = createMcpHttpEndpoint({ agent, context, version: '9.9.9-test', logger: silentLogger });
     server = await startHttpServer({ pipeline, port: 0, logger: silentLogger, version: 'test', agent, extend: (app) => endpoint.mount(app) });
@@ -148,7 +162,10 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         const client = await connect(era);
         const { tools } = await client.listTools();
         const expected = pipeline.listTools();
-        assert.deepEqual(tools.map((t) => t.name), expected.map((t) => t.name));
+        assert.deepEqual(
+          tools.map((t) => t.name),
+          expected.map((t) => t.name),
+        );
         assert.ok(tools.some((t) => t.name === 'get_approval_status') && tools.some((t) => t.name === 'list_pending_approvals'));
         assert.ok(!tools.some((t) => t.name === 'apply_source_edits'), 'editor-only tools are not listed');
         for (const t of tools) {
@@ -178,7 +195,10 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         const file = path.join(dir, `codebook-${era}.txt`);
         fs.writeFileSync(file, `Progress code A ${era}\nProgress code B ${era}\n`);
         const seen: { progress: number; total?: number; message?: string }[] = [];
-        const r = await client.callTool({ name: 'import_data', arguments: { format: 'code_list', source_path: file } }, { onprogress: (p) => void seen.push(p) });
+        const r = await client.callTool(
+          { name: 'import_data', arguments: { format: 'code_list', source_path: file } },
+          { onprogress: (p) => void seen.push(p) },
+        );
         assert.notEqual(r.isError, true, textOf(r));
         assert.equal((r.structuredContent as { created: { codes: number } }).created.codes, 2);
         assert.ok(seen.length >= 3, `reading starts, reading ends, writing ends: ${JSON.stringify(seen)}`);
@@ -186,7 +206,8 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         assert.match(seen[0]?.message ?? '', /^Reading code_list file codebook-/);
         assert.match(seen.at(-1)?.message ?? '', /^Writing code_list import: 2 of 2 items$/);
         // leave the codebook as the other tests expect it
-        for (const c of handle.repo.listCodes().filter((c) => c.name.endsWith(era) && c.name.startsWith('Progress code'))) await asResearcher('delete_code', { code_id: c.code_id });
+        for (const c of handle.repo.listCodes().filter((c) => c.name.endsWith(era) && c.name.startsWith('Progress code')))
+          await asResearcher('delete_code', { code_id: c.code_id });
       });
 
       it('tools/call: structuredContent is the envelope data and the text its JSON', async () => {
@@ -197,7 +218,11 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         assert.equal(data.count, 3);
         assert.deepEqual(JSON.parse(textOf(r)), data);
         const read = await client.callTool({ name: 'read_source_content', arguments: { source_id: ids.a, start_pos: 12, end_pos: 20 } });
-        assert.equal((read.structuredContent as { content: string }).content, [...TEXT_A].slice(12, 20).join(''), 'positions count code points (the emoji is one)');
+        assert.equal(
+          (read.structuredContent as { content: string }).content,
+          [...TEXT_A].slice(12, 20).join(''),
+          'positions count code points (the emoji is one)',
+        );
       });
 
       it('tools/call failures are isError results naming the error_code, never protocol errors', async () => {
@@ -212,7 +237,10 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         assert.equal(invalid.isError, true);
         assert.equal((invalid.structuredContent as { error_code: string }).error_code, 'INVALID_ARGUMENTS');
         const entries = audit.slice(before).map((l) => JSON.parse(l) as { tool: string; decision: string; error_code?: string; client_name: string });
-        assert.ok(entries.some((e) => e.tool === 'get_code' && e.error_code === 'INVALID_ARGUMENTS' && e.decision === 'failed'), JSON.stringify(entries));
+        assert.ok(
+          entries.some((e) => e.tool === 'get_code' && e.error_code === 'INVALID_ARGUMENTS' && e.decision === 'failed'),
+          JSON.stringify(entries),
+        );
       });
 
       it('a Suggest-level call with the agent token answers pending_approval (not an error); get_approval_status follows it to completion', async () => {
@@ -230,7 +258,10 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         const waiting = await client.callTool({ name: 'get_approval_status', arguments: { request_id: pending.request_id } });
         assert.equal((waiting.structuredContent as { status: string }).status, 'pending');
         const mine = await client.callTool({ name: 'list_pending_approvals', arguments: { only_mine: true } });
-        assert.deepEqual((mine.structuredContent as { approvals: { request_id: string }[] }).approvals.map((a) => a.request_id), [pending.request_id]);
+        assert.deepEqual(
+          (mine.structuredContent as { approvals: { request_id: string }[] }).approvals.map((a) => a.request_id),
+          [pending.request_id],
+        );
 
         const approved = await agent.approve(researcher, pending.request_id);
         assert.equal(approved.status, 'ok', JSON.stringify(approved.envelope));
@@ -248,7 +279,10 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
       it('maps calls to sessions: the implicit session of the credential (named by its first client), or X-Marginalia-Session', async () => {
         // a credential of its own: a credential has one implicit session, named after the client that opened it (issue 14 item 3)
         const token = agent.credentials.issue(`claude-${era}`).token;
-        const named = await connect(era, { name: `claude-${era}`, headers: { Authorization: `Bearer ${token}`, ...(era === 'legacy' ? { 'X-Marginalia-Client': `claude-${era}` } : {}) } });
+        const named = await connect(era, {
+          name: `claude-${era}`,
+          headers: { Authorization: `Bearer ${token}`, ...(era === 'legacy' ? { 'X-Marginalia-Client': `claude-${era}` } : {}) },
+        });
         const r = await named.callTool({ name: 'create_code', arguments: { name: `Named ${era}`, color: '#000000' } });
         const req = agent.listApprovals('pending').find((a) => a.request_id === (r.structuredContent as { request_id: string }).request_id);
         assert.equal(req?.client_name, `claude-${era}`, 'the implicit session is named after the client');
@@ -286,7 +320,15 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         assert.equal(content.uri, 'qda://project/briefing');
         assert.equal(content.mimeType, 'application/json');
         const b = JSON.parse(content.text);
-        assert.deepEqual(Object.keys(b).sort(), ['code_summary', 'coding_progress', 'description', 'methodology', 'project_name', 'recent_activity', 'research_questions']);
+        assert.deepEqual(Object.keys(b).sort(), [
+          'code_summary',
+          'coding_progress',
+          'description',
+          'methodology',
+          'project_name',
+          'recent_activity',
+          'research_questions',
+        ]);
         assert.equal(b.project_name, 'p');
         assert.equal(b.description, 'Community gardens and belonging');
         assert.deepEqual(b.research_questions, ['How do gardeners come to belong?']);
@@ -311,10 +353,13 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
 
       it('qda://codes has the code-list shape of the spec; other reads reuse the read tools', async () => {
         const client = await connect(era);
-        const read = async (uri: string) => JSON.parse((((await client.readResource({ uri })).contents[0]) as { text: string }).text);
+        const read = async (uri: string) => JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
         const list = await read('qda://codes');
         const belonging = list.codes.find((c: { code_id: number }) => c.code_id === ids.belonging);
-        assert.deepEqual(Object.keys(belonging).sort(), ['av_segment_count', 'category', 'code_id', 'color', 'created_at', 'memo', 'name', 'owner', 'segment_count'].sort());
+        assert.deepEqual(
+          Object.keys(belonging).sort(),
+          ['av_segment_count', 'category', 'code_id', 'color', 'created_at', 'memo', 'name', 'owner', 'segment_count'].sort(),
+        );
         assert.deepEqual(belonging.category, { id: ids.category, name: 'Belonging' });
         assert.equal(belonging.segment_count, 2);
         assert.deepEqual(list.categories, [{ category_id: ids.category, name: 'Belonging', parent_id: null, code_count: 1 }]);
@@ -329,13 +374,20 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         const one = await read(`qda://segments/${segs.segments[0].segment_id}`);
         assert.equal(one.code_name, 'Sense of belonging');
         const cat = await read(`qda://categories/${ids.category}`);
-        assert.deepEqual(cat.codes.map((c: { name: string }) => c.name), ['Sense of belonging']);
+        assert.deepEqual(
+          cat.codes.map((c: { name: string }) => c.name),
+          ['Sense of belonging'],
+        );
         assert.equal((await read(`qda://sources/${ids.a}`)).name, 'amara.txt');
         assert.equal((await read('qda://sources')).count, 2);
         assert.equal((await read('qda://cases')).count, 2);
         assert.deepEqual((await read(`qda://cases/${ids.case1}/attributes`)).attribute_values, { age: 34 });
-        assert.deepEqual((await read(`qda://cases/${ids.case2}/members`)).sources.map((s: { source_id: number }) => s.source_id), [ids.b]);
-        if (!TOOLS_BY_NAME.has('list_reports')) assert.deepEqual(await read('qda://reports'), { count: 0, reports: [], note: (await read('qda://reports')).note });
+        assert.deepEqual(
+          (await read(`qda://cases/${ids.case2}/members`)).sources.map((s: { source_id: number }) => s.source_id),
+          [ids.b],
+        );
+        if (!TOOLS_BY_NAME.has('list_reports'))
+          assert.deepEqual(await read('qda://reports'), { count: 0, reports: [], note: (await read('qda://reports')).note });
         const state = await read('qda://project/state');
         assert.equal(state.counts.codes, 3);
         assert.equal(state.counts.cases, 2);
@@ -353,7 +405,14 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
 
       it('a missing resource is a resources/read error (-32602 with the uri), not a result', async () => {
         const client = await connect(era);
-        for (const uri of ['qda://codes/99999', 'qda://sources/99999/content', 'qda://segments/99999', 'qda://cases/99999', 'qda://codes/abc', 'qda://nothing']) {
+        for (const uri of [
+          'qda://codes/99999',
+          'qda://sources/99999/content',
+          'qda://segments/99999',
+          'qda://cases/99999',
+          'qda://codes/abc',
+          'qda://nothing',
+        ]) {
           await assert.rejects(client.readResource({ uri }), (e: { code?: number; message: string }) => {
             assert.equal(e.code, -32602, `${uri}: ${e.message}`);
             return true;
@@ -365,22 +424,33 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
         const client = await connect(era);
         const { prompts } = await client.listPrompts();
         assert.deepEqual(prompts.map((p) => p.name).sort(), [...PROMPT_NAMES].sort());
-        const get = async (name: string, args: Record<string, string>) => textOf({ content: (await client.getPrompt({ name, arguments: args })).messages.map((m) => m.content) });
+        const get = async (name: string, args: Record<string, string>) =>
+          textOf({ content: (await client.getPrompt({ name, arguments: args })).messages.map((m) => m.content) });
         const open = await get('grounded_theory_open_coding', { source_id: String(ids.a) });
         assert.ok(open.includes(TEXT_A), 'the source text');
         assert.ok(open.includes('Sense of belonging') && open.includes('Council bureaucracy'), 'the existing codes');
         assert.match(open, /batch_apply_codes/);
         const excerpt = await get('grounded_theory_open_coding', { source_id: String(ids.a), max_length: '10' });
-        assert.ok(excerpt.includes([...TEXT_A].slice(0, 10).join('')) && !excerpt.includes(TEXT_A) && /start_pos": 10/.test(excerpt), 'an excerpt says where to read on');
+        assert.ok(
+          excerpt.includes([...TEXT_A].slice(0, 10).join('')) && !excerpt.includes(TEXT_A) && /start_pos": 10/.test(excerpt),
+          'an excerpt says where to read on',
+        );
         const thematic = await get('thematic_analysis', { source_id: String(ids.b) });
         assert.ok(thematic.includes(TEXT_B) && thematic.includes('How do gardeners come to belong?'));
         assert.ok((await get('thematic_analysis', { source_id: String(ids.b), research_questions: 'Why do people quit?' })).includes('Why do people quit?'));
         const summary = await get('summarize_code', { code_id: String(ids.belonging) });
-        assert.ok(summary.includes('feeling at home') && summary.includes('"Ben: I joine"') && summary.includes('The garden 🌱 gave me a place to belong.'), 'the memo and every segment');
+        assert.ok(
+          summary.includes('feeling at home') && summary.includes('"Ben: I joine"') && summary.includes('The garden 🌱 gave me a place to belong.'),
+          'the memo and every segment',
+        );
         const axial = await get('axial_coding', {});
         assert.ok(axial.includes('Belonging') && axial.includes('The garden'));
         const selective = await get('selective_coding', {});
-        assert.match(selective, /Sense of belonging \[\d+\] \+ Sharing resources \[\d+\]: 1 overlap/, 'the overlapping codings of amara.txt are a relationship');
+        assert.match(
+          selective,
+          /Sense of belonging \[\d+\] \+ Sharing resources \[\d+\]: 1 overlap/,
+          'the overlapping codings of amara.txt are a relationship',
+        );
         const patterns = await get('identify_patterns', {});
         assert.match(patterns, /Sense of belonging \+ Sharing resources: 1 overlap/);
         const compare = await get('compare_cases', { case_ids: `${ids.case1},${ids.case2}` });
@@ -402,7 +472,10 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
     let listChanged = 0;
     client.setNotificationHandler('notifications/resources/updated', (n) => void seen.push(n.params.uri));
     client.setNotificationHandler('notifications/resources/list_changed', () => void listChanged++);
-    const sub = await client.listen({ resourceSubscriptions: ['qda://codes', 'qda://project/briefing', `qda://codes/${ids.water}`], resourcesListChanged: true });
+    const sub = await client.listen({
+      resourceSubscriptions: ['qda://codes', 'qda://project/briefing', `qda://codes/${ids.water}`],
+      resourcesListChanged: true,
+    });
     try {
       await asResearcher('rename_code', { code_id: ids.water, new_name: 'Sharing water' });
       await asResearcher('create_code', { name: 'Listen probe', color: '#111111' });
@@ -424,8 +497,14 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
   });
 
   it('the HTTP guards apply to /mcp: no token 401, a bad token 401, a foreign Origin 403', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
-    const post = (headers: Record<string, string>) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    });
+    const post = (headers: Record<string, string>) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
     assert.equal((await post({})).status, 401);
     assert.equal((await post({ authorization: 'Bearer wrong' })).status, 401);
     assert.equal((await post({ authorization: `Bearer ${TOKENS.agent}`, origin: 'http://evil.example' })).status, 403);
@@ -437,11 +516,30 @@ describe('adapters/mcp over Streamable HTTP (SDK client, both eras)', function (
 
 describe('adapters/mcp resource changes by event', () => {
   const ev = (event_type: string, payload: Record<string, unknown>, aggregate_type = 'code', aggregate_id = '1') =>
-    ({ event_id: 'x', event_type, timestamp: '', aggregate_type, aggregate_id, caused_by: { session_id: 's', client_type: 'CUSTOM', user: 'u' }, payload, metadata: { correlation_id: 'c', sequence_number: 1 } }) as any;
+    ({
+      event_id: 'x',
+      event_type,
+      timestamp: '',
+      aggregate_type,
+      aggregate_id,
+      caused_by: { session_id: 's', client_type: 'CUSTOM', user: 'u' },
+      payload,
+      metadata: { correlation_id: 'c', sequence_number: 1 },
+    }) as any;
 
   it('maps a coding to its code, source and segment resources', () => {
     const c = resourcesTouchedBy([ev('coding.segment_coded', { segment_id: 7, code_id: 3, source_id: 2 }, 'segment', '7')]);
-    for (const u of ['qda://codes', 'qda://codes/3', 'qda://codes/3/segments', 'qda://sources/2/segments', 'qda://segments?code_id=3', 'qda://segments?source_id=2', 'qda://segments/7', 'qda://project/briefing']) assert.ok(c.updated.has(u), u);
+    for (const u of [
+      'qda://codes',
+      'qda://codes/3',
+      'qda://codes/3/segments',
+      'qda://sources/2/segments',
+      'qda://segments?code_id=3',
+      'qda://segments?source_id=2',
+      'qda://segments/7',
+      'qda://project/briefing',
+    ])
+      assert.ok(c.updated.has(u), u);
     assert.equal(c.listChanged, false);
   });
 
@@ -480,7 +578,8 @@ describe('adapters/mcp over stdio (`marginalia mcp`, built CLI)', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const env = () => ({ ...process.env, MARGINALIA_HOME: home, MARGINALIA_TOKEN: AGENT_TOKEN, MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN }) as Record<string, string>;
+  const env = () =>
+    ({ ...process.env, MARGINALIA_HOME: home, MARGINALIA_TOKEN: AGENT_TOKEN, MARGINALIA_REVIEWER_TOKEN: REVIEWER_TOKEN }) as Record<string, string>;
 
   async function stdioClient(era: Era, project: string, name: string): Promise<{ client: Client; stderr: () => string }> {
     const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--project', project, '--create'], env: env(), stderr: 'pipe' });
@@ -500,7 +599,11 @@ describe('adapters/mcp over stdio (`marginalia mcp`, built CLI)', function () {
         const { tools } = await client.listTools();
         assert.ok(tools.length >= 70 && tools.some((t) => t.name === 'get_approval_status'));
         const src = await client.callTool({ name: 'add_text_source', arguments: { name: 'n.txt', content: 'hello stdio' } });
-        assert.equal((src.structuredContent as { status: string }).status, 'pending_approval', 'source creation waits for the researcher (trust default suggest)');
+        assert.equal(
+          (src.structuredContent as { status: string }).status,
+          'pending_approval',
+          'source creation waits for the researcher (trust default suggest)',
+        );
         const code = await client.callTool({ name: 'create_code', arguments: { name: 'Hope', color: '#59A14F' } });
         const pending = code.structuredContent as { status: string; request_id: string };
         assert.equal(pending.status, 'pending_approval');
@@ -513,12 +616,19 @@ describe('adapters/mcp over stdio (`marginalia mcp`, built CLI)', function () {
         assert.match(textOf({ content: prompt.messages.map((m) => m.content) }), /Identify patterns/);
 
         // the researcher approves over the HTTP server this process also runs (named in its discovery file)
-        const discovery = JSON.parse(fs.readFileSync(fs.readdirSync(path.join(home, 'servers')).map((f) => path.join(home, 'servers', f))[0]!, 'utf8')) as { url: string; pid: number };
+        const discovery = JSON.parse(fs.readFileSync(fs.readdirSync(path.join(home, 'servers')).map((f) => path.join(home, 'servers', f))[0]!, 'utf8')) as {
+          url: string;
+          pid: number;
+        };
         if (era === 'legacy') await client.subscribeResource({ uri: 'qda://codes' });
         const updates: string[] = [];
         client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
         const sub = era === 'modern' ? await client.listen({ resourceSubscriptions: ['qda://codes'] }) : undefined;
-        const approve = await fetch(`${discovery.url}/approvals/${pending.request_id}/approve`, { method: 'POST', headers: { authorization: `Bearer ${REVIEWER_TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
+        const approve = await fetch(`${discovery.url}/approvals/${pending.request_id}/approve`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${REVIEWER_TOKEN}`, 'content-type': 'application/json' },
+          body: '{}',
+        });
         assert.equal(approve.status, 200, await approve.text());
         const deadline = Date.now() + 5000;
         while (!updates.includes('qda://codes') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -32,7 +32,10 @@ describe('adapters/rest routes', () => {
 
   it('generate_report picks its tool by report_type and passes the rest on', () => {
     const tools = listing(['generate_frequency_report', 'analysis'], ['generate_cooccurrence_report', 'analysis']);
-    assert.deepEqual(resolveCommand('analysis', 'generate_report', { report_type: 'cooccurrence', filters: { a: 1 } }, tools), { tool: 'generate_cooccurrence_report', args: { filters: { a: 1 } } });
+    assert.deepEqual(resolveCommand('analysis', 'generate_report', { report_type: 'cooccurrence', filters: { a: 1 } }, tools), {
+      tool: 'generate_cooccurrence_report',
+      args: { filters: { a: 1 } },
+    });
     const missing = resolveCommand('analysis', 'generate_report', { report_type: 'coder_comparison' }, tools);
     assert.ok('envelope' in missing && missing.status === 501);
     const bad = resolveCommand('analysis', 'generate_report', { report_type: 'pie' }, tools);
@@ -65,7 +68,11 @@ describe('adapters/rest routes', () => {
     assert.deepEqual(parseSegmentFilter({ case_id: '4' }), { code_id: undefined, source_id: undefined, case_id: 4 });
     assert.deepEqual(parseSegmentFilter({ filter: 'code_id:3', code_id: '3' }), { code_id: 3, source_id: undefined, case_id: undefined });
     for (const bad of [{ filter: 'code:3' }, { filter: 'code_id' }, { filter: 'code_id:3', code_id: '4' }, { code_id: ['1', '2'] }, { filter: 'code_id:' }]) {
-      assert.throws(() => parseSegmentFilter(bad), (e: unknown) => isToolError(e) && e.code === 'INVALID_ARGUMENTS', JSON.stringify(bad));
+      assert.throws(
+        () => parseSegmentFilter(bad),
+        (e: unknown) => isToolError(e) && e.code === 'INVALID_ARGUMENTS',
+        JSON.stringify(bad),
+      );
     }
   });
 });

@@ -48,12 +48,18 @@ describe('agent/agentAccess', () => {
     await fx.ok('set_agent_access', { case_id: ids.caseId, access: 'closed' });
     const view = agentViewOf(fx.handle, 'agent');
     assert.ok(view);
-    assert.deepEqual([...view.closed.keys()].sort((a, b) => a - b), [ids.nested, ids.inCase, ids.ranged].sort((a, b) => a - b));
+    assert.deepEqual(
+      [...view.closed.keys()].sort((a, b) => a - b),
+      [ids.nested, ids.inCase, ids.ranged].sort((a, b) => a - b),
+    );
     assert.deepEqual(view.closed.get(ids.nested)?.via, [{ kind: 'folder', id: ids.top }]);
     assert.deepEqual(view.closed.get(ids.ranged)?.via, [{ kind: 'case', id: ids.caseId }]);
     // opening the folder again leaves the case's sources closed
     await fx.ok('set_agent_access', { folder_id: ids.top, access: 'open' });
-    assert.deepEqual([...(agentViewOf(fx.handle, 'agent')?.closed.keys() ?? [])].sort((a, b) => a - b), [ids.inCase, ids.ranged].sort((a, b) => a - b));
+    assert.deepEqual(
+      [...(agentViewOf(fx.handle, 'agent')?.closed.keys() ?? [])].sort((a, b) => a - b),
+      [ids.inCase, ids.ranged].sort((a, b) => a - b),
+    );
   });
 
   it('named agents: closed to bob and carol, not to alice; opening one name keeps the rest; the any-agent view (event streams) counts every rule', async () => {
@@ -88,20 +94,36 @@ describe('agent/agentAccess', () => {
     assert.equal(e?.code, 'SOURCE_CLOSED');
     assert.match(e!.message, /Maria\.txt/);
     assert.match(e!.message, /researcher closed/);
-    assert.equal(refused('batch_apply_codes', { operations: [{ code_id: 1, source_id: ids.open }, { code_id: 1, source_id: ids.closed }] })?.code, 'SOURCE_CLOSED');
+    assert.equal(
+      refused('batch_apply_codes', {
+        operations: [
+          { code_id: 1, source_id: ids.open },
+          { code_id: 1, source_id: ids.closed },
+        ],
+      })?.code,
+      'SOURCE_CLOSED',
+    );
     assert.equal(refused('find_similar_segments', { segment_id: ids.seg })?.code, 'SOURCE_CLOSED');
     assert.equal(refused('export_data', { format: 'codebook', output_path: '/tmp/x.txt' })?.code, 'SOURCE_CLOSED');
     assert.equal(refused('read_source_content', { source_id: ids.open }), null);
     assert.equal(refused('list_codes', {}), null);
   });
 
-  it('redact: a closed source\'s words become the marker, names and ids stay; frozen input is copied, untouched data returned as is', async () => {
+  it("redact: a closed source's words become the marker, names and ids stay; frozen input is copied, untouched data returned as is", async () => {
     await fx.ok('set_agent_access', { source_id: ids.closed, access: 'closed' });
     const view = agentViewOf(fx.handle, 'agent');
     assert.ok(view);
     const data = Object.freeze({
       segments: Object.freeze([
-        Object.freeze({ segment_id: ids.seg, source_id: ids.closed, source_name: 'Maria.txt', start_pos: 0, text: 'Maria told us about', memo: 'cellar', context: { before: '', after: 'the flooded' } }),
+        Object.freeze({
+          segment_id: ids.seg,
+          source_id: ids.closed,
+          source_name: 'Maria.txt',
+          start_pos: 0,
+          text: 'Maria told us about',
+          memo: 'cellar',
+          context: { before: '', after: 'the flooded' },
+        }),
         Object.freeze({ segment_id: 999, source_id: ids.open, source_name: 'Committee.txt', text: 'The committee met' }),
       ]),
       // a segment id alone names its source
@@ -109,8 +131,16 @@ describe('agent/agentAccess', () => {
     });
     const out = view.redact(data) as any;
     const marker = closedMarker('Maria.txt');
-    assert.deepEqual(out.segments[0], { segment_id: ids.seg, source_id: ids.closed, source_name: 'Maria.txt', start_pos: 0, text: marker, memo: marker, context: { before: '', after: marker } });
-    assert.equal(out.segments[1], data.segments[1], 'an open source\'s object is returned as is');
+    assert.deepEqual(out.segments[0], {
+      segment_id: ids.seg,
+      source_id: ids.closed,
+      source_name: 'Maria.txt',
+      start_pos: 0,
+      text: marker,
+      memo: marker,
+      context: { before: '', after: marker },
+    });
+    assert.equal(out.segments[1], data.segments[1], "an open source's object is returned as is");
     assert.equal(out.hit.snippet, marker);
     assert.equal(data.segments[0]!.text, 'Maria told us about', 'the input is not changed');
     const untouched = { codes: [{ code_id: 1, name: 'Home' }] };

@@ -128,15 +128,44 @@ describe('AgentCredentials', () => {
   it('refuses an empty, malformed, reserved or duplicate name', () => {
     const creds = new AgentCredentials(memoryCredentialStorage());
     creds.issue('Claude');
-    assert.equal(code(() => creds.issue('')), 'INVALID_ARGUMENTS');
-    assert.equal(code(() => creds.issue('   ')), 'INVALID_ARGUMENTS');
-    assert.equal(code(() => creds.issue('a/b')), 'INVALID_ARGUMENTS');
-    assert.equal(code(() => creds.issue('x'.repeat(65))), 'INVALID_ARGUMENTS');
-    assert.equal(code(() => creds.issue(42 as unknown as string)), 'INVALID_ARGUMENTS');
-    assert.equal(code(() => creds.issue('Claude')), 'AGENT_EXISTS');
-    assert.equal(code(() => creds.issue('claude')), 'AGENT_EXISTS', 'names differ by more than case');
-    assert.equal(code(() => creds.issue('agent')), 'AGENT_EXISTS', "the install's own token is the agent 'agent'");
-    assert.equal(code(() => creds.issue('researcher')), 'AGENT_EXISTS');
+    assert.equal(
+      code(() => creds.issue('')),
+      'INVALID_ARGUMENTS',
+    );
+    assert.equal(
+      code(() => creds.issue('   ')),
+      'INVALID_ARGUMENTS',
+    );
+    assert.equal(
+      code(() => creds.issue('a/b')),
+      'INVALID_ARGUMENTS',
+    );
+    assert.equal(
+      code(() => creds.issue('x'.repeat(65))),
+      'INVALID_ARGUMENTS',
+    );
+    assert.equal(
+      code(() => creds.issue(42 as unknown as string)),
+      'INVALID_ARGUMENTS',
+    );
+    assert.equal(
+      code(() => creds.issue('Claude')),
+      'AGENT_EXISTS',
+    );
+    assert.equal(
+      code(() => creds.issue('claude')),
+      'AGENT_EXISTS',
+      'names differ by more than case',
+    );
+    assert.equal(
+      code(() => creds.issue('agent')),
+      'AGENT_EXISTS',
+      "the install's own token is the agent 'agent'",
+    );
+    assert.equal(
+      code(() => creds.issue('researcher')),
+      'AGENT_EXISTS',
+    );
     assert.deepEqual(
       creds.list().map((c) => c.name),
       ['Claude'],
@@ -266,7 +295,10 @@ describe('AgentCredentials', () => {
         assert.equal(ctx.sessions.get(s2.session_id), undefined);
         assert.ok(ctx.sessions.get(s3.session_id));
         assert.deepEqual(ended, [`${s1.session_id}:revoked`]);
-        assert.equal(code(() => ctx.callerFor(s3.session_id, `Bearer ${a.token}`)), 'UNAUTHORIZED');
+        assert.equal(
+          code(() => ctx.callerFor(s3.session_id, `Bearer ${a.token}`)),
+          'UNAUTHORIZED',
+        );
       } finally {
         ctx.dispose();
       }
@@ -279,11 +311,27 @@ describe('AgentCredentials', () => {
         const b = ctx.credentials.issue('B');
         const s = ctx.openSession({ authorization: `Bearer ${a.token}`, client_type: 'CUSTOM', client_name: 'a' }).session;
         assert.equal(ctx.callerFor(s.session_id, `Bearer ${a.token}`).agent, 'A');
-        assert.equal(code(() => ctx.callerFor(s.session_id, `Bearer ${b.token}`)), 'SESSION_FORBIDDEN');
-        assert.equal(code(() => ctx.callerFor(s.session_id, `Bearer ${tokens.agent}`)), 'SESSION_FORBIDDEN');
-        assert.equal(code(() => ctx.heartbeatAs(s.session_id, `Bearer ${b.token}`)), 'SESSION_FORBIDDEN');
-        assert.equal(code(() => ctx.endSessionAs(s.session_id, `Bearer ${b.token}`)), 'SESSION_FORBIDDEN');
-        assert.equal(code(() => ctx.callerFor(s.session_id, `Bearer ${tokens.reviewer}`)), 'SESSION_FORBIDDEN', 'the researcher ends sessions, never acts in them');
+        assert.equal(
+          code(() => ctx.callerFor(s.session_id, `Bearer ${b.token}`)),
+          'SESSION_FORBIDDEN',
+        );
+        assert.equal(
+          code(() => ctx.callerFor(s.session_id, `Bearer ${tokens.agent}`)),
+          'SESSION_FORBIDDEN',
+        );
+        assert.equal(
+          code(() => ctx.heartbeatAs(s.session_id, `Bearer ${b.token}`)),
+          'SESSION_FORBIDDEN',
+        );
+        assert.equal(
+          code(() => ctx.endSessionAs(s.session_id, `Bearer ${b.token}`)),
+          'SESSION_FORBIDDEN',
+        );
+        assert.equal(
+          code(() => ctx.callerFor(s.session_id, `Bearer ${tokens.reviewer}`)),
+          'SESSION_FORBIDDEN',
+          'the researcher ends sessions, never acts in them',
+        );
         assert.equal(ctx.endSessionAs(s.session_id, `Bearer ${tokens.reviewer}`).reason, 'ended_by_researcher');
         assert.equal(ctx.sessions.get(s.session_id), undefined);
       } finally {
@@ -311,7 +359,12 @@ describe('AgentCredentials', () => {
       const c = clock();
       const cfg = defaultConfig(); // max_concurrent 5, heartbeat 30 s: idle after 60 s
       const ended: string[] = [];
-      const m = new SessionManager(() => cfg, c, () => 'p', { connected: () => undefined, disconnected: (s, r) => void ended.push(`${s.client_name}:${r}`) });
+      const m = new SessionManager(
+        () => cfg,
+        c,
+        () => 'p',
+        { connected: () => undefined, disconnected: (s, r) => void ended.push(`${s.client_name}:${r}`) },
+      );
       const open = (owner: string, name: string) => m.create({ client_type: 'CUSTOM', client_name: name, authenticated: true, owner });
       return { c, m, open, ended };
     };
@@ -347,10 +400,10 @@ describe('AgentCredentials', () => {
       assert.equal(m.get(first.session_id), undefined);
       assert.ok(m.get(second.session_id), 'only one is reclaimed');
       assert.deepEqual(ended, ['a0:reclaimed']);
-      assert.equal(m.ownerOf(first.session_id), 'agent-0', 'an ended session\'s owner is remembered (its pending requests)');
+      assert.equal(m.ownerOf(first.session_id), 'agent-0', "an ended session's owner is remembered (its pending requests)");
     });
 
-    it('endOwnedBy ends exactly one credential\'s sessions and tells their watchers', () => {
+    it("endOwnedBy ends exactly one credential's sessions and tells their watchers", () => {
       const { m, open } = make();
       const a1 = open('A', 'a1');
       const a2 = open('A', 'a2');

@@ -23,9 +23,12 @@ describe('agent/approvals (fake clock)', () => {
   let agent: AgentContext;
   let pipeline: ToolPipeline;
   let events: EventRecord[];
-  const clock = { t: Date.UTC(2026, 4, 6, 7, 8, 9, 0), now(): number {
-    return this.t;
-  } };
+  const clock = {
+    t: Date.UTC(2026, 4, 6, 7, 8, 9, 0),
+    now(): number {
+      return this.t;
+    },
+  };
 
   beforeEach(async () => {
     clock.t = Date.UTC(2026, 4, 6, 7, 8, 9, 0);
@@ -43,8 +46,10 @@ describe('agent/approvals (fake clock)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const agentSession = (name = 'bot') => agent.openSession({ authorization: `Bearer ${TOKENS.agent}`, client_type: 'ASSISTANT_A_CLI', client_name: name }).caller;
-  const researcherSession = () => agent.openSession({ authorization: `Bearer ${TOKENS.reviewer}`, client_type: 'REST_CLIENT', client_name: 'researcher' }).caller;
+  const agentSession = (name = 'bot') =>
+    agent.openSession({ authorization: `Bearer ${TOKENS.agent}`, client_type: 'ASSISTANT_A_CLI', client_name: name }).caller;
+  const researcherSession = () =>
+    agent.openSession({ authorization: `Bearer ${TOKENS.reviewer}`, client_type: 'REST_CLIENT', client_name: 'researcher' }).caller;
 
   async function requestCode(caller: Caller, name = 'Hope'): Promise<string> {
     const out = await agent.call(caller, 'create_code', { name, color: '#59A14F' });
@@ -89,12 +94,20 @@ describe('agent/approvals (fake clock)', () => {
   it('expired requests are rejected before a new one is counted against the limit of 10', async () => {
     // two agents (credentials), five each: approvals.max_pending_per_agent (5) is not what refuses the eleventh
     const bot = agentSession();
-    const other = agent.openSession({ authorization: `Bearer ${agent.credentials.issue('Second').token}`, client_type: 'ASSISTANT_B_CLI', client_name: 'second' }).caller;
+    const other = agent.openSession({
+      authorization: `Bearer ${agent.credentials.issue('Second').token}`,
+      client_type: 'ASSISTANT_B_CLI',
+      client_name: 'second',
+    }).caller;
     for (let i = 0; i < 10; i++) await requestCode(i < 5 ? bot : other, `Code ${i}`);
     const third = agent.openSession({ authorization: `Bearer ${agent.credentials.issue('Third').token}`, client_type: 'CUSTOM', client_name: 'third' }).caller;
     const full = await agent.call(third, 'create_code', { name: 'Eleven', color: '#59A14F' });
     assert.equal(!full.envelope.success && full.envelope.error_code, 'APPROVAL_QUEUE_FULL');
-    assert.equal(!full.envelope.success && (full.envelope.details as { limit_key?: string } | undefined)?.limit_key, undefined, 'the global cap, not the per-agent one');
+    assert.equal(
+      !full.envelope.success && (full.envelope.details as { limit_key?: string } | undefined)?.limit_key,
+      undefined,
+      'the global cap, not the per-agent one',
+    );
     clock.t += 5 * MINUTE;
     await requestCode(bot, 'After the timeout');
     assert.equal(agent.listApprovals('rejected').length, 10);
@@ -124,9 +137,12 @@ describe('agent/approvals (fake clock)', () => {
     assert.equal(ok.envelope.success, true, JSON.stringify(ok.envelope));
     assert.equal(codeCount(), 1);
     const types = events.slice(before).map((e) => e.event_type);
-    assert.deepEqual(types.filter((t) => t !== 'session.connected'), ['approval.granted', 'coding.code_created']);
+    assert.deepEqual(
+      types.filter((t) => t !== 'session.connected'),
+      ['approval.granted', 'coding.code_created'],
+    );
     const created = events.find((e) => e.event_type === 'coding.code_created');
-    assert.equal(created?.caused_by.session_id, bot.session_id, 'the action is the agent session\'s');
+    assert.equal(created?.caused_by.session_id, bot.session_id, "the action is the agent session's");
     assert.equal(created?.metadata.correlation_id, id, 'its events carry the request id as correlation id');
   });
 
@@ -148,16 +164,34 @@ describe('agent/approvals (fake clock)', () => {
     const now = new Date(clock.t).toISOString();
     handle.transaction(() =>
       handle.repo.insertApproval({
-        request_id: requestId, tool: 'approve_merge', arguments: JSON.stringify({ merge_suggestion_id: mergeId }), session_id: bot.session_id, client_type: bot.client_type,
-        client_name: bot.client_name, user: bot.user, trust_level: 'require', description: 'approve the merge', status: 'pending', created_at: now,
-        expires_at: new Date(clock.t + 5 * MINUTE).toISOString(), decided_at: null, decided_by: null, reason: null, result: null, error_code: null,
+        request_id: requestId,
+        tool: 'approve_merge',
+        arguments: JSON.stringify({ merge_suggestion_id: mergeId }),
+        session_id: bot.session_id,
+        client_type: bot.client_type,
+        client_name: bot.client_name,
+        user: bot.user,
+        trust_level: 'require',
+        description: 'approve the merge',
+        status: 'pending',
+        created_at: now,
+        expires_at: new Date(clock.t + 5 * MINUTE).toISOString(),
+        decided_at: null,
+        decided_by: null,
+        reason: null,
+        result: null,
+        error_code: null,
       }),
     );
     const done = await agent.approve(researcher, requestId);
     assert.equal(done.envelope.success, true, JSON.stringify(done.envelope));
-    assert.deepEqual(handle.repo.listCodes().map((c) => c.name), ['Water'], 'merged');
+    assert.deepEqual(
+      handle.repo.listCodes().map((c) => c.name),
+      ['Water'],
+      'merged',
+    );
     const merged = events.find((e) => e.event_type === 'coding.codes_merged');
-    assert.equal(merged?.caused_by.session_id, bot.session_id, 'the merge is recorded as the agent session\'s action');
+    assert.equal(merged?.caused_by.session_id, bot.session_id, "the merge is recorded as the agent session's action");
     const decided = events.find((e) => e.event_type === 'suggestion.approved');
     assert.equal(decided?.payload.approved_by_session, researcher.session_id, 'the researcher decided, not the agent');
     assert.equal(decided?.payload.self_approval, false);
@@ -168,18 +202,30 @@ describe('agent/approvals (fake clock)', () => {
     const direct = await agent.call(agentSession('other-bot'), 'approve_suggestion', { suggestion_id: suggestionId });
     assert.equal(!direct.envelope.success && direct.envelope.error_code, 'APPROVAL_FORBIDDEN');
     assert.equal(handle.repo.getSuggestion(suggestionId)?.status, 'pending');
-    assert.equal(handle.repo.listCodes().some((c) => c.name === 'Shed'), false);
+    assert.equal(
+      handle.repo.listCodes().some((c) => c.name === 'Shed'),
+      false,
+    );
   });
 
   it('audits the held call as pending with its request id', async () => {
     const lines: string[] = [];
     agent.dispose();
-    agent = new AgentContext({ tools: ALL_TOOLS, project: () => handle, tokens: TOKENS, clock, audit: { append: (l) => void lines.push(l), read: async () => lines.join('\n') } });
+    agent = new AgentContext({
+      tools: ALL_TOOLS,
+      project: () => handle,
+      tokens: TOKENS,
+      clock,
+      audit: { append: (l) => void lines.push(l), read: async () => lines.join('\n') },
+    });
     pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger, clock, agent, embeddings: null });
     const id = await requestCode(agentSession());
     clock.t += 5 * MINUTE;
     pipeline.sweepApprovals();
     const entries = lines.map((l) => JSON.parse(l) as { tool: string; decision: string; request_id?: string });
-    assert.ok(entries.some((e) => e.tool === 'create_code' && e.decision === 'pending' && e.request_id === id), lines.join('\n'));
+    assert.ok(
+      entries.some((e) => e.tool === 'create_code' && e.decision === 'pending' && e.request_id === id),
+      lines.join('\n'),
+    );
   });
 });

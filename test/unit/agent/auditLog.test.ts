@@ -27,7 +27,17 @@ function memoryLog(includePayload: boolean | 'full' = true) {
 
 const sha256 = (s: string) => createHash('sha256').update(Buffer.from(s, 'utf8')).digest('hex');
 
-const ENTRY: AuditEntry = { timestamp: '2026-01-02T03:04:05.678Z', session_id: 's', client_type: 'REST_CLIENT', client_name: 'c', user: 'u', tool: 'get_code', decision: 'failed', error_code: 'INVALID_ARGUMENTS', duration_ms: 1 };
+const ENTRY: AuditEntry = {
+  timestamp: '2026-01-02T03:04:05.678Z',
+  session_id: 's',
+  client_type: 'REST_CLIENT',
+  client_name: 'c',
+  user: 'u',
+  tool: 'get_code',
+  decision: 'failed',
+  error_code: 'INVALID_ARGUMENTS',
+  duration_ms: 1,
+};
 
 describe('agent/auditLog', () => {
   it('records the arguments with include_payload', () => {

@@ -54,7 +54,11 @@ describe('agent/contextBuilder: the stored research frame', () => {
   it('researchFrame: stored fields win one by one; absent or mistyped fields are empty', () => {
     assert.deepEqual(researchFrame(undefined, undefined), { description: '', research_questions: [], methodology: '' });
     assert.deepEqual(researchFrame({ methodology: '' }, fromFile), { description: 'From the file', research_questions: ['File question?'], methodology: '' });
-    assert.deepEqual(researchFrame({ research_questions: ['Mine?'] }, { description: 7 as unknown as string }), { description: '', research_questions: ['Mine?'], methodology: '' });
+    assert.deepEqual(researchFrame({ research_questions: ['Mine?'] }, { description: 7 as unknown as string }), {
+      description: '',
+      research_questions: ['Mine?'],
+      methodology: '',
+    });
   });
 
   it('a save shows in the cached briefing at once; fields never saved still come from the file; it survives a reopen', async () => {

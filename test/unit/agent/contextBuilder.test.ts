@@ -53,7 +53,10 @@ describe('agent/contextBuilder', () => {
     const h = handle;
     handle = null;
     assert.throws(() => builder.buildProjectBriefing(), /No project is open/);
-    assert.throws(() => builder.buildStateSummary(), (e: { code?: string }) => e.code === 'NO_PROJECT');
+    assert.throws(
+      () => builder.buildStateSummary(),
+      (e: { code?: string }) => e.code === 'NO_PROJECT',
+    );
     handle = h;
   });
 
@@ -103,7 +106,13 @@ describe('agent/contextBuilder', () => {
     assert.ok(!b.recent_activity.some((a) => a.action.startsWith('session.')));
 
     const stats = builder.buildStatistics();
-    assert.deepEqual(stats.coverage, { coded_sources: 1, uncoded_sources: 1, coded_code_points: 15, text_code_points: 22 + 12, coded_ratio: Math.round((15 / 34) * 10_000) / 10_000 });
+    assert.deepEqual(stats.coverage, {
+      coded_sources: 1,
+      uncoded_sources: 1,
+      coded_code_points: 15,
+      text_code_points: 22 + 12,
+      coded_ratio: Math.round((15 / 34) * 10_000) / 10_000,
+    });
     assert.deepEqual(stats.segments_per_coder, [{ owner: 'researcher', segments: 3 }]);
     assert.deepEqual(
       builder.cooccurrences().map((p) => [p.code_a.name, p.code_b.name, p.count, p.sources]),
@@ -111,8 +120,14 @@ describe('agent/contextBuilder', () => {
       'Alpha [0,5) overlaps Beta [0,10) but not Beta [11,16)',
     );
     const seg = handle!.repo.listSegmentsForCode(c2)[0]!;
-    assert.deepEqual({ ...builder.segment(seg.segment_id), created_at: undefined }, { ...builder.segment(seg.segment_id), code_name: 'Beta', source_name: 'one.txt', text: 'alpha beta', created_at: undefined });
-    assert.throws(() => builder.segment(9999), (e: { code?: string }) => e.code === 'SEGMENT_NOT_FOUND');
+    assert.deepEqual(
+      { ...builder.segment(seg.segment_id), created_at: undefined },
+      { ...builder.segment(seg.segment_id), code_name: 'Beta', source_name: 'one.txt', text: 'alpha beta', created_at: undefined },
+    );
+    assert.throws(
+      () => builder.segment(9999),
+      (e: { code?: string }) => e.code === 'SEGMENT_NOT_FOUND',
+    );
   });
 
   it('caches summaries until an event invalidates them', async () => {

@@ -48,7 +48,13 @@ describe('agent/describeRequest: approval requests in words', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-describe-'));
     handle = await openProjectHandle(path.join(dir, 'p.qda'), { create: true, checkpointIdleMs: 0 });
     // delete_segment (trust category apply_code, notify by default) held for the researcher, so its words are stored
-    agent = new AgentContext({ tools: ALL_TOOLS, project: () => handle, tokens: TOKENS, logger: silentLogger, configText: 'agent_context:\n  trust:\n    overrides:\n      delete_segment: suggest\n' });
+    agent = new AgentContext({
+      tools: ALL_TOOLS,
+      project: () => handle,
+      tokens: TOKENS,
+      logger: silentLogger,
+      configText: 'agent_context:\n  trust:\n    overrides:\n      delete_segment: suggest\n',
+    });
     pipeline = createPipeline({ project: () => handle, host: headlessHost, logger: silentLogger, agent, embeddings: null });
     events = [];
     pipeline.onEvents((e) => events.push(...e));
@@ -90,24 +96,39 @@ describe('agent/describeRequest: approval requests in words', () => {
   });
 
   it('delete_category counts its codes and says where they go', () => {
-    assert.equal(words('delete_category', { category_id: ids.category, move_codes_to: ids.other }), "delete category 'Relations' and move its 2 codes to 'Place'");
-    assert.equal(words('delete_category', { category_id: ids.category, move_codes_to: null }), "delete category 'Relations' and move its 2 codes to the top level");
+    assert.equal(
+      words('delete_category', { category_id: ids.category, move_codes_to: ids.other }),
+      "delete category 'Relations' and move its 2 codes to 'Place'",
+    );
+    assert.equal(
+      words('delete_category', { category_id: ids.category, move_codes_to: null }),
+      "delete category 'Relations' and move its 2 codes to the top level",
+    );
     assert.equal(words('delete_category', { category_id: ids.category }), "delete category 'Relations', which holds 2 codes (refused without move_codes_to)");
     assert.equal(words('delete_category', { category_id: ids.other }), "delete the empty category 'Place'");
   });
 
   it('remove_source and erase_source name the source and count its codings', () => {
     assert.equal(words('remove_source', { source_id: ids.source, confirm: true }), "remove source 'interview-04' and its 4 codings");
-    assert.equal(words('erase_source', { source_id: ids.source, confirm: true }), "erase source 'interview-04' and its 4 codings, its text and every trace of it in the history");
+    assert.equal(
+      words('erase_source', { source_id: ids.source, confirm: true }),
+      "erase source 'interview-04' and its 4 codings, its text and every trace of it in the history",
+    );
   });
 
   it('the case management tools name the case, the source and the attribute (and on how many cases it is renamed)', async () => {
     const kase = (await ok('create_case', { name: 'P04' })).case_id;
     await ok('set_case_attribute', { case_id: kase, attribute_name: 'Age', value: 61 });
     assert.equal(words('rename_case', { case_id: kase, new_name: 'Participant 4' }), "rename the case 'P04' to 'Participant 4'");
-    assert.equal(words('remove_source_from_case', { case_id: kase, source_id: ids.source }), "take the source 'interview-04' out of the case 'P04' (the source stays)");
+    assert.equal(
+      words('remove_source_from_case', { case_id: kase, source_id: ids.source }),
+      "take the source 'interview-04' out of the case 'P04' (the source stays)",
+    );
     assert.equal(words('remove_case_attribute', { case_id: kase, attribute_name: 'Age' }), "remove 'Age' from the case 'P04'");
-    assert.equal(words('rename_case_attribute', { attribute_name: 'Age', new_name: 'Age at interview' }), "rename the case attribute 'Age' to 'Age at interview' (on 1 case)");
+    assert.equal(
+      words('rename_case_attribute', { attribute_name: 'Age', new_name: 'Age at interview' }),
+      "rename the case attribute 'Age' to 'Age at interview' (on 1 case)",
+    );
   });
 
   it('apply_code and delete_segment quote the passage, at most 80 characters', () => {
@@ -119,9 +140,12 @@ describe('agent/describeRequest: approval requests in words', () => {
     assert.ok(Array.from(quote).length <= MAX_EXCERPT, `${Array.from(quote).length} code points`);
   });
 
-  it('create_code says when its colour is already another code\'s; approve_merge reads like the merge', async () => {
+  it("create_code says when its colour is already another code's; approve_merge reads like the merge", async () => {
     const tensionColour = handle.repo.getCode(ids.tension)!.color;
-    assert.equal(words('create_code', { name: 'Hope', color: tensionColour.toLowerCase() }), `create the code 'Hope' (${tensionColour}, also the colour of 'Tension')`);
+    assert.equal(
+      words('create_code', { name: 'Hope', color: tensionColour.toLowerCase() }),
+      `create the code 'Hope' (${tensionColour}, also the colour of 'Tension')`,
+    );
     assert.equal(words('create_code', { name: 'Hope', color: '#123456', category_id: ids.other }), "create the code 'Hope' in 'Place' (#123456)");
     assert.equal(words('create_code', { name: 'Hope' }), "create the code 'Hope'");
     const merge = await ok('suggest_merge_codes', { source_code_id: ids.tension, target_code_id: ids.conflict, rationale: 'same idea' });
@@ -138,7 +162,10 @@ describe('agent/describeRequest: approval requests in words', () => {
 
   it('a tool without its own words: its title and arguments, ids named', () => {
     assert.equal(words('add_source_to_case', { case_id: 5, source_id: ids.source }), "add the source 'interview-04' to case 5 (not found)");
-    assert.equal(words('suggest_codes_for_range', { source_id: ids.source, start_pos: 0, end_pos: 5, limit: 3 }), "suggest codes for a range: source 'interview-04', start_pos 0, end_pos 5, limit 3");
+    assert.equal(
+      words('suggest_codes_for_range', { source_id: ids.source, start_pos: 0, end_pos: 5, limit: 3 }),
+      "suggest codes for a range: source 'interview-04', start_pos 0, end_pos 5, limit 3",
+    );
     assert.equal(words('rename_code', { code_id: 999, new_name: 'Hope' }), "rename code 999 (not found) to 'Hope'");
     assert.equal(words('rename_code', { code_id: ids.empty, new_name: 'Hope' }), "rename the code 'Unused idea' to 'Hope'");
   });
@@ -150,11 +177,17 @@ describe('agent/describeRequest: approval requests in words', () => {
     await agent.call(bot, 'merge_codes', { source_code_id: ids.tension, target_code_id: ids.conflict });
     const held = agent.listApprovals('pending');
     assert.equal(held.length, 2);
-    assert.ok(held.some((r) => r.description.includes(quote)), JSON.stringify(held.map((r) => r.description)));
+    assert.ok(
+      held.some((r) => r.description.includes(quote)),
+      JSON.stringify(held.map((r) => r.description)),
+    );
     await ok('erase_source', { source_id: ids.source, confirm: true });
     const after = [...agent.listApprovals('pending'), ...agent.listApprovals('rejected'), ...agent.listApprovals('failed')].map((r) => r.description).sort();
     assert.deepEqual(after, ["merge 'Tension' (3 passages) into 'Conflict'", 'remove the coding: [erased]']);
-    const stored = handle.repo.listEventsSince(0, 10_000).filter((e) => e.event_type === 'approval.requested').map((e) => e.payload.description);
+    const stored = handle.repo
+      .listEventsSince(0, 10_000)
+      .filter((e) => e.event_type === 'approval.requested')
+      .map((e) => e.payload.description);
     assert.deepEqual(stored, ['[erased]', "merge 'Tension' (3 passages) into 'Conflict'"]);
   });
 
@@ -171,7 +204,7 @@ describe('agent/describeRequest: approval requests in words', () => {
     assert.equal(JSON.stringify(listed).includes('source_code_id='), false);
   });
 
-  it("a held destructive request is described from its dry run; one that would fail is never described: it answers its error at once", async () => {
+  it('a held destructive request is described from its dry run; one that would fail is never described: it answers its error at once', async () => {
     const bot = agent.openSession({ authorization: `Bearer ${TOKENS.agent}`, client_type: 'ASSISTANT_A_CLI', client_name: 'mcp-client' }).caller;
     const refused = await agent.call(bot, 'delete_category', { category_id: ids.category });
     assert.equal(refused.envelope.success ? 'ok' : refused.envelope.error_code, 'CATEGORY_NOT_EMPTY');

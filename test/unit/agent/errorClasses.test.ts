@@ -31,7 +31,12 @@ describe('agent/errorClasses: one error classification for every surface', () =>
       const c = ERROR_CLASSES[code];
       assert.ok(c.http >= 400 && c.http <= 599, `${code} http ${c.http}`);
       assert.ok(grpcCodes.has(c.grpc) && c.grpc !== 0, `${code} grpc ${c.grpc} (0 is OK, not an error)`);
-      assert.ok(c.mcp.kind === 'tool_result' || (c.mcp.kind === 'jsonrpc' && c.mcp.code <= -32000 && c.mcp.code >= -32768) || (c.mcp.kind === 'http' && c.mcp.status >= 400), `${code} mcp ${JSON.stringify(c.mcp)}`);
+      assert.ok(
+        c.mcp.kind === 'tool_result' ||
+          (c.mcp.kind === 'jsonrpc' && c.mcp.code <= -32000 && c.mcp.code >= -32768) ||
+          (c.mcp.kind === 'http' && c.mcp.status >= 400),
+        `${code} mcp ${JSON.stringify(c.mcp)}`,
+      );
       assert.ok([1, 2, 3].includes(c.cliExit), `${code} exit ${c.cliExit}`);
       assert.equal(httpStatusOf(code), c.http);
       assert.equal(grpcStatusOf(code), c.grpc);
@@ -50,11 +55,24 @@ describe('agent/errorClasses: one error classification for every surface', () =>
     for (const code of documented.keys()) assert.ok((ERROR_CODES as readonly string[]).includes(code), `the table lists ${code}, which is no error code`);
   });
 
-  it('spot checks written out: the spec\'s statuses, gRPC numbers, MCP protocol errors, CLI exits', () => {
-    assert.deepEqual([httpStatusOf('CODE_NOT_FOUND'), httpStatusOf('DUPLICATE_NAME'), httpStatusOf('UNAUTHORIZED'), httpStatusOf('SESSION_FORBIDDEN'), httpStatusOf('RATE_LIMITED'), httpStatusOf('NO_PROJECT'), httpStatusOf('HANDLER_NOT_FOUND')], [404, 409, 401, 403, 429, 503, 501]);
+  it("spot checks written out: the spec's statuses, gRPC numbers, MCP protocol errors, CLI exits", () => {
+    assert.deepEqual(
+      [
+        httpStatusOf('CODE_NOT_FOUND'),
+        httpStatusOf('DUPLICATE_NAME'),
+        httpStatusOf('UNAUTHORIZED'),
+        httpStatusOf('SESSION_FORBIDDEN'),
+        httpStatusOf('RATE_LIMITED'),
+        httpStatusOf('NO_PROJECT'),
+        httpStatusOf('HANDLER_NOT_FOUND'),
+      ],
+      [404, 409, 401, 403, 429, 503, 501],
+    );
     // grpc/grpc doc/statuscodes.md: INVALID_ARGUMENT 3, NOT_FOUND 5, ALREADY_EXISTS 6, PERMISSION_DENIED 7, RESOURCE_EXHAUSTED 8, ABORTED 10, UNAUTHENTICATED 16
     assert.deepEqual(
-      ['INVALID_ARGUMENTS', 'SOURCE_NOT_FOUND', 'DUPLICATE_NAME', 'APPROVAL_FORBIDDEN', 'SESSION_LIMIT', 'VERSION_CONFLICT', 'SESSION_EXPIRED'].map(grpcStatusOf),
+      ['INVALID_ARGUMENTS', 'SOURCE_NOT_FOUND', 'DUPLICATE_NAME', 'APPROVAL_FORBIDDEN', 'SESSION_LIMIT', 'VERSION_CONFLICT', 'SESSION_EXPIRED'].map(
+        grpcStatusOf,
+      ),
       [3, 5, 6, 7, 8, 10, 16],
     );
     assert.deepEqual(mcpErrorOf('TOOL_NOT_FOUND'), { kind: 'jsonrpc', code: -32602 });

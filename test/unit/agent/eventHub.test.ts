@@ -22,9 +22,12 @@ function event(seq: number): EventRecord {
 }
 
 describe('agent/eventHub', () => {
-  const clock = { t: 1_000_000, now(): number {
-    return this.t;
-  } };
+  const clock = {
+    t: 1_000_000,
+    now(): number {
+      return this.t;
+    },
+  };
   const cfg = defaultConfig();
   cfg.events.buffer_size = 4;
   cfg.rate_limits.events_per_second = 3;
@@ -57,7 +60,10 @@ describe('agent/eventHub', () => {
     // published while the subscriber is still replaying: stored first, as the pipeline does
     hub.publish([append(21), append(22)]);
     for (let i = 0; i < 10; i++) nextSecond();
-    assert.ok(got.every((d) => d.kind === 'event'), `no overflow: ${JSON.stringify(got.filter((d) => d.kind === 'overflow'))}`);
+    assert.ok(
+      got.every((d) => d.kind === 'event'),
+      `no overflow: ${JSON.stringify(got.filter((d) => d.kind === 'overflow'))}`,
+    );
     const seqs = got.map((d) => (d.kind === 'event' ? d.event.metadata.sequence_number : -1));
     assert.deepEqual(seqs, [3, 5, 7, 9, 11, 13, 15, 17, 19, 21]);
     assert.equal(sub.lastSeq, 21);

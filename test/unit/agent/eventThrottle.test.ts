@@ -27,7 +27,10 @@ function event(seq: number): EventRecord {
 describe('agent/eventThrottle', () => {
   it('lets at most the limit through in one second, then again after the second ends', () => {
     let t = 5_000;
-    const throttle = new EventThrottle(() => 3, () => t);
+    const throttle = new EventThrottle(
+      () => 3,
+      () => t,
+    );
     assert.deepEqual([throttle.take(), throttle.take(), throttle.take(), throttle.take()], [true, true, true, false]);
     t += 400;
     assert.equal(throttle.take(), false);
@@ -40,7 +43,10 @@ describe('agent/eventThrottle', () => {
   it('reads the limit on every call (a reloaded configuration applies at once)', () => {
     let limit = 1;
     const t = 0;
-    const throttle = new EventThrottle(() => limit, () => t);
+    const throttle = new EventThrottle(
+      () => limit,
+      () => t,
+    );
     assert.equal(throttle.take(), true);
     assert.equal(throttle.take(), false);
     limit = 5;
@@ -48,13 +54,20 @@ describe('agent/eventThrottle', () => {
   });
 
   it('a stream whose transport is always full gets no more than events_per_second, each event once, in order', async () => {
-    const clock = { t: 1_000_000, now(): number {
-      return this.t;
-    } };
+    const clock = {
+      t: 1_000_000,
+      now(): number {
+        return this.t;
+      },
+    };
     const cfg = defaultConfig();
     cfg.rate_limits.events_per_second = 3;
     const store = Array.from({ length: 12 }, (_, i) => event(i + 1));
-    const hub = new EventHub((after, limit) => store.filter((e) => e.metadata.sequence_number > after).slice(0, limit), () => cfg, clock);
+    const hub = new EventHub(
+      (after, limit) => store.filter((e) => e.metadata.sequence_number > after).slice(0, limit),
+      () => cfg,
+      clock,
+    );
     const got: number[] = [];
     let sub: ResumableSubscription | undefined = undefined;
     // the transport reports a full buffer after every event and drains at once (SSE's 'drain' resumes the stream)
@@ -66,7 +79,15 @@ describe('agent/eventThrottle', () => {
       },
       overflow: () => undefined,
     };
-    sub = new ResumableSubscription(hub, ['coding.*'], 0, sink, [], () => cfg.rate_limits.events_per_second, () => clock.t).open();
+    sub = new ResumableSubscription(
+      hub,
+      ['coding.*'],
+      0,
+      sink,
+      [],
+      () => cfg.rate_limits.events_per_second,
+      () => clock.t,
+    ).open();
     for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
     assert.deepEqual(got, [1, 2, 3], 'the first second: three events, however often the transport drains');
     clock.t += 1000;

@@ -57,7 +57,8 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
   });
 
   const bot = (): Caller => agent.openSession({ authorization: `Bearer ${TOKENS.agent}`, client_type: 'ASSISTANT_A_CLI', client_name: 'bot' }).caller;
-  const researcher = (): Caller => agent.openSession({ authorization: `Bearer ${TOKENS.reviewer}`, client_type: 'REST_CLIENT', client_name: 'researcher' }).caller;
+  const researcher = (): Caller =>
+    agent.openSession({ authorization: `Bearer ${TOKENS.reviewer}`, client_type: 'REST_CLIENT', client_name: 'researcher' }).caller;
   const data = (o: InvokeOutcome): any => (o.envelope.success ? o.envelope.data : assert.fail(JSON.stringify(o.envelope)));
   const errorCode = (o: InvokeOutcome): string => (o.envelope.success ? `ok: ${JSON.stringify(o.envelope.data)}` : o.envelope.error_code);
 
@@ -86,7 +87,7 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     return { rows, file: fs.readFileSync(handle.path), journal: fs.readFileSync(journalPath(handle.path)) };
   }
 
-  it("store.dryRun: writes inside are seen there and undone after, nothing is journaled, no commit hook runs, the codebook cache forgets them", async () => {
+  it('store.dryRun: writes inside are seen there and undone after, nothing is journaled, no commit hook runs, the codebook cache forgets them', async () => {
     await open();
     const repo = new SqlProjectRepository(handle.store);
     let commits = 0;
@@ -188,12 +189,22 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     assert.equal(handle.repo.getCode(tension), undefined);
   });
 
-  it("dry-run modes: tools working outside the database are only validated (a missing file answers at once), reads are never dry-run", async () => {
+  it('dry-run modes: tools working outside the database are only validated (a missing file answers at once), reads are never dry-run', async () => {
     await open();
     const byName = new Map(ALL_TOOLS.map((t) => [t.name, t]));
     const mode = (name: string): string => dryRunMode(byName.get(name) as never);
     assert.deepEqual(
-      ['create_code', 'merge_codes', 'batch_apply_codes', 'import_file_source', 'import_data', 'import_analytics', 'restore_snapshot', 'export_report', 'get_approval_status'].map(mode),
+      [
+        'create_code',
+        'merge_codes',
+        'batch_apply_codes',
+        'import_file_source',
+        'import_data',
+        'import_analytics',
+        'restore_snapshot',
+        'export_report',
+        'get_approval_status',
+      ].map(mode),
       ['full', 'full', 'full', 'validate', 'validate', 'validate', 'validate', 'validate', 'none'],
     );
     const agentSession = bot();
@@ -253,7 +264,11 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
 
     // another agent's request (another credential) is not its own
     clock.t += 60_000;
-    const other = agent.openSession({ authorization: `Bearer ${agent.credentials.issue('Other').token}`, client_type: 'ASSISTANT_B_CLI', client_name: 'other' }).caller;
+    const other = agent.openSession({
+      authorization: `Bearer ${agent.credentials.issue('Other').token}`,
+      client_type: 'ASSISTANT_B_CLI',
+      client_name: 'other',
+    }).caller;
     const theirs = data(await agent.call(other, 'create_code', { name: 'Trust' }));
     const snoop: string[] = [];
     for (let i = 0; i < 11; i++) {
@@ -282,12 +297,15 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     data(await agent.call(me, 'rename_source', { source_id: source, new_name: 'interview-04b' }));
     data(await agent.call(me, 'update_segment_memo', { segment_id: segment, memo: 'a turning point' }));
     assert.deepEqual(versions(), [3, 2, 2, 2]);
-    assert.deepEqual(handle.repo.entityVersions(refs).map((v) => v.name), ['Strain', 'Emotions', 'interview-04b', null]);
+    assert.deepEqual(
+      handle.repo.entityVersions(refs).map((v) => v.name),
+      ['Strain', 'Emotions', 'interview-04b', null],
+    );
     data(await agent.call(me, 'delete_segment', { segment_id: segment }));
     assert.deepEqual(versions(), [3, 2, 2, null]);
   });
 
-  it("approving a held rename after the researcher renamed the code is VERSION_CONFLICT naming what changed and by whom; the request waits for an edited approval or a rejection", async () => {
+  it('approving a held rename after the researcher renamed the code is VERSION_CONFLICT naming what changed and by whom; the request waits for an edited approval or a rejection', async () => {
     await open();
     const { conflict, tension, me } = await study();
     const agentSession = bot();
@@ -298,7 +316,19 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
 
     const refused = await agent.approve(me, held.request_id);
     assert.equal(errorCode(refused), 'VERSION_CONFLICT');
-    const env = refused.envelope as { error: string; details: { changes: { kind: string; id: number; name: string; read_version: number; version: number | null; changed_by: { user: string; event_type: string } | null }[] } };
+    const env = refused.envelope as {
+      error: string;
+      details: {
+        changes: {
+          kind: string;
+          id: number;
+          name: string;
+          read_version: number;
+          version: number | null;
+          changed_by: { user: string; event_type: string } | null;
+        }[];
+      };
+    };
     assert.match(env.error, /code 'Disagreement' changed \(version 1 -> 2: coding\.code_renamed\) by researcher \(REST_CLIENT\)/);
     assert.deepEqual(
       env.details.changes.map((c) => [c.kind, c.id, c.name, c.read_version, c.version, c.changed_by?.user]),
@@ -323,8 +353,8 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     const { source, me } = await study();
     const [first, second] = handle.repo.listSegmentsForSource(source).map((x) => x.segment_id);
     const agentSession = bot();
-    const memo = data(await agent.call(agentSession, 'update_segment_memo', { segment_id: first, memo: 'the agent\'s reading' }));
-    data(await agent.call(me, 'update_segment_memo', { segment_id: first, memo: 'the researcher\'s reading' }));
+    const memo = data(await agent.call(agentSession, 'update_segment_memo', { segment_id: first, memo: "the agent's reading" }));
+    data(await agent.call(me, 'update_segment_memo', { segment_id: first, memo: "the researcher's reading" }));
     assert.equal((await agent.approve(me, memo.request_id)).status, 'ok', 'last write wins');
     assert.equal(handle.repo.getSegment(first as number)?.memo, "the agent's reading");
 
@@ -342,7 +372,13 @@ describe('agent/held calls: dry run before queueing, long poll, free polls', () 
     const code = data(await agent.call(agentSession, 'suggest_new_code', { name: 'Belonging', rationale: 'it recurs' }));
     const coding = data(await agent.call(agentSession, 'suggest_code_application', { source_id: source, code_id: tension, start_pos: 0, end_pos: 3 }));
     const merge = data(await agent.call(agentSession, 'suggest_merge_codes', { source_code_id: tension, target_code_id: conflict, rationale: 'same' }));
-    const batch = data(await agent.call(agentSession, 'suggest_batch_coding', { code_id: conflict, segments: [{ source_id: source, start_pos: 5, end_pos: 9 }], rationale: 'routine' }));
+    const batch = data(
+      await agent.call(agentSession, 'suggest_batch_coding', {
+        code_id: conflict,
+        segments: [{ source_id: source, start_pos: 5, end_pos: 9 }],
+        rationale: 'routine',
+      }),
+    );
     const calls: [string, Record<string, unknown>][] = [
       ['approve_suggestion', { suggestion_id: code.suggestion_id }],
       ['approve_coding_suggestion', { suggestion_id: coding.suggestion_id }],

@@ -30,7 +30,13 @@ describe('core/sharedResult', () => {
   });
 
   it('writes the same JSON as JSON.stringify, once per shared object', () => {
-    const data = { count: 2, codes: [{ name: 'é🌱', memo: null }, { name: '"quoted"\n', memo: 'm' }] };
+    const data = {
+      count: 2,
+      codes: [
+        { name: 'é🌱', memo: null },
+        { name: '"quoted"\n', memo: 'm' },
+      ],
+    };
     const shared = shareResult(structuredClone(data));
     assert.equal(jsonText(shared), JSON.stringify(data));
     assert.equal(jsonText(shared), jsonText(shared));
@@ -60,7 +66,12 @@ describe('agent/pipeline: memoized reads', () => {
     memo: true,
     run: (ctx, input) => {
       runs++;
-      return { names: ctx.domain.repo.listCodes().map((c) => c.name).filter((n) => n.startsWith(input.prefix ?? '')) };
+      return {
+        names: ctx.domain.repo
+          .listCodes()
+          .map((c) => c.name)
+          .filter((n) => n.startsWith(input.prefix ?? '')),
+      };
     },
   }) as AnyTool;
 
@@ -109,7 +120,7 @@ describe('agent/pipeline: memoized reads', () => {
     assert.deepEqual((await names()).names, ['Alpha']);
   });
 
-  it('another project never answers from this project\'s memo', async () => {
+  it("another project never answers from this project's memo", async () => {
     await fx.ok('create_code', { name: 'Alpha', color: '#112233' });
     assert.deepEqual((await names()).names, ['Alpha']);
     const other = await openFixture();

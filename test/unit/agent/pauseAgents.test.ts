@@ -23,9 +23,12 @@ describe('agent/pause agents (fake clock)', () => {
   let agent: AgentContext;
   let pipeline: ToolPipeline;
   let events: EventRecord[];
-  const clock = { t: Date.UTC(2026, 10, 26, 9, 0, 0, 0), now(): number {
-    return this.t;
-  } };
+  const clock = {
+    t: Date.UTC(2026, 10, 26, 9, 0, 0, 0),
+    now(): number {
+      return this.t;
+    },
+  };
 
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-pause-'));
@@ -54,7 +57,10 @@ describe('agent/pause agents (fake clock)', () => {
   }
 
   it('only the researcher may pause or resume (APPROVAL_FORBIDDEN)', async () => {
-    assert.throws(() => agent.pause(bot()), (e: { code?: string }) => e.code === 'APPROVAL_FORBIDDEN');
+    assert.throws(
+      () => agent.pause(bot()),
+      (e: { code?: string }) => e.code === 'APPROVAL_FORBIDDEN',
+    );
     await assert.rejects(agent.resume(bot()), (e: { code?: string }) => e.code === 'APPROVAL_FORBIDDEN');
     assert.equal(agent.paused, false);
   });
@@ -104,6 +110,9 @@ describe('agent/pause agents (fake clock)', () => {
     assert.equal((await agent.call(me, 'create_code', { name: 'Mine' })).status, 'ok', "the researcher's own call runs");
     const resumed = await agent.resume(me);
     assert.equal(resumed.ran, 0);
-    assert.deepEqual(agent.listApprovals('pending').map((a) => a.tool), ['create_code']);
+    assert.deepEqual(
+      agent.listApprovals('pending').map((a) => a.tool),
+      ['create_code'],
+    );
   });
 });

@@ -54,23 +54,41 @@ describe('agent/pipeline', () => {
     it('reports wrong types with INVALID_ARGUMENTS and details.issues naming the field', async () => {
       const out = await fx.fails('create_code', { name: 5, color: RED }, 'INVALID_ARGUMENTS');
       const issues = issuesOf(out);
-      assert.ok(issues.some((i) => i.path === 'name'), JSON.stringify(issues));
+      assert.ok(
+        issues.some((i) => i.path === 'name'),
+        JSON.stringify(issues),
+      );
       assert.ok(!out.envelope.success && out.envelope.error.includes('name'));
 
       const typed = issuesOf(await fx.fails('read_source_content', { source_id: 1, start_pos: 'zero' }, 'INVALID_ARGUMENTS'));
-      assert.ok(typed.some((i) => i.path === 'start_pos'), JSON.stringify(typed));
+      assert.ok(
+        typed.some((i) => i.path === 'start_pos'),
+        JSON.stringify(typed),
+      );
       const bool = issuesOf(await fx.fails('remove_source', { source_id: 1, confirm: 'yes' }, 'INVALID_ARGUMENTS'));
-      assert.ok(bool.some((i) => i.path === 'confirm'), JSON.stringify(bool));
+      assert.ok(
+        bool.some((i) => i.path === 'confirm'),
+        JSON.stringify(bool),
+      );
     });
 
     it('rejects unknown keys (a misspelt parameter is an error, not ignored)', async () => {
       const issues = issuesOf(await fx.fails('list_codes', { bogus: 1 }, 'INVALID_ARGUMENTS'));
-      assert.ok(issues.some((i) => i.code === 'unrecognized_keys'), JSON.stringify(issues));
+      assert.ok(
+        issues.some((i) => i.code === 'unrecognized_keys'),
+        JSON.stringify(issues),
+      );
       // color is optional since issue 13 (a free palette colour): the misspelt colour is refused, not taken as "no colour"
       const misspelt = issuesOf(await fx.fails('create_code', { colour: RED }, 'INVALID_ARGUMENTS'));
       assert.ok(misspelt.length >= 2, 'both the unknown colour and the missing name are reported');
-      assert.ok(misspelt.some((i) => i.path === 'name'), JSON.stringify(misspelt));
-      assert.ok(misspelt.some((i) => i.code === 'unrecognized_keys'), JSON.stringify(misspelt));
+      assert.ok(
+        misspelt.some((i) => i.path === 'name'),
+        JSON.stringify(misspelt),
+      );
+      assert.ok(
+        misspelt.some((i) => i.code === 'unrecognized_keys'),
+        JSON.stringify(misspelt),
+      );
       assert.equal((await fx.ok('list_codes')).count, 0);
     });
 
@@ -338,7 +356,11 @@ describe('agent/pipeline', () => {
         effect: 'create',
         trust: 'create',
         run: (ctx) => {
-          const id = ctx.domain.repo.insertCode({ name: 'Ghost', color: RED, memo: null, category_id: null }, 'ghost', { owner: 'x', session_id: 's', now: ctx.domain.now });
+          const id = ctx.domain.repo.insertCode({ name: 'Ghost', color: RED, memo: null, category_id: null }, 'ghost', {
+            owner: 'x',
+            session_id: 's',
+            now: ctx.domain.now,
+          });
           ctx.domain.events.emit({ event_type: 'coding.code_created', aggregate_type: 'code', aggregate_id: String(id), payload: { code_id: id } });
           assert.equal(ctx.domain.repo.listCodes().length, 1, 'the write happened inside the transaction');
           throw failure();
@@ -579,7 +601,13 @@ describe('agent/pipeline', () => {
       list_case_attributes: ['CASES_NOT_LISTED/NO_CONTEXT'],
       rename_case_attribute: ['INVALID_ARGUMENTS', 'ATTRIBUTE_NOT_FOUND', 'DUPLICATE_NAME', 'CASES_NOT_LISTED/NO_CONTEXT'],
       // AV coding (the HTTP spec's AV table)
-      apply_av_code: ['AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND', 'SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE', 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT'],
+      apply_av_code: [
+        'AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND',
+        'SOURCE_NOT_FOUND',
+        'INVALID_ARGUMENTS',
+        'AV_SEGMENT_NOT_CODED/INVALID_TIME_RANGE',
+        'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT',
+      ],
       list_av_segments: ['SOURCE_NOT_FOUND'],
       remove_av_segment: ['AV_SEGMENT_NOT_REMOVED/NOT_FOUND'],
       transcribe_media: ['SOURCE_NOT_FOUND', 'INVALID_ARGUMENTS', 'TRANSCRIPT_NOT_FOUND', 'TRANSCRIPTION_FAILED'],

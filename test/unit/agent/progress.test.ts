@@ -37,7 +37,12 @@ const countTool = defineTool({
 describe('agent/pipeline progress of long calls', () => {
   it('forwards the first and the last report of a step, throttles the rest, logs, and ignores a listener that throws', async () => {
     const logged: string[] = [];
-    const pipeline = new ToolPipeline({ tools: [countTool], project: () => null, host: headlessHost, logger: { info: (m) => void logged.push(m), warn: (m) => void logged.push(`warn ${m}`), error: () => {} } });
+    const pipeline = new ToolPipeline({
+      tools: [countTool],
+      project: () => null,
+      host: headlessHost,
+      logger: { info: (m) => void logged.push(m), warn: (m) => void logged.push(`warn ${m}`), error: () => {} },
+    });
     const seen: ToolProgress[] = [];
     const out = await pipeline.invoke('count_slowly', { n: 100_000 }, ALICE, { onProgress: (p) => void seen.push({ ...p }) });
     assert.equal(out.envelope.success, true);
@@ -45,7 +50,10 @@ describe('agent/pipeline progress of long calls', () => {
     assert.ok(seen.length >= 2 && seen.length < 1000, `${seen.length} reports forwarded`);
     assert.deepEqual(seen[0], { message: 'Counting', done: 0, total: 100_000, unit: 'items' });
     assert.deepEqual(seen.at(-1), { message: 'Counting', done: 100_000, total: 100_000, unit: 'items' });
-    assert.ok(logged.some((l) => l === 'count_slowly (unit-test): Counting: 0 of 100000 items'), logged.join('\n'));
+    assert.ok(
+      logged.some((l) => l === 'count_slowly (unit-test): Counting: 0 of 100000 items'),
+      logged.join('\n'),
+    );
 
     const throwing = await pipeline.invoke('count_slowly', { n: 3 }, ALICE, {
       onProgress: () => {
@@ -53,7 +61,10 @@ describe('agent/pipeline progress of long calls', () => {
       },
     });
     assert.deepEqual(throwing.envelope, { success: true, data: { n: 3 } });
-    assert.ok(logged.some((l) => l.startsWith('warn progress listener of count_slowly failed: listener broke')), logged.join('\n'));
+    assert.ok(
+      logged.some((l) => l.startsWith('warn progress listener of count_slowly failed: listener broke')),
+      logged.join('\n'),
+    );
   });
 
   it('describes a report in one line', () => {
@@ -98,7 +109,10 @@ describe('agent/pipeline progress of long calls', () => {
       assert.equal(reading[0]?.done, 0);
       assert.equal(reading.at(-1)?.done, size);
       // the importer reports every 16 MiB: at least one report between the start and the end
-      assert.ok(reading.some((p) => p.done > 0 && p.done < size), JSON.stringify(reading));
+      assert.ok(
+        reading.some((p) => p.done > 0 && p.done < size),
+        JSON.stringify(reading),
+      );
       for (let i = 1; i < reading.length; i++) assert.ok(reading[i]!.done >= reading[i - 1]!.done);
       const writing = seen.filter((p) => p.unit === 'items');
       const cases = (out.envelope as { data: { cases_created: number } }).data.cases_created;

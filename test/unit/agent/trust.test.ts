@@ -66,7 +66,8 @@ describe('trust layer', () => {
     assert.equal(check('serch_*', 'auto'), 'matches no tool (did you mean search_*?)');
     assert.throws(
       () => agentConfig('agent_context:\n  trust:\n    overrides:\n      aply_code: suggest\n'),
-      (e: Error & { code?: string }) => e.code === 'INVALID_CONFIG' && /agent_context\.trust\.overrides\.aply_code: names no tool \(did you mean apply_code\?\)/.test(e.message),
+      (e: Error & { code?: string }) =>
+        e.code === 'INVALID_CONFIG' && /agent_context\.trust\.overrides\.aply_code: names no tool \(did you mean apply_code\?\)/.test(e.message),
     );
     assert.equal(check('search_*', 'auto'), undefined, 'a glob that matches tools is fine');
   });
@@ -108,7 +109,9 @@ describe('.marginalia/config.yaml', () => {
   });
 
   it('reads every key and refuses typos, wrong types and bad YAML with the key path', () => {
-    const c = agentConfig('agent_context:\n  sessions:\n    timeout_minutes: 5\n  rate_limits:\n    requests_per_minute: 7\n  audit:\n    include_payload: false\n');
+    const c = agentConfig(
+      'agent_context:\n  sessions:\n    timeout_minutes: 5\n  rate_limits:\n    requests_per_minute: 7\n  audit:\n    include_payload: false\n',
+    );
     assert.equal(c.sessions.timeout_minutes, 5);
     assert.equal(c.rate_limits.requests_per_minute, 7);
     assert.equal(c.audit.include_payload, false);

@@ -52,7 +52,11 @@ describe('cli/seed: the sample study', () => {
       ['interview-01-amara.txt'],
     );
 
-    const sources = (await call('list_sources', {})).sources as { name: string; attributes: Record<string, unknown>; attribute_types: Record<string, string> }[];
+    const sources = (await call('list_sources', {})).sources as {
+      name: string;
+      attributes: Record<string, unknown>;
+      attribute_types: Record<string, string>;
+    }[];
     const rosa = sources.find((s) => s.name === 'interview-04-rosa.txt');
     assert.ok(rosa);
     assert.equal(rosa.attributes.interview_date, '2026-03-28');

@@ -62,7 +62,16 @@ describe('cli/watchCommand', () => {
   });
 
   it('asks about a request with its words, tool, level and expiry, and says when a pause held it', () => {
-    const text = formatRequest({ request_id: '3f2a9c1e-0000', tool: 'rename_code', client_name: 'claude', description: "rename the code 'A' to 'B'", trust_level: 'suggest', expires_at: '2026-11-26T14:37:00.000Z', arguments: {}, held_by_pause: true });
+    const text = formatRequest({
+      request_id: '3f2a9c1e-0000',
+      tool: 'rename_code',
+      client_name: 'claude',
+      description: "rename the code 'A' to 'B'",
+      trust_level: 'suggest',
+      expires_at: '2026-11-26T14:37:00.000Z',
+      arguments: {},
+      held_by_pause: true,
+    });
     assert.match(text, /^\? claude asks: rename the code 'A' to 'B' \(held: agents paused\) \[rename_code; suggest; request 3f2a9c1e, until 14:37:00\]\n/);
     assert.match(text, /\[a\]pprove/);
   });

@@ -14,8 +14,14 @@ describe('OffsetMap', () => {
     // UTF-16: a=0, 😀=1..2, b=3, 𝄞=4..5, 🌱=6..7, c=8 ; code points: a=0 😀=1 b=2 𝄞=3 🌱=4 c=5
     const m = new OffsetMap('a😀b𝄞🌱c');
     assert.equal(m.cpLength, 6);
-    assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((cp) => m.toUtf16(cp)), [0, 1, 3, 4, 6, 8, 9]);
-    assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((u) => m.toCp(u)), [0, 1, 1, 2, 3, 3, 4, 4, 5, 6]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5, 6].map((cp) => m.toUtf16(cp)),
+      [0, 1, 3, 4, 6, 8, 9],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((u) => m.toCp(u)),
+      [0, 1, 1, 2, 3, 3, 4, 4, 5, 6],
+    );
   });
 
   it('agrees with spreading the string into code points on random text', () => {

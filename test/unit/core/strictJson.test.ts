@@ -6,7 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { ToolError } from '../../../src/core/errors';
-import { charsetOf, firstInvalidUtf8, parseStrictJson, parseStrictJsonText, readStrictLines, type StrictJsonErrorDetails, type StrictLineItem } from '../../../src/core/strictJson';
+import {
+  charsetOf,
+  firstInvalidUtf8,
+  parseStrictJson,
+  parseStrictJsonText,
+  readStrictLines,
+  type StrictJsonErrorDetails,
+  type StrictLineItem,
+} from '../../../src/core/strictJson';
 
 /** `{"a":"` + bytes + `"}`: the bytes start at offset 6. */
 function inString(...bytes: number[]): Buffer {
@@ -176,7 +184,23 @@ describe('core/strictJson', () => {
   });
 
   describe('declared charsets', () => {
-    const cp1252 = Buffer.from([...Buffer.from('{"name":"Caf'), 0xe9, 0x20, 0x6e, 0x61, 0xef, 0x76, 0x65, 0x20, 0x96, 0x20, 0x93, 0x71, 0x94, ...Buffer.from('"}')]);
+    const cp1252 = Buffer.from([
+      ...Buffer.from('{"name":"Caf'),
+      0xe9,
+      0x20,
+      0x6e,
+      0x61,
+      0xef,
+      0x76,
+      0x65,
+      0x20,
+      0x96,
+      0x20,
+      0x93,
+      0x71,
+      0x94,
+      ...Buffer.from('"}'),
+    ]);
 
     it('charsetOf reads the parameter, quoted or not, in any case', () => {
       assert.equal(charsetOf('application/json; charset="Windows-1252"'), 'windows-1252');

@@ -67,12 +67,14 @@ const GWET_3X3 = [
 function fromTable(t: number[][]): Ratings {
   const values: number[][] = [];
   const weights: number[] = [];
-  t.forEach((row, i) => row.forEach((n, j) => {
-    if (n > 0) {
-      values.push([i, j]);
-      weights.push(n);
-    }
-  }));
+  t.forEach((row, i) =>
+    row.forEach((n, j) => {
+      if (n > 0) {
+        values.push([i, j]);
+        weights.push(n);
+      }
+    }),
+  );
   return { values, weights };
 }
 
@@ -101,29 +103,88 @@ describe('agreement statistics (src/domain/agreement)', () => {
 
   it("the unitizing alpha on Krippendorff's (2004) example: Do .0144 and De .0532 for c; k coded alike gives 1 (De .0490)", () => {
     // observers i and j on [150, 450): units of c at [225,295), [370,400) and [220,300), [355,375), [400,420); shifted by 150
-    const c = unitizingAlpha([{ length: 300, coders: [[75, 145, 220, 250], [70, 150, 205, 225, 250, 270]] }]);
+    const c = unitizingAlpha([
+      {
+        length: 300,
+        coders: [
+          [75, 145, 220, 250],
+          [70, 150, 205, 225, 250, 270],
+        ],
+      },
+    ]);
     close(c.observed, 0.0144, 0.00005, 'Do(c)');
     close(c.expected, 0.0532, 0.00005, 'De(c)');
     close(c.alpha, 1 - 0.0144 / 0.0532, 0.002, 'alpha(c) from the rounded published parts');
     // uncoded continua (sources without the code) given as a background of lengths count as whole gaps, as if listed
-    const withEmpty = unitizingAlpha([{ length: 300, coders: [[75, 145, 220, 250], [70, 150, 205, 225, 250, 270]] }, { length: 120, coders: [[], []] }, { length: 40, coders: [[], []] }]);
-    const background = unitizingAlpha([{ length: 300, coders: [[75, 145, 220, 250], [70, 150, 205, 225, 250, 270]] }], sortedLengths([300, 120, 40]));
+    const withEmpty = unitizingAlpha([
+      {
+        length: 300,
+        coders: [
+          [75, 145, 220, 250],
+          [70, 150, 205, 225, 250, 270],
+        ],
+      },
+      { length: 120, coders: [[], []] },
+      { length: 40, coders: [[], []] },
+    ]);
+    const background = unitizingAlpha(
+      [
+        {
+          length: 300,
+          coders: [
+            [75, 145, 220, 250],
+            [70, 150, 205, 225, 250, 270],
+          ],
+        },
+      ],
+      sortedLengths([300, 120, 40]),
+    );
     close(background.observed, withEmpty.observed, 1e-15, 'Do with a background');
     close(background.expected, withEmpty.expected, 1e-12, 'De with a background');
     assert.ok(withEmpty.expected !== c.expected, 'the uncoded continua change De');
-    const k = unitizingAlpha([{ length: 300, coders: [[30, 90, 150, 200], [30, 90, 150, 200]] }]);
+    const k = unitizingAlpha([
+      {
+        length: 300,
+        coders: [
+          [30, 90, 150, 200],
+          [30, 90, 150, 200],
+        ],
+      },
+    ]);
     close(k.expected, 0.049, 0.00005, 'De(k)');
     assert.equal(k.alpha, 1);
   });
 
   it('undefined coefficients are null: one category throughout, no pairable values', () => {
-    assert.equal(cohensKappa({ values: [[1, 1], [1, 1]] }, 0, 1), null);
-    assert.equal(krippendorffAlpha([[1, null], [null, 2]]), null);
+    assert.equal(
+      cohensKappa(
+        {
+          values: [
+            [1, 1],
+            [1, 1],
+          ],
+        },
+        0,
+        1,
+      ),
+      null,
+    );
+    assert.equal(
+      krippendorffAlpha([
+        [1, null],
+        [null, 2],
+      ]),
+      null,
+    );
     assert.equal(fleissKappa({ values: [[0, 0, 0]] }), null);
   });
 
   it('binomial deviates have the mean n·p and the variance n·p·(1-p), on both sides of the normal threshold', () => {
-    for (const [n, p] of [[40, 0.3], [1_000_000, 0.00002], [100_000, 0.4]] as const) {
+    for (const [n, p] of [
+      [40, 0.3],
+      [1_000_000, 0.00002],
+      [100_000, 0.4],
+    ] as const) {
       const rand = mulberry32(7);
       const xs = Array.from({ length: 4000 }, () => binomial(n, p, rand));
       const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -152,10 +213,30 @@ describe('agreement statistics (src/domain/agreement)', () => {
   it('compareCoders: characters, units and disagreements of three coders on a 20-character source', () => {
     // coder 0 [0,10), coder 1 [5,15), coder 2 [0,10): patterns by hand
     // [0,5): coders 0 and 2 -> mask 5, 5 characters; [5,10): all -> mask 7, 5; [10,15): coder 1 -> mask 2, 5; [15,20): none -> 0, 5
-    const src = { source_id: 1, extent: [0, 20], units: null, codes: new Map([[9, [[0, 10], [5, 15], [0, 10]]]]) };
+    const src = {
+      source_id: 1,
+      extent: [0, 20],
+      units: null,
+      codes: new Map([
+        [
+          9,
+          [
+            [0, 10],
+            [5, 15],
+            [0, 10],
+          ],
+        ],
+      ]),
+    };
     const r = compareCoders([src], [9], 3, { draws: 0, seed: 1, maxDisagreements: 10 });
     assert.deepEqual([...r.codes.get(9)!.counts], [5, 0, 5, 0, 0, 5, 0, 5]);
-    assert.deepEqual(r.disagreements.map((d) => [d.start, d.end, d.mask]), [[0, 5, 5], [10, 15, 2]]);
+    assert.deepEqual(
+      r.disagreements.map((d) => [d.start, d.end, d.mask]),
+      [
+        [0, 5, 5],
+        [10, 15, 2],
+      ],
+    );
     // sentence units [0,4), [6,12), [16,20): masks 5, 7, 0
     const units = compareCoders([{ ...src, units: [0, 4, 6, 12, 16, 20] }], [9], 3, { draws: 0, seed: 1, maxDisagreements: 10 });
     assert.deepEqual([...units.codes.get(9)!.counts], [1, 0, 0, 0, 0, 1, 0, 1]);
@@ -173,7 +254,9 @@ const PYTHON = '/usr/bin/python3';
 function pythonHas(module: string): string | null {
   if (!fs.existsSync(PYTHON)) return `${PYTHON} does not exist`;
   const r = spawnSync(PYTHON, ['-c', `import ${module}`], { encoding: 'utf8' });
-  return r.status === 0 ? null : `${PYTHON} cannot import ${module} (install the Debian package python3-${module === 'sklearn' ? 'sklearn' : 'statsmodels'}): ${r.stderr.trim().split('\n').pop() ?? ''}`;
+  return r.status === 0
+    ? null
+    : `${PYTHON} cannot import ${module} (install the Debian package python3-${module === 'sklearn' ? 'sklearn' : 'statsmodels'}): ${r.stderr.trim().split('\n').pop() ?? ''}`;
 }
 
 function skipOrFail(ctx: Mocha.Context, why: string): void {
@@ -278,7 +361,8 @@ describe('generate_coder_comparison with three coders, through the pipeline on a
   async function threeCoders(): Promise<{ s: number; x: number }> {
     const s = (await fx.ok<{ source_id: number }>('import_text', { name: 'Four', content: 'One. Two. Three. Four.' })).source_id;
     const x = (await fx.ok<{ code_id: number }>('create_code', { name: 'X', color: '#E15759' })).code_id;
-    const apply = (caller: typeof ALICE, start: number, end: number) => fx.ok('apply_code', { code_id: x, source_id: s, start_position: start, end_position: end }, caller);
+    const apply = (caller: typeof ALICE, start: number, end: number) =>
+      fx.ok('apply_code', { code_id: x, source_id: s, start_position: start, end_position: end }, caller);
     await apply(ALICE, 0, 4); // "One."
     await apply(ALICE, 10, 16); // "Three."
     await apply({ ...ALICE, session_id: 'sess-bob', user: 'bob' }, 0, 4);
@@ -307,7 +391,14 @@ describe('generate_coder_comparison with three coders, through the pipeline on a
     close(m.krippendorff_alpha.value, 48 / 70, 1e-9, 'alpha');
     // pairs: alice-bob: units 1,0,1,0 vs 1,0,0,0 -> po 3/4, pA 1/2, pB 1/4, pe 1/8 + 3/8 = 1/2, kappa 1/2; alice-carol identical -> 1;
     // bob-carol as alice-bob -> 1/2
-    assert.deepEqual(m.cohen_kappa.map((k: { coders: string[] }) => k.coders), [['alice', 'bob'], ['alice', 'carol'], ['bob', 'carol']]);
+    assert.deepEqual(
+      m.cohen_kappa.map((k: { coders: string[] }) => k.coders),
+      [
+        ['alice', 'bob'],
+        ['alice', 'carol'],
+        ['bob', 'carol'],
+      ],
+    );
     close(m.cohen_kappa[0].value, 0.5, 1e-9, 'alice-bob');
     close(m.cohen_kappa[1].value, 1, 1e-9, 'alice-carol');
     close(m.cohen_kappa[2].value, 0.5, 1e-9, 'bob-carol');
@@ -337,7 +428,10 @@ describe('generate_coder_comparison with three coders, through the pipeline on a
     const view = await fx.ok('get_report', { report_id: job.report_id });
     const csv = renderReport(view, 'csv').split('\r\n');
     assert.equal(csv[0], 'code_id,code,measure,coders,units,value,ci_low,ci_high');
-    assert.ok(csv.some((l) => l.startsWith(`${job.result.codes[0].code_id},X,cohen_kappa,alice & bob,2,`)), csv.join('\n'));
+    assert.ok(
+      csv.some((l) => l.startsWith(`${job.result.codes[0].code_id},X,cohen_kappa,alice & bob,2,`)),
+      csv.join('\n'),
+    );
     assert.ok(csv.includes('code,source,start_pos,end_pos,coded_by,not_coded_by,text'));
     assert.ok(csv.includes('X,Four,10,16,alice; carol,bob,Three.'), csv.join('\n'));
   });
@@ -359,7 +453,8 @@ describe("the coder comparison's suggestion outcomes per agent and code (issue 1
     await fx.ok('apply_code', { code_id: x, source_id: s, start_position: 0, end_position: 4 });
     await fx.ok('apply_code', { code_id: x, source_id: s, start_position: 0, end_position: 4 }, bob);
     const agent = { ...ALICE, session_id: 'sess-claude', user: 'claude' };
-    const suggest = (start: number, end: number) => fx.ok<{ suggestion_id: number }>('suggest_code_application', { source_id: s, code_id: x, start_pos: start, end_pos: end }, agent);
+    const suggest = (start: number, end: number) =>
+      fx.ok<{ suggestion_id: number }>('suggest_code_application', { source_id: s, code_id: x, start_pos: start, end_pos: end }, agent);
     const kept = await suggest(0, 4);
     const changed = await suggest(5, 9);
     const refused = await suggest(10, 16);
@@ -373,10 +468,33 @@ describe("the coder comparison's suggestion outcomes per agent and code (issue 1
     const r = (await fx.ok('generate_coder_comparison', { coder_ids: ['alice', 'bob'], bootstrap: { draws: 0 } })).result;
     const third = 1 / 3;
     assert.deepEqual(r.suggestions.by_code, [
-      { coder: 'claude', code_id: x, code: 'X', suggested: 4, accepted: 1, edited: 1, rejected: 1, pending: 1, acceptance_rate: third, edit_rate: third, rejection_rate: third },
+      {
+        coder: 'claude',
+        code_id: x,
+        code: 'X',
+        suggested: 4,
+        accepted: 1,
+        edited: 1,
+        rejected: 1,
+        pending: 1,
+        acceptance_rate: third,
+        edit_rate: third,
+        rejection_rate: third,
+      },
     ]);
     assert.deepEqual(r.suggestions.by_month, [
-      { coder: 'claude', month: '2026-01', suggested: 4, accepted: 1, edited: 1, rejected: 1, pending: 1, acceptance_rate: third, edit_rate: third, rejection_rate: third },
+      {
+        coder: 'claude',
+        month: '2026-01',
+        suggested: 4,
+        accepted: 1,
+        edited: 1,
+        rejected: 1,
+        pending: 1,
+        acceptance_rate: third,
+        edit_rate: third,
+        rejection_rate: third,
+      },
     ]);
   });
 });

@@ -53,7 +53,14 @@ describe('domain/av: AV coding through the pipeline', () => {
 
   describe('apply_av_code', () => {
     it('stores the coded range, returns it, lists it, counts it and emits coding.av_segment_coded', async () => {
-      const seg = await fx.ok('apply_av_code', { code_id: code.code_id, source_id: audio.source_id, start_ms: 1500, end_ms: 4250, transcript: 'I trust them.', memo: 'key moment' });
+      const seg = await fx.ok('apply_av_code', {
+        code_id: code.code_id,
+        source_id: audio.source_id,
+        start_ms: 1500,
+        end_ms: 4250,
+        transcript: 'I trust them.',
+        memo: 'key moment',
+      });
       assert.equal(seg.code_id, code.code_id);
       assert.equal(seg.code_name, 'Trust');
       assert.equal(seg.start_ms, 1500);
@@ -66,8 +73,14 @@ describe('domain/av: AV coding through the pipeline', () => {
       assert.equal(seg.created_at, FIXED_ISO);
 
       // the row as SQLite holds it
-      const row = fx.handle.store.get<Record<string, unknown>>('SELECT code_id, source_id, start_ms, end_ms, transcript, memo, owner FROM av_segments WHERE id = ?', [seg.segment_id]);
-      assert.deepEqual({ ...row }, { code_id: code.code_id, source_id: audio.source_id, start_ms: 1500, end_ms: 4250, transcript: 'I trust them.', memo: 'key moment', owner: 'alice' });
+      const row = fx.handle.store.get<Record<string, unknown>>(
+        'SELECT code_id, source_id, start_ms, end_ms, transcript, memo, owner FROM av_segments WHERE id = ?',
+        [seg.segment_id],
+      );
+      assert.deepEqual(
+        { ...row },
+        { code_id: code.code_id, source_id: audio.source_id, start_ms: 1500, end_ms: 4250, transcript: 'I trust them.', memo: 'key moment', owner: 'alice' },
+      );
 
       const list = await fx.ok('list_av_segments', { source_id: audio.source_id });
       assert.equal(list.count, 1);
@@ -83,7 +96,14 @@ describe('domain/av: AV coding through the pipeline', () => {
       assert.equal(ev.length, 1);
       assert.equal(ev[0]!.aggregate_type, 'av_segment');
       assert.equal(ev[0]!.aggregate_id, String(seg.segment_id));
-      assert.deepEqual(ev[0]!.payload, { segment_id: seg.segment_id, code_id: code.code_id, source_id: audio.source_id, start_ms: 1500, end_ms: 4250, transcript: 'I trust them.' });
+      assert.deepEqual(ev[0]!.payload, {
+        segment_id: seg.segment_id,
+        code_id: code.code_id,
+        source_id: audio.source_id,
+        start_ms: 1500,
+        end_ms: 4250,
+        transcript: 'I trust them.',
+      });
     });
 
     it('codes video sources too, and lists segments by start time', async () => {
@@ -101,7 +121,11 @@ describe('domain/av: AV coding through the pipeline', () => {
 
     it('fails with AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND for an unknown code', async () => {
       const before = await snapshot(fx);
-      const out = await fx.fails('apply_av_code', { code_id: 9999, source_id: audio.source_id, start_ms: 0, end_ms: 10 }, 'AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND');
+      const out = await fx.fails(
+        'apply_av_code',
+        { code_id: 9999, source_id: audio.source_id, start_ms: 0, end_ms: 10 },
+        'AV_SEGMENT_NOT_CODED/CODE_NOT_FOUND',
+      );
       assert.match((out.envelope as any).error, /9999/);
       assert.deepEqual(await snapshot(fx), before);
     });
@@ -146,7 +170,11 @@ describe('domain/av: AV coding through the pipeline', () => {
         [1000, 2000], // the same range again
       ];
       for (const [start_ms, end_ms] of overlapping) {
-        const out = await fx.fails('apply_av_code', { code_id: code.code_id, source_id: audio.source_id, start_ms, end_ms }, 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT');
+        const out = await fx.fails(
+          'apply_av_code',
+          { code_id: code.code_id, source_id: audio.source_id, start_ms, end_ms },
+          'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT',
+        );
         assert.deepEqual((out.envelope as any).details.conflicts, [{ segment_id: first.segment_id, start_ms: 1000, end_ms: 2000 }], `[${start_ms}, ${end_ms})`);
       }
       // touching ranges share no millisecond: allowed on both sides
@@ -156,7 +184,11 @@ describe('domain/av: AV coding through the pipeline', () => {
       await fx.ok('apply_av_code', { code_id: other.code_id, source_id: audio.source_id, start_ms: 1000, end_ms: 2000 });
       await fx.ok('apply_av_code', { code_id: code.code_id, source_id: video.source_id, start_ms: 1000, end_ms: 2000 });
       // [500, 2500) now overlaps three segments of the code: all are named
-      const out = await fx.fails('apply_av_code', { code_id: code.code_id, source_id: audio.source_id, start_ms: 500, end_ms: 2500 }, 'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT');
+      const out = await fx.fails(
+        'apply_av_code',
+        { code_id: code.code_id, source_id: audio.source_id, start_ms: 500, end_ms: 2500 },
+        'AV_SEGMENT_NOT_CODED/OVERLAPPING_SEGMENT',
+      );
       assert.deepEqual(
         (out.envelope as any).details.conflicts.map((c: any) => [c.start_ms, c.end_ms]),
         [
@@ -179,7 +211,10 @@ describe('domain/av: AV coding through the pipeline', () => {
       assert.equal((await fx.ok('list_av_segments', { source_id: audio.source_id })).count, 0);
       assert.equal(fx.handle.store.get<{ n: number }>('SELECT count(*) AS n FROM av_segments')?.n, 0);
       const ev = storedEvents(fx.handle).filter((e) => e.event_type === 'coding.av_segment_uncoded');
-      assert.deepEqual(ev.map((e) => e.payload), [{ segment_id: seg.segment_id, code_id: code.code_id, source_id: audio.source_id, start_ms: 100, end_ms: 200 }]);
+      assert.deepEqual(
+        ev.map((e) => e.payload),
+        [{ segment_id: seg.segment_id, code_id: code.code_id, source_id: audio.source_id, start_ms: 100, end_ms: 200 }],
+      );
       await fx.ok('apply_av_code', { code_id: code.code_id, source_id: audio.source_id, start_ms: 100, end_ms: 200 });
     });
 
@@ -251,7 +286,8 @@ describe('domain/av: transcribe_media from sidecar files', () => {
 
   it('reads an SRT sidecar: CRLF, byte-order mark, formatting tags, speaker labels in the cue text', async () => {
     const src = await importMedia(fx, media, 'call.mp4');
-    const srt = '\uFEFF1\r\n00:00:01,000 --> 00:00:02,500\r\nJOHN: Hello there.\r\n\r\n2\r\n00:00:03,000 --> 00:00:05,040\r\n<i>Mary Jones:</i> Hi,\r\nhow are you?\r\n\r\n3\r\n01:00:00,250 --> 01:00:01,000\r\n[Music]\r\n';
+    const srt =
+      '\uFEFF1\r\n00:00:01,000 --> 00:00:02,500\r\nJOHN: Hello there.\r\n\r\n2\r\n00:00:03,000 --> 00:00:05,040\r\n<i>Mary Jones:</i> Hi,\r\nhow are you?\r\n\r\n3\r\n01:00:00,250 --> 01:00:01,000\r\n[Music]\r\n';
     fs.writeFileSync(path.join(media, 'call.srt'), srt);
     const t = await fx.ok('transcribe_media', { source_id: src.source_id });
     assert.equal(t.format, 'srt');
@@ -293,7 +329,10 @@ describe('domain/av: transcribe_media from sidecar files', () => {
 
   it('reads .txt sidecars in the [HH:MM:SS] Speaker: and Otter.ai (Name  MM:SS) layouts, skipping the header', async () => {
     const a = await importMedia(fx, media, 'a.mp3');
-    fs.writeFileSync(path.join(media, 'a.txt'), 'Interview 3\n[00:00:05] INTERVIEWER: How did it start?\n[00:00:09.5] Maria: With a seed swap.\nWe met weekly.\n');
+    fs.writeFileSync(
+      path.join(media, 'a.txt'),
+      'Interview 3\n[00:00:05] INTERVIEWER: How did it start?\n[00:00:09.5] Maria: With a seed swap.\nWe met weekly.\n',
+    );
     const ta = await fx.ok('transcribe_media', { source_id: a.source_id });
     assert.deepEqual(ta.segments, [
       { start_ms: 5000, end_ms: 9500, speaker: 'INTERVIEWER', text: 'How did it start?' },
@@ -302,7 +341,10 @@ describe('domain/av: transcribe_media from sidecar files', () => {
     assert.deepEqual(ta.warnings, ['1 line(s) before the first timestamp were skipped (title or header)']);
 
     const b = await importMedia(fx, media, 'b.m4a');
-    fs.writeFileSync(path.join(media, 'b.txt'), '\nb_transcript\nSUMMARY KEYWORDS\ngarden, seeds\nSPEAKERS\nBSR01, Sara Mannheimer\n\nBSR01  00:00\nI have the email.\n\nSara Mannheimer  01:13\nGreat.\n\nBSR01  1:02:03\nBye.\n');
+    fs.writeFileSync(
+      path.join(media, 'b.txt'),
+      '\nb_transcript\nSUMMARY KEYWORDS\ngarden, seeds\nSPEAKERS\nBSR01, Sara Mannheimer\n\nBSR01  00:00\nI have the email.\n\nSara Mannheimer  01:13\nGreat.\n\nBSR01  1:02:03\nBye.\n',
+    );
     const tb = await fx.ok('transcribe_media', { source_id: b.source_id });
     assert.deepEqual(tb.segments, [
       { start_ms: 0, end_ms: 73000, speaker: 'BSR01', text: 'I have the email.' },
@@ -334,10 +376,16 @@ describe('domain/av: transcribe_media from sidecar files', () => {
   it('reads a sidecar that is not UTF-8 as Windows-1252 and says so', async () => {
     const src = await importMedia(fx, media, 'old.mp3');
     // "café" with é as the single Windows-1252 byte 0xE9 (invalid UTF-8)
-    fs.writeFileSync(path.join(media, 'old.srt'), Buffer.concat([Buffer.from('1\n00:00:01,000 --> 00:00:02,000\ncaf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    fs.writeFileSync(
+      path.join(media, 'old.srt'),
+      Buffer.concat([Buffer.from('1\n00:00:01,000 --> 00:00:02,000\ncaf'), Buffer.from([0xe9]), Buffer.from('\n')]),
+    );
     const t = await fx.ok('transcribe_media', { source_id: src.source_id });
     assert.equal(t.text, 'café');
-    assert.ok(t.warnings.some((w: string) => w.includes('Windows-1252')), t.warnings.join('; '));
+    assert.ok(
+      t.warnings.some((w: string) => w.includes('Windows-1252')),
+      t.warnings.join('; '),
+    );
   });
 
   it('fails with TRANSCRIPT_NOT_FOUND naming the files looked for when there is no sidecar and no endpoint', async () => {
@@ -346,7 +394,10 @@ describe('domain/av: transcribe_media from sidecar files', () => {
     const env = out.envelope as any;
     assert.match(env.error, /silent\.vtt, silent\.srt, silent\.txt/);
     assert.match(env.error, /marginalia\.transcription\.endpoint/);
-    assert.deepEqual(env.details.looked_for, ['.vtt', '.srt', '.txt'].map((e) => path.join(media, `silent${e}`)));
+    assert.deepEqual(
+      env.details.looked_for,
+      ['.vtt', '.srt', '.txt'].map((e) => path.join(media, `silent${e}`)),
+    );
   });
 
   it('fails with TRANSCRIPT_NOT_FOUND when the only sidecar has no timed turns, saying why it was not used', async () => {
@@ -447,7 +498,12 @@ describe('domain/av: transcribe_media through a Whisper-compatible endpoint (a l
     fake = await startFakeWhisper();
     media = path.join(fx.dir, 'media');
     callWith = async (endpoint, name, args) => {
-      const pipeline = createPipeline({ project: () => fx.handle, host: { ...headlessHost, transcriptionEndpoint: endpoint }, logger: silentLogger, clock: fixedClock });
+      const pipeline = createPipeline({
+        project: () => fx.handle,
+        host: { ...headlessHost, transcriptionEndpoint: endpoint },
+        logger: silentLogger,
+        clock: fixedClock,
+      });
       return (await pipeline.invoke(name, args, ALICE)).envelope;
     };
   });
@@ -462,7 +518,18 @@ describe('domain/av: transcribe_media through a Whisper-compatible endpoint (a l
     duration: 7.2,
     text: ' We planted beans. SPEAKER_1: Good.',
     segments: [
-      { id: 0, seek: 0, start: 0.0, end: 2.5004, text: ' We planted beans.', tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1.1, no_speech_prob: 0.01 },
+      {
+        id: 0,
+        seek: 0,
+        start: 0.0,
+        end: 2.5004,
+        text: ' We planted beans.',
+        tokens: [],
+        temperature: 0,
+        avg_logprob: -0.2,
+        compression_ratio: 1.1,
+        no_speech_prob: 0.01,
+      },
       { id: 1, seek: 0, start: 2.5004, end: 7.2, text: ' Good.', speaker: 'SPEAKER_1' },
       { id: 2, seek: 0, start: 7.2, end: 7.2, text: '   ' },
     ],
@@ -586,11 +653,17 @@ describe('domain/av: suggest_codes_for_transcript on text sources', () => {
     );
     assert.equal((by.get('Trust') as any).code_id, trust.code_id);
     // "Community\ngardens" spans the line break: code points 47-64
-    assert.deepEqual((by.get('community gardens') as any).matches.map((m: any) => [m.start_pos, m.end_pos, m.match]), [[47, 64, 'Community\ngardens']]);
+    assert.deepEqual(
+      (by.get('community gardens') as any).matches.map((m: any) => [m.start_pos, m.end_pos, m.match]),
+      [[47, 64, 'Community\ngardens']],
+    );
     assert.equal((by.get('community gardens') as any).code_id, gardens.code_id);
     // "Ana" only as a speaker label: skipped, so no suggestion; "Art" is a word once, not inside "start"
     assert.equal(by.has('Ana'), false, `labels are not mentions (code ${ana.code_id})`);
-    assert.deepEqual((by.get('Art') as any).matches.map((m: any) => m.match), ['Art']);
+    assert.deepEqual(
+      (by.get('Art') as any).matches.map((m: any) => m.match),
+      ['Art'],
+    );
     assert.equal(by.has('Absent'), false);
     // most matches first
     assert.equal(r.suggestions[0].code_name, 'Trust');

@@ -185,7 +185,12 @@ describe('domain/cases through the pipeline', () => {
       assert.deepEqual([seg.case_id, seg.source_id, seg.source_name, seg.start_pos, seg.end_pos], [c.case_id, s.source_id, 'Focus group', 1, 4]);
       assert.deepEqual(
         out.events.map((e) => [e.event_type, e.payload]),
-        [['case.member_added', { case_id: c.case_id, source_id: s.source_id, segment_range: { start: 1, end: 4 }, case_segment_id: seg.case_segment_id, text: '😀b😀' }]],
+        [
+          [
+            'case.member_added',
+            { case_id: c.case_id, source_id: s.source_id, segment_range: { start: 1, end: 4 }, case_segment_id: seg.case_segment_id, text: '😀b😀' },
+          ],
+        ],
       );
 
       const alias = await fx.call('add_segment_to_case', { case_id: c.case_id, source_id: s.source_id, start: 1, end: 4 });
@@ -239,7 +244,10 @@ describe('domain/cases through the pipeline', () => {
       await fx.ok('add_segment_to_case', { case_id: c.case_id, source_id: s.source_id, start_pos: 0, end_pos: 5 });
       await fx.ok('remove_source', { source_id: s.source_id, confirm: true });
       const got = await fx.ok('get_case', { case_id: c.case_id });
-      assert.deepEqual(got.sources.map((x: any) => x.name), ['T']);
+      assert.deepEqual(
+        got.sources.map((x: any) => x.name),
+        ['T'],
+      );
       assert.deepEqual(got.segments, []);
       assert.deepEqual([got.source_count, got.segment_count], [1, 0]);
       assert.equal(fx.handle.store.all('SELECT * FROM case_sources WHERE source_id = ?', [s.source_id]).length, 0);
@@ -281,12 +289,10 @@ describe('domain/cases through the pipeline', () => {
       assert.equal(list.cases[0].attribute_count, cases.length);
 
       // each value sits in the column of its type
-      const rows = fx.handle.store.all<Record<string, unknown>>('SELECT name, type, value_text, value_number, value_date, value_boolean FROM case_attributes WHERE name IN (?,?,?,?) ORDER BY name', [
-        'age',
-        'consented',
-        'gender',
-        'interviewed',
-      ]);
+      const rows = fx.handle.store.all<Record<string, unknown>>(
+        'SELECT name, type, value_text, value_number, value_date, value_boolean FROM case_attributes WHERE name IN (?,?,?,?) ORDER BY name',
+        ['age', 'consented', 'gender', 'interviewed'],
+      );
       assert.deepEqual(rows, [
         { name: 'age', type: 'number', value_text: null, value_number: 34, value_date: null, value_boolean: null },
         { name: 'consented', type: 'boolean', value_text: null, value_number: null, value_date: null, value_boolean: 1 },
@@ -306,7 +312,16 @@ describe('domain/cases through the pipeline', () => {
       );
       // keeps its type: the string "35" becomes the number 35
       out = await set({ attribute_name: 'age', value: ' 35 ' });
-      assert.deepEqual(out.envelope.success && out.envelope.data, { case_id: c.case_id, name: 'age', type: 'number', value: 35, old_type: 'number', old_value: 34, changed: true, inferred: false });
+      assert.deepEqual(out.envelope.success && out.envelope.data, {
+        case_id: c.case_id,
+        name: 'age',
+        type: 'number',
+        value: 35,
+        old_type: 'number',
+        old_value: 34,
+        changed: true,
+        inferred: false,
+      });
       assert.deepEqual(out.events[0]!.payload, { case_id: c.case_id, name: 'age', type: 'number', value: 35, old_type: 'number', old_value: 34 });
       // not a number: refused, nothing written
       await failsCleanly(fx, 'set_case_attribute', { case_id: c.case_id, attribute_name: 'age', value: 'thirty' }, 'INVALID_ARGUMENTS');
@@ -321,9 +336,18 @@ describe('domain/cases through the pipeline', () => {
       out = await set({ attribute_name: 'age', value: 'mid thirties', type: 'text' });
       assert.deepEqual(out.events[0]!.payload, { case_id: c.case_id, name: 'age', type: 'text', value: 'mid thirties', old_type: 'number', old_value: 35 });
       // an explicit type converts strings
-      assert.deepEqual(await fx.ok('set_case_attribute', { case_id: c.case_id, attribute_name: 'code', value: '42', type: 'number' }).then((r) => [r.type, r.value]), ['number', 42]);
-      assert.deepEqual(await fx.ok('set_case_attribute', { case_id: c.case_id, attribute_name: 'ok', value: ' TRUE ', type: 'boolean' }).then((r) => [r.type, r.value]), ['boolean', true]);
-      assert.deepEqual(await fx.ok('set_case_attribute', { case_id: c.case_id, attribute_name: 'n', value: 7, type: 'text' }).then((r) => [r.type, r.value]), ['text', '7']);
+      assert.deepEqual(
+        await fx.ok('set_case_attribute', { case_id: c.case_id, attribute_name: 'code', value: '42', type: 'number' }).then((r) => [r.type, r.value]),
+        ['number', 42],
+      );
+      assert.deepEqual(
+        await fx.ok('set_case_attribute', { case_id: c.case_id, attribute_name: 'ok', value: ' TRUE ', type: 'boolean' }).then((r) => [r.type, r.value]),
+        ['boolean', true],
+      );
+      assert.deepEqual(await fx.ok('set_case_attribute', { case_id: c.case_id, attribute_name: 'n', value: 7, type: 'text' }).then((r) => [r.type, r.value]), [
+        'text',
+        '7',
+      ]);
       // keeps boolean: "false" is false
       assert.equal((await fx.ok('set_case_attribute', { case_id: c.case_id, attribute_name: 'ok', value: 'false' })).value, false);
       await failsCleanly(fx, 'set_case_attribute', { case_id: c.case_id, attribute_name: 'when', value: 'yesterday', type: 'date' }, 'INVALID_ARGUMENTS');
@@ -393,15 +417,22 @@ describe('domain/cases through the pipeline', () => {
 
     it('isIsoDate, inferAttributeType and coerceAttributeValue', () => {
       for (const s of ['2024-01-31', '2000-02-29', '2024-12-31T23:59', '2024-12-31T23:59:59.123Z', '2024-06-01T00:00:00-05:30']) assert.ok(isIsoDate(s), s);
-      for (const s of ['2024-1-31', '1900-02-29', '2024-13-01', '2024-04-31', '2024-01-01T24:00', '2024-01-01 10:00', '2024-01-01T10:60', 'yesterday', '']) assert.ok(!isIsoDate(s), s);
+      for (const s of ['2024-1-31', '1900-02-29', '2024-13-01', '2024-04-31', '2024-01-01T24:00', '2024-01-01 10:00', '2024-01-01T10:60', 'yesterday', ''])
+        assert.ok(!isIsoDate(s), s);
       assert.equal(inferAttributeType(false), 'boolean');
       assert.equal(inferAttributeType(0), 'number');
       assert.equal(inferAttributeType('1999-12-31'), 'date');
       assert.equal(inferAttributeType('0'), 'text');
       assert.equal(coerceAttributeValue('1e3', 'number'), 1000);
       assert.equal(coerceAttributeValue(false, 'text'), 'false');
-      assert.throws(() => coerceAttributeValue('0x10', 'number'), (e: any) => e.code === 'INVALID_ARGUMENTS');
-      assert.throws(() => coerceAttributeValue(1, 'boolean'), (e: any) => e.code === 'INVALID_ARGUMENTS');
+      assert.throws(
+        () => coerceAttributeValue('0x10', 'number'),
+        (e: any) => e.code === 'INVALID_ARGUMENTS',
+      );
+      assert.throws(
+        () => coerceAttributeValue(1, 'boolean'),
+        (e: any) => e.code === 'INVALID_ARGUMENTS',
+      );
     });
   });
 
@@ -560,9 +591,40 @@ describe('domain/cases through the pipeline', () => {
       assert.deepEqual(
         r.cases.map((c: any) => [c.name, themes(c.themes), themes(c.unique_themes), c.theme_count, c.coding_count]),
         [
-          ['P1', [['Anxiety', 2], ['Belonging', 1], ['Everyday', 1]], [], 3, 4],
-          ['P2', [['Belonging', 1], ['Coping', 1], ['Everyday', 1]], [], 3, 3],
-          ['P3', [['Anxiety', 1], ['Coping', 1], ['Distance', 2], ['Everyday', 2]], [['Distance', 2]], 4, 6],
+          [
+            'P1',
+            [
+              ['Anxiety', 2],
+              ['Belonging', 1],
+              ['Everyday', 1],
+            ],
+            [],
+            3,
+            4,
+          ],
+          [
+            'P2',
+            [
+              ['Belonging', 1],
+              ['Coping', 1],
+              ['Everyday', 1],
+            ],
+            [],
+            3,
+            3,
+          ],
+          [
+            'P3',
+            [
+              ['Anxiety', 1],
+              ['Coping', 1],
+              ['Distance', 2],
+              ['Everyday', 2],
+            ],
+            [['Distance', 2]],
+            4,
+            6,
+          ],
         ],
       );
       assert.deepEqual(r.common_themes, [
@@ -608,7 +670,14 @@ describe('domain/cases through the pipeline', () => {
         narrowed.cases.map((c: any) => [c.name, themes(c.themes), themes(c.unique_themes)]),
         [
           ['P1', [['Anxiety', 2]], []],
-          ['P3', [['Anxiety', 1], ['Distance', 2]], [['Distance', 2]]],
+          [
+            'P3',
+            [
+              ['Anxiety', 1],
+              ['Distance', 2],
+            ],
+            [['Distance', 2]],
+          ],
         ],
       );
       assert.deepEqual(
@@ -655,7 +724,13 @@ describe('domain/cases through the pipeline', () => {
       const stored = storedEvents(fx.handle).filter((e) => e.aggregate_type === 'case');
       assert.deepEqual(
         stored.map((e) => [e.event_type, e.aggregate_id, e.user, e.session_id, e.timestamp]),
-        ['case.created', 'case.member_added', 'case.member_added', 'case.attribute_set', 'case.deleted'].map((t) => [t, String(c.case_id), 'alice', 'sess-alice', FIXED_ISO]),
+        ['case.created', 'case.member_added', 'case.member_added', 'case.attribute_set', 'case.deleted'].map((t) => [
+          t,
+          String(c.case_id),
+          'alice',
+          'sess-alice',
+          FIXED_ISO,
+        ]),
       );
       assert.deepEqual(stored[2]!.payload.segment_range, { start: 0, end: 5 });
       assert.equal(new Set(stored.map((e) => e.correlation_id)).size, stored.length);
@@ -683,7 +758,10 @@ describe('domain/cases through the pipeline', () => {
         // the case memo (src/tools/memoTools.ts)
         update_case_memo: { case_id: 1, memo: 'm' },
       };
-      const caseTools = none.listTools().filter((t) => t.group === 'case').map((t) => t.name);
+      const caseTools = none
+        .listTools()
+        .filter((t) => t.group === 'case')
+        .map((t) => t.name);
       assert.deepEqual(caseTools.sort(), Object.keys(calls).sort());
       for (const [name, a] of Object.entries(calls)) {
         const out = await none.invoke(name, a, ALICE);

@@ -16,8 +16,10 @@ describe('categories: rename, memo, delete (src/domain/categories.ts)', () => {
 
   beforeEach(async () => {
     fx = await openFixture();
-    const cat = async (name: string, parent_id?: number) => (await fx.ok('create_category', { name, ...(parent_id ? { parent_id } : {}) })).category_id as number;
-    const code = async (name: string, category_id?: number) => (await fx.ok('create_code', { name, color: BLUE, ...(category_id ? { category_id } : {}) })).code_id as number;
+    const cat = async (name: string, parent_id?: number) =>
+      (await fx.ok('create_category', { name, ...(parent_id ? { parent_id } : {}) })).category_id as number;
+    const code = async (name: string, category_id?: number) =>
+      (await fx.ok('create_code', { name, color: BLUE, ...(category_id ? { category_id } : {}) })).code_id as number;
     feelings = await cat('Feelings');
     anger = await cat('Anger', feelings);
     rage = await cat('Rage', anger);
@@ -72,9 +74,17 @@ describe('categories: rename, memo, delete (src/domain/categories.ts)', () => {
   describe('update_category_memo', () => {
     it('sets and clears (null) the memo, emitting coding.category_updated; memo is required', async () => {
       const seq = head();
-      assert.deepEqual(await fx.ok('update_category_memo', { category_id: anger, memo: 'hostile feelings' }), { category_id: anger, old_memo: null, new_memo: 'hostile feelings' });
+      assert.deepEqual(await fx.ok('update_category_memo', { category_id: anger, memo: 'hostile feelings' }), {
+        category_id: anger,
+        old_memo: null,
+        new_memo: 'hostile feelings',
+      });
       assert.equal((await fx.ok('list_categories')).categories.find((c: any) => c.category_id === anger).memo, 'hostile feelings');
-      assert.deepEqual(await fx.ok('update_category_memo', { category_id: anger, memo: null }), { category_id: anger, old_memo: 'hostile feelings', new_memo: null });
+      assert.deepEqual(await fx.ok('update_category_memo', { category_id: anger, memo: null }), {
+        category_id: anger,
+        old_memo: 'hostile feelings',
+        new_memo: null,
+      });
       assert.equal((await fx.ok('list_categories')).categories.find((c: any) => c.category_id === anger).memo, null);
       assert.deepEqual(
         newEvents(seq).map((e) => [e.event_type, e.payload]),
@@ -92,11 +102,25 @@ describe('categories: rename, memo, delete (src/domain/categories.ts)', () => {
     it('deletes an empty category; move_codes_to is then not needed', async () => {
       const seq = head();
       const r = await fx.ok('delete_category', { category_id: rage });
-      assert.deepEqual(r, { deleted: true, category_id: rage, name: 'Rage', moved_to: null, code_ids: [], codes_moved: 0, sub_category_ids: [], sub_categories_moved: 0 });
+      assert.deepEqual(r, {
+        deleted: true,
+        category_id: rage,
+        name: 'Rage',
+        moved_to: null,
+        code_ids: [],
+        codes_moved: 0,
+        sub_category_ids: [],
+        sub_categories_moved: 0,
+      });
       assert.ok(!(await categories()).some((c: any) => c[0] === 'Rage'));
       assert.deepEqual(
         newEvents(seq).map((e) => [e.event_type, e.payload]),
-        [['coding.category_deleted', { category_id: rage, name: 'Rage', parent_id: anger, memo: null, moved_to: null, code_ids: [], sub_category_ids: [], owner: 'alice' }]],
+        [
+          [
+            'coding.category_deleted',
+            { category_id: rage, name: 'Rage', parent_id: anger, memo: null, moved_to: null, code_ids: [], sub_category_ids: [], owner: 'alice' },
+          ],
+        ],
       );
     });
 
@@ -116,7 +140,16 @@ describe('categories: rename, memo, delete (src/domain/categories.ts)', () => {
     it('with move_codes_to a category: its codes and sub-categories go there, no code is deleted', async () => {
       const seq = head();
       const r = await fx.ok('delete_category', { category_id: feelings, move_codes_to: places });
-      assert.deepEqual(r, { deleted: true, category_id: feelings, name: 'Feelings', moved_to: places, code_ids: [fear, worry], codes_moved: 2, sub_category_ids: [anger, joyCat], sub_categories_moved: 2 });
+      assert.deepEqual(r, {
+        deleted: true,
+        category_id: feelings,
+        name: 'Feelings',
+        moved_to: places,
+        code_ids: [fear, worry],
+        codes_moved: 2,
+        sub_category_ids: [anger, joyCat],
+        sub_categories_moved: 2,
+      });
       assert.deepEqual(await categories(), [
         ['Anger', places, 1],
         ['Joy', places, 0],
@@ -131,7 +164,19 @@ describe('categories: rename, memo, delete (src/domain/categories.ts)', () => {
         [
           ['coding.code_moved', { code_id: fear, old_category_id: feelings, new_category_id: places }],
           ['coding.code_moved', { code_id: worry, old_category_id: feelings, new_category_id: places }],
-          ['coding.category_deleted', { category_id: feelings, name: 'Feelings', parent_id: null, memo: null, moved_to: places, code_ids: [fear, worry], sub_category_ids: [anger, joyCat], owner: 'alice' }],
+          [
+            'coding.category_deleted',
+            {
+              category_id: feelings,
+              name: 'Feelings',
+              parent_id: null,
+              memo: null,
+              moved_to: places,
+              code_ids: [fear, worry],
+              sub_category_ids: [anger, joyCat],
+              owner: 'alice',
+            },
+          ],
         ],
       );
     });

@@ -12,12 +12,31 @@ import { ALICE, openFixture, type Fixture } from './projectFixture';
 
 /** Tableau 20 as Tableau publishes it (ggthemes' and ColorSchemes.jl's copies), typed by hand in its own order: dark/light pairs. */
 const TABLEAU_20 = [
-  '#4E79A7', '#A0CBE8', '#F28E2B', '#FFBE7D', '#59A14F', '#8CD17D', '#B6992D', '#F1CE63', '#499894', '#86BCB6',
-  '#E15759', '#FF9D9A', '#79706E', '#BAB0AC', '#D37295', '#FABFD2', '#B07AA1', '#D4A6C8', '#9D7660', '#D7B5A6',
+  '#4E79A7',
+  '#A0CBE8',
+  '#F28E2B',
+  '#FFBE7D',
+  '#59A14F',
+  '#8CD17D',
+  '#B6992D',
+  '#F1CE63',
+  '#499894',
+  '#86BCB6',
+  '#E15759',
+  '#FF9D9A',
+  '#79706E',
+  '#BAB0AC',
+  '#D37295',
+  '#FABFD2',
+  '#B07AA1',
+  '#D4A6C8',
+  '#9D7660',
+  '#D7B5A6',
 ];
 
 // The test's own colour arithmetic (WCAG 2.x relative luminance and contrast; CIE 1976 L*a*b*, D65).
-const linear = (hex: string): number[] => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+const linear = (hex: string): number[] =>
+  [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
 const luminance = (hex: string): number => {
   const [r, g, b] = linear(hex) as [number, number, number];
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
@@ -105,7 +124,10 @@ describe('domain/codeColours: distinct colours for codes', () => {
     assert.equal(out.color, '#1F77B4');
     assert.equal(out.name, 'Land');
     assert.equal(out.colour_note, "#1F77B4 is also the colour of 'Food security' (and 2 more); free palette colours: " + CODE_PALETTE.slice(1).join(', '));
-    assert.deepEqual(out.other_codes_with_colour.map((c: any) => c.name), ['Food security', 'Water', 'Soil']);
+    assert.deepEqual(
+      out.other_codes_with_colour.map((c: any) => c.name),
+      ['Food security', 'Water', 'Soil'],
+    );
     assert.equal(out.free_colours.length, 19);
     assert.ok(!out.free_colours.includes('#4E79A7'));
     assert.equal((await fx.ok('list_codes')).count, 5);

@@ -110,8 +110,14 @@ describe('code matrices and report cells (src/domain/codeMatrices.ts)', () => {
       ],
     );
     // group A = P1 + P2: S1's j1, f1, j1b, h1 (P2's range repeats j1, f1, j1b: counted once) + S2's j2, f2
-    assert.deepEqual(g.columns.map((c) => c.segment_count), [6, 1]);
-    assert.deepEqual(g.codes.map((c) => c.name), ['fear <b>', 'Hope', 'Joy']);
+    assert.deepEqual(
+      g.columns.map((c) => c.segment_count),
+      [6, 1],
+    );
+    assert.deepEqual(
+      g.codes.map((c) => c.name),
+      ['fear <b>', 'Hope', 'Joy'],
+    );
     assert.deepEqual(g.matrix, [
       [2, 0], // fear: f1, f2
       [1, 1], // hope: h1 | h3
@@ -136,7 +142,10 @@ describe('code matrices and report cells (src/domain/codeMatrices.ts)', () => {
 
   it('an attribute no case has gives one "(not set)" column of every case', () => {
     const m = codeByAttributeMatrix(repo(), 'nope');
-    assert.deepEqual(m.columns.map((c) => [c.label, c.case_ids]), [[UNSET_LABEL, [p1, p2, p3]]]);
+    assert.deepEqual(
+      m.columns.map((c) => [c.label, c.case_ids]),
+      [[UNSET_LABEL, [p1, p2, p3]]],
+    );
   });
 
   it('the segments behind a case cell, each once, by source and position', () => {
@@ -148,8 +157,14 @@ describe('code matrices and report cells (src/domain/codeMatrices.ts)', () => {
   });
 
   it('the segments behind an agreement row: the code, by the given coders', () => {
-    assert.deepEqual(codedBySegments(repo(), joy, ['bob']).map((s) => s.segment_id), [seg.j1b]);
-    assert.deepEqual(codedBySegments(repo(), joy, ['alice', 'bob']).map((s) => s.segment_id), [seg.j1, seg.j1b, seg.j2]);
+    assert.deepEqual(
+      codedBySegments(repo(), joy, ['bob']).map((s) => s.segment_id),
+      [seg.j1b],
+    );
+    assert.deepEqual(
+      codedBySegments(repo(), joy, ['alice', 'bob']).map((s) => s.segment_id),
+      [seg.j1, seg.j1b, seg.j2],
+    );
   });
 
   it('the overlapping pairs behind a co-occurrence cell match the report count', () => {
@@ -167,10 +182,15 @@ describe('code matrices and report cells (src/domain/codeMatrices.ts)', () => {
     assert.equal(pairs.length, report.matrix[at(joy)]?.[at(fear)]);
     // the diagonal: j1 [0,4) and j1b [3,5) overlap on [3,4), once
     const diag = cooccurringSegments(repo(), joy, joy);
-    assert.deepEqual(diag.map((p) => [p.a.segment_id, p.b.segment_id, p.start_pos, p.end_pos]), [[seg.j1, seg.j1b, 3, 4]]);
+    assert.deepEqual(
+      diag.map((p) => [p.a.segment_id, p.b.segment_id, p.start_pos, p.end_pos]),
+      [[seg.j1, seg.j1b, 3, 4]],
+    );
     assert.equal(diag.length, report.matrix[at(joy)]?.[at(joy)]);
     // every cell agrees with the report
-    for (const a of report.codes) for (const b of report.codes) assert.equal(cooccurringSegments(repo(), a.code_id, b.code_id).length, report.matrix[at(a.code_id)]?.[at(b.code_id)], `${a.name} x ${b.name}`);
+    for (const a of report.codes)
+      for (const b of report.codes)
+        assert.equal(cooccurringSegments(repo(), a.code_id, b.code_id).length, report.matrix[at(a.code_id)]?.[at(b.code_id)], `${a.name} x ${b.name}`);
     assert.deepEqual(cooccurringSegments(repo(), hope, joy), []);
   });
 });

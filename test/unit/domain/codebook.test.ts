@@ -132,7 +132,10 @@ describe('domain/codebook through the pipeline', () => {
       assert.equal(r.name, 'Used');
       await fx.fails('get_code', { code_id: id }, 'CODE_NOT_FOUND');
       const left = await segments();
-      assert.deepEqual(left.map((s) => [s.code_id, s.start_pos, s.end_pos]), [[keep, 0, 5]]);
+      assert.deepEqual(
+        left.map((s) => [s.code_id, s.start_pos, s.end_pos]),
+        [[keep, 0, 5]],
+      );
     });
 
     it('fails with CODE_NOT_FOUND for an unknown id', async () => {

@@ -8,7 +8,19 @@ import type { CodeWithCounts, CodedRanges } from '../../../src/domain/ports';
 import { ALICE, openFixture } from './projectFixture';
 
 function code(code_id: number, name: string, memo: string | null, segment_count = 2, av_segment_count = 0): CodeWithCounts {
-  return { code_id, name, memo, segment_count, av_segment_count, color: '#808080', category_id: null, owner: 'alice', session_id: null, created_at: '', updated_at: '' } as unknown as CodeWithCounts;
+  return {
+    code_id,
+    name,
+    memo,
+    segment_count,
+    av_segment_count,
+    color: '#808080',
+    category_id: null,
+    owner: 'alice',
+    session_id: null,
+    created_at: '',
+    updated_at: '',
+  } as unknown as CodeWithCounts;
 }
 
 /** Coded ranges from rows [source, code, start, end, owner], which must already be in source/start order. */
@@ -40,7 +52,9 @@ describe('codebook health (src/domain/codebookHealth.ts)', () => {
   });
 
   it('finds codes used exactly once, text and AV segments together (usedOnceAfter 0: always)', () => {
-    const h = codebookHealth([code(1, 'Once', 'm', 1), code(2, 'Never', 'm', 0), code(3, 'Av once', 'm', 0, 1), code(4, 'Twice', 'm', 1, 1)], NONE, { usedOnceAfter: 0 });
+    const h = codebookHealth([code(1, 'Once', 'm', 1), code(2, 'Never', 'm', 0), code(3, 'Av once', 'm', 0, 1), code(4, 'Twice', 'm', 1, 1)], NONE, {
+      usedOnceAfter: 0,
+    });
     assert.deepEqual(
       h.problems.map((p) => [p.kind, p.code_ids]),
       [
@@ -100,8 +114,28 @@ describe('codebook health (src/domain/codebookHealth.ts)', () => {
     assert.deepEqual(
       o.map((p) => [p.source_id, p.start_pos, p.end_pos, p.ranges, p.coder, p.code_ids]),
       [
-        [10, 8, 10, [[0, 10], [8, 12]], 'alice', [1]],
-        [10, 14, 16, [[12, 20], [14, 16]], 'alice', [1]],
+        [
+          10,
+          8,
+          10,
+          [
+            [0, 10],
+            [8, 12],
+          ],
+          'alice',
+          [1],
+        ],
+        [
+          10,
+          14,
+          16,
+          [
+            [12, 20],
+            [14, 16],
+          ],
+          'alice',
+          [1],
+        ],
       ],
     );
     assert.match(o[0]!.message, /Two segments of "Joy" by alice overlap/);
@@ -115,10 +149,13 @@ describe('codebook health (src/domain/codebookHealth.ts)', () => {
       [1, 1, 6, 12, 'a'], // overlaps [0,10), still the furthest-reaching earlier one
     ];
     const all = codebookHealth([code(1, 'X', 'm')], ranges(rows));
-    assert.deepEqual(all.problems.map((p) => [p.start_pos, p.end_pos]), [
-      [2, 4],
-      [6, 10],
-    ]);
+    assert.deepEqual(
+      all.problems.map((p) => [p.start_pos, p.end_pos]),
+      [
+        [2, 4],
+        [6, 10],
+      ],
+    );
     const capped = codebookHealth([code(1, 'X', 'm')], ranges(rows), { maxOverlaps: 1 });
     assert.equal(capped.problems.length, 1);
     assert.equal(capped.counts.same_code_overlap, 2);

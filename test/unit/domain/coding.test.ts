@@ -66,7 +66,8 @@ describe('domain/coding through the pipeline', () => {
     const want = [...ranges].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     assert.deepEqual(got, want);
     // the rows hold the exact text, and it survives both journal replay and a checkpoint of the project file
-    const texts = (h: { store: { all<T>(sql: string): T[] } }) => h.store.all<{ text: string }>('SELECT text FROM segments ORDER BY start_pos, end_pos').map((x) => x.text);
+    const texts = (h: { store: { all<T>(sql: string): T[] } }) =>
+      h.store.all<{ text: string }>('SELECT text FROM segments ORDER BY start_pos, end_pos').map((x) => x.text);
     const wantTexts = want.map(([, , t]) => t);
     assert.deepEqual(texts(fx.handle), wantTexts);
     const reopenAndCheck = async (file: string) => {
@@ -212,7 +213,9 @@ describe('domain/coding through the pipeline', () => {
       ],
     );
     // the rows themselves carry the stamp
-    const rows = fx.handle.store.all<{ owner: string; session_id: string; created_at: string }>('SELECT owner, session_id, created_at FROM segments ORDER BY start_pos');
+    const rows = fx.handle.store.all<{ owner: string; session_id: string; created_at: string }>(
+      'SELECT owner, session_id, created_at FROM segments ORDER BY start_pos',
+    );
     assert.deepEqual(rows[0], { owner: 'bob', session_id: 'sess-bob-42', created_at: FIXED_ISO });
   });
 

@@ -88,7 +88,12 @@ describe('store/erasureStore redactPayload', () => {
   });
 
   it('redacts an object payload that quotes the text without naming the source', () => {
-    const stored = JSON.stringify({ request_id: 'r2', action_type: 'add_text_source', description: 'Add Text Source: content="My neighbours…"', payload: { name: 'P07', content: TEXT } });
+    const stored = JSON.stringify({
+      request_id: 'r2',
+      action_type: 'add_text_source',
+      description: 'Add Text Source: content="My neighbours…"',
+      payload: { name: 'P07', content: TEXT },
+    });
     assert.deepEqual(JSON.parse(redactPayload(stored, r) as string), {
       request_id: 'r2',
       action_type: 'add_text_source',
@@ -120,7 +125,7 @@ describe('vcs/historyErasure dump transform', () => {
     assert.equal(eraseFromTableFile('sources', sources, e), '{"id":70,"name":"P70"}\n{"id":8,"name":"P08"}\n');
   });
 
-  it('drops the source row, its text file and its segments\' provenance; redacts quotes in other tables', () => {
+  it("drops the source row, its text file and its segments' provenance; redacts quotes in other tables", () => {
     const files = new Map([
       ['manifest.json', '{}\n'],
       ['sources/7.txt', TEXT],
@@ -130,7 +135,10 @@ describe('vcs/historyErasure dump transform', () => {
       ['tables/suggestions.jsonl', `{"id":1,"kind":"code","sample_contexts":${JSON.stringify(JSON.stringify([TEXT]))},"source_id":null}\n`],
     ]);
     const out = eraseFromDump(files, e);
-    assert.deepEqual([...out.keys()], ['manifest.json', 'sources/8.txt', 'tables/sources.jsonl', 'tables/segment_provenance.jsonl', 'tables/suggestions.jsonl']);
+    assert.deepEqual(
+      [...out.keys()],
+      ['manifest.json', 'sources/8.txt', 'tables/sources.jsonl', 'tables/segment_provenance.jsonl', 'tables/suggestions.jsonl'],
+    );
     assert.equal(out.get('tables/sources.jsonl'), '{"id":70,"name":"P70"}\n');
     assert.equal(out.get('tables/segment_provenance.jsonl'), '{"segment_id":300,"suggestion_id":2}\n');
     assert.equal(out.get('tables/suggestions.jsonl')?.includes('flood'), false);

@@ -179,8 +179,22 @@ describe('domain events through the pipeline', () => {
     }
     assert.equal(new Set(all.map((e) => e.event_id)).size, all.length, 'event ids are unique');
     // a caller that is neither the local UI nor the reviewer token is an agent (issue 14 item 1), named by its client
-    assert.deepEqual(calls[0]!.events[0]!.caused_by, { session_id: 'sess-alice', client_type: 'REST_CLIENT', user: 'alice', role: 'agent', coder: 'unit-test', client: 'unit-test' });
-    assert.deepEqual(calls[1]!.events[0]!.caused_by, { session_id: 'sess-bob', client_type: 'ASSISTANT_B_CLI', user: 'bob', role: 'agent', coder: 'b', client: 'b' });
+    assert.deepEqual(calls[0]!.events[0]!.caused_by, {
+      session_id: 'sess-alice',
+      client_type: 'REST_CLIENT',
+      user: 'alice',
+      role: 'agent',
+      coder: 'unit-test',
+      client: 'unit-test',
+    });
+    assert.deepEqual(calls[1]!.events[0]!.caused_by, {
+      session_id: 'sess-bob',
+      client_type: 'ASSISTANT_B_CLI',
+      user: 'bob',
+      role: 'agent',
+      coder: 'b',
+      client: 'b',
+    });
 
     // one correlation id per call: shared inside the batch, distinct between calls, the caller's when given
     const batch = calls[3]!.events;
@@ -276,8 +290,26 @@ describe('domain events through the pipeline', () => {
       ['merge_codes', { source_code_id: a, target_code_id: 999 }, 'CODE_NOT_FOUND'],
       ['delete_code', { code_id: a }, 'CODE_HAS_SEGMENTS'],
       ['delete_segment', { segment_id: seg + 100 }, 'SEGMENT_NOT_FOUND'],
-      ['batch_apply_codes', { operations: [{ code_id: b, source_id: s, start_position: 6, end_position: 11 }, { code_id: b, source_id: s, start_position: 0, end_position: 12 }] }, 'INVALID_POSITION'],
-      ['batch_apply_codes', { operations: [{ code_id: b, source_id: s, start_position: 6, end_position: 11 }, { code_id: 999, source_id: s, start_position: 0, end_position: 1 }] }, 'CODE_NOT_FOUND'],
+      [
+        'batch_apply_codes',
+        {
+          operations: [
+            { code_id: b, source_id: s, start_position: 6, end_position: 11 },
+            { code_id: b, source_id: s, start_position: 0, end_position: 12 },
+          ],
+        },
+        'INVALID_POSITION',
+      ],
+      [
+        'batch_apply_codes',
+        {
+          operations: [
+            { code_id: b, source_id: s, start_position: 6, end_position: 11 },
+            { code_id: 999, source_id: s, start_position: 0, end_position: 1 },
+          ],
+        },
+        'CODE_NOT_FOUND',
+      ],
       ['add_text_source', { name: 'S', content: 'dup' }, 'SOURCE_DUPLICATE_NAME'],
       ['remove_source', { source_id: 999, confirm: true }, 'SOURCE_NOT_FOUND'],
       ['create_folder', { name: 'F' }, 'FOLDER_NOT_CREATED'],

@@ -90,7 +90,23 @@ export async function openFixture(opts: { clock?: Clock } = {}): Promise<Fixture
  * The stored events in sequence order, as the repository reads them back (the envelope's fields flattened:
  * `seq`, `session_id`, `correlation_id`, ...). The raw rows are in a leaner form (migration 9).
  */
-export function storedEvents(handle: ProjectHandle): { seq: number; event_id: string; event_type: string; aggregate_type: string; aggregate_id: string; session_id: string; client_type: string; user: string; role?: 'researcher' | 'agent'; coder?: string; client?: string; model?: string; correlation_id: string; timestamp: string; payload: Record<string, unknown> }[] {
+export function storedEvents(handle: ProjectHandle): {
+  seq: number;
+  event_id: string;
+  event_type: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  session_id: string;
+  client_type: string;
+  user: string;
+  role?: 'researcher' | 'agent';
+  coder?: string;
+  client?: string;
+  model?: string;
+  correlation_id: string;
+  timestamp: string;
+  payload: Record<string, unknown>;
+}[] {
   return handle.repo.listEventsSince(0, Number.MAX_SAFE_INTEGER).map((e) => ({
     seq: e.metadata.sequence_number,
     event_id: e.event_id,

@@ -44,7 +44,17 @@ describe('the design capabilities and reports through the pipeline', () => {
       const out = await fx.call('apply_code', { code_id: c, source_id: s, start_position: 1, end_position: 4, memo: 'smile', importance: 2 });
       assert.ok(out.envelope.success);
       const d = out.envelope.data as Record<string, unknown>;
-      assert.deepEqual(d, { segment_id: d.segment_id, created: true, code_id: c, source_id: s, start_pos: 1, end_pos: 4, text: `b${EMOJI}c`, memo: 'smile', importance: 2 });
+      assert.deepEqual(d, {
+        segment_id: d.segment_id,
+        created: true,
+        code_id: c,
+        source_id: s,
+        start_pos: 1,
+        end_pos: 4,
+        text: `b${EMOJI}c`,
+        memo: 'smile',
+        importance: 2,
+      });
       assert.deepEqual(
         out.events.map((e) => [e.event_type, e.payload]),
         [['coding.segment_coded', { segment_id: d.segment_id, code_id: c, source_id: s, start: 1, end: 4, text: `b${EMOJI}c` }]],
@@ -86,11 +96,31 @@ describe('the design capabilities and reports through the pipeline', () => {
       const c = await code('C');
       const seg = await fx.ok('apply_code', { code_id: c, source_id: s, start_position: 6, end_position: 11 });
       const out = await fx.call('remove_code', { segment_id: seg.segment_id });
-      assert.deepEqual(out.envelope, { success: true, data: { removed: true, segment_id: seg.segment_id, code_id: c, source_id: s, start_pos: 6, end_pos: 11 } });
-      assert.deepEqual(out.events.map((e) => [e.event_type, e.payload]), [
-        // everything needed to put the coding back (undo)
-        ['coding.segment_uncoded', { segment_id: seg.segment_id, code_id: c, source_id: s, start: 6, end: 11, text: 'world', memo: null, importance: 0, owner: 'alice', session_id: 'sess-alice' }],
-      ]);
+      assert.deepEqual(out.envelope, {
+        success: true,
+        data: { removed: true, segment_id: seg.segment_id, code_id: c, source_id: s, start_pos: 6, end_pos: 11 },
+      });
+      assert.deepEqual(
+        out.events.map((e) => [e.event_type, e.payload]),
+        [
+          // everything needed to put the coding back (undo)
+          [
+            'coding.segment_uncoded',
+            {
+              segment_id: seg.segment_id,
+              code_id: c,
+              source_id: s,
+              start: 6,
+              end: 11,
+              text: 'world',
+              memo: null,
+              importance: 0,
+              owner: 'alice',
+              session_id: 'sess-alice',
+            },
+          ],
+        ],
+      );
       assert.equal((await fx.ok('list_segments_for_source', { source_id: s })).count, 0);
       await fx.fails('remove_code', { segment_id: seg.segment_id }, 'SEGMENT_NOT_FOUND');
     });
@@ -100,7 +130,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       const k = (await fx.ok('create_category', { name: 'K' })).category_id as number;
       const out = await fx.call('move_code', { code_id: c, category_id: k });
       assert.deepEqual(out.envelope, { success: true, data: { code_id: c, old_category_id: null, new_category_id: k } });
-      assert.deepEqual(out.events.map((e) => [e.event_type, e.payload]), [['coding.code_moved', { code_id: c, old_category_id: null, new_category_id: k }]]);
+      assert.deepEqual(
+        out.events.map((e) => [e.event_type, e.payload]),
+        [['coding.code_moved', { code_id: c, old_category_id: null, new_category_id: k }]],
+      );
       assert.equal((await fx.ok('get_code', { code_id: c })).category_id, k);
       assert.deepEqual(await fx.ok('move_code', { code_id: c, category_id: null }), { code_id: c, old_category_id: k, new_category_id: null });
       await fx.fails('move_code', { code_id: 99, category_id: k }, 'CODE_NOT_FOUND');
@@ -121,7 +154,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       assert.equal(s.length, 24);
       assert.equal(s.file_path, file);
       assert.equal('dry_run' in s, false);
-      assert.deepEqual(out.events.map((e) => e.event_type), ['source.imported']);
+      assert.deepEqual(
+        out.events.map((e) => e.event_type),
+        ['source.imported'],
+      );
       assert.equal((await fx.ok('read_source_content', { source_id: s.source_id })).content, 'first line\r\nsecond line\n');
       const named = await fx.ok('import_source', { file_path: file, name: 'Second copy' });
       assert.equal(named.name, 'Second copy');
@@ -136,7 +172,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       assert.ok(out.envelope.success);
       const s = out.envelope.data as Record<string, unknown>;
       assert.equal(s.length, 7);
-      assert.deepEqual(out.events.map((e) => [e.event_type, e.payload]), [['source.imported', { source_id: s.source_id, name: 'Notes', type: 'text', size: 7 }]]);
+      assert.deepEqual(
+        out.events.map((e) => [e.event_type, e.payload]),
+        [['source.imported', { source_id: s.source_id, name: 'Notes', type: 'text', size: 7 }]],
+      );
       assert.equal((await fx.ok('read_source_content', { source_id: s.source_id })).content, `tr\u00E8s ${EMOJI}\n`);
       await fx.fails('import_text', { content: 'x', name: 'Notes' }, 'SOURCE_DUPLICATE_NAME');
       await fx.fails('import_text', { content: 'x', name: '   ' }, 'INVALID_ARGUMENTS');
@@ -152,7 +191,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       await fx.ok('apply_code', { code_id: c, source_id: a, start_position: 0, end_position: 2 });
       const out = await fx.call('rename_source', { source_id: a, new_name: '  Gamma ' });
       assert.deepEqual(out.envelope, { success: true, data: { source_id: a, old_name: 'Alpha', new_name: 'Gamma' } });
-      assert.deepEqual(out.events.map((e) => [e.event_type, e.aggregate_id, e.payload]), [['source.renamed', String(a), { source_id: a, old_name: 'Alpha', new_name: 'Gamma' }]]);
+      assert.deepEqual(
+        out.events.map((e) => [e.event_type, e.aggregate_id, e.payload]),
+        [['source.renamed', String(a), { source_id: a, old_name: 'Alpha', new_name: 'Gamma' }]],
+      );
       const listed = (await fx.ok('list_sources')).sources.find((s: { source_id: number }) => s.source_id === a);
       assert.equal(listed.name, 'Gamma');
       assert.equal(listed.segment_count, 1, 'codings stay');
@@ -171,8 +213,14 @@ describe('the design capabilities and reports through the pipeline', () => {
       await fx.ok('apply_code', { code_id: c, source_id: keep, start_position: 0, end_position: 5 });
       const out = await fx.call('delete_source', { source_id: s });
       assert.deepEqual(out.envelope, { success: true, data: { deleted: true, source_id: s, name: 'Doomed', type: 'text', segments_removed: 2 } });
-      assert.deepEqual(out.events.map((e) => [e.event_type, e.payload]), [['source.deleted', { source_id: s, name: 'Doomed' }]]);
-      assert.deepEqual((await fx.ok('list_sources')).sources.map((x: { name: string }) => x.name), ['Kept']);
+      assert.deepEqual(
+        out.events.map((e) => [e.event_type, e.payload]),
+        [['source.deleted', { source_id: s, name: 'Doomed' }]],
+      );
+      assert.deepEqual(
+        (await fx.ok('list_sources')).sources.map((x: { name: string }) => x.name),
+        ['Kept'],
+      );
       assert.equal((await fx.ok('get_code', { code_id: c })).segment_count, 1);
       await fx.fails('delete_source', { source_id: s }, 'SOURCE_NOT_FOUND');
     });
@@ -181,9 +229,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       const s = await text('S', 'x');
       const out = await fx.call('update_memo', { source_id: s, memo: 'first interview' });
       assert.deepEqual(out.envelope, { success: true, data: { source_id: s, old_memo: null, new_memo: 'first interview' } });
-      assert.deepEqual(out.events.map((e) => [e.event_type, e.aggregate_type, e.payload]), [
-        ['source.updated', 'source', { source_id: s, field: 'memo', old_value: null, new_value: 'first interview' }],
-      ]);
+      assert.deepEqual(
+        out.events.map((e) => [e.event_type, e.aggregate_type, e.payload]),
+        [['source.updated', 'source', { source_id: s, field: 'memo', old_value: null, new_value: 'first interview' }]],
+      );
       assert.equal((await fx.ok('list_sources')).sources[0].memo, 'first interview');
       assert.deepEqual(await fx.ok('update_memo', { source_id: s, memo: '' }), { source_id: s, old_memo: 'first interview', new_memo: null });
       assert.deepEqual(await fx.ok('update_memo', { source_id: s, memo: null }), { source_id: s, old_memo: null, new_memo: null });
@@ -241,7 +290,8 @@ describe('the design capabilities and reports through the pipeline', () => {
     const B = await code('B');
     const C = await code('C');
     const D = await code('D');
-    const apply = (c: number, s: number, start: number, end: number, who = ALICE) => fx.ok('apply_code', { code_id: c, source_id: s, start_position: start, end_position: end }, who);
+    const apply = (c: number, s: number, start: number, end: number, who = ALICE) =>
+      fx.ok('apply_code', { code_id: c, source_id: s, start_position: start, end_position: end }, who);
     await apply(A, s1, 0, 10);
     await apply(B, s1, 8, 12);
     await apply(C, s1, 12, 15);
@@ -290,9 +340,39 @@ describe('the design capabilities and reports through the pipeline', () => {
         filters: {},
         totals: { codes: 4, codes_used: 3, segments: 7, sources: 2, coders: ['alice', 'bob'] },
         codes: [
-          { code_id: p.A, name: 'A', color: RED, category_id: null, segment_count: 3, source_count: 2, coders: [{ coder: 'alice', segment_count: 2, source_count: 2 }, { coder: 'bob', segment_count: 1, source_count: 1 }] },
-          { code_id: p.B, name: 'B', color: RED, category_id: null, segment_count: 3, source_count: 2, coders: [{ coder: 'alice', segment_count: 2, source_count: 2 }, { coder: 'bob', segment_count: 1, source_count: 1 }] },
-          { code_id: p.C, name: 'C', color: RED, category_id: null, segment_count: 1, source_count: 1, coders: [{ coder: 'alice', segment_count: 1, source_count: 1 }] },
+          {
+            code_id: p.A,
+            name: 'A',
+            color: RED,
+            category_id: null,
+            segment_count: 3,
+            source_count: 2,
+            coders: [
+              { coder: 'alice', segment_count: 2, source_count: 2 },
+              { coder: 'bob', segment_count: 1, source_count: 1 },
+            ],
+          },
+          {
+            code_id: p.B,
+            name: 'B',
+            color: RED,
+            category_id: null,
+            segment_count: 3,
+            source_count: 2,
+            coders: [
+              { coder: 'alice', segment_count: 2, source_count: 2 },
+              { coder: 'bob', segment_count: 1, source_count: 1 },
+            ],
+          },
+          {
+            code_id: p.C,
+            name: 'C',
+            color: RED,
+            category_id: null,
+            segment_count: 1,
+            source_count: 1,
+            coders: [{ coder: 'alice', segment_count: 1, source_count: 1 }],
+          },
           { code_id: p.D, name: 'D', color: RED, category_id: null, segment_count: 0, source_count: 0, coders: [] },
         ],
       });
@@ -301,7 +381,9 @@ describe('the design capabilities and reports through the pipeline', () => {
     it('narrows by source_ids, code_ids, coder and case_ids', async () => {
       const p = await buildProject();
       const counts = async (filters: unknown) =>
-        ((await fx.ok('generate_frequency_report', { filters })).result.codes as { name: string; segment_count: number; source_count: number }[]).map((c) => `${c.name}:${c.segment_count}/${c.source_count}`);
+        ((await fx.ok('generate_frequency_report', { filters })).result.codes as { name: string; segment_count: number; source_count: number }[]).map(
+          (c) => `${c.name}:${c.segment_count}/${c.source_count}`,
+        );
       // S2 only: A a4; B a5, b2
       assert.deepEqual(await counts({ source_ids: [p.s2] }), ['B:2/1', 'A:1/1', 'C:0/0', 'D:0/0']);
       // codes B and D only, listed even when unused
@@ -323,7 +405,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       const { sources, codes, segments, names } = await randomProject();
       const naive = (filter: { code_ids?: number[]; coder?: string; source_ids?: number[] }) => {
         const segs = segments.filter(
-          (g) => (!filter.code_ids || filter.code_ids.includes(g.code_id)) && (!filter.coder || g.owner === filter.coder) && (!filter.source_ids || filter.source_ids.includes(g.source_id)),
+          (g) =>
+            (!filter.code_ids || filter.code_ids.includes(g.code_id)) &&
+            (!filter.coder || g.owner === filter.coder) &&
+            (!filter.source_ids || filter.source_ids.includes(g.source_id)),
         );
         const rows = [...names.keys()]
           .filter((id) => !filter.code_ids || filter.code_ids.includes(id))
@@ -333,7 +418,15 @@ describe('the design capabilities and reports through the pipeline', () => {
               const theirs = mine.filter((g) => g.owner === coder);
               return { coder, segment_count: theirs.length, source_count: new Set(theirs.map((g) => g.source_id)).size };
             });
-            return { code_id: id, name: names.get(id), color: RED, category_id: null, segment_count: mine.length, source_count: new Set(mine.map((g) => g.source_id)).size, coders };
+            return {
+              code_id: id,
+              name: names.get(id),
+              color: RED,
+              category_id: null,
+              segment_count: mine.length,
+              source_count: new Set(mine.map((g) => g.source_id)).size,
+              coders,
+            };
           })
           .sort((a, b) => b.segment_count - a.segment_count || ((a.name as string) < (b.name as string) ? -1 : 1));
         return {
@@ -415,13 +508,32 @@ describe('the design capabilities and reports through the pipeline', () => {
         ],
       });
       // alice only: a1-a2 A-B; nothing else overlaps
-      assert.deepEqual(await matrix({ coder: 'alice' }), { axis: ['A', 'B', 'C'], matrix: [[0, 1, 0], [1, 0, 0], [0, 0, 0]] });
+      assert.deepEqual(await matrix({ coder: 'alice' }), {
+        axis: ['A', 'B', 'C'],
+        matrix: [
+          [0, 1, 0],
+          [1, 0, 0],
+          [0, 0, 0],
+        ],
+      });
       // S2 only: a4-b2 A-B, b2-a5 B-B
-      assert.deepEqual(await matrix({ source_ids: [p.s2] }), { axis: ['A', 'B'], matrix: [[0, 1], [1, 1]] });
+      assert.deepEqual(await matrix({ source_ids: [p.s2] }), {
+        axis: ['A', 'B'],
+        matrix: [
+          [0, 1],
+          [1, 1],
+        ],
+      });
       // the case range [12, 20) of S1 holds b1 and a3: b1-a3 A-C
       const k = (await fx.ok('create_case', { name: 'P' })).case_id;
       await fx.ok('add_segment_to_case', { case_id: k, source_id: p.s1, start_pos: 12, end_pos: 20 });
-      assert.deepEqual(await matrix({ case_ids: [k] }), { axis: ['A', 'C'], matrix: [[0, 1], [1, 0]] });
+      assert.deepEqual(await matrix({ case_ids: [k] }), {
+        axis: ['A', 'C'],
+        matrix: [
+          [0, 1],
+          [1, 0],
+        ],
+      });
     });
 
     it('sweepOverlaps visits each overlapping pair once, skips touching ranges and codes off the axis', () => {
@@ -437,7 +549,14 @@ describe('the design capabilities and reports through the pipeline', () => {
         owners: [],
       };
       const seen: string[] = [];
-      sweepOverlaps(ranges, new Map([[7, 0], [8, 1]]), (i, j) => seen.push(`${i}-${j}`));
+      sweepOverlaps(
+        ranges,
+        new Map([
+          [7, 0],
+          [8, 1],
+        ]),
+        (i, j) => seen.push(`${i}-${j}`),
+      );
       assert.deepEqual(seen, ['0-1', '0-1', '1-1']);
     });
 
@@ -446,7 +565,9 @@ describe('the design capabilities and reports through the pipeline', () => {
       /** The report computed the slow way: every pair of segments compared, the axis and top pairs sorted by plain name order. */
       const naive = (filter: { code_ids?: number[]; coder?: string }) => {
         const segs = segments.filter((g) => (!filter.code_ids || filter.code_ids.includes(g.code_id)) && (!filter.coder || g.owner === filter.coder));
-        const axis = (filter.code_ids ?? [...new Set(segs.map((g) => g.code_id))]).slice().sort((a, b) => ((names.get(a) as string) < (names.get(b) as string) ? -1 : 1));
+        const axis = (filter.code_ids ?? [...new Set(segs.map((g) => g.code_id))])
+          .slice()
+          .sort((a, b) => ((names.get(a) as string) < (names.get(b) as string) ? -1 : 1));
         const at = new Map(axis.map((id, i) => [id, i]));
         const matrix = axis.map(() => axis.map(() => 0));
         for (let x = 0; x < segs.length; x++) {
@@ -490,7 +611,11 @@ describe('the design capabilities and reports through the pipeline', () => {
           })),
         };
       };
-      for (const filters of [{}, { code_ids: [codes[0], codes[2], codes[3], codes[6]].sort((a, b) => (a as number) - (b as number)) as number[] }, { coder: 'bob' }]) {
+      for (const filters of [
+        {},
+        { code_ids: [codes[0], codes[2], codes[3], codes[6]].sort((a, b) => (a as number) - (b as number)) as number[] },
+        { coder: 'bob' },
+      ]) {
         const { report_type, filters: echoed, ...result } = (await fx.ok('generate_cooccurrence_report', { filters })).result;
         assert.equal(report_type, 'cooccurrence');
         assert.deepEqual(echoed, filters);
@@ -526,7 +651,15 @@ describe('the design capabilities and reports through the pipeline', () => {
 
     it('an empty project gives an empty matrix', async () => {
       const job = await fx.ok('generate_cooccurrence_report', {});
-      assert.deepEqual(job.result, { report_type: 'cooccurrence', filters: {}, codes: [], matrix: [], total_overlaps: 0, same_code_overlaps: 0, top_pairs: [] });
+      assert.deepEqual(job.result, {
+        report_type: 'cooccurrence',
+        filters: {},
+        codes: [],
+        matrix: [],
+        total_overlaps: 0,
+        same_code_overlaps: 0,
+        top_pairs: [],
+      });
     });
   });
 
@@ -657,7 +790,11 @@ describe('the design capabilities and reports through the pipeline', () => {
       near(r.overall.kappa, 5.6 / 32.6, 'overall kappa');
       assert.match(r.method, /QualCoder/);
       assert.deepEqual(job.result.filters, {});
-      assert.deepEqual((await fx.ok('get_report', { report_id: job.report_id })).params, { coder_ids: ['alice', 'bob'], unit: 'character', bootstrap: { draws: 1000, seed: 1 } });
+      assert.deepEqual((await fx.ok('get_report', { report_id: job.report_id })).params, {
+        coder_ids: ['alice', 'bob'],
+        unit: 'character',
+        bootstrap: { draws: 1000, seed: 1 },
+      });
     });
 
     it('fails with INVALID_ARGUMENTS for one coder twice, a coder without segments, or filters.coder; nothing is stored', async () => {
@@ -685,15 +822,28 @@ describe('the design capabilities and reports through the pipeline', () => {
       assert.deepEqual(
         out.events.map((e) => [e.event_type, e.aggregate_type, e.aggregate_id, e.payload]),
         [
-          ['analysis.report_started', 'report', String(d.job_id), { job_id: d.job_id, report_id: d.job_id, report_type: 'cooccurrence', filters: { code_ids: [p.A, p.B] } }],
-          ['analysis.report_completed', 'report', String(d.job_id), { job_id: d.job_id, report_id: d.job_id, report_type: 'cooccurrence', result_uri: `qda://reports/${d.job_id}` }],
+          [
+            'analysis.report_started',
+            'report',
+            String(d.job_id),
+            { job_id: d.job_id, report_id: d.job_id, report_type: 'cooccurrence', filters: { code_ids: [p.A, p.B] } },
+          ],
+          [
+            'analysis.report_completed',
+            'report',
+            String(d.job_id),
+            { job_id: d.job_id, report_id: d.job_id, report_type: 'cooccurrence', result_uri: `qda://reports/${d.job_id}` },
+          ],
         ],
       );
       const [started, completed] = out.events;
       assert.equal(completed!.metadata.sequence_number, started!.metadata.sequence_number + 1);
       assert.equal(completed!.metadata.correlation_id, started!.metadata.correlation_id);
       const stored = storedEvents(fx.handle).slice(-2);
-      assert.deepEqual(stored.map((e) => e.event_type), ['analysis.report_started', 'analysis.report_completed']);
+      assert.deepEqual(
+        stored.map((e) => e.event_type),
+        ['analysis.report_started', 'analysis.report_completed'],
+      );
 
       const got = await fx.ok('get_report', { report_id: d.report_id });
       assert.deepEqual(got, {
@@ -721,9 +871,15 @@ describe('the design capabilities and reports through the pipeline', () => {
       const k = await fx.ok('generate_coder_comparison', { coder_ids: ['alice', 'bob'] });
       const all = await fx.ok('list_reports');
       assert.equal(all.total, 3);
-      assert.deepEqual(all.reports.map((r: { report_id: number }) => r.report_id), [k.report_id, c.report_id, f.report_id]);
+      assert.deepEqual(
+        all.reports.map((r: { report_id: number }) => r.report_id),
+        [k.report_id, c.report_id, f.report_id],
+      );
       assert.equal('result' in all.reports[0], false);
-      assert.deepEqual((await fx.ok('list_reports', { report_type: 'frequency' })).reports.map((r: { report_id: number }) => r.report_id), [f.report_id]);
+      assert.deepEqual(
+        (await fx.ok('list_reports', { report_type: 'frequency' })).reports.map((r: { report_id: number }) => r.report_id),
+        [f.report_id],
+      );
       const page = await fx.ok('list_reports', { limit: 2, offset: 1 });
       assert.deepEqual([page.count, page.offset, page.has_more, page.reports[0].report_id], [2, 1, false, c.report_id]);
       assert.equal((await fx.ok('list_reports', { status: 'failed' })).total, 0);
@@ -750,11 +906,17 @@ describe('the design capabilities and reports through the pipeline', () => {
         out.events.map((e) => [e.event_type, e.payload]),
         [
           ['analysis.report_started', { job_id: d.job_id, report_id: d.job_id, report_type: 'cooccurrence', filters: {} }],
-          ['analysis.report_failed', { job_id: d.job_id, report_id: d.job_id, report_type: 'cooccurrence', error_code: 'TOOL_EXECUTION_ERROR', error: 'the disk caught fire' }],
+          [
+            'analysis.report_failed',
+            { job_id: d.job_id, report_id: d.job_id, report_type: 'cooccurrence', error_code: 'TOOL_EXECUTION_ERROR', error: 'the disk caught fire' },
+          ],
         ],
       );
       const got = await fx.ok('get_report', { report_id: d.report_id });
-      assert.deepEqual([got.status, got.result, got.error_code, got.error, got.completed_at], ['failed', null, 'TOOL_EXECUTION_ERROR', 'the disk caught fire', FIXED_ISO]);
+      assert.deepEqual(
+        [got.status, got.result, got.error_code, got.error, got.completed_at],
+        ['failed', null, 'TOOL_EXECUTION_ERROR', 'the disk caught fire', FIXED_ISO],
+      );
       assert.equal((await fx.ok('list_reports', { status: 'failed' })).total, 1);
       const exp = await fx.fails('export_report', { report_id: d.report_id, format: 'json' }, 'EXPORT_FAILED');
       assert.match(!exp.envelope.success ? exp.envelope.error : '', /status failed: the disk caught fire/);
@@ -781,10 +943,7 @@ describe('the design capabilities and reports through the pipeline', () => {
       // =SUM(A1) has 3 segments, Comma 2, Plain 1; all by alice in the one source
       assert.equal(
         csv,
-        'code_id,code,segments,sources,coders\r\n' +
-          "3,'=SUM(A1),3,1,alice (3)\r\n" +
-          '2,"Comma, ""quoted""",2,1,alice (2)\r\n' +
-          '1,Plain,1,1,alice (1)\r\n',
+        'code_id,code,segments,sources,coders\r\n' + "3,'=SUM(A1),3,1,alice (3)\r\n" + '2,"Comma, ""quoted""",2,1,alice (2)\r\n' + '1,Plain,1,1,alice (1)\r\n',
       );
       assert.equal(out.bytes, Buffer.byteLength(csv));
       assert.deepEqual(out.format, 'csv');
@@ -810,7 +969,10 @@ describe('the design capabilities and reports through the pipeline', () => {
       assert.ok(!/<script/i.test(html), 'no script element');
       assert.ok(html.includes('<th>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</th>'), 'the code name as escaped text in the header');
       // the matrix row of the renamed code A (sorted first: "<" before "B"): A-A 1, A-B 3, A-C 1
-      assert.ok(html.includes('<tr><td>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</td><td class="n">1</td><td class="n">3</td><td class="n">1</td></tr>'), html);
+      assert.ok(
+        html.includes('<tr><td>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</td><td class="n">1</td><td class="n">3</td><td class="n">1</td></tr>'),
+        html,
+      );
     });
 
     it('checks output_path: absolute, matching extension, existing folder, no overwrite unless asked; REPORT_NOT_FOUND', async () => {

@@ -8,7 +8,8 @@ import { describeRetrieval, locator, retrievePassages, type RetrievalResult } fr
 import { escapeMarkdown, renderRetrieval } from '../../../src/exchange/retrievalFormats';
 import { openFixture, type Fixture } from './projectFixture';
 
-const I01 = 'INTERVIEWER: How do you get water?\nROSA: We walk to the well every morning. The rota helps.\nINTERVIEWER: And food?\nROSA: The garden feeds us in summer.';
+const I01 =
+  'INTERVIEWER: How do you get water?\nROSA: We walk to the well every morning. The rota helps.\nINTERVIEWER: And food?\nROSA: The garden feeds us in summer.';
 const I02 = 'INTERVIEWER: Tell me about the well.\nAMADOU: The well is far. We share the rota with neighbours.';
 const I03 = 'INTERVIEWER: Water?\nFATIMA: Always the tap.';
 const ESSAY = 'Water is scarce.\n\nThe garden and the well are both communal. Everyone helps.';
@@ -66,7 +67,8 @@ describe('domain/retrieval', () => {
   after(() => fx.close());
 
   /** each passage as "source | place | codes | text" */
-  const rows = (r: { passages: RetrievalResult['passages'] }) => r.passages.map((p) => `${p.source_name} | ${p.speaker ?? `¶${p.paragraph}`} | ${p.codes.map((c) => c.name).join('+')} | ${p.text}`);
+  const rows = (r: { passages: RetrievalResult['passages'] }) =>
+    r.passages.map((p) => `${p.source_name} | ${p.speaker ?? `¶${p.paragraph}`} | ${p.codes.map((c) => c.name).join('+')} | ${p.text}`);
   const retrieve = (args: Record<string, unknown>) => fx.ok<RetrievalResult & { total: number }>('retrieve_segments', args);
 
   it('OR: every passage of any code, one passage for codes on the same range, with source name and speaker or paragraph', async () => {
@@ -120,7 +122,9 @@ describe('domain/retrieval', () => {
         [id.coop, 'bob'],
       ],
     );
-    assert.deepEqual(rows(await retrieve({ code_ids: [id.water, id.food], combine: 'overlap' })), ['essay | ¶2 | Water+Food | The garden and the well are both communal.']);
+    assert.deepEqual(rows(await retrieve({ code_ids: [id.water, id.food], combine: 'overlap' })), [
+      'essay | ¶2 | Water+Food | The garden and the well are both communal.',
+    ]);
     assert.deepEqual(rows(await retrieve({ code_ids: [id.coop, id.food], combine: 'overlap', filters: { source_ids: [id.i01] } })), []);
   });
 
@@ -147,7 +151,11 @@ describe('domain/retrieval', () => {
       "Y's aaaa does not reach where the three meet",
     );
     assert.deepEqual(rows(await retrieve({ code_ids: [w, z], combine: 'overlap' })), [], 'touching ranges do not overlap');
-    assert.deepEqual(rows(await retrieve({ code_ids: [w, y], combine: 'overlap' })), ['zz letters | ¶1 | W+Y | bbbb cccc dddd '], 'the union of the overlapping segments');
+    assert.deepEqual(
+      rows(await retrieve({ code_ids: [w, y], combine: 'overlap' })),
+      ['zz letters | ¶1 | W+Y | bbbb cccc dddd '],
+      'the union of the overlapping segments',
+    );
   });
 
   it('filters: document attribute (typed), folder with sub-folders, case, case attribute, coder, source', async () => {
@@ -167,13 +175,21 @@ describe('domain/retrieval', () => {
       'interview-01 | ROSA | Water | We walk to the well every morning.',
       'interview-01 | ROSA | Cooperation | The rota helps.',
     ]);
-    assert.deepEqual(rows(await retrieve({ ...both, filters: { case_ids: [id.amadou] } })), ['interview-02 | AMADOU | Water | The well is far. We share the rota']);
+    assert.deepEqual(rows(await retrieve({ ...both, filters: { case_ids: [id.amadou] } })), [
+      'interview-02 | AMADOU | Water | The well is far. We share the rota',
+    ]);
     assert.deepEqual(rows(await retrieve({ ...both, filters: { case_attributes: { gender: 'female' } } })), [
       'interview-01 | ROSA | Water | We walk to the well every morning.',
       'interview-01 | ROSA | Cooperation | The rota helps.',
     ]);
-    assert.deepEqual(rows(await retrieve({ ...both, filters: { coder: 'bob' } })), ['interview-02 | AMADOU | Cooperation | We share the rota with neighbours.']);
-    assert.deepEqual(rows(await retrieve({ ...both, combine: 'and', filters: { coder: 'bob' } })), [], "bob coded no Water: AND needs both within bob's codings");
+    assert.deepEqual(rows(await retrieve({ ...both, filters: { coder: 'bob' } })), [
+      'interview-02 | AMADOU | Cooperation | We share the rota with neighbours.',
+    ]);
+    assert.deepEqual(
+      rows(await retrieve({ ...both, combine: 'and', filters: { coder: 'bob' } })),
+      [],
+      "bob coded no Water: AND needs both within bob's codings",
+    );
     assert.deepEqual(rows(await retrieve({ ...both, filters: { source_ids: [id.i03, id.essay] } })), [
       'essay | ¶2 | Water+Cooperation | The garden and the well are both communal.',
       'interview-03 | FATIMA | Water | Always the tap.',
@@ -210,10 +226,28 @@ describe('domain/retrieval', () => {
 
   it('names the query in words', () => {
     assert.deepEqual(
-      describeRetrieval(fx.handle.repo, { code_ids: [id.water, id.coop], combine: 'and', filters: { folder_id: id.round1, case_ids: [id.rosa], source_attributes: { Site: 'Lagos' }, case_attributes: { gender: 'female' }, coder: 'alice', source_ids: [id.i01] } }),
+      describeRetrieval(fx.handle.repo, {
+        code_ids: [id.water, id.coop],
+        combine: 'and',
+        filters: {
+          folder_id: id.round1,
+          case_ids: [id.rosa],
+          source_attributes: { Site: 'Lagos' },
+          case_attributes: { gender: 'female' },
+          coder: 'alice',
+          source_ids: [id.i01],
+        },
+      }),
       {
         title: 'Water AND Cooperation',
-        filters: ['source: interview-01', 'folder: Round 1 (with its sub-folders)', 'case: Rosa', 'document attribute Site = Lagos', 'case attribute gender = female', 'coder: alice'],
+        filters: [
+          'source: interview-01',
+          'folder: Round 1 (with its sub-folders)',
+          'case: Rosa',
+          'document attribute Site = Lagos',
+          'case attribute gender = female',
+          'coder: alice',
+        ],
       },
     );
   });
@@ -251,7 +285,10 @@ describe('domain/retrieval', () => {
       ].join('\n'),
     );
     const html = renderRetrieval(r, heading, 'html');
-    assert.match(html, /<h2>interview-02<\/h2>\n<p><span class="where">AMADOU<\/span> · <span class="codes">Water, Cooperation<\/span><\/p>\n<blockquote>The well is far. We share the rota with neighbours.<\/blockquote>/);
+    assert.match(
+      html,
+      /<h2>interview-02<\/h2>\n<p><span class="where">AMADOU<\/span> · <span class="codes">Water, Cooperation<\/span><\/p>\n<blockquote>The well is far. We share the rota with neighbours.<\/blockquote>/,
+    );
     assert.match(html, /<title>Water overlapping Cooperation<\/title>/);
     assert.doesNotMatch(html, /<script/);
   });

@@ -225,17 +225,20 @@ describe('spec section 2 rules through the pipeline', () => {
       await fx.fails('create_folder', { name: 'Transcripts', parent_id: a.folder_id }, 'FOLDER_NOT_CREATED');
       const list = await fx.ok('list_folders');
       assert.equal(list.count, 5);
-      assert.deepEqual(
-        list.folders.map((f: { path: string }) => f.path).sort(),
-        ['Transcripts', 'Wave 1', 'Wave 1/Transcripts', 'Wave 2', 'Wave 2/Transcripts'],
-      );
+      assert.deepEqual(list.folders.map((f: { path: string }) => f.path).sort(), [
+        'Transcripts',
+        'Wave 1',
+        'Wave 1/Transcripts',
+        'Wave 2',
+        'Wave 2/Transcripts',
+      ]);
     });
 
     it('rejects an unknown parent with FOLDER_NOT_CREATED', async () => {
       await fx.fails('create_folder', { name: 'x', parent_id: 404 }, 'FOLDER_NOT_CREATED');
     });
 
-    it('rename_folder applies the same rules within the folder\'s parent', async () => {
+    it("rename_folder applies the same rules within the folder's parent", async () => {
       const a = await fx.ok('create_folder', { name: 'A' });
       const b = await fx.ok('create_folder', { name: 'B' });
       const child = await fx.ok('create_folder', { name: 'C', parent_id: a.folder_id });

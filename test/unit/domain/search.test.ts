@@ -74,7 +74,10 @@ describe('domain/search through the pipeline', () => {
     before(async function () {
       const dir = requireCorpus(this, 'transcripts');
       fx = await openFixture();
-      for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.txt')).sort()) {
+      for (const f of fs
+        .readdirSync(dir)
+        .filter((n) => n.endsWith('.txt'))
+        .sort()) {
         const s = await fx.ok('import_file_source', { file_path: path.join(dir, f) });
         texts.set(s.source_id, fs.readFileSync(path.join(dir, f), 'utf8'));
         ids.set(f, s.source_id);
@@ -113,7 +116,10 @@ describe('domain/search through the pipeline', () => {
       const inAna = (await allMatches(fx, '"data collection"')).filter((m) => m.source_id === ana);
       assert.ok(inAna.length > 0);
       const anaText = texts.get(ana)!;
-      assert.ok(Buffer.byteLength(anaText.slice(0, anaText.indexOf('data collection'))) > anaText.indexOf('data collection'), 'multi-byte text precedes the match');
+      assert.ok(
+        Buffer.byteLength(anaText.slice(0, anaText.indexOf('data collection'))) > anaText.indexOf('data collection'),
+        'multi-byte text precedes the match',
+      );
     });
 
     it('finds a single word case-insensitively, and capitalised occurrences too', async () => {
@@ -148,16 +154,28 @@ describe('domain/search through the pipeline', () => {
       assert.deepEqual(or.map(key).sort(), [...expected(phraseRe(['capsule'])), ...expected(phraseRe(['data', 'collection']))].sort());
 
       const and = await allMatches(fx, 'capsule AND clear');
-      assert.deepEqual(sourcesOf(and), all.filter((id) => has(id, 'capsule') && has(id, 'clear')));
+      assert.deepEqual(
+        sourcesOf(and),
+        all.filter((id) => has(id, 'capsule') && has(id, 'clear')),
+      );
       const implicit = await allMatches(fx, 'capsule clear');
       assert.deepEqual(implicit.map(key), and.map(key), 'neighbouring words are ANDed');
 
       const not = await allMatches(fx, '"data collection" NOT workshops');
-      assert.deepEqual(sourcesOf(not), all.filter((id) => has(id, 'data collection') && !has(id, 'workshops')));
-      assert.ok(not.every((m) => /data/i.test(m.text)), 'words after NOT are never reported as matches');
+      assert.deepEqual(
+        sourcesOf(not),
+        all.filter((id) => has(id, 'data collection') && !has(id, 'workshops')),
+      );
+      assert.ok(
+        not.every((m) => /data/i.test(m.text)),
+        'words after NOT are never reported as matches',
+      );
 
       const grouped = await allMatches(fx, '(capsule OR interviews) NOT clear');
-      assert.deepEqual(sourcesOf(grouped), all.filter((id) => (has(id, 'capsule') || has(id, 'interviews')) && !has(id, 'clear')));
+      assert.deepEqual(
+        sourcesOf(grouped),
+        all.filter((id) => (has(id, 'capsule') || has(id, 'interviews')) && !has(id, 'clear')),
+      );
     });
 
     it('a phrase after many OR terms is still reported as one range (term numbering follows the query)', async () => {
@@ -172,12 +190,22 @@ describe('domain/search through the pipeline', () => {
         const parsed = parseSearchQuery(query, (t) => repo.searchTokenize(t));
         const hits = repo.searchSourceHits(parsed.match, {});
         const fromFts: string[] = [];
-        for (const row of repo.searchSourceOffsets(parsed.match, hits.map((h) => h.source_id))) {
+        for (const row of repo.searchSourceOffsets(
+          parsed.match,
+          hits.map((h) => h.source_id),
+        )) {
           const bytes = groupOffsets(row.offsets, parsed.phrases);
-          const cps = utf8OffsetsToPositions(row.content, bytes.flatMap((b) => [b.start, b.end])).cp;
+          const cps = utf8OffsetsToPositions(
+            row.content,
+            bytes.flatMap((b) => [b.start, b.end]),
+          ).cp;
           bytes.forEach((_, i) => fromFts.push(`${row.source_id}:${cps[2 * i]}:${cps[2 * i + 1]}`));
         }
-        assert.equal(fromFts.length, hits.reduce((n, h) => n + h.hits, 0), `${query}: offsets() and matchinfo agree`);
+        assert.equal(
+          fromFts.length,
+          hits.reduce((n, h) => n + h.hits, 0),
+          `${query}: offsets() and matchinfo agree`,
+        );
         assert.deepEqual((await allMatches(fx, query)).map(key).sort(), fromFts.sort(), query);
       }
     });
@@ -275,21 +303,30 @@ describe('domain/search through the pipeline', () => {
       const s = await fx.ok('add_text_source', { name: 'Laugh', content });
       const overlapping = await fx.ok('search_text', { query: '"ha ha"' });
       assert.equal(overlapping.total, 2);
-      assert.deepEqual(overlapping.matches.map((m: any) => [m.start_pos, m.end_pos, m.text]), [
-        [2, 7, 'ha ha'],
-        [5, 10, 'ha ha'],
-      ]);
+      assert.deepEqual(
+        overlapping.matches.map((m: any) => [m.start_pos, m.end_pos, m.text]),
+        [
+          [2, 7, 'ha ha'],
+          [5, 10, 'ha ha'],
+        ],
+      );
       const near = await fx.ok('search_text', { query: 'ha NEAR/0 said' });
-      assert.deepEqual(near.matches.map((m: any) => [m.start_pos, m.end_pos, m.text]), [
-        [8, 10, 'ha'],
-        [12, 16, 'said'],
-      ]);
+      assert.deepEqual(
+        near.matches.map((m: any) => [m.start_pos, m.end_pos, m.text]),
+        [
+          [8, 10, 'ha'],
+          [12, 16, 'said'],
+        ],
+      );
       for (const m of [...overlapping.matches, ...near.matches]) {
         assert.equal((await fx.ok('read_source_content', { source_id: s.source_id, start_pos: m.start_pos, end_pos: m.end_pos })).content, m.text);
       }
       // ø is no diacritic to the tokenizer: sorensen does not find Sørensen, sørensen does
       assert.equal((await fx.ok('search_text', { query: 'sorensen' })).total, 0);
-      assert.deepEqual((await fx.ok('search_text', { query: 'SØRENSEN' })).matches.map((m: any) => [m.start_pos, m.text]), [[17, 'Sørensen']]);
+      assert.deepEqual(
+        (await fx.ok('search_text', { query: 'SØRENSEN' })).matches.map((m: any) => [m.start_pos, m.text]),
+        [[17, 'Sørensen']],
+      );
     });
 
     it('a source without text (media) is never matched; a source with an empty text neither', async () => {
@@ -300,7 +337,10 @@ describe('domain/search through the pipeline', () => {
       await fx.ok('add_text_source', { name: 'Empty', content: '' });
       const s = await fx.ok('add_text_source', { name: 'Full', content: 'water' });
       const r = await fx.ok('search_text', { query: 'water' });
-      assert.deepEqual(r.matches.map((m: any) => [m.source_id, m.start_pos, m.end_pos]), [[s.source_id, 0, 5]]);
+      assert.deepEqual(
+        r.matches.map((m: any) => [m.source_id, m.start_pos, m.end_pos]),
+        [[s.source_id, 0, 5]],
+      );
     });
 
     it('query syntax errors are INVALID_ARGUMENTS naming the problem (never TOOL_EXECUTION_ERROR)', async () => {
@@ -346,9 +386,15 @@ describe('domain/search through the pipeline', () => {
       assert.equal((await fx.ok('search_text', { query: '"water rota"' })).total, 2);
       // an edit in VS Code (the editor's own tool) changes the stored text and the index with it
       await fx.ok('apply_source_edits', { source_id: a.source_id, edits: [{ start_pos: 14, end_pos: 19, text: 'compost' }] }, LOCAL_UI);
-      assert.deepEqual((await fx.ok('search_text', { query: '"water rota"' })).matches.map((m: any) => m.source_id), [b.source_id]);
+      assert.deepEqual(
+        (await fx.ok('search_text', { query: '"water rota"' })).matches.map((m: any) => m.source_id),
+        [b.source_id],
+      );
       const compost = (await fx.ok('search_text', { query: 'compost' })).matches;
-      assert.deepEqual(compost.map((m: any) => [m.source_id, m.start_pos, m.end_pos, m.text]), [[a.source_id, 14, 21, 'compost']]);
+      assert.deepEqual(
+        compost.map((m: any) => [m.source_id, m.start_pos, m.end_pos, m.text]),
+        [[a.source_id, 14, 21, 'compost']],
+      );
       // renaming or moving a source does not touch its index entries
       const f = await fx.ok('create_folder', { name: 'F' });
       await fx.ok('move_source_to_folder', { source_id: b.source_id, folder_id: f.folder_id });
@@ -373,15 +419,27 @@ describe('domain/search through the pipeline', () => {
       assert.equal(segIds.length, 2, JSON.stringify(applied));
       const compost = await fx.ok('search_semantic', { query: 'compost' });
       assert.equal(compost.method, 'lexical:bm25');
-      assert.deepEqual(compost.matches.map((m: any) => m.codes.map((c: any) => c.code_name)), [['Soil care']]);
+      assert.deepEqual(
+        compost.matches.map((m: any) => m.codes.map((c: any) => c.code_name)),
+        [['Soil care']],
+      );
       await fx.ok('delete_segment', { segment_id: compost.matches[0].segment_id });
       assert.equal((await fx.ok('search_semantic', { query: 'compost' })).count, 0, 'a deleted segment is not found');
 
-      assert.deepEqual((await fx.ok('search_codes', { query: 'water' })).codes.map((c: any) => c.name), ['Water rota']);
+      assert.deepEqual(
+        (await fx.ok('search_codes', { query: 'water' })).codes.map((c: any) => c.name),
+        ['Water rota'],
+      );
       await fx.ok('rename_code', { code_id: water.code_id, new_name: 'Irrigation duty' });
       assert.equal((await fx.ok('search_codes', { query: 'rota' })).count, 0, 'the old name is gone');
-      assert.deepEqual((await fx.ok('search_codes', { query: 'irrig' })).codes.map((c: any) => c.name), ['Irrigation duty']);
-      assert.deepEqual((await fx.ok('search_codes', { query: 'fetches' })).codes.map((c: any) => [c.name, c.matched_in]), [['Irrigation duty', ['memo']]]);
+      assert.deepEqual(
+        (await fx.ok('search_codes', { query: 'irrig' })).codes.map((c: any) => c.name),
+        ['Irrigation duty'],
+      );
+      assert.deepEqual(
+        (await fx.ok('search_codes', { query: 'fetches' })).codes.map((c: any) => [c.name, c.matched_in]),
+        [['Irrigation duty', ['memo']]],
+      );
       await fx.ok('update_code_memo', { code_id: water.code_id, memo: 'hoses and cans' });
       assert.equal((await fx.ok('search_codes', { query: 'fetches' })).count, 0);
       assert.equal((await fx.ok('search_codes', { query: 'hoses' })).count, 1);
@@ -448,7 +506,7 @@ describe('domain/search through the pipeline', () => {
           found += (before as any).count;
         }
         assert.ok(found >= 8, 'the searches found things');
-        assert.equal((await ask(replayed, 'search_text', { query: 'deleted' }) as any).total, 0);
+        assert.equal(((await ask(replayed, 'search_text', { query: 'deleted' })) as any).total, 0);
         ftsIntegrity(copy);
       } finally {
         await copy?.close();
@@ -467,8 +525,14 @@ describe('domain/search through the pipeline', () => {
         FIXED_ISO,
         FIXED_ISO,
       ]);
-      db.run("INSERT INTO codes(id, name, name_key, color, memo, owner, created_at, updated_at) VALUES (1, 'Rota', 'rota', '#000000', 'legacy memo', 'bob', ?, ?)", [FIXED_ISO, FIXED_ISO]);
-      db.run("INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 8, 26, 'the old water rota', 'bob', ?, ?)", [FIXED_ISO, FIXED_ISO]);
+      db.run(
+        "INSERT INTO codes(id, name, name_key, color, memo, owner, created_at, updated_at) VALUES (1, 'Rota', 'rota', '#000000', 'legacy memo', 'bob', ?, ?)",
+        [FIXED_ISO, FIXED_ISO],
+      );
+      db.run(
+        "INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 8, 26, 'the old water rota', 'bob', ?, ?)",
+        [FIXED_ISO, FIXED_ISO],
+      );
       fs.writeFileSync(file, db.export());
       db.close();
       const h = await openProjectHandle(file, { checkpointIdleMs: 0 });
@@ -483,9 +547,15 @@ describe('domain/search through the pipeline', () => {
           ],
         );
         const codes = (await p.invoke('search_codes', { query: 'legacy' }, ALICE)).envelope as any;
-        assert.deepEqual(codes.data.codes.map((c: any) => c.name), ['Rota']);
+        assert.deepEqual(
+          codes.data.codes.map((c: any) => c.name),
+          ['Rota'],
+        );
         const sem = (await p.invoke('search_semantic', { query: 'water' }, ALICE)).envelope as any;
-        assert.deepEqual(sem.data.matches.map((m: any) => m.text), ['the old water rota']);
+        assert.deepEqual(
+          sem.data.matches.map((m: any) => m.text),
+          ['the old water rota'],
+        );
         ftsIntegrity(h);
       } finally {
         await h.close();
@@ -520,8 +590,14 @@ describe('domain/search through the pipeline', () => {
       );
       assert.ok(rota.codes[0].score > rota.codes[1].score && rota.codes[1].score > rota.codes[2].score);
       assert.equal(rota.total, 3);
-      assert.deepEqual((await fx.ok('search_codes', { query: 'cafe' })).codes.map((c: any) => c.name), ['Café meetings']);
-      assert.deepEqual((await fx.ok('search_codes', { query: 'conflict wat' })).codes.map((c: any) => c.name), ['Water conflicts']);
+      assert.deepEqual(
+        (await fx.ok('search_codes', { query: 'cafe' })).codes.map((c: any) => c.name),
+        ['Café meetings'],
+      );
+      assert.deepEqual(
+        (await fx.ok('search_codes', { query: 'conflict wat' })).codes.map((c: any) => c.name),
+        ['Water conflicts'],
+      );
       // a code matching two query words outranks one matching one
       const two = await fx.ok('search_codes', { query: 'water rota' });
       assert.equal(two.codes[0].name, 'Water conflicts');
@@ -598,7 +674,11 @@ describe('domain/search through the pipeline', () => {
       embedded = createPipeline({ project: () => fx.handle, host: headlessHost, logger: silentLogger, clock: fixedClock, embeddings: port });
       const content = SEGMENTS.join('. ') + '.';
       const s = await fx.ok('add_text_source', { name: 'Garden', content });
-      const codes = [await fx.ok('create_code', { name: 'Rota', color: COLOR }), await fx.ok('create_code', { name: 'Soil', color: COLOR }), await fx.ok('create_code', { name: 'Trust', color: COLOR })];
+      const codes = [
+        await fx.ok('create_code', { name: 'Rota', color: COLOR }),
+        await fx.ok('create_code', { name: 'Soil', color: COLOR }),
+        await fx.ok('create_code', { name: 'Trust', color: COLOR }),
+      ];
       const ops = SEGMENTS.map((t, i) => {
         const start = [...content.slice(0, content.indexOf(t))].length;
         return { code_id: codes[i < 2 ? 0 : i === 2 ? 1 : 2]!.code_id, source_id: s.source_id, start_position: start, end_position: start + [...t].length };
@@ -620,14 +700,17 @@ describe('domain/search through the pipeline', () => {
       return out.envelope.data as any;
     };
 
-    it('ranks by cosine similarity of the endpoint\'s embeddings and caches vectors per text', async () => {
+    it("ranks by cosine similarity of the endpoint's embeddings and caches vectors per text", async () => {
       const query = 'who is on the water rota this week';
       const r = await semantic({ query, k: 3 });
       assert.equal(r.method, 'embeddings:fake-bow');
       const expectedOrder = SEGMENTS.map((t) => ({ t, s: cos(fakeEmbedding(query), fakeEmbedding(t)) }))
         .sort((a, b) => b.s - a.s)
         .slice(0, 3);
-      assert.deepEqual(r.matches.map((m: any) => m.text), expectedOrder.map((e) => e.t));
+      assert.deepEqual(
+        r.matches.map((m: any) => m.text),
+        expectedOrder.map((e) => e.t),
+      );
       for (const [i, m] of r.matches.entries()) assert.ok(Math.abs(m.score - expectedOrder[i]!.s) < 1e-3, `score ${m.score} vs ${expectedOrder[i]!.s}`);
       const first = r.matches.find((m: any) => m.text === SEGMENTS[0]);
       assert.deepEqual(first.codes.map((c: any) => c.code_name).sort(), ['Rota', 'Trust'], 'one passage coded twice is one match listing both codings');
@@ -641,7 +724,10 @@ describe('domain/search through the pipeline', () => {
       requests = [];
       const again = await semantic({ query, k: 3 });
       assert.deepEqual(again.matches, r.matches);
-      assert.deepEqual(requests.map((q) => q.body.prompt), [query]);
+      assert.deepEqual(
+        requests.map((q) => q.body.prompt),
+        [query],
+      );
       // filters narrow the candidates
       const trustId = (await fx.ok('search_codes', { query: 'trust' })).codes[0].code_id;
       const trustOnly = await semantic({ query, filters: { code_ids: [trustId] } });
@@ -661,7 +747,10 @@ describe('domain/search through the pipeline', () => {
       const expectedOrder = SEGMENTS.filter((_, i) => i !== 1)
         .map((t) => ({ t, s: cos(target, fakeEmbedding(t)) }))
         .sort((a, b) => b.s - a.s);
-      assert.deepEqual(r.segments.map((m: any) => m.text), expectedOrder.slice(0, 2).map((e) => e.t));
+      assert.deepEqual(
+        r.segments.map((m: any) => m.text),
+        expectedOrder.slice(0, 2).map((e) => e.t),
+      );
       assert.ok(r.segments.every((m: any) => m.text !== SEGMENTS[1]));
       const missing = await embedded.invoke('find_similar_segments', { segment_id: 9999 }, ALICE);
       assert.equal(!missing.envelope.success && missing.envelope.error_code, 'SEGMENT_NOT_FOUND');
@@ -690,7 +779,11 @@ describe('domain/search through the pipeline', () => {
       assert.equal(r.fallback_reason, undefined);
       assert.equal(r.index, undefined);
       // both rota passages and the shed passage match; the ones with two query words rank first
-      assert.deepEqual(new Set(r.matches.slice(0, 1).map((m: any) => m.text)), new Set([SEGMENTS[1]]), JSON.stringify(r.matches.map((m: any) => [m.text, m.score])));
+      assert.deepEqual(
+        new Set(r.matches.slice(0, 1).map((m: any) => m.text)),
+        new Set([SEGMENTS[1]]),
+        JSON.stringify(r.matches.map((m: any) => [m.text, m.score])),
+      );
       assert.deepEqual(new Set(r.matches.map((m: any) => m.text)), new Set([SEGMENTS[0], SEGMENTS[1], SEGMENTS[3]]));
       for (let i = 1; i < r.matches.length; i++) assert.ok(r.matches[i - 1].score >= r.matches[i].score);
       assert.equal(requests.length, 0, 'no network without an endpoint');
@@ -738,7 +831,10 @@ describe('domain/search through the pipeline', () => {
       bytes.push(b);
       const shuffled = [...bytes].reverse();
       const r = utf8OffsetsToPositions(text, shuffled);
-      assert.deepEqual(r.cp, shuffled.map((x) => bytes.indexOf(x)));
+      assert.deepEqual(
+        r.cp,
+        shuffled.map((x) => bytes.indexOf(x)),
+      );
       assert.deepEqual(
         r.u16,
         shuffled.map((x) => chars.slice(0, bytes.indexOf(x)).join('').length),
@@ -779,10 +875,18 @@ describe('domain/search through the pipeline', () => {
 
     it('stemForms looks for each word and its Porter stem (Porter 1980), once when they agree', () => {
       // the stems the lexical similarity search adds to a query: a plural finds its singular, "sharing" finds "share"
-      assert.deepEqual(
-        ['gardens', 'gardening', 'communities', 'shared', 'sharing', 'rotas', 'rota', 'water', 'is', 'häuser'].map(stemForms),
-        [['gardens', 'garden'], ['gardening', 'garden'], ['communities', 'commun'], ['shared', 'share'], ['sharing', 'share'], ['rotas', 'rota'], ['rota'], ['water'], ['is'], ['häuser']],
-      );
+      assert.deepEqual(['gardens', 'gardening', 'communities', 'shared', 'sharing', 'rotas', 'rota', 'water', 'is', 'häuser'].map(stemForms), [
+        ['gardens', 'garden'],
+        ['gardening', 'garden'],
+        ['communities', 'commun'],
+        ['shared', 'share'],
+        ['sharing', 'share'],
+        ['rotas', 'rota'],
+        ['rota'],
+        ['water'],
+        ['is'],
+        ['häuser'],
+      ]);
     });
   });
 });

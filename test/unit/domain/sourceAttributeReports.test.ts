@@ -40,7 +40,7 @@ describe('reports by document attribute', () => {
     await fx.close();
   });
 
-  it('code x document attribute: a column per typed value, then (not set); each cell counts the code\'s segments on the column\'s sources', () => {
+  it("code x document attribute: a column per typed value, then (not set); each cell counts the code's segments on the column's sources", () => {
     assert.deepEqual(documentAttributeNames(fx.handle.repo), ['Site', 'Wave']);
     const m = codeByDocumentAttributeMatrix(fx.handle.repo, 'Site');
     assert.equal(m.kind, 'code_by_document_attribute');
@@ -105,14 +105,20 @@ describe('reports by document attribute', () => {
         filters: job.result.filters,
       };
     };
-    assert.deepEqual(await freq({ source_attributes: { Site: 'Lagos' } }), { counts: ['x-code:2', 'Y-code:1'], filters: { source_attributes: { Site: 'Lagos' }, source_ids: [a] } });
+    assert.deepEqual(await freq({ source_attributes: { Site: 'Lagos' } }), {
+      counts: ['x-code:2', 'Y-code:1'],
+      filters: { source_attributes: { Site: 'Lagos' }, source_ids: [a] },
+    });
     assert.deepEqual((await freq({ source_attributes: { Wave: 2 } })).counts, ['x-code:2', 'Y-code:1'], 'the number 2: source A only');
     assert.deepEqual((await freq({ source_attributes: { Wave: '2' } })).counts, ['x-code:1', 'Y-code:0'], 'the text "2": source B only');
     assert.deepEqual(await freq({ source_attributes: { Site: 'Lagos', Wave: '2' } }), {
       counts: ['x-code:0', 'Y-code:0'],
       filters: { source_attributes: { Site: 'Lagos', Wave: '2' }, source_ids: [] },
     });
-    assert.deepEqual((await freq({ source_ids: [b, c], source_attributes: { Site: 'Nairobi' } })).filters, { source_ids: [b], source_attributes: { Site: 'Nairobi' } });
+    assert.deepEqual((await freq({ source_ids: [b, c], source_attributes: { Site: 'Nairobi' } })).filters, {
+      source_ids: [b],
+      source_attributes: { Site: 'Nairobi' },
+    });
     const co = await fx.ok('generate_cooccurrence_report', { filters: { source_attributes: { Site: 'Lagos' } } });
     // on A: x [0,2) overlaps y [1,3)
     assert.equal(co.result.total_overlaps, 1);

@@ -57,7 +57,15 @@ describe('document attributes (set_source_attribute, migration 10)', () => {
     assert.equal(out.events[0]!.event_type, 'source.attribute_set');
     assert.equal(out.events[0]!.aggregate_type, 'source');
     assert.equal(out.events[0]!.aggregate_id, String(s1));
-    assert.deepEqual(out.events[0]!.payload, { source_id: s1, source_name: 'interview-01', attribute_name: 'Age', type: 'number', value: 34, old_type: null, old_value: null });
+    assert.deepEqual(out.events[0]!.payload, {
+      source_id: s1,
+      source_name: 'interview-01',
+      attribute_name: 'Age',
+      type: 'number',
+      value: 34,
+      old_type: null,
+      old_value: null,
+    });
 
     assert.equal((await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Consent', value: true })).type, 'boolean');
     const t = await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Site', value: '2024-05-01' });
@@ -67,26 +75,102 @@ describe('document attributes (set_source_attribute, migration 10)', () => {
     await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Recorded', value: '2024-05-01T09:30:00Z', type: 'date' });
 
     assert.deepEqual(rows(fx), [
-      { source_id: s1, name: 'Age', type: 'number', value_text: null, value_number: 34, value_date: null, value_boolean: null, updated_at: FIXED_ISO, owner: 'alice', session_id: 'sess-alice' },
-      { source_id: s1, name: 'Consent', type: 'boolean', value_text: null, value_number: null, value_date: null, value_boolean: 1, updated_at: FIXED_ISO, owner: 'alice', session_id: 'sess-alice' },
-      { source_id: s1, name: 'Interviewed', type: 'date', value_text: null, value_number: null, value_date: '2024-02-29', value_boolean: null, updated_at: FIXED_ISO, owner: 'alice', session_id: 'sess-alice' },
-      { source_id: s1, name: 'Recorded', type: 'date', value_text: null, value_number: null, value_date: '2024-05-01T09:30:00Z', value_boolean: null, updated_at: FIXED_ISO, owner: 'alice', session_id: 'sess-alice' },
-      { source_id: s1, name: 'Site', type: 'text', value_text: '2024-05-01', value_number: null, value_date: null, value_boolean: null, updated_at: FIXED_ISO, owner: 'alice', session_id: 'sess-alice' },
+      {
+        source_id: s1,
+        name: 'Age',
+        type: 'number',
+        value_text: null,
+        value_number: 34,
+        value_date: null,
+        value_boolean: null,
+        updated_at: FIXED_ISO,
+        owner: 'alice',
+        session_id: 'sess-alice',
+      },
+      {
+        source_id: s1,
+        name: 'Consent',
+        type: 'boolean',
+        value_text: null,
+        value_number: null,
+        value_date: null,
+        value_boolean: 1,
+        updated_at: FIXED_ISO,
+        owner: 'alice',
+        session_id: 'sess-alice',
+      },
+      {
+        source_id: s1,
+        name: 'Interviewed',
+        type: 'date',
+        value_text: null,
+        value_number: null,
+        value_date: '2024-02-29',
+        value_boolean: null,
+        updated_at: FIXED_ISO,
+        owner: 'alice',
+        session_id: 'sess-alice',
+      },
+      {
+        source_id: s1,
+        name: 'Recorded',
+        type: 'date',
+        value_text: null,
+        value_number: null,
+        value_date: '2024-05-01T09:30:00Z',
+        value_boolean: null,
+        updated_at: FIXED_ISO,
+        owner: 'alice',
+        session_id: 'sess-alice',
+      },
+      {
+        source_id: s1,
+        name: 'Site',
+        type: 'text',
+        value_text: '2024-05-01',
+        value_number: null,
+        value_date: null,
+        value_boolean: null,
+        updated_at: FIXED_ISO,
+        owner: 'alice',
+        session_id: 'sess-alice',
+      },
     ]);
   });
 
-  it('keeps an attribute\'s type, converts to it, changes it only when asked; the same value again writes nothing', async () => {
+  it("keeps an attribute's type, converts to it, changes it only when asked; the same value again writes nothing", async () => {
     await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Age', value: 34 });
     const again = await fx.call('set_source_attribute', { source_id: s1, attribute_name: 'Age', value: 34 });
     assert.ok(again.envelope.success);
     assert.equal((again.envelope.data as Row).changed, false);
     assert.deepEqual(again.events, [], 'no change, no event');
     const kept = await fx.call('set_source_attribute', { source_id: s1, attribute_name: 'Age', value: '35' });
-    assert.deepEqual((kept.envelope as { data: Row }).data, { source_id: s1, source_name: 'interview-01', attribute_name: 'Age', type: 'number', value: 35, old_type: 'number', old_value: 34, changed: true, inferred: false });
-    assert.deepEqual(kept.events[0]!.payload, { source_id: s1, source_name: 'interview-01', attribute_name: 'Age', type: 'number', value: 35, old_type: 'number', old_value: 34 });
+    assert.deepEqual((kept.envelope as { data: Row }).data, {
+      source_id: s1,
+      source_name: 'interview-01',
+      attribute_name: 'Age',
+      type: 'number',
+      value: 35,
+      old_type: 'number',
+      old_value: 34,
+      changed: true,
+      inferred: false,
+    });
+    assert.deepEqual(kept.events[0]!.payload, {
+      source_id: s1,
+      source_name: 'interview-01',
+      attribute_name: 'Age',
+      type: 'number',
+      value: 35,
+      old_type: 'number',
+      old_value: 34,
+    });
     const retyped = await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Age', value: 'thirty-five', type: 'text' });
     assert.deepEqual([retyped.type, retyped.value, retyped.old_type, retyped.old_value], ['text', 'thirty-five', 'number', 35]);
-    assert.deepEqual(rows(fx).map((r) => [r.type, r.value_text, r.value_number]), [['text', 'thirty-five', null]]);
+    assert.deepEqual(
+      rows(fx).map((r) => [r.type, r.value_text, r.value_number]),
+      [['text', 'thirty-five', null]],
+    );
     const b = await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Consent', value: 'TRUE', type: 'boolean' });
     assert.equal(b.value, true);
     assert.equal((await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Consent', value: false })).value, false);
@@ -99,8 +183,26 @@ describe('document attributes (set_source_attribute, migration 10)', () => {
     await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Age', value: 34 });
     const del = await fx.call('set_source_attribute', { source_id: s1, attribute_name: 'Age', value: null });
     assert.ok(del.envelope.success);
-    assert.deepEqual((del.envelope as { data: Row }).data, { source_id: s1, source_name: 'interview-01', attribute_name: 'Age', type: null, value: null, old_type: 'number', old_value: 34, changed: true, inferred: false });
-    assert.deepEqual(del.events[0]!.payload, { source_id: s1, source_name: 'interview-01', attribute_name: 'Age', type: null, value: null, old_type: 'number', old_value: 34 });
+    assert.deepEqual((del.envelope as { data: Row }).data, {
+      source_id: s1,
+      source_name: 'interview-01',
+      attribute_name: 'Age',
+      type: null,
+      value: null,
+      old_type: 'number',
+      old_value: 34,
+      changed: true,
+      inferred: false,
+    });
+    assert.deepEqual(del.events[0]!.payload, {
+      source_id: s1,
+      source_name: 'interview-01',
+      attribute_name: 'Age',
+      type: null,
+      value: null,
+      old_type: 'number',
+      old_value: 34,
+    });
     assert.deepEqual(rows(fx), []);
     const none = await fx.call('set_source_attribute', { source_id: s1, attribute_name: 'Age', value: null });
     assert.ok(none.envelope.success);
@@ -199,7 +301,12 @@ describe('document attributes (set_source_attribute, migration 10)', () => {
 
   it('the domain functions: listSourceAttributes as {name: value}, setSourceAttributes with one event per source', async () => {
     const raised: DomainEvent[] = [];
-    const ctx = { repo: fx.handle.repo, events: { emit: (e: DomainEvent) => void raised.push(e) }, actor: { user: 'bob', session_id: 'sess-bob', client_type: 'REST_CLIENT' as const }, now: FIXED_ISO };
+    const ctx = {
+      repo: fx.handle.repo,
+      events: { emit: (e: DomainEvent) => void raised.push(e) },
+      actor: { user: 'bob', session_id: 'sess-bob', client_type: 'REST_CLIENT' as const },
+      now: FIXED_ISO,
+    };
     await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Keep', value: 'k' });
     await fx.ok('set_source_attribute', { source_id: s1, attribute_name: 'Drop', value: 2 });
     const r = fx.handle.transaction(() =>
@@ -236,17 +343,34 @@ describe('document attributes (set_source_attribute, migration 10)', () => {
     raised.length = 0;
     const before = rows(fx);
     assert.throws(
-      () => fx.handle.transaction(() => setSourceAttributes(ctx, s1, [{ attribute_name: 'Fine', value: 1 }, { attribute_name: 'When', value: 'soon' }])),
+      () =>
+        fx.handle.transaction(() =>
+          setSourceAttributes(ctx, s1, [
+            { attribute_name: 'Fine', value: 1 },
+            { attribute_name: 'When', value: 'soon' },
+          ]),
+        ),
       (e: { code?: string; message?: string }) => e.code === 'INVALID_ARGUMENTS' && /When.* is of type date/.test(e.message ?? ''),
     );
     assert.deepEqual(rows(fx), before);
     assert.deepEqual(raised, []);
-    assert.throws(() => listSourceAttributes(ctx, 999), (e: { code?: string }) => e.code === 'SOURCE_NOT_FOUND');
+    assert.throws(
+      () => listSourceAttributes(ctx, 999),
+      (e: { code?: string }) => e.code === 'SOURCE_NOT_FOUND',
+    );
   });
 
   it('an import plan sets PlannedSource.attributes on created and reused sources, one event per source', async () => {
     const plan = emptyPlan('test', path.join(fx.dir, 'x'));
-    plan.sources.push({ ref: 'a', name: 'interview-01', text: 'We grow beans 🌱.', memo: null, origin: null, folder: null, attributes: [{ name: 'Age', type: 'number', value: 30 }] });
+    plan.sources.push({
+      ref: 'a',
+      name: 'interview-01',
+      text: 'We grow beans 🌱.',
+      memo: null,
+      origin: null,
+      folder: null,
+      attributes: [{ name: 'Age', type: 'number', value: 30 }],
+    });
     plan.sources.push({
       ref: 'b',
       name: 'new one',
@@ -294,11 +418,11 @@ describe('document attributes (set_source_attribute, migration 10)', () => {
 });
 
 describe('migration 10: a project at schema 9 gains source_attributes', () => {
-  it('opens with integrity_check ok, keeps its sources, and stores typed attributes with the table\'s checks', async () => {
+  it("opens with integrity_check ok, keeps its sources, and stores typed attributes with the table's checks", async () => {
     const dir = tmpDir('marginalia-migration10-');
     const file = path.join(dir, 'old.qda');
     const db = await databaseBeforeMigration(10);
-    assert.equal((db.exec('PRAGMA user_version')[0]!.values[0]![0] as number), 9);
+    assert.equal(db.exec('PRAGMA user_version')[0]!.values[0]![0] as number, 9);
     db.run(
       `INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (7, 'old source', 'text', 'text é🌱', 6, 'bob', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`,
     );
@@ -308,7 +432,7 @@ describe('migration 10: a project at schema 9 gains source_attributes', () => {
     try {
       assert.deepEqual(h.store.all('PRAGMA integrity_check'), [{ integrity_check: 'ok' }]);
       assert.deepEqual(h.store.all('PRAGMA foreign_key_check'), []);
-      assert.ok((h.store.get<{ user_version: number }>('PRAGMA user_version')!.user_version) >= 10);
+      assert.ok(h.store.get<{ user_version: number }>('PRAGMA user_version')!.user_version >= 10);
       assert.deepEqual(
         h.store.all<{ name: string }>("SELECT name FROM sqlite_master WHERE tbl_name = 'source_attributes' ORDER BY name").map((r) => r.name),
         ['source_attributes', 'source_attributes_name', 'sqlite_autoindex_source_attributes_1'],

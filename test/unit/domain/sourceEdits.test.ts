@@ -55,7 +55,11 @@ describe('codings follow edits (apply_source_edits, reconcile_source_text)', () 
     const c = await coding(C);
     const before = await segments();
     const insert = 'Note 🌱: ';
-    await fx.ok('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: 0, end_pos: 0, text: insert }], expected_length: cp(insert + TEXT) }, RESEARCHER);
+    await fx.ok(
+      'apply_source_edits',
+      { source_id: sourceId, edits: [{ start_pos: 0, end_pos: 0, text: insert }], expected_length: cp(insert + TEXT) },
+      RESEARCHER,
+    );
     const after = await segments();
     for (const id of [w, c]) {
       const b = before.find((s) => s.segment_id === id)!;
@@ -86,10 +90,19 @@ describe('codings follow edits (apply_source_edits, reconcile_source_text)', () 
     const out = await fx.call('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: start, end_pos: end, text: '' }] }, RESEARCHER);
     assert.ok(out.envelope.success);
     const data = out.envelope.data as { removed: { segment_id: number; text: string }[] };
-    assert.deepEqual(data.removed.map((r) => [r.segment_id, r.text]), [[w, W]]);
-    assert.deepEqual(out.events.map((e) => e.event_type), ['coding.segment_uncoded', 'source.text_edited']);
+    assert.deepEqual(
+      data.removed.map((r) => [r.segment_id, r.text]),
+      [[w, W]],
+    );
+    assert.deepEqual(
+      out.events.map((e) => e.event_type),
+      ['coding.segment_uncoded', 'source.text_edited'],
+    );
     const left = await segments();
-    assert.deepEqual(left.map((s) => s.segment_id), [c]);
+    assert.deepEqual(
+      left.map((s) => s.segment_id),
+      [c],
+    );
     assert.equal(left[0]!.text, C);
   });
 
@@ -98,7 +111,17 @@ describe('codings follow edits (apply_source_edits, reconcile_source_text)', () 
     const t = TEXT;
     const e1 = cp(t.slice(0, t.indexOf('Intro')));
     const e2 = cp(t.slice(0, t.indexOf('The council')));
-    await fx.ok('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: e2, end_pos: e2, text: '> ' }, { start_pos: e1, end_pos: e1, text: '> ' }] }, RESEARCHER);
+    await fx.ok(
+      'apply_source_edits',
+      {
+        source_id: sourceId,
+        edits: [
+          { start_pos: e2, end_pos: e2, text: '> ' },
+          { start_pos: e1, end_pos: e1, text: '> ' },
+        ],
+      },
+      RESEARCHER,
+    );
     const seg = (await segments()).find((s) => s.segment_id === c)!;
     assert.equal(seg.text, C);
     assert.equal(await content(), `> ${t.slice(0, t.indexOf('The council'))}> ${t.slice(t.indexOf('The council'))}`);
@@ -107,7 +130,12 @@ describe('codings follow edits (apply_source_edits, reconcile_source_text)', () 
   it('refuses an edit when the editor and the project disagree, writing nothing', async () => {
     await coding(W);
     const before = await snapshot(fx);
-    await fx.fails('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: 0, end_pos: 0, text: 'x' }], expected_length: 3 }, 'INVALID_ARGUMENTS', RESEARCHER);
+    await fx.fails(
+      'apply_source_edits',
+      { source_id: sourceId, edits: [{ start_pos: 0, end_pos: 0, text: 'x' }], expected_length: 3 },
+      'INVALID_ARGUMENTS',
+      RESEARCHER,
+    );
     await fx.fails('apply_source_edits', { source_id: sourceId, edits: [{ start_pos: 0, end_pos: 9999, text: '' }] }, 'INVALID_POSITION', RESEARCHER);
     assert.deepEqual(await snapshot(fx), before);
   });
@@ -140,9 +168,15 @@ describe('codings follow edits (apply_source_edits, reconcile_source_text)', () 
     const out = await fx.ok('reconcile_source_text', { source_id: sourceId, text: changed }, RESEARCHER);
     assert.equal(out.kept, 0);
     assert.equal(out.relocated, 1);
-    assert.deepEqual(out.orphaned.map((o: { segment_id: number; text: string }) => [o.segment_id, o.text]), [[c, C]]);
+    assert.deepEqual(
+      out.orphaned.map((o: { segment_id: number; text: string }) => [o.segment_id, o.text]),
+      [[c, C]],
+    );
     const segs = await segments();
-    assert.deepEqual(segs.map((s) => s.segment_id), [w]);
+    assert.deepEqual(
+      segs.map((s) => s.segment_id),
+      [w],
+    );
     assert.equal(segs[0]!.text, W);
     assert.equal(segs[0]!.start_pos, cp(changed.slice(0, changed.indexOf(W))));
     assert.equal(await content(), changed);

@@ -154,7 +154,10 @@ describe('domain/speakers: detect_speakers on the shared corpus', function () {
         expected,
       );
       assert.equal(d.count, expected.length);
-      assert.equal(d.total_turns, expected.reduce((n, [, t]) => n + t, 0));
+      assert.equal(
+        d.total_turns,
+        expected.reduce((n, [, t]) => n + t, 0),
+      );
       // each first_pos is where that speaker's label starts in the stored text (code points)
       const text: string = (await fx.ok('read_source_content', { source_id: src.source_id, max_length: 1_000_000 })).content;
       const cps = [...text];
@@ -292,7 +295,8 @@ describe('domain/speakers: the label rules', () => {
   });
 
   it('WebVTT: voices with classes and several voices per cue; header fields (Kind:, Language:) are no speakers; labels in cue text count', () => {
-    const vtt = 'WEBVTT\nKind: captions\nLanguage: en\n\nNOTE\nSpeaker: not a cue\n\n1\n00:00:01.000 --> 00:00:02.000\n<v.loud Inglis, Jake>Hi</v> <v Ana>Hello\n\n00:00:03.000 --> 00:00:04.000\nSara Mannheimer: from Zoom\n\n00:00:05.000 --> 00:00:06.000\n<i>JOHN:</i> in italics\n';
+    const vtt =
+      'WEBVTT\nKind: captions\nLanguage: en\n\nNOTE\nSpeaker: not a cue\n\n1\n00:00:01.000 --> 00:00:02.000\n<v.loud Inglis, Jake>Hi</v> <v Ana>Hello\n\n00:00:03.000 --> 00:00:04.000\nSara Mannheimer: from Zoom\n\n00:00:05.000 --> 00:00:06.000\n<i>JOHN:</i> in italics\n';
     assert.equal(sniffLayout(vtt), 'webvtt');
     assert.deepEqual(
       detectSpeakers(vtt).speakers.map((s) => [s.name, s.format]),

@@ -46,8 +46,10 @@ interface Study {
 /** One transcript and two codes with memos. */
 async function study(fx: Fixture): Promise<Study> {
   const source = (await fx.ok('add_text_source', { name: 'Garden talk', content: TRANSCRIPT })).source_id;
-  const water = (await fx.ok('create_code', { name: 'Water disputes', color: BLUE, memo: 'Arguments about watering rotas, hoses and the water tank.' })).code_id;
-  const council = (await fx.ok('create_code', { name: 'Council bureaucracy', color: BLUE, memo: 'Forms, permissions and delays from the city council.' })).code_id;
+  const water = (await fx.ok('create_code', { name: 'Water disputes', color: BLUE, memo: 'Arguments about watering rotas, hoses and the water tank.' }))
+    .code_id;
+  const council = (await fx.ok('create_code', { name: 'Council bureaucracy', color: BLUE, memo: 'Forms, permissions and delays from the city council.' }))
+    .code_id;
   return { source, water, council };
 }
 
@@ -91,7 +93,13 @@ describe('domain/suggestions through the pipeline', () => {
 
   describe('new-code suggestions', () => {
     it('suggest -> list pending -> approve creates the code through createCode; approving again is idempotent', async () => {
-      const out = await fx.call('suggest_new_code', { name: ' Shared tools ', rationale: 'People lend mattocks and hoses', memo: 'Lending and borrowing tools', confidence: 85, sample_contexts: ['borrowed tools'] });
+      const out = await fx.call('suggest_new_code', {
+        name: ' Shared tools ',
+        rationale: 'People lend mattocks and hoses',
+        memo: 'Lending and borrowing tools',
+        confidence: 85,
+        sample_contexts: ['borrowed tools'],
+      });
       assert.ok(out.envelope.success);
       const s = out.envelope.data as any;
       assert.deepEqual(
@@ -125,7 +133,10 @@ describe('domain/suggestions through the pipeline', () => {
       assert.equal(first.events[1]!.payload.code_id, data.code_id);
       assert.equal(first.events[1]!.payload.approved_by_session, 'sess-bob');
       const code = await fx.ok('get_code', { code_id: data.code_id });
-      assert.deepEqual([code.name, code.memo, code.color, code.owner, code.session_id], ['Shared tools', 'Lending and borrowing tools', '#4E79A7', 'bob', 'sess-bob']);
+      assert.deepEqual(
+        [code.name, code.memo, code.color, code.owner, code.session_id],
+        ['Shared tools', 'Lending and borrowing tools', '#4E79A7', 'bob', 'sess-bob'],
+      );
       assert.equal(data.suggestion.status, 'approved');
       assert.deepEqual([data.suggestion.approved_by, data.suggestion.approved_by_session], ['bob', 'sess-bob']);
       assert.equal((await fx.ok('list_pending_suggestions')).count, 0);
@@ -188,10 +199,29 @@ describe('domain/suggestions through the pipeline', () => {
     it('suggest -> list pending -> approve applies through applyCode with memo = rationale and records provenance; idempotent', async () => {
       const { source, water } = await study(fx);
       const [start, end] = at(TRANSCRIPT, A1);
-      const out = await fx.call('suggest_code_application', { source_id: source, code_id: water, start_pos: start, end_pos: end, rationale: 'About the hose', confidence: 90, include_text: true });
+      const out = await fx.call('suggest_code_application', {
+        source_id: source,
+        code_id: water,
+        start_pos: start,
+        end_pos: end,
+        rationale: 'About the hose',
+        confidence: 90,
+        include_text: true,
+      });
       const s = out.envelope.success ? (out.envelope.data as any) : assert.fail('suggest failed');
-      assert.deepEqual([s.status, s.start_pos, s.end_pos, s.rationale, s.confidence, s.text_excerpt], ['pending_approval', start, end, 'About the hose', 90, A1]);
-      assert.deepEqual(out.events[0]!.payload, { suggestion_id: s.suggestion_id, code_id: water, source_id: source, start, end, rationale: 'About the hose', confidence: 90 });
+      assert.deepEqual(
+        [s.status, s.start_pos, s.end_pos, s.rationale, s.confidence, s.text_excerpt],
+        ['pending_approval', start, end, 'About the hose', 90, A1],
+      );
+      assert.deepEqual(out.events[0]!.payload, {
+        suggestion_id: s.suggestion_id,
+        code_id: water,
+        source_id: source,
+        start,
+        end,
+        rationale: 'About the hose',
+        confidence: 90,
+      });
       assert.equal((await fx.ok('list_segments_for_source', { source_id: source })).count, 0, 'nothing is coded yet');
 
       const pending = await fx.ok('list_pending_coding_suggestions', { source_id: source });
@@ -211,7 +241,10 @@ describe('domain/suggestions through the pipeline', () => {
       );
       const segs = await fx.ok('list_segments_for_source', { source_id: source });
       assert.equal(segs.count, 1);
-      assert.deepEqual([segs.segments[0].segment_id, segs.segments[0].text, segs.segments[0].memo, segs.segments[0].owner], [data.segment_id, A1, 'About the hose', 'bob']);
+      assert.deepEqual(
+        [segs.segments[0].segment_id, segs.segments[0].text, segs.segments[0].memo, segs.segments[0].owner],
+        [data.segment_id, A1, 'About the hose', 'bob'],
+      );
       const prov = fx.handle.store.get<Record<string, unknown>>('SELECT * FROM segment_provenance WHERE segment_id = ?', [data.segment_id]);
       assert.deepEqual(prov, {
         segment_id: data.segment_id,
@@ -225,7 +258,10 @@ describe('domain/suggestions through the pipeline', () => {
         approved_by_session: 'sess-bob',
         created_at: FIXED_ISO,
       });
-      assert.deepEqual([data.suggestion.suggested_by_session, data.suggestion.approved_by_session, data.suggestion.status], ['sess-alice', 'sess-bob', 'applied']);
+      assert.deepEqual(
+        [data.suggestion.suggested_by_session, data.suggestion.approved_by_session, data.suggestion.status],
+        ['sess-alice', 'sess-bob', 'applied'],
+      );
       assert.equal((await fx.ok('list_pending_coding_suggestions')).count, 0);
     });
 
@@ -233,9 +269,16 @@ describe('domain/suggestions through the pipeline', () => {
       const { source, water } = await study(fx);
       const [start, end] = at(TRANSCRIPT, Q1);
       const s = await fx.ok('suggest_code_application', { source_id: source, code_id: water, start_pos: start, end_pos: end });
-      const out = await fx.call('reject_coding_suggestion', { suggestion_id: s.suggestion_id, reason: 'a question, not data', feedback: 'Code the answers, not the questions' }, BOB);
+      const out = await fx.call(
+        'reject_coding_suggestion',
+        { suggestion_id: s.suggestion_id, reason: 'a question, not data', feedback: 'Code the answers, not the questions' },
+        BOB,
+      );
       const r = out.envelope.success ? (out.envelope.data as any) : assert.fail('reject failed');
-      assert.deepEqual([r.status, r.reason, r.feedback, r.already, r.suggestion.rejected_by_session], ['rejected', 'a question, not data', 'Code the answers, not the questions', false, 'sess-bob']);
+      assert.deepEqual(
+        [r.status, r.reason, r.feedback, r.already, r.suggestion.rejected_by_session],
+        ['rejected', 'a question, not data', 'Code the answers, not the questions', false, 'sess-bob'],
+      );
       assert.deepEqual(out.events[0]!.payload, {
         suggestion_id: s.suggestion_id,
         kind: 'coding',
@@ -245,8 +288,16 @@ describe('domain/suggestions through the pipeline', () => {
         suggested_by_session: 'sess-alice',
         rejected_by_session: 'sess-bob',
       });
-      const row = fx.handle.store.get<Record<string, unknown>>('SELECT status, reason, feedback, rejected_by, rejected_at FROM suggestions WHERE id = ?', [s.suggestion_id]);
-      assert.deepEqual(row, { status: 'rejected', reason: 'a question, not data', feedback: 'Code the answers, not the questions', rejected_by: 'bob', rejected_at: FIXED_ISO });
+      const row = fx.handle.store.get<Record<string, unknown>>('SELECT status, reason, feedback, rejected_by, rejected_at FROM suggestions WHERE id = ?', [
+        s.suggestion_id,
+      ]);
+      assert.deepEqual(row, {
+        status: 'rejected',
+        reason: 'a question, not data',
+        feedback: 'Code the answers, not the questions',
+        rejected_by: 'bob',
+        rejected_at: FIXED_ISO,
+      });
 
       const journal = fx.handle.store.journalSeq;
       const again = await fx.ok('reject_coding_suggestion', { suggestion_id: s.suggestion_id, reason: 'other' });
@@ -270,7 +321,12 @@ describe('domain/suggestions through the pipeline', () => {
       await failsCleanly(fx, 'suggest_code_application', { source_id: source, code_id: 404, start_pos: 0, end_pos: 5 }, 'CODE_NOT_FOUND');
       await failsCleanly(fx, 'suggest_code_application', { source_id: 404, code_id: water, start_pos: 0, end_pos: 5 }, 'SOURCE_NOT_FOUND');
       await failsCleanly(fx, 'suggest_code_application', { source_id: source, code_id: water, start_pos: 5, end_pos: 5 }, 'INVALID_POSITION');
-      await failsCleanly(fx, 'suggest_code_application', { source_id: source, code_id: water, start_pos: 0, end_pos: TRANSCRIPT.length + 1 }, 'INVALID_POSITION');
+      await failsCleanly(
+        fx,
+        'suggest_code_application',
+        { source_id: source, code_id: water, start_pos: 0, end_pos: TRANSCRIPT.length + 1 },
+        'INVALID_POSITION',
+      );
       await failsCleanly(fx, 'list_pending_coding_suggestions', { source_id: 404 }, 'SOURCE_NOT_FOUND');
 
       const [start, end] = at(TRANSCRIPT, A2);
@@ -294,7 +350,10 @@ describe('domain/suggestions through the pipeline', () => {
       const out = await fx.call('suggest_batch_coding', {
         code_id: water,
         rationale: 'Water again',
-        segments: [...ranges.map(([s, e]) => ({ source_id: source, start_pos: s, end_pos: e })), { source_id: source, start_pos: ranges[0]![0], end_pos: ranges[0]![1] }],
+        segments: [
+          ...ranges.map(([s, e]) => ({ source_id: source, start_pos: s, end_pos: e })),
+          { source_id: source, start_pos: ranges[0]![0], end_pos: ranges[0]![1] },
+        ],
       });
       const b = out.envelope.success ? (out.envelope.data as any) : assert.fail('suggest_batch_coding failed');
       assert.deepEqual([b.status, b.segment_count, b.duplicates_dropped], ['pending_approval', 3, 1]);
@@ -306,20 +365,33 @@ describe('domain/suggestions through the pipeline', () => {
       const status = async () => fx.ok('get_suggestion_batch_status', { batch_id: b.batch_id });
 
       let st = await status();
-      assert.deepEqual([st.status, st.total_count, st.pending_count, st.reviewed_count, st.applied_count, st.rejected_count], ['pending_review', 3, 3, 0, 0, 0]);
+      assert.deepEqual(
+        [st.status, st.total_count, st.pending_count, st.reviewed_count, st.applied_count, st.rejected_count],
+        ['pending_review', 3, 3, 0, 0, 0],
+      );
 
       await fx.ok('approve_coding_suggestion', { suggestion_id: i1 }, BOB);
       st = await status();
-      assert.deepEqual([st.status, st.pending_count, st.reviewed_count, st.applied_count], ['partially_reviewed', 2, 1, 1], 'the batch reflects the item approved on its own');
+      assert.deepEqual(
+        [st.status, st.pending_count, st.reviewed_count, st.applied_count],
+        ['partially_reviewed', 2, 1, 1],
+        'the batch reflects the item approved on its own',
+      );
       const applied = st.suggestions.find((s: any) => s.suggestion_id === i1);
-      assert.deepEqual([applied.status, applied.provenance.suggestion_id, applied.provenance.batch_id, applied.provenance.approved_by_session], ['applied', i1, b.batch_id, 'sess-bob']);
+      assert.deepEqual(
+        [applied.status, applied.provenance.suggestion_id, applied.provenance.batch_id, applied.provenance.approved_by_session],
+        ['applied', i1, b.batch_id, 'sess-bob'],
+      );
 
       await fx.ok('reject_coding_suggestion', { suggestion_id: i2, reason: 'question' });
       st = await status();
       assert.deepEqual([st.status, st.pending_count, st.reviewed_count, st.applied_count, st.rejected_count], ['partially_reviewed', 1, 2, 1, 1]);
 
       const { data } = await approveTwice(fx, 'approve_batch_coding', { batch_id: b.batch_id });
-      assert.deepEqual([data.status, data.batch_status, data.applied_count, data.rejected_count, data.failed_count, data.errors], ['applied', 'completed', 2, 1, 0, null]);
+      assert.deepEqual(
+        [data.status, data.batch_status, data.applied_count, data.rejected_count, data.failed_count, data.errors],
+        ['applied', 'completed', 2, 1, 0, null],
+      );
       st = await status();
       assert.deepEqual([st.status, st.pending_count, st.reviewed_count], ['completed', 0, 3]);
       assert.deepEqual(
@@ -387,7 +459,12 @@ describe('domain/suggestions through the pipeline', () => {
       );
       void source;
 
-      await failsCleanly(fx, 'respond_to_code_suggestion', { suggestion_batch_id: r.batch_id, response: 'accept', selected_code_ids: [999] }, 'INVALID_ARGUMENTS');
+      await failsCleanly(
+        fx,
+        'respond_to_code_suggestion',
+        { suggestion_batch_id: r.batch_id, response: 'accept', selected_code_ids: [999] },
+        'INVALID_ARGUMENTS',
+      );
       await failsCleanly(fx, 'respond_to_code_suggestion', { suggestion_batch_id: r.batch_id, response: 'maybe' }, 'INVALID_ARGUMENTS');
       const resp = await fx.call('respond_to_code_suggestion', { suggestion_batch_id: r.batch_id, response: 'accept', selected_code_ids: [water] }, BOB);
       const d = resp.envelope.success ? (resp.envelope.data as any) : assert.fail('respond failed');
@@ -461,8 +538,18 @@ describe('domain/suggestions through the pipeline', () => {
         'INVALID_POSITION',
       );
       assert.equal(bad.envelope.success ? -1 : (bad.envelope as any).details.index, 1);
-      await failsCleanly(fx, 'suggest_batch_coding', { code_id: water, rationale: 'r', segments: [{ source_id: 404, start_pos: 0, end_pos: 5 }] }, 'SOURCE_NOT_FOUND');
-      await failsCleanly(fx, 'suggest_batch_coding', { code_id: 404, rationale: 'r', segments: [{ source_id: source, start_pos: 0, end_pos: 5 }] }, 'CODE_NOT_FOUND');
+      await failsCleanly(
+        fx,
+        'suggest_batch_coding',
+        { code_id: water, rationale: 'r', segments: [{ source_id: 404, start_pos: 0, end_pos: 5 }] },
+        'SOURCE_NOT_FOUND',
+      );
+      await failsCleanly(
+        fx,
+        'suggest_batch_coding',
+        { code_id: 404, rationale: 'r', segments: [{ source_id: source, start_pos: 0, end_pos: 5 }] },
+        'CODE_NOT_FOUND',
+      );
       await failsCleanly(fx, 'suggest_codes_for_range', { source_id: source, start_pos: 0, end_pos: TRANSCRIPT.length + 1 }, 'INVALID_POSITION');
       await failsCleanly(fx, 'suggest_codes_for_range', { source_id: 404, start_pos: 0, end_pos: 1 }, 'SOURCE_NOT_FOUND');
       await failsCleanly(fx, 'auto_suggest_codes', { source_id: 404 }, 'SOURCE_NOT_FOUND');
@@ -522,7 +609,10 @@ describe('domain/suggestions through the pipeline', () => {
         const again = await ok('approve_coding_suggestion', { suggestion_id: coding.suggestion_id }, BOB);
         assert.deepEqual([again.already, again.segment_id], [true, applied.segment_id], 'idempotent across a restart');
         const prov = handle.repo.getSegmentProvenance(applied.segment_id);
-        assert.deepEqual([prov?.suggestion_id, prov?.suggested_by_session, prov?.approved_by_session, prov?.rationale], [coding.suggestion_id, 'sess-alice', 'sess-bob', 'hose']);
+        assert.deepEqual(
+          [prov?.suggestion_id, prov?.suggested_by_session, prov?.approved_by_session, prov?.rationale],
+          [coding.suggestion_id, 'sess-alice', 'sess-bob', 'hose'],
+        );
         const st = await ok('get_suggestion_batch_status', { batch_id: batch.batch_id });
         assert.deepEqual([st.status, st.applied_count, st.pending_count], ['completed', 2, 0]);
         assert.equal((await ok('list_pending_suggestions', {})).merge_count, 1);
@@ -694,8 +784,15 @@ describe('domain/ranking', () => {
     // (1, 2, 0) . (2, 1, 1) = 4; |a| = sqrt 5, |b| = sqrt 6: 4 / sqrt 30 = 0.730297
     assert.ok(Math.abs(cosine([1, 2, 0], [2, 1, 1]) - 0.730297) < 1e-6);
     assert.ok(Math.abs(cosine(new Float32Array([1, 2, 0]), [2, 1, 1]) - 0.730297) < 1e-6);
-    const a = new Map([['x', 1], ['y', 2]]);
-    const b = new Map([['x', 2], ['y', 1], ['z', 1]]);
+    const a = new Map([
+      ['x', 1],
+      ['y', 2],
+    ]);
+    const b = new Map([
+      ['x', 2],
+      ['y', 1],
+      ['z', 1],
+    ]);
     assert.ok(Math.abs(cosine(a, b) - 0.730297) < 1e-6);
     assert.equal(cosine([1, 0], [-1, 0]), -1);
     assert.equal(cosine([1, 2], [1, 2, 3]), 0, 'dimensions differ');
@@ -747,9 +844,12 @@ describe('domain/ranking', () => {
 
   it('the similarity join finds exactly the pairs an all-pairs comparison finds', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const set = (n: number, v: number) => Int32Array.from(new Set(Array.from({ length: n }, () => Math.floor(rand() * v)))).sort();
-    const items: SimilarityItem[] = Array.from({ length: 300 }, () => ({ name: set(1 + Math.floor(rand() * 4), 12), memo: rand() < 0.6 ? set(2 + Math.floor(rand() * 9), 20) : null }));
+    const items: SimilarityItem[] = Array.from({ length: 300 }, () => ({
+      name: set(1 + Math.floor(rand() * 4), 12),
+      memo: rand() < 0.6 ? set(2 + Math.floor(rand() * 9), 20) : null,
+    }));
     for (const threshold of [1, 0.8, 0.6, 0.4, 0.25]) {
       const expected: string[] = [];
       for (let i = 0; i < items.length; i++) {
@@ -765,7 +865,11 @@ describe('domain/ranking', () => {
       }
       const got = similarPairs(items, threshold).map((p) => `${p.a}-${p.b}`);
       assert.deepEqual([...got].sort(), expected.sort(), `threshold ${threshold}`);
-      if (threshold === 0.8) assert.ok(similarPairs(items, threshold).some((p) => p.basis === 'memo'), 'some pairs reach 0.8 through their memos alone');
+      if (threshold === 0.8)
+        assert.ok(
+          similarPairs(items, threshold).some((p) => p.basis === 'memo'),
+          'some pairs reach 0.8 through their memos alone',
+        );
     }
   });
 });
@@ -791,11 +895,14 @@ describe('domain/textUnits', () => {
       ['Roger. The clock is operating.', 'turn', 'P'],
       ['Hear loud and clear.', 'turn', 'CC'],
     ]);
-    assert.deepEqual(units('SPEAKERS\nBSR01, Sara\n\nBSR01  00:00\nI have not looked.\nOkay, great.\n\nSara Mannheimer  00:13\nDo you want to follow along?\n'), [
-      ['SPEAKERS\nBSR01, Sara', 'paragraph', null],
-      ['I have not looked.\nOkay, great.', 'turn', 'BSR01'],
-      ['Do you want to follow along?', 'turn', 'Sara Mannheimer'],
-    ]);
+    assert.deepEqual(
+      units('SPEAKERS\nBSR01, Sara\n\nBSR01  00:00\nI have not looked.\nOkay, great.\n\nSara Mannheimer  00:13\nDo you want to follow along?\n'),
+      [
+        ['SPEAKERS\nBSR01, Sara', 'paragraph', null],
+        ['I have not looked.\nOkay, great.', 'turn', 'BSR01'],
+        ['Do you want to follow along?', 'turn', 'Sara Mannheimer'],
+      ],
+    );
   });
 
   it('splits plain text at paragraphs and long units at sentence boundaries, counting code points', () => {

@@ -19,7 +19,7 @@ const TEXT = 'We grew beans together every spring. The council never came.';
 describe('blind coding: read scope (src/domain/teamSettings.ts)', () => {
   const on = (lead: string | null): TeamSettings => ({ ...DEFAULT_TEAM_SETTINGS, blind: true, lead });
 
-  it('is everything while blind coding is off, and for the lead; else the caller\'s own codings', () => {
+  it("is everything while blind coding is off, and for the lead; else the caller's own codings", () => {
     assert.equal(readScopeFor(DEFAULT_TEAM_SETTINGS, { user: 'Bo', role: 'researcher' }), null);
     assert.equal(readScopeFor(on('Ana'), { user: 'Ana', role: 'researcher' }), null);
     assert.deepEqual(readScopeFor(on('Ana'), { user: 'Bo', role: 'researcher' }), { coder: 'Bo', role: 'researcher' });
@@ -29,7 +29,7 @@ describe('blind coding: read scope (src/domain/teamSettings.ts)', () => {
     assert.deepEqual(readScopeFor(on(null), { user: 'Ana', role: 'researcher' }), { coder: 'Ana', role: 'researcher' }, 'no lead: nobody sees all');
   });
 
-  it('a coding is visible when owner and role match; a coding from before roles is the researcher\'s', () => {
+  it("a coding is visible when owner and role match; a coding from before roles is the researcher's", () => {
     const scope = { coder: 'Ana', role: 'researcher' as const };
     assert.equal(isVisible(scope, { owner: 'Ana', coder_role: 'researcher' }), true);
     assert.equal(isVisible(scope, { owner: 'Ana', coder_role: null }), true);
@@ -60,7 +60,9 @@ describe('blind coding through the pipeline (set_blind_coding, get_team_settings
   after(() => fx.close());
 
   const owners = async (caller: Caller) =>
-    ((await fx.ok('list_segments', {}, caller)).segments as { start_pos: number; end_pos: number; coder: string; coder_role: string }[]).map((s) => `${s.coder}/${s.coder_role} ${s.start_pos}-${s.end_pos}`);
+    ((await fx.ok('list_segments', {}, caller)).segments as { start_pos: number; end_pos: number; coder: string; coder_role: string }[]).map(
+      (s) => `${s.coder}/${s.coder_role} ${s.start_pos}-${s.end_pos}`,
+    );
   const counts = async (caller: Caller) =>
     Object.fromEntries(((await fx.ok('list_codes', {}, caller)).codes as { name: string; segment_count: number }[]).map((c) => [c.name, c.segment_count]));
 
@@ -98,7 +100,16 @@ describe('blind coding through the pipeline (set_blind_coding, get_team_settings
       ],
     );
     // search hits: the lexical similarity search over coded segments finds only the caller's own
-    const hits = async (caller: Caller) => ((await fx.ok('search_semantic', { query: 'beans' }, caller)).matches as { start_pos: number; end_pos: number; codes: { code_name: string }[] }[]).map((m) => `${m.start_pos}-${m.end_pos} ${m.codes.map((c) => c.code_name).sort().join('+')}`).sort();
+    const hits = async (caller: Caller) =>
+      ((await fx.ok('search_semantic', { query: 'beans' }, caller)).matches as { start_pos: number; end_pos: number; codes: { code_name: string }[] }[])
+        .map(
+          (m) =>
+            `${m.start_pos}-${m.end_pos} ${m.codes
+              .map((c) => c.code_name)
+              .sort()
+              .join('+')}`,
+        )
+        .sort();
     assert.deepEqual(await hits(AGENT_ANA), ['8-23 Belonging']);
     assert.deepEqual(await hits(BO), ['0-23 Place', '3-14 Place']);
     assert.deepEqual(await hits(ANA), ['0-23 Belonging+Place', '3-14 Place', '8-23 Belonging']);
@@ -112,7 +123,7 @@ describe('blind coding through the pipeline (set_blind_coding, get_team_settings
     assert.deepEqual(mine.you, { coder: 'Bo', coder_role: 'researcher', is_lead: false, sees: 'own_codings' });
   });
 
-  it('writes still see every coding: Bo coding Ana\'s exact range adds a coding of Bo\'s and keeps Ana\'s', async () => {
+  it("writes still see every coding: Bo coding Ana's exact range adds a coding of Bo's and keeps Ana's", async () => {
     // Bo applies Belonging to Ana's exact range: a new coding of Bo's, Ana's stays
     await fx.ok('apply_code', { code_id: belonging, source_id: sourceId, start_position: 0, end_position: 23 }, BO);
     assert.deepEqual(await counts(BO), { Belonging: 1, Place: 2 });

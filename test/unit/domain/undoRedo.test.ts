@@ -53,7 +53,7 @@ function state(fx: Fixture): Record<string, Row[]> {
   };
 }
 
-describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
+describe("undo and redo of the caller's own actions (undo, redo)", () => {
   let fx: Fixture;
   let src: number;
   let src2: number;
@@ -108,7 +108,14 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     assert.deepEqual(undone, {
       correlation_id: applied.correlation_id,
       description: "coded 'Food security' in interview-04",
-      changes: [{ event_type: 'coding.segment_uncoded', aggregate_type: 'segment', aggregate_id: String(seg.segment_id), description: "removed the coding 'Food security' from interview-04" }],
+      changes: [
+        {
+          event_type: 'coding.segment_uncoded',
+          aggregate_type: 'segment',
+          aggregate_id: String(seg.segment_id),
+          description: "removed the coding 'Food security' from interview-04",
+        },
+      ],
     });
     assert.deepEqual(rows(fx, 'segments'), before);
     assert.equal(out.events.length, 1);
@@ -118,9 +125,28 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     assert.ok(redo.envelope.success, JSON.stringify(redo.envelope));
     assert.equal(redo.events[0]!.event_type, 'coding.segment_coded');
     assert.equal(redo.events[0]!.payload.redo_of, applied.correlation_id);
-    assert.match(String(rows(fx, 'segments')[0]?.guid), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'the coding made again has a GUID of its own');
+    assert.match(
+      String(rows(fx, 'segments')[0]?.guid),
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+      'the coding made again has a GUID of its own',
+    );
     const segs = rows(fx, 'segments', ['id', 'guid']);
-    assert.deepEqual(segs, [{ code_id: food, source_id: src, start_pos: 8, end_pos: 16, text: '🌱 beans ', memo: 'first', importance: 2, owner: 'alice', session_id: 'sess-alice', coder_role: 'agent', created_at: '2026-01-02T03:04:05.678Z', updated_at: '2026-01-02T03:04:05.678Z' }]);
+    assert.deepEqual(segs, [
+      {
+        code_id: food,
+        source_id: src,
+        start_pos: 8,
+        end_pos: 16,
+        text: '🌱 beans ',
+        memo: 'first',
+        importance: 2,
+        owner: 'alice',
+        session_id: 'sess-alice',
+        coder_role: 'agent',
+        created_at: '2026-01-02T03:04:05.678Z',
+        updated_at: '2026-01-02T03:04:05.678Z',
+      },
+    ]);
   });
 
   it('batch_apply_codes: one undo removes the whole batch; described as one action', async () => {
@@ -151,9 +177,13 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
 
   it('segment, code, category and source memos: undo restores the previous memo, redo the new one', async () => {
     const seg = await fx.ok('apply_code', { code_id: food, source_id: src, start_position: 0, end_position: 2, memo: 'old' }, SETUP);
-    await roundTrip(() => fx.ok('update_segment_memo', { segment_id: seg.segment_id, memo: 'new' }), { description: "changed the memo of a 'Food security' passage in interview-04" });
+    await roundTrip(() => fx.ok('update_segment_memo', { segment_id: seg.segment_id, memo: 'new' }), {
+      description: "changed the memo of a 'Food security' passage in interview-04",
+    });
     await roundTrip(() => fx.ok('update_code_memo', { code_id: food, memo: null }), { description: "changed the memo of the code 'Food security'" });
-    await roundTrip(() => fx.ok('update_category_memo', { category_id: catA, memo: 'how people live' }), { description: "changed the memo of the category 'Livelihoods'" });
+    await roundTrip(() => fx.ok('update_category_memo', { category_id: catA, memo: 'how people live' }), {
+      description: "changed the memo of the category 'Livelihoods'",
+    });
     await roundTrip(() => fx.ok('update_memo', { source_id: src, memo: 'garden interview' }), { description: 'changed the memo of interview-04' });
   });
 
@@ -161,30 +191,47 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     await roundTrip(() => fx.ok('create_code', { name: 'Hope', color: '#59A14F', memo: 'm', category_id: catB }), { description: "created the code 'Hope'" });
     await roundTrip(() => fx.ok('rename_code', { code_id: food, new_name: 'Food' }), { description: "renamed the code 'Food security' to 'Food'" });
     await roundTrip(() => fx.ok('set_code_color', { code_id: food, color: '#000000' }), { description: "recoloured the code 'Food' from #4E79A7 to #000000" });
-    await roundTrip(() => fx.ok('move_code_to_category', { code_id: food, category_id: catB }), { description: "moved the code 'Food' to the category 'Social'" });
+    await roundTrip(() => fx.ok('move_code_to_category', { code_id: food, category_id: catB }), {
+      description: "moved the code 'Food' to the category 'Social'",
+    });
     await roundTrip(() => fx.ok('move_code', { code_id: food, category_id: null }), { description: "moved the code 'Food' to the top level" });
     await roundTrip(() => fx.ok('delete_code', { code_id: trust }), { description: "deleted the code 'Trust'" });
   });
 
   it('category create, rename and delete (its codes and sub-categories go back into it)', async () => {
-    await roundTrip(() => fx.ok('create_category', { name: 'Emotions', parent_id: catB, memo: 'feelings' }), { description: "created the category 'Emotions'" });
-    await roundTrip(() => fx.ok('rename_category', { category_id: catA, new_name: 'Living' }), { description: "renamed the category 'Livelihoods' to 'Living'" });
+    await roundTrip(() => fx.ok('create_category', { name: 'Emotions', parent_id: catB, memo: 'feelings' }), {
+      description: "created the category 'Emotions'",
+    });
+    await roundTrip(() => fx.ok('rename_category', { category_id: catA, new_name: 'Living' }), {
+      description: "renamed the category 'Livelihoods' to 'Living'",
+    });
     const sub = (await fx.ok('create_category', { name: 'Farming', parent_id: catA }, SETUP)).category_id;
     await fx.ok('create_code', { name: 'Seeds', color: '#111111', category_id: catA }, SETUP);
     await fx.ok('update_category_memo', { category_id: catA, memo: 'a memo' }, SETUP);
-    const undone = await roundTrip(() => fx.ok('delete_category', { category_id: catA, move_codes_to: catB }), { description: "deleted the category 'Living'" });
-    assert.ok(undone.changes.some((c: any) => c.event_type === 'coding.category_updated' && c.description === "moved the category 'Farming' to the category 'Living'"), JSON.stringify(undone.changes));
+    const undone = await roundTrip(() => fx.ok('delete_category', { category_id: catA, move_codes_to: catB }), {
+      description: "deleted the category 'Living'",
+    });
+    assert.ok(
+      undone.changes.some((c: any) => c.event_type === 'coding.category_updated' && c.description === "moved the category 'Farming' to the category 'Living'"),
+      JSON.stringify(undone.changes),
+    );
     void sub;
   });
 
   it('cases: create, attributes set and removed, members added, delete (made again with memo, members and attributes)', async () => {
     await roundTrip(() => fx.ok('create_case', { name: 'P01', memo: 'first' }), { description: "created the case 'P01'" });
     const p2 = (await fx.ok('create_case', { name: 'P02', memo: 'second' }, SETUP)).case_id;
-    await roundTrip(() => fx.ok('set_case_attribute', { case_id: p2, attribute_name: 'age', value: 34 }), { description: "set the attribute 'age' of the case 'P02' to 34" });
+    await roundTrip(() => fx.ok('set_case_attribute', { case_id: p2, attribute_name: 'age', value: 34 }), {
+      description: "set the attribute 'age' of the case 'P02' to 34",
+    });
     await fx.ok('set_case_attribute', { case_id: p2, attribute_name: 'region', value: 'North' }, SETUP);
-    await roundTrip(() => fx.ok('set_case_attribute', { case_id: p2, attribute_name: 'region', value: 'South' }), { description: "set the attribute 'region' of the case 'P02' to 'South'" });
+    await roundTrip(() => fx.ok('set_case_attribute', { case_id: p2, attribute_name: 'region', value: 'South' }), {
+      description: "set the attribute 'region' of the case 'P02' to 'South'",
+    });
     await roundTrip(() => fx.ok('add_source_to_case', { case_id: p2, source_id: src }), { description: "added interview-04 to the case 'P02'" });
-    await roundTrip(() => fx.ok('add_segment_to_case', { case_id: p2, source_id: src2, start_pos: 0, end_pos: 6 }), { description: "added a passage of interview-05 to the case 'P02'" });
+    await roundTrip(() => fx.ok('add_segment_to_case', { case_id: p2, source_id: src2, start_pos: 0, end_pos: 6 }), {
+      description: "added a passage of interview-05 to the case 'P02'",
+    });
     await fx.ok('add_source_to_case', { case_id: p2, source_id: src }, SETUP);
     await fx.ok('add_segment_to_case', { case_id: p2, source_id: src2, start_pos: 7, end_pos: 14 }, SETUP);
     await roundTrip(() => fx.ok('delete_case', { case_id: p2 }), { description: "deleted the case 'P02'" });
@@ -192,13 +239,21 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
 
   it('sources: rename, move to a folder, document attributes set and removed', async () => {
     const folder = (await fx.ok('create_folder', { name: 'Round 1' }, SETUP)).folder_id;
-    await roundTrip(() => fx.ok('rename_source', { source_id: src, new_name: 'interview-4' }), { description: 'renamed the source interview-04 to interview-4' });
+    await roundTrip(() => fx.ok('rename_source', { source_id: src, new_name: 'interview-4' }), {
+      description: 'renamed the source interview-04 to interview-4',
+    });
     await roundTrip(() => fx.ok('move_source_to_folder', { source_id: src, folder_id: folder }), { description: "moved interview-4 to the folder 'Round 1'" });
-    await roundTrip(() => fx.ok('set_source_attribute', { source_id: src, attribute_name: 'Region', value: 'North' }), { description: "set the document attribute 'Region' of interview-4 to 'North'" });
+    await roundTrip(() => fx.ok('set_source_attribute', { source_id: src, attribute_name: 'Region', value: 'North' }), {
+      description: "set the document attribute 'Region' of interview-4 to 'North'",
+    });
     await fx.ok('set_source_attribute', { source_id: src, attribute_name: 'Year', value: 2024 }, SETUP);
-    await roundTrip(() => fx.ok('set_source_attribute', { source_id: src, attribute_name: 'Year', value: null }), { description: "removed the document attribute 'Year' of interview-4" });
+    await roundTrip(() => fx.ok('set_source_attribute', { source_id: src, attribute_name: 'Year', value: null }), {
+      description: "removed the document attribute 'Year' of interview-4",
+    });
     await roundTrip(() => fx.ok('create_folder', { name: 'Round 2', parent_id: folder }), { description: "created the folder 'Round 2'" });
-    await roundTrip(() => fx.ok('rename_folder', { folder_id: folder, new_name: 'First round' }), { description: "renamed the folder 'Round 1' to 'First round'" });
+    await roundTrip(() => fx.ok('rename_folder', { folder_id: folder, new_name: 'First round' }), {
+      description: "renamed the folder 'Round 1' to 'First round'",
+    });
   });
 
   it('undoes in reverse order of the actions, one per call, and redoes in the order undone', async () => {
@@ -224,7 +279,9 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     await fx.ok('apply_code', { code_id: trust, source_id: src2, start_position: 0, end_position: 6 }, BOB);
     const undone = (await fx.ok('undo', {}, ALICE)).undone;
     assert.equal(undone.description, "coded 'Food security' in interview-04");
-    assert.deepEqual(rows(fx, 'segments', ['id', 'guid', 'created_at', 'updated_at', 'session_id', 'memo', 'importance', 'text']), [{ code_id: trust, source_id: src2, start_pos: 0, end_pos: 6, owner: 'bob', coder_role: 'agent' }]);
+    assert.deepEqual(rows(fx, 'segments', ['id', 'guid', 'created_at', 'updated_at', 'session_id', 'memo', 'importance', 'text']), [
+      { code_id: trust, source_id: src2, start_pos: 0, end_pos: 6, owner: 'bob', coder_role: 'agent' },
+    ]);
     await fx.fails('undo', {}, 'NOTHING_TO_UNDO', ALICE);
     await fx.fails('redo', {}, 'NOTHING_TO_REDO', BOB);
     assert.equal((await fx.ok('undo', {}, BOB)).undone.description, "coded 'Trust' in interview-05");
@@ -311,7 +368,9 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     await fx.ok('apply_code', { code_id: food, source_id: src, start_position: 8, end_position: 16 }, UI);
     // the researcher deletes "Nobody" in the editor: the text edit takes setup's coding with it (segment_uncoded, reason "text deleted")
     await fx.ok('apply_source_edits', { source_id: src2, edits: [{ start_pos: 0, end_pos: 7, text: '' }] }, UI);
-    const edit = storedEvents(fx.handle).filter((e) => e.user === 'maria').slice(-2);
+    const edit = storedEvents(fx.handle)
+      .filter((e) => e.user === 'maria')
+      .slice(-2);
     assert.deepEqual(
       edit.map((e) => [e.event_type, e.payload.reason ?? null]),
       [
@@ -363,7 +422,10 @@ describe('undo and redo of the caller\'s own actions (undo, redo)', () => {
     assert.equal(previewNext(fx.handle.repo, owner, 'redo')!.correlation_id, coded.correlation_id);
     await fx.ok('merge_codes', { source_code_id: trust, target_code_id: food });
     const merge = previewNext(fx.handle.repo, owner, 'undo')!;
-    assert.deepEqual(merge.not_undoable, { reason: 'unsupported', message: "Cannot undo \"merged the code 'Trust' into 'Food security'\": merging codes cannot be undone." });
+    assert.deepEqual(merge.not_undoable, {
+      reason: 'unsupported',
+      message: "Cannot undo \"merged the code 'Trust' into 'Food security'\": merging codes cannot be undone.",
+    });
     assert.equal(previewNext(fx.handle.repo, owner, 'redo'), null, 'the merge cleared redo');
   });
 

@@ -111,7 +111,10 @@ describe('exchange/analytics: import_analytics', function () {
       assert.equal(got.last_event!.type, 'date');
       assert.equal(got.top_event!.type, 'text');
     }
-    assert.equal(r.attributes_set, Object.values(EXPECTED).reduce((n, e) => n + Object.keys(e).length, 0));
+    assert.equal(
+      r.attributes_set,
+      Object.values(EXPECTED).reduce((n, e) => n + Object.keys(e).length, 0),
+    );
   });
 
   it('merges into existing cases by name: its attributes overwritten, others kept', async () => {
@@ -160,7 +163,10 @@ describe('exchange/analytics: import_analytics', function () {
     const gen = path.join(fx.dir, 'generated.ndjson');
     const truth = await generateGa4(gen, { targetBytes: 1_500_000, seed: 11, noise: true });
     assert.ok(truth.users.size >= 20, `a realistic mix (${truth.users.size} users)`);
-    assert.ok([...truth.users.values()].some((u) => u.sessions > 1), 'some users return');
+    assert.ok(
+      [...truth.users.values()].some((u) => u.sessions > 1),
+      'some users return',
+    );
     const r = await fx.ok('import_analytics', { source_path: gen });
     assert.equal(r.profiles, truth.users.size);
     assert.equal(r.events, truth.events);
@@ -222,7 +228,10 @@ describe('exchange/analytics: import_data analytics_json and analytics_csv', fun
     }
     // import_data checks the path itself first (IMPORT_FAILED); the analytics importer's own code is FILE_NOT_FOUND
     const missing = await fx.call('import_data', { format: 'analytics_json', source_path: path.join(fx.dir, 'nope.ndjson') });
-    assert.ok(!missing.envelope.success && ['IMPORT_FAILED', 'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND'].includes(missing.envelope.error_code), JSON.stringify(missing.envelope));
+    assert.ok(
+      !missing.envelope.success && ['IMPORT_FAILED', 'ANALYTICS_NOT_IMPORTED/FILE_NOT_FOUND'].includes(missing.envelope.error_code),
+      JSON.stringify(missing.envelope),
+    );
     const junk = path.join(fx.dir, 'junk.ndjson');
     fs.writeFileSync(junk, 'x\ny\n');
     await fx.fails('import_data', { format: 'analytics_json', source_path: junk }, 'ANALYTICS_NOT_IMPORTED/NO_PROFILES');

@@ -27,7 +27,7 @@ describe('csv survey import: answers as sources with document attributes', () =>
     await fx.close();
   });
 
-  it('gives every answer source its row\'s typed columns (empty cells set nothing); rows without answers make no source', async () => {
+  it("gives every answer source its row's typed columns (empty cells set nothing); rows without answers make no source", async () => {
     const long = (s: string) => `${s} ${'and it went on for a while, as answers to open questions do. '.repeat(2)}`.trim();
     const csv = [
       'participant;Age;Interviewed;Consent;Gender;Zip;Story',
@@ -69,7 +69,7 @@ describe('csv survey import: answers as sources with document attributes', () =>
     assert.deepEqual(again.reused.sources, 2);
   });
 
-  it('survey456 (QualCoder\'s own survey file): each free-text answer carries Age, Gender and Interest', async function () {
+  it("survey456 (QualCoder's own survey file): each free-text answer carries Age, Gender and Interest", async function () {
     const dir = requireCorpus(this, 'surveys');
     const r = await fx.ok('import_data', { format: 'csv', source_path: path.join(dir, 'qualcoder_survey456.csv') });
     assert.equal(r.created.sources, 3);

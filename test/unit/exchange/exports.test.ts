@@ -61,7 +61,7 @@ async function build(fx: Fixture) {
   await fx.ok('batch_apply_codes', {
     operations: [
       { code_id: joy.code_id, source_id: src.source_id, ...cpRange(TEXT, '"quoted" & <b>bold</b>'), memo: 'memo, with comma\r\nand "quotes"' },
-      { code_id: peace.code_id, source_id: src.source_id, ...cpRange(TEXT, '<b>bold</b> it\'s') },
+      { code_id: peace.code_id, source_id: src.source_id, ...cpRange(TEXT, "<b>bold</b> it's") },
       { code_id: risk.code_id, source_id: src.source_id, ...cpRange(TEXT, '<script>alert("x")</script>') },
       { code_id: joy.code_id, source_id: src.source_id, ...cpRange(TEXT, '👩🏽‍🌾 then') },
     ],
@@ -166,7 +166,21 @@ describe('exchange/exports', function () {
       const csv = fs.readFileSync(out('segments.csv'), 'utf8');
       assert.ok(!csv.startsWith('\uFEFF'));
       const rows = parseCsv(csv);
-      assert.deepEqual(rows[0], ['source', 'code', 'start', 'end', 'text', 'memo', 'coder', 'created_at', 'category', 'unit', 'segment_id', 'source_id', 'code_id']);
+      assert.deepEqual(rows[0], [
+        'source',
+        'code',
+        'start',
+        'end',
+        'text',
+        'memo',
+        'coder',
+        'created_at',
+        'category',
+        'unit',
+        'segment_id',
+        'source_id',
+        'code_id',
+      ]);
       const stored = fx.handle.store.all<Record<string, string | number | null>>(
         `SELECT s.name AS source, c.name AS code, g.start_pos, g.end_pos, g.text, g.memo, g.owner, g.created_at, g.id
          FROM segments g JOIN sources s ON s.id = g.source_id JOIN codes c ON c.id = g.code_id ORDER BY g.start_pos, g.end_pos, g.id`,
@@ -178,7 +192,7 @@ describe('exchange/exports', function () {
         assert.equal(row[9], 'code_points');
         assert.equal(row[10], String(g.id));
       }
-      assert.equal(rows[1]![8], 'Feelings', 'the code\'s category path');
+      assert.equal(rows[1]![8], 'Feelings', "the code's category path");
     });
 
     it('quotes exactly the fields that need it', () => {
@@ -242,7 +256,10 @@ describe('exchange/exports', function () {
       fs.writeFileSync(out('book.txt'), 'old');
       await fx.ok('export_data', { format: 'codebook', output_path: out('book.txt') });
       assert.match(fs.readFileSync(out('book.txt'), 'utf8'), /^Codebook: p/);
-      assert.deepEqual(fs.readdirSync(fx.dir).filter((f) => f.endsWith('.tmp')), []);
+      assert.deepEqual(
+        fs.readdirSync(fx.dir).filter((f) => f.endsWith('.tmp')),
+        [],
+      );
     });
   });
 
@@ -271,8 +288,14 @@ describe('exchange/exports', function () {
     it('says why, names the alternatives and what this project would give', async () => {
       const r = await fx.ok('suggest_export_format', { use_case: 'review the codebook, then analyse frequencies in R' });
       assert.ok(['codebook', 'segments_csv'].includes(r.recommended));
-      assert.deepEqual(r.alternatives.map((a: { format: string }) => a.format).sort(), ['codebook', 'segments_csv'].filter((f) => f !== r.recommended));
-      assert.ok(r.notes.some((n: string) => /no codes yet/.test(n)), 'the empty project is noted');
+      assert.deepEqual(
+        r.alternatives.map((a: { format: string }) => a.format).sort(),
+        ['codebook', 'segments_csv'].filter((f) => f !== r.recommended),
+      );
+      assert.ok(
+        r.notes.some((n: string) => /no codes yet/.test(n)),
+        'the empty project is noted',
+      );
       // "r" only as a word: "report" or "read" do not mean R
       const read = await fx.ok('suggest_export_format', { use_case: 'read the report' });
       assert.ok(!read.matched.includes('r'));

@@ -23,7 +23,6 @@ import { ALICE, FIXED_ISO, fixedClock, openFixture, snapshot, storedEvents, type
 import { requireCorpus } from '../../helpers/serverProcess';
 import { query, type Row } from './sqliteFixtures';
 
-
 /** Copies the SQLite file `from` to `to` after running `statements` on it (in memory). */
 async function modifiedCopy(from: string, to: string, statements: string): Promise<void> {
   const SQL = await loadSqlJs();
@@ -39,7 +38,7 @@ async function modifiedCopy(from: string, to: string, statements: string): Promi
 /** Every coded segment of the project, through list_segments (paged). */
 async function allSegments(fx: Fixture): Promise<Row[]> {
   const out: Row[] = [];
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const page = await fx.ok('list_segments', { limit: 5000, offset });
     out.push(...page.segments);
     if (!page.has_more) return out;
@@ -126,24 +125,24 @@ describe('exchange importers through import_data', function () {
       assert.equal(r.created.categories, 5);
       assert.equal(r.created.codes, 8);
       const cats = await categoriesByName(fx);
-      assert.deepEqual(
-        Object.fromEntries([...cats].map(([n, c]) => [n, c.parent_name])),
-        { Relationships: null, Conflict: 'Relationships', Place: null, 'Home garden': 'Place', Food: null },
-      );
+      assert.deepEqual(Object.fromEntries([...cats].map(([n, c]) => [n, c.parent_name])), {
+        Relationships: null,
+        Conflict: 'Relationships',
+        Place: null,
+        'Home garden': 'Place',
+        Food: null,
+      });
       const codes = await codesByName(fx);
-      assert.deepEqual(
-        Object.fromEntries([...codes].map(([n, c]) => [n, c.category?.name ?? null])),
-        {
-          Trust: 'Relationships',
-          'Open conflict': 'Conflict',
-          'Hidden conflict': 'Conflict',
-          Allotment: 'Place',
-          Balcony: 'Home garden',
-          'Uncategorised idea': null,
-          Sharing: 'Food',
-          Selling: 'Food',
-        },
-      );
+      assert.deepEqual(Object.fromEntries([...codes].map(([n, c]) => [n, c.category?.name ?? null])), {
+        Trust: 'Relationships',
+        'Open conflict': 'Conflict',
+        'Hidden conflict': 'Conflict',
+        Allotment: 'Place',
+        Balcony: 'Home garden',
+        'Uncategorised idea': null,
+        Sharing: 'Food',
+        Selling: 'Food',
+      });
       for (const c of codes.values()) assert.match(c.color, /^#[0-9A-F]{6}$/);
       assert.equal(new Set([...codes.values()].map((c) => c.color)).size, 8, 'new codes take distinct palette colours');
     });
@@ -172,7 +171,11 @@ describe('exchange importers through import_data', function () {
       await fx.ok('create_code', { name: 'Existing', color: '#000000' });
       const before = await snapshot(fx);
       await fx.fails('import_data', { format: 'code_list', source_path: write('comments.txt', '# only a comment\n\n   \n') }, 'IMPORT_FAILED');
-      await fx.fails('import_data', { format: 'code_list', source_path: write('binary.txt', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0xff, 0xfe])) }, 'IMPORT_FAILED');
+      await fx.fails(
+        'import_data',
+        { format: 'code_list', source_path: write('binary.txt', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0xff, 0xfe])) },
+        'IMPORT_FAILED',
+      );
       assert.deepEqual(await snapshot(fx), before);
     });
   });
@@ -186,23 +189,41 @@ describe('exchange importers through import_data', function () {
       assert.equal(r.created.folders, 1);
       const cases = await casesInFull(fx);
       assert.deepEqual([...cases.keys()], ['ID4', 'ID5', 'ID6']);
-      assert.deepEqual(cases.get('ID4')!.attributes, { Age: { type: 'number', value: 24 }, Gender: { type: 'text', value: 'f' }, Interest: { type: 'text', value: 'shopping' } });
-      assert.deepEqual(cases.get('ID5')!.attributes, { Gender: { type: 'text', value: 'm' }, Interest: { type: 'text', value: 'golf' } }, 'the empty Age cell sets nothing');
+      assert.deepEqual(cases.get('ID4')!.attributes, {
+        Age: { type: 'number', value: 24 },
+        Gender: { type: 'text', value: 'f' },
+        Interest: { type: 'text', value: 'shopping' },
+      });
+      assert.deepEqual(
+        cases.get('ID5')!.attributes,
+        { Gender: { type: 'text', value: 'm' }, Interest: { type: 'text', value: 'golf' } },
+        'the empty Age cell sets nothing',
+      );
       assert.deepEqual(cases.get('ID6')!.attributes.Age, { type: 'number', value: 67 });
       for (const id of ['ID4', 'ID5', 'ID6']) assert.deepEqual(cases.get(id)!.sources, [`${id} - freetext`]);
       const folders = (await fx.ok('list_folders')).folders;
-      assert.deepEqual(folders.map((f: Row) => [f.name, f.source_count]), [['qualcoder_survey456', 3]]);
+      assert.deepEqual(
+        folders.map((f: Row) => [f.name, f.source_count]),
+        [['qualcoder_survey456', 3]],
+      );
       const sources = (await fx.ok('list_sources')).sources as Row[];
       const text = async (name: string) => (await fx.ok('read_source_content', { source_id: sources.find((s) => s.name === name)!.source_id })).content;
       assert.equal(await text('ID4 - freetext'), 'I wanted to do some more studies but after leaving school and start working, I really lost the interest.');
-      assert.equal(await text('ID5 - freetext'), 'I needed to upskill in some areas for my work. But work and family life have prevented me from having enough time.');
+      assert.equal(
+        await text('ID5 - freetext'),
+        'I needed to upskill in some areas for my work. But work and family life have prevented me from having enough time.',
+      );
       assert.ok((await text('ID6 - freetext')).endsWith('doing my gardening. '), 'the answer is kept exactly, its trailing space too');
       // one event per case for its attributes
       const attributeEvents = storedEvents(fx.handle).filter((e) => e.event_type === 'case.attributes_set');
       assert.equal(attributeEvents.length, 3);
       assert.deepEqual(
         (attributeEvents[0]!.payload.attributes as Row[]).map((a) => [a.name, a.type, a.value, a.old_value]),
-        [['Age', 'number', 24, null], ['Gender', 'text', 'f', null], ['Interest', 'text', 'shopping', null]],
+        [
+          ['Age', 'number', 24, null],
+          ['Gender', 'text', 'f', null],
+          ['Interest', 'text', 'shopping', null],
+        ],
       );
       assert.equal(storedEvents(fx.handle).filter((e) => e.event_type === 'case.attribute_set').length, 0);
     });
@@ -218,7 +239,11 @@ describe('exchange importers through import_data', function () {
       await fx.ok('import_data', { format: 'csv', source_path: file, name_column: 'INTEREST' });
       const cases = await casesInFull(fx);
       assert.deepEqual([...cases.keys()].sort(), ['performing arts', 'politics', 'science']);
-      assert.deepEqual(cases.get('science')!.attributes, { case: { type: 'text', value: 'ID1' }, Age: { type: 'number', value: 20 }, gender: { type: 'text', value: 'f' } });
+      assert.deepEqual(cases.get('science')!.attributes, {
+        case: { type: 'text', value: 'ID1' },
+        Age: { type: 'number', value: 20 },
+        gender: { type: 'text', value: 'f' },
+      });
     });
 
     it('infers number, date, boolean and text per column, sniffs the delimiter, keeps leading-zero ids as text', async () => {
@@ -247,7 +272,10 @@ describe('exchange importers through import_data', function () {
       assert.deepEqual(cases.get('R3')!.sources, [], 'no answer, no source');
       const src = (await fx.ok('list_sources')).sources.find((s: Row) => s.name === 'R2 - comment');
       assert.equal((await fx.ok('read_source_content', { source_id: src.source_id })).content, 'Short,\nbut on two lines');
-      assert.deepEqual((await fx.ok('list_folders')).folders.map((f: Row) => f.name), ['garden survey']);
+      assert.deepEqual(
+        (await fx.ok('list_folders')).folders.map((f: Row) => f.name),
+        ['garden survey'],
+      );
     });
 
     it('re-importing a survey reuses its sources; a source name holding other text fails the import, writing nothing', async function () {
@@ -279,7 +307,10 @@ describe('exchange importers through import_data', function () {
       const r = await fx.ok('import_data', { format: 'rqda', source_path: file });
       const dbSources = await query(file, 'SELECT id, name, file FROM source WHERE status = 1');
       const dbCodes = await query(file, 'SELECT id, name FROM freecode WHERE status = 1');
-      const dbCodings = await query(file, 'SELECT c.seltext, c.selfirst, c.selend, s.name AS source, f.name AS code FROM coding c JOIN source s ON s.id = c.fid JOIN freecode f ON f.id = c.cid WHERE c.status = 1');
+      const dbCodings = await query(
+        file,
+        'SELECT c.seltext, c.selfirst, c.selend, s.name AS source, f.name AS code FROM coding c JOIN source s ON s.id = c.fid JOIN freecode f ON f.id = c.cid WHERE c.status = 1',
+      );
       assert.equal(dbCodings.length, 121);
       assert.equal(r.created.sources, dbSources.length);
       assert.equal(r.created.codes, dbCodes.length);
@@ -296,11 +327,17 @@ describe('exchange importers through import_data', function () {
         assert.equal(s.owner, 'hedgehog', 'the RQDA coder is the owner');
       }
       // categories from codecat/treecode, folders from filecat/treefile
-      const expectedCategory = await query(file, 'SELECT f.name AS code, k.name AS category FROM treecode t JOIN freecode f ON f.id = t.cid JOIN codecat k ON k.catid = t.catid WHERE t.status = 1');
+      const expectedCategory = await query(
+        file,
+        'SELECT f.name AS code, k.name AS category FROM treecode t JOIN freecode f ON f.id = t.cid JOIN codecat k ON k.catid = t.catid WHERE t.status = 1',
+      );
       const codes = await codesByName(fx);
       for (const e of expectedCategory) assert.equal(codes.get(e.code)!.category.name, e.category, e.code);
       const folders = new Map(((await fx.ok('list_folders')).folders as Row[]).map((f) => [f.folder_id, f.name]));
-      const expectedFolder = await query(file, 'SELECT s.name AS source, k.name AS folder FROM treefile t JOIN source s ON s.id = t.fid JOIN filecat k ON k.catid = t.catid WHERE t.status = 1');
+      const expectedFolder = await query(
+        file,
+        'SELECT s.name AS source, k.name AS folder FROM treefile t JOIN source s ON s.id = t.fid JOIN filecat k ON k.catid = t.catid WHERE t.status = 1',
+      );
       const sources = (await fx.ok('list_sources')).sources as Row[];
       for (const e of expectedFolder) assert.equal(folders.get(sources.find((s) => s.name === e.source)!.folder_id), e.folder, e.source);
       for (const s of dbSources) assert.equal(sources.find((x) => x.name === s.name)!.length, [...s.file].length);
@@ -381,7 +418,10 @@ describe('exchange importers through import_data', function () {
       for (const c of await query(file, 'SELECT c.name, p.name AS parent FROM code_cat c LEFT JOIN code_cat p ON p.catid = c.supercatid')) {
         assert.equal(cats.get(c.name)!.parent_name, c.parent ?? null, c.name);
       }
-      assert.ok([...cats.values()].some((c) => c.depth >= 2), 'nesting deeper than one level is kept');
+      assert.ok(
+        [...cats.values()].some((c) => c.depth >= 2),
+        'nesting deeper than one level is kept',
+      );
       const codes = await codesByName(fx);
       for (const c of await query(file, 'SELECT n.name, n.color, k.name AS category FROM code_name n LEFT JOIN code_cat k ON k.catid = n.catid')) {
         assert.equal(codes.get(c.name)!.category?.name ?? null, c.category ?? null, c.name);
@@ -412,7 +452,11 @@ describe('exchange importers through import_data', function () {
       const cases = await casesInFull(fx);
       const bsr01 = (await query(file, 'SELECT name FROM source WHERE id = 2'))[0]!.name;
       const bsr02 = (await query(file, 'SELECT name, substr(fulltext, 101, 150) AS t FROM source WHERE id = 8'))[0]!;
-      assert.deepEqual(cases.get('BSR01'), { attributes: { age: { type: 'number', value: 38 }, role: { type: 'text', value: 'librarian' } }, sources: [bsr01], ranges: [] });
+      assert.deepEqual(cases.get('BSR01'), {
+        attributes: { age: { type: 'number', value: 38 }, role: { type: 'text', value: 'librarian' } },
+        sources: [bsr01],
+        ranges: [],
+      });
       assert.deepEqual(cases.get('BSR02'), { attributes: {}, sources: [], ranges: [{ source: bsr02.name, start_pos: 100, end_pos: 250, text: bsr02.t }] });
     });
   });
@@ -433,7 +477,10 @@ describe('exchange importers through import_data', function () {
       assert.equal(r.created.folders, 1);
       assert.equal((await fx.ok('list_sources')).count, docs.length);
       const folders = (await fx.ok('list_folders')).folders;
-      assert.deepEqual(folders.map((f: Row) => [f.name, f.source_count]), [['Social media privacy project', docs.length]]);
+      assert.deepEqual(
+        folders.map((f: Row) => [f.name, f.source_count]),
+        [['Social media privacy project', docs.length]],
+      );
       // tags: full paths as code names, descriptions as memos, path prefixes as categories
       const codes = await codesByName(fx);
       for (const t of tags) {
@@ -537,7 +584,15 @@ describe('domain setCaseAttributes (used by the importers)', () => {
   const run = <T>(fn: (ctx: Parameters<typeof setCaseAttributes>[0], raised: DomainEvent[]) => T): { result: T; raised: DomainEvent[] } => {
     const raised: DomainEvent[] = [];
     const result = fx.handle.transaction(() =>
-      fn({ repo: fx.handle.repo, events: { emit: (e) => void raised.push(e) }, actor: { user: 'alice', session_id: 'sess-alice', client_type: 'REST_CLIENT' }, now: FIXED_ISO }, raised),
+      fn(
+        {
+          repo: fx.handle.repo,
+          events: { emit: (e) => void raised.push(e) },
+          actor: { user: 'alice', session_id: 'sess-alice', client_type: 'REST_CLIENT' },
+          now: FIXED_ISO,
+        },
+        raised,
+      ),
     );
     return { result, raised };
   };
@@ -556,7 +611,10 @@ describe('domain setCaseAttributes (used by the importers)', () => {
       ]),
     );
     assert.equal(result.changed, 3);
-    assert.deepEqual(result.set.map((s) => s.changed), [false, true, true, true, true]);
+    assert.deepEqual(
+      result.set.map((s) => s.changed),
+      [false, true, true, true, true],
+    );
     assert.equal(raised.length, 1);
     assert.equal(raised[0]!.event_type, 'case.attributes_set');
     assert.deepEqual(raised[0]!.payload, {
@@ -580,15 +638,27 @@ describe('domain setCaseAttributes (used by the importers)', () => {
     fx.handle.transaction(() => {
       assert.throws(
         () =>
-          setCaseAttributes({ repo: fx.handle.repo, events: { emit: (e) => void raised.push(e) }, actor: { user: 'alice', session_id: 's', client_type: 'REST_CLIENT' }, now: FIXED_ISO }, c.case_id, [
-            { attribute_name: 'ok', value: 'fine' },
-            { attribute_name: 'n', value: 'not a number', type: 'number' },
-          ]),
+          setCaseAttributes(
+            {
+              repo: fx.handle.repo,
+              events: { emit: (e) => void raised.push(e) },
+              actor: { user: 'alice', session_id: 's', client_type: 'REST_CLIENT' },
+              now: FIXED_ISO,
+            },
+            c.case_id,
+            [
+              { attribute_name: 'ok', value: 'fine' },
+              { attribute_name: 'n', value: 'not a number', type: 'number' },
+            ],
+          ),
         (e: any) => e.code === 'INVALID_ARGUMENTS' && /"n"/.test(e.message),
       );
     });
     assert.deepEqual(raised, []);
     assert.deepEqual((await fx.ok('get_case', { case_id: c.case_id })).attributes, []);
-    assert.throws(() => run((ctx) => setCaseAttributes(ctx, 999, [])), (e: any) => e.code === 'CASE_NOT_FOUND');
+    assert.throws(
+      () => run((ctx) => setCaseAttributes(ctx, 999, [])),
+      (e: any) => e.code === 'CASE_NOT_FOUND',
+    );
   });
 });

@@ -24,7 +24,16 @@ function plan(dir: string, rules?: MergeRules): ImportPlan {
   p.segments.push({ code: 'c1', source: 's', start_pos: 0, end_pos: 5, memo: null, importance: 0 });
   p.segments.push({ code: 'c2', source: 's', start_pos: 6, end_pos: 11, memo: null, importance: 0 });
   p.segments.push({ code: 'missing', source: 's', start_pos: 0, end_pos: 11, memo: null, importance: 0 });
-  p.cases.push({ name: 'P1', memo: null, sources: ['s'], ranges: [], attributes: [{ name: 'age', type: 'number', value: 'old' }, { name: 'site', type: 'text', value: 'north' }] });
+  p.cases.push({
+    name: 'P1',
+    memo: null,
+    sources: ['s'],
+    ranges: [],
+    attributes: [
+      { name: 'age', type: 'number', value: 'old' },
+      { name: 'site', type: 'text', value: 'north' },
+    ],
+  });
   return p;
 }
 
@@ -52,7 +61,10 @@ describe('exchange/importers: one applier, merge rules on the plan', () => {
     await fx.close();
   });
 
-  const codes = () => fx.handle.store.all<{ name: string; category: string | null }>('SELECT c.name AS name, k.name AS category FROM codes c LEFT JOIN categories k ON k.id = c.category_id ORDER BY c.name');
+  const codes = () =>
+    fx.handle.store.all<{ name: string; category: string | null }>(
+      'SELECT c.name AS name, k.name AS category FROM codes c LEFT JOIN categories k ON k.id = c.category_id ORDER BY c.name',
+    );
 
   it('default rules: a coding of a code the plan lacks fails the whole import; a value not of its type too; names merge', async () => {
     current = plan(fx.dir);
@@ -69,7 +81,10 @@ describe('exchange/importers: one applier, merge rules on the plan', () => {
     // the second "Theme" is the first one (it stays in category A, with a warning)
     assert.deepEqual(codes(), [{ name: 'Theme', category: 'A' }]);
     assert.deepEqual([r.created.codes, r.reused.codes, r.created.segments], [1, 1, 2]);
-    assert.ok(r.warnings.some((w: string) => /"Theme" stays in its category/.test(w)), JSON.stringify(r.warnings));
+    assert.ok(
+      r.warnings.some((w: string) => /"Theme" stays in its category/.test(w)),
+      JSON.stringify(r.warnings),
+    );
     assert.equal(r.renamed, undefined, 'formats named by name report no renames');
     const types = storedEvents(fx.handle).map((e) => e.event_type);
     assert.equal(types.filter((t) => t === 'case.attributes_set').length, 1, 'one event for the case');
@@ -88,7 +103,9 @@ describe('exchange/importers: one applier, merge rules on the plan', () => {
       { name: 'Theme (B)', category: 'B' },
     ]);
     assert.deepEqual([r.created.codes, r.created.segments, r.skipped.codings_of_unknown_codes_or_sources], [2, 2, 1]);
-    const attributes = fx.handle.store.all<{ name: string; type: string; value_text: string | null }>('SELECT name, type, value_text FROM case_attributes ORDER BY name');
+    const attributes = fx.handle.store.all<{ name: string; type: string; value_text: string | null }>(
+      'SELECT name, type, value_text FROM case_attributes ORDER BY name',
+    );
     assert.deepEqual(attributes, [
       { name: 'age', type: 'text', value_text: 'old' },
       { name: 'site', type: 'text', value_text: 'north' },

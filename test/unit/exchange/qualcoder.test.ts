@@ -39,7 +39,6 @@ const SOURCE = 'INSERT INTO source (id, name, fulltext, mediapath, memo, owner) 
 const CODE = 'INSERT INTO code_name (cid, name, memo, catid, owner, color) VALUES (?, ?, ?, ?, ?, ?)';
 const CODING = 'INSERT INTO code_text (cid, fid, seltext, pos0, pos1, owner, memo, important) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
 
-
 describe('exchange QualCoder importer: exact text, file attributes, re-anchoring', function () {
   this.timeout(120_000);
   let fx: Fixture;
@@ -73,10 +72,7 @@ describe('exchange QualCoder importer: exact text, file attributes, re-anchoring
     assert.deepEqual(r.anchoring_counts, { reanchored: 0, kept_offsets: 0, unplaceable: 0 });
     assert.deepEqual(r.warnings, []);
     const stored = await query(file, 'SELECT seltext, pos0, pos1 FROM code_text ORDER BY ctid');
-    assert.deepEqual(
-      (await allSegments(fx)).map((s) => [s.start_pos, s.end_pos, s.text]).sort(),
-      stored.map((c) => [c.pos0, c.pos1, c.seltext]).sort(),
-    );
+    assert.deepEqual((await allSegments(fx)).map((s) => [s.start_pos, s.end_pos, s.text]).sort(), stored.map((c) => [c.pos0, c.pos1, c.seltext]).sort());
     for (const s of (await fx.ok('list_sources')).sources as Row[]) {
       const expected = s.name === 'one BOM' ? one : two;
       assert.equal(s.length, cpLength(expected), s.name);
@@ -91,7 +87,13 @@ describe('exchange QualCoder importer: exact text, file attributes, re-anchoring
 
   it('file attributes (attribute_type caseOrFile = file, attribute attr_type = file) become typed document attributes', async () => {
     const file = await qualcoderFile(fx.dir, 'attrs.qda', (db) => {
-      run(db, SOURCE, [1, 'QR02', 'first transcript', null, null, 'default'], [2, 'BSR01', 'second transcript', null, null, 'default'], [3, 'audio', null, '/media/a.mp3', null, 'default']);
+      run(
+        db,
+        SOURCE,
+        [1, 'QR02', 'first transcript', null, null, 'default'],
+        [2, 'BSR01', 'second transcript', null, null, 'default'],
+        [3, 'audio', null, '/media/a.mp3', null, 'default'],
+      );
       run(
         db,
         'INSERT INTO attribute_type (name, caseOrFile, valuetype) VALUES (?, ?, ?)',
@@ -158,8 +160,12 @@ describe('exchange QualCoder importer: exact text, file attributes, re-anchoring
         ['QR06', 'context', 72, 85, 70, 83, 'needs context'],
       ],
     );
-    assert.deepEqual(r.anchoring.kept_offsets, [{ source: 'QR06', code: 'missing', start_pos: 0, end_pos: 12, stored_start_pos: 0, stored_end_pos: 12, quote: 'data sharing' }]);
-    assert.deepEqual(r.anchoring.unplaceable, [{ source: 'QR06', code: 'missing', start_pos: 80, end_pos: 95, stored_start_pos: 80, stored_end_pos: 95, quote: 'data sharing' }]);
+    assert.deepEqual(r.anchoring.kept_offsets, [
+      { source: 'QR06', code: 'missing', start_pos: 0, end_pos: 12, stored_start_pos: 0, stored_end_pos: 12, quote: 'data sharing' },
+    ]);
+    assert.deepEqual(r.anchoring.unplaceable, [
+      { source: 'QR06', code: 'missing', start_pos: 80, end_pos: 95, stored_start_pos: 80, stored_end_pos: 95, quote: 'data sharing' },
+    ]);
     for (const w of r.warnings) assert.match(w, /"QR06" \/ "(reuse|context|missing)"/, 'every warning names source and code');
     assert.ok(!r.warnings.some((w: string) => /differs from the source text at their offsets; the offsets were kept/.test(w)), 'the old warning is gone');
     assert.deepEqual((await allSegments(fx)).map((s) => [s.code_name, s.start_pos, s.end_pos, s.text]).sort(), [

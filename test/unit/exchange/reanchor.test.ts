@@ -114,9 +114,15 @@ describe('exchange ImportAnchoring', () => {
     assert.deepEqual(a.place('s1', t, { source: 'Interview 1', code: 'numbers' }, 'three', 6, 11), at('reanchored', 8, 13));
     assert.deepEqual(a.place('s1', t, { source: 'Interview 1', code: 'other' }, long, 0, 3), at('kept_offsets', 0, 3));
     assert.deepEqual(a.place('s2', 'short', { source: 'Notes', code: 'numbers' }, 'gone', 10, 14), at('unplaceable', 10, 14));
-    assert.deepEqual(a.report.reanchored, [{ source: 'Interview 1', code: 'numbers', start_pos: 8, end_pos: 13, stored_start_pos: 6, stored_end_pos: 11, quote: 'three' }]);
-    assert.deepEqual(a.report.kept_offsets, [{ source: 'Interview 1', code: 'other', start_pos: 0, end_pos: 3, stored_start_pos: 0, stored_end_pos: 3, quote: 'x'.repeat(80) }]);
-    assert.deepEqual(a.report.unplaceable, [{ source: 'Notes', code: 'numbers', start_pos: 10, end_pos: 14, stored_start_pos: 10, stored_end_pos: 14, quote: 'gone' }]);
+    assert.deepEqual(a.report.reanchored, [
+      { source: 'Interview 1', code: 'numbers', start_pos: 8, end_pos: 13, stored_start_pos: 6, stored_end_pos: 11, quote: 'three' },
+    ]);
+    assert.deepEqual(a.report.kept_offsets, [
+      { source: 'Interview 1', code: 'other', start_pos: 0, end_pos: 3, stored_start_pos: 0, stored_end_pos: 3, quote: 'x'.repeat(80) },
+    ]);
+    assert.deepEqual(a.report.unplaceable, [
+      { source: 'Notes', code: 'numbers', start_pos: 10, end_pos: 14, stored_start_pos: 10, stored_end_pos: 14, quote: 'gone' },
+    ]);
     assert.deepEqual(anchoringCounts(a.report), { reanchored: 1, kept_offsets: 1, unplaceable: 1 });
     const warnings = anchoringWarnings(a.report);
     assert.equal(warnings.length, 3);

@@ -31,7 +31,17 @@ const LATER = { now: () => Date.parse(FIXED_ISO) + 3_600_000 };
 
 function decodeXml(s: string): string {
   return s.replace(/&(#x[0-9a-fA-F]+|#\d+|amp|lt|gt|quot|apos);/g, (_, e: string) =>
-    e === 'amp' ? '&' : e === 'lt' ? '<' : e === 'gt' ? '>' : e === 'quot' ? '"' : e === 'apos' ? "'" : String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)),
+    e === 'amp'
+      ? '&'
+      : e === 'lt'
+        ? '<'
+        : e === 'gt'
+          ? '>'
+          : e === 'quot'
+            ? '"'
+            : e === 'apos'
+              ? "'"
+              : String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)),
   );
 }
 
@@ -51,7 +61,12 @@ function codeTree(xml: string): { guid: string; name: string; parent: string | n
       continue;
     }
     const a = attrs(m[1] as string);
-    out.push({ guid: (a.guid as string).toLowerCase(), name: a.name as string, parent: stack.length ? (stack[stack.length - 1] as string) : null, codable: a.isCodable === 'true' });
+    out.push({
+      guid: (a.guid as string).toLowerCase(),
+      name: a.name as string,
+      parent: stack.length ? (stack[stack.length - 1] as string) : null,
+      codable: a.isCodable === 'true',
+    });
     if (m[2] !== '/') stack.push(a.name as string);
   }
   return out;
@@ -86,8 +101,12 @@ async function entryText(zip: JSZip, name: string): Promise<string> {
 
 /** The codebook as nodes `(parent name, name)`: a category holding a code of its own name counts once. */
 function marginaliaCodeNodes(fx: Fixture): { parent: string | null; name: string }[] {
-  const cats = fx.handle.store.all<{ id: number; name: string; parent: string | null }>('SELECT k.id, k.name, p.name AS parent FROM categories k LEFT JOIN categories p ON p.id = k.parent_id');
-  const codes = fx.handle.store.all<{ name: string; category: string | null }>('SELECT c.name, k.name AS category FROM codes c LEFT JOIN categories k ON k.id = c.category_id');
+  const cats = fx.handle.store.all<{ id: number; name: string; parent: string | null }>(
+    'SELECT k.id, k.name, p.name AS parent FROM categories k LEFT JOIN categories p ON p.id = k.parent_id',
+  );
+  const codes = fx.handle.store.all<{ name: string; category: string | null }>(
+    'SELECT c.name, k.name AS category FROM codes c LEFT JOIN categories k ON k.id = c.category_id',
+  );
   const nodes = cats.map((k) => ({ parent: k.parent, name: k.name }));
   for (const c of codes) if (c.category === null || c.category.toLowerCase() !== c.name.toLowerCase()) nodes.push({ parent: c.category, name: c.name });
   return nodes;
@@ -104,15 +123,27 @@ function carriedTables(fx: Fixture): Record<string, unknown[]> {
     codes: sort(q('SELECT c.name, c.color, c.memo, k.name AS category FROM codes c LEFT JOIN categories k ON k.id = c.category_id')),
     sources: sort(q('SELECT name, type, content, content_length, memo, mime, owner, created_at FROM sources')),
     segments: sort(
-      q('SELECT s.name AS source, c.name AS code, g.start_pos, g.end_pos, g.text, g.memo, g.owner, g.created_at FROM segments g JOIN sources s ON s.id = g.source_id JOIN codes c ON c.id = g.code_id'),
+      q(
+        'SELECT s.name AS source, c.name AS code, g.start_pos, g.end_pos, g.text, g.memo, g.owner, g.created_at FROM segments g JOIN sources s ON s.id = g.source_id JOIN codes c ON c.id = g.code_id',
+      ),
     ),
     av_segments: sort(
-      q('SELECT s.name AS source, c.name AS code, a.start_ms, a.end_ms, a.transcript, a.memo, a.owner, a.created_at FROM av_segments a JOIN sources s ON s.id = a.source_id JOIN codes c ON c.id = a.code_id'),
+      q(
+        'SELECT s.name AS source, c.name AS code, a.start_ms, a.end_ms, a.transcript, a.memo, a.owner, a.created_at FROM av_segments a JOIN sources s ON s.id = a.source_id JOIN codes c ON c.id = a.code_id',
+      ),
     ),
     cases: sort(q('SELECT name, memo FROM cases')),
     case_sources: sort(q('SELECT k.name AS kase, s.name AS source FROM case_sources m JOIN cases k ON k.id = m.case_id JOIN sources s ON s.id = m.source_id')),
-    case_segments: sort(q('SELECT k.name AS kase, s.name AS source, g.start_pos, g.end_pos, g.text, g.owner, g.created_at FROM case_segments g JOIN cases k ON k.id = g.case_id JOIN sources s ON s.id = g.source_id')),
-    case_attributes: sort(q('SELECT k.name AS kase, a.name, a.type, a.value_text, a.value_number, a.value_date, a.value_boolean FROM case_attributes a JOIN cases k ON k.id = a.case_id')),
+    case_segments: sort(
+      q(
+        'SELECT k.name AS kase, s.name AS source, g.start_pos, g.end_pos, g.text, g.owner, g.created_at FROM case_segments g JOIN cases k ON k.id = g.case_id JOIN sources s ON s.id = g.source_id',
+      ),
+    ),
+    case_attributes: sort(
+      q(
+        'SELECT k.name AS kase, a.name, a.type, a.value_text, a.value_number, a.value_date, a.value_boolean FROM case_attributes a JOIN cases k ON k.id = a.case_id',
+      ),
+    ),
   };
 }
 
@@ -139,7 +170,12 @@ async function buildRichProject(fx: Fixture): Promise<{ audioBytes: Buffer }> {
   const sub = await fx.ok('create_category', { name: 'Belonging', parent_id: roots.category_id });
   const empty = await fx.ok('create_category', { name: 'Unused folder', parent_id: sub.category_id });
   void empty;
-  const trust = await fx.ok('create_code', { name: 'Trust 🤝', color: '#4E79A7', memo: 'When people rely on each other; "quotes" & <tags>', category_id: sub.category_id });
+  const trust = await fx.ok('create_code', {
+    name: 'Trust 🤝',
+    color: '#4E79A7',
+    memo: 'When people rely on each other; "quotes" & <tags>',
+    category_id: sub.category_id,
+  });
   const start = await fx.ok('create_code', { name: 'Origins', color: '#F28E2B', category_id: roots.category_id });
   const joy = await fx.ok('create_code', { name: 'Joy', color: '#59A14F' });
   // a category holding a code of its own name: written as one codable Code with children
@@ -157,14 +193,29 @@ async function buildRichProject(fx: Fixture): Promise<{ audioBytes: Buffer }> {
   ].map((o) => ({ ...o, source_id: src.source_id }));
   await fx.ok('batch_apply_codes', { operations: ops });
   // the same range as the first, by another coder and another code: two codings of one range
-  await fx.ok('batch_apply_codes', { operations: [{ code_id: joy.code_id, source_id: src.source_id, ...cpRange(INTERVIEW, 'it started with my neighbour 👩🏽‍🌾'), memo: 'bob sees joy' }] }, BOB);
-  await fx.ok('batch_apply_codes', { operations: [{ code_id: trust.code_id, source_id: src.source_id, ...cpRange(INTERVIEW, '<script>alert(1)</script>') }] }, BOB);
+  await fx.ok(
+    'batch_apply_codes',
+    { operations: [{ code_id: joy.code_id, source_id: src.source_id, ...cpRange(INTERVIEW, 'it started with my neighbour 👩🏽‍🌾'), memo: 'bob sees joy' }] },
+    BOB,
+  );
+  await fx.ok(
+    'batch_apply_codes',
+    { operations: [{ code_id: trust.code_id, source_id: src.source_id, ...cpRange(INTERVIEW, '<script>alert(1)</script>') }] },
+    BOB,
+  );
 
   const audioBytes = Buffer.from('ID3\u0003\u0000fake mp3 bytes for the test \u00ff\u00fe', 'latin1');
   const audioFile = path.join(fx.dir, 'walk.mp3');
   fs.writeFileSync(audioFile, audioBytes);
   const audio = await fx.ok('import_file_source', { file_path: audioFile, memo: 'walking interview' });
-  await fx.ok('apply_av_code', { code_id: joy.code_id, source_id: audio.source_id, start_ms: 1500, end_ms: 4250, transcript: 'Look at these 🍅!', memo: 'laughing' });
+  await fx.ok('apply_av_code', {
+    code_id: joy.code_id,
+    source_id: audio.source_id,
+    start_ms: 1500,
+    end_ms: 4250,
+    transcript: 'Look at these 🍅!',
+    memo: 'laughing',
+  });
   await fx.ok('apply_av_code', { code_id: trust.code_id, source_id: audio.source_id, start_ms: 0, end_ms: 90_000 }, BOB);
 
   const p01 = await fx.ok('create_case', { name: 'P01', memo: 'Founder; joined 2019' });
@@ -220,7 +271,11 @@ describe('exchange/refiQda', function () {
           const tree = codeTree(xml);
           assert.equal(r.file_counts.codes, tree.length, `${f}: Code elements`);
           assert.equal(r.created.codes, tree.filter((c) => c.codable).length, `${f}: one code per codable Code`);
-          assert.equal(r.created.categories, tree.filter((c) => !c.codable || tree.some((k) => k.parent === c.name)).length, `${f}: one category per Code with children or not codable`);
+          assert.equal(
+            r.created.categories,
+            tree.filter((c) => !c.codable || tree.some((k) => k.parent === c.name)).length,
+            `${f}: one category per Code with children or not codable`,
+          );
           const sources = textSources(xml);
           assert.equal(r.created.sources, sources.length, `${f}: sources`);
           const selections = sources.flatMap((s) => s.selections.flatMap((sel) => sel.codes.map((c) => `${s.guid} ${sel.start} ${sel.end} ${c}`)));
@@ -254,12 +309,19 @@ describe('exchange/refiQda', function () {
       assert.deepEqual(nodes.map(key).sort(), tree.map(key).sort(), 'with the same parent');
       const notCodable = tree.filter((c) => !c.codable).map((c) => c.name);
       assert.deepEqual(notCodable, ['Attituderoots']);
-      assert.equal(fx.handle.store.get<{ n: number }>("SELECT count(*) AS n FROM codes WHERE name = 'Attituderoots'")?.n, 0, 'a non-codable Code is a category only');
+      assert.equal(
+        fx.handle.store.get<{ n: number }>("SELECT count(*) AS n FROM codes WHERE name = 'Attituderoots'")?.n,
+        0,
+        'a non-codable Code is a category only',
+      );
       assert.equal(fx.handle.store.get<{ n: number }>('SELECT count(*) AS n FROM segments')?.n, 303);
       // descriptions became memos, exactly (multi-line; an XML reader turns the file's CRLF into LF, XML 1.0 section 2.11)
       const desc = /<Code\b[^>]*name="2\. Attitűd szint az oltáshoz"[^>]*>\s*<Description>([\s\S]*?)<\/Description>/.exec(xml)?.[1];
       assert.ok(desc);
-      assert.equal(fx.handle.store.get<{ memo: string }>("SELECT memo FROM codes WHERE name = '2. Attitűd szint az oltáshoz'")?.memo, decodeXml(desc.replace(/\r\n?/g, '\n')));
+      assert.equal(
+        fx.handle.store.get<{ memo: string }>("SELECT memo FROM codes WHERE name = '2. Attitűd szint az oltáshoz'")?.memo,
+        decodeXml(desc.replace(/\r\n?/g, '\n')),
+      );
 
       const codeNames = new Map(tree.map((c) => [c.guid, c.name]));
       let checked = 0;
@@ -321,7 +383,11 @@ describe('exchange/refiQda', function () {
       assert.equal(atlas.offset_convention, 'code_points');
       assert.equal(atlas.created.categories, 1);
       assert.equal(atlas.created.codes, 3, 'the codable parent "Commits" is a category and a code');
-      assert.ok(other.handle.store.get("SELECT 1 AS x FROM codes c JOIN categories k ON k.id = c.category_id WHERE c.name = '2022-05-10T02:05:59Z 19e4dce' AND k.name = 'Commits'"));
+      assert.ok(
+        other.handle.store.get(
+          "SELECT 1 AS x FROM codes c JOIN categories k ON k.id = c.category_id WHERE c.name = '2022-05-10T02:05:59Z 19e4dce' AND k.name = 'Commits'",
+        ),
+      );
       const blank = await other.ok('import_data', { format: 'refi_qda', source_path: path.join(QDPX_DIR, 'atlasti23_blank-atlas-project.qdpx') });
       assert.deepEqual(blank.created, { categories: 0, codes: 0, folders: 0, sources: 0, segments: 0, cases: 0 });
     });
@@ -359,9 +425,15 @@ describe('exchange/refiQda', function () {
       const exported = await entryText(await zipOf(out), 'project.qde');
       const v = xmllintValidate(exported, PROJECT_XSD);
       assert.ok(v.ok, v.output);
-      const shape = (xml: string) => codeTree(xml).map((c) => `${c.guid} ${c.parent ?? ''}/${c.name} ${c.codable}`).sort();
+      const shape = (xml: string) =>
+        codeTree(xml)
+          .map((c) => `${c.guid} ${c.parent ?? ''}/${c.name} ${c.codable}`)
+          .sort();
       assert.deepEqual(shape(exported), shape(original), 'same Code elements, GUIDs, nesting and codable flags');
-      const sels = (xml: string) => textSources(xml).map((s) => `${s.guid} ${s.selections.length}`).sort();
+      const sels = (xml: string) =>
+        textSources(xml)
+          .map((s) => `${s.guid} ${s.selections.length}`)
+          .sort();
       assert.deepEqual(sels(exported), sels(original));
       // positions are code points now: the same texts
       other = await openFixture();
@@ -390,7 +462,10 @@ describe('exchange/refiQda', function () {
       assert.ok(v.ok, v.output);
       // the schema's order and the standard's layout
       const order = ['Users', 'CodeBook', 'Variables', 'Cases', 'Sources', 'Notes'].map((e) => qde.indexOf(`<${e}>`));
-      assert.deepEqual([...order].sort((a, b) => a - b), order);
+      assert.deepEqual(
+        [...order].sort((a, b) => a - b),
+        order,
+      );
       assert.ok(order.every((i) => i > 0));
       assert.match(qde, /typeOfVariable="Integer"[^>]*\/>|name="age" typeOfVariable="Integer"/);
       assert.match(qde, /name="hours per week" typeOfVariable="Float"/);
@@ -429,7 +504,9 @@ describe('exchange/refiQda', function () {
       const again = path.join(other.dir, 'again.qdpx');
       await other.ok('export_data', { format: 'refi_qda', output_path: again });
       const guids = (xml: string) =>
-        [...xml.matchAll(/<(Code|TextSource|AudioSource|PlainTextSelection|AudioSelection|Coding|Case|Variable|User|Note)\b[^>]*\bguid="([^"]+)"/g)].map((m) => `${m[1]} ${m[2]}`).sort();
+        [...xml.matchAll(/<(Code|TextSource|AudioSource|PlainTextSelection|AudioSelection|Coding|Case|Variable|User|Note)\b[^>]*\bguid="([^"]+)"/g)]
+          .map((m) => `${m[1]} ${m[2]}`)
+          .sort();
       assert.deepEqual(guids(await entryText(await zipOf(again), 'project.qde')), guids(qde));
     });
 
@@ -496,7 +573,13 @@ describe('exchange/refiQda', function () {
     });
 
     /** A .qdpx with one text file and one selection per `[start, end)`, written by `origin`. */
-    async function makeQdpx(file: string, origin: string, text: string, selections: [number, number][], opts: { bom?: boolean; ns?: string } = {}): Promise<void> {
+    async function makeQdpx(
+      file: string,
+      origin: string,
+      text: string,
+      selections: [number, number][],
+      opts: { bom?: boolean; ns?: string } = {},
+    ): Promise<void> {
       const zip = new JSZip();
       const sels = selections
         .map(
@@ -516,7 +599,7 @@ describe('exchange/refiQda', function () {
     const TEXT = 'a😀b\r\nc😀😀d efg';
     const texts = () => fx.handle.store.all<{ text: string }>('SELECT text FROM segments ORDER BY start_pos').map((r) => r.text);
 
-    it('reads NVivo positions as UTF-16 units and every other producer\'s as code points', async () => {
+    it("reads NVivo positions as UTF-16 units and every other producer's as code points", async () => {
       const u16 = (needle: string) => [TEXT.indexOf(needle), TEXT.indexOf(needle) + needle.length] as [number, number];
       const cp = (needle: string) => {
         const s = [...TEXT.slice(0, TEXT.indexOf(needle))].length;
@@ -531,12 +614,19 @@ describe('exchange/refiQda', function () {
       const atlas = path.join(fx.dir, 'atlas.qdpx');
       await makeQdpx(atlas, 'ATLAS.ti for Windows 23.2.3.27778', TEXT, [cp('b\r\nc'), cp('d efg')]);
       await other.ok('import_data', { format: 'refi_qda', source_path: atlas });
-      assert.deepEqual(other.handle.store.all<{ text: string }>('SELECT text FROM segments ORDER BY start_pos').map((r) => r.text), ['b\r\nc', 'd efg']);
+      assert.deepEqual(
+        other.handle.store.all<{ text: string }>('SELECT text FROM segments ORDER BY start_pos').map((r) => r.text),
+        ['b\r\nc', 'd efg'],
+      );
     });
 
     it('leaves out selections of zero length or outside their text, and says so', async () => {
       const file = path.join(fx.dir, 'odd.qdpx');
-      await makeQdpx(file, 'ATLAS.ti 26', TEXT, [[0, 1], [3, 3], [2, 400]]);
+      await makeQdpx(file, 'ATLAS.ti 26', TEXT, [
+        [0, 1],
+        [3, 3],
+        [2, 400],
+      ]);
       const r = await fx.ok('import_data', { format: 'refi_qda', source_path: file });
       assert.equal(r.created.segments, 1);
       assert.equal(r.skipped.selections_of_zero_length, 1);
@@ -554,7 +644,13 @@ describe('exchange/refiQda', function () {
         [write('empty.qdpx', ''), /empty/],
         [write('junk.qdpx', 'PK\u0003\u0004 not really a zip'), /zip/],
         [write('bad.qde', '<Project xmlns="urn:QDA-XML:project:1.0"><Users>'), /well-formed/],
-        [write('colon.qdc', '<CodeBook xmlns="urn:QDA-XML:codebook:1:0"><Codes><Code guid="00000000-0000-4000-8000-000000000003" name="C" isCodable="true"/></Codes></CodeBook>'), /urn:QDA-XML:codebook:1:0/],
+        [
+          write(
+            'colon.qdc',
+            '<CodeBook xmlns="urn:QDA-XML:codebook:1:0"><Codes><Code guid="00000000-0000-4000-8000-000000000003" name="C" isCodable="true"/></Codes></CodeBook>',
+          ),
+          /urn:QDA-XML:codebook:1:0/,
+        ],
         [write('other.qde', '<html><body/></html>'), /not a REFI-QDA document/],
       ];
       const noQde = new JSZip();
@@ -600,7 +696,9 @@ describe('exchange/refiQda', function () {
       fs.writeFileSync(file, qde);
       const r = await fx.ok('import_data', { format: 'refi_qda', source_path: file });
       assert.deepEqual(r.renamed, [{ kind: 'code', from: 'other', to: 'other (Teachers)' }]);
-      const codes = fx.handle.store.all<{ name: string; category: string; color: string }>('SELECT c.name, k.name AS category, c.color FROM codes c JOIN categories k ON k.id = c.category_id ORDER BY c.name COLLATE NOCASE');
+      const codes = fx.handle.store.all<{ name: string; category: string; color: string }>(
+        'SELECT c.name, k.name AS category, c.color FROM codes c JOIN categories k ON k.id = c.category_id ORDER BY c.name COLLATE NOCASE',
+      );
       assert.deepEqual(codes, [
         { name: 'Other', category: 'Parents', color: '#F28E2B' },
         { name: 'other (Teachers)', category: 'Teachers', color: '#AABBCC' },
@@ -616,7 +714,9 @@ describe('exchange/refiQda', function () {
       assert.equal(r.skipped.codings_of_non_codable_codes, 1);
       assert.equal(r.skipped.case_code_refs, 1);
       assert.equal(r.skipped.notes_attached_to_nothing, 1);
-      const attrs = fx.handle.store.all<{ kase: string; name: string; type: string }>('SELECT k.name AS kase, a.name, a.type FROM case_attributes a JOIN cases k ON k.id = a.case_id ORDER BY a.name');
+      const attrs = fx.handle.store.all<{ kase: string; name: string; type: string }>(
+        'SELECT k.name AS kase, a.name, a.type FROM case_attributes a JOIN cases k ON k.id = a.case_id ORDER BY a.name',
+      );
       assert.deepEqual(attrs, [{ kase: 'School A', name: 'urban', type: 'boolean' }]);
       assert.deepEqual(
         fx.handle.store.all('SELECT s.name AS source, a.name, a.type, a.value_number FROM source_attributes a JOIN sources s ON s.id = a.source_id'),
@@ -624,7 +724,10 @@ describe('exchange/refiQda', function () {
         "a source's variable is its document attribute",
       );
       assert.equal(fx.handle.store.get<{ n: number }>('SELECT count(*) AS n FROM cases')?.n, 1, 'no case is made for the source');
-      assert.equal(fx.handle.store.get<{ text: string }>("SELECT g.text FROM case_segments g JOIN cases k ON k.id = g.case_id WHERE k.name = 'School A'")?.text, 'hello');
+      assert.equal(
+        fx.handle.store.get<{ text: string }>("SELECT g.text FROM case_segments g JOIN cases k ON k.id = g.case_id WHERE k.name = 'School A'")?.text,
+        'hello',
+      );
     });
 
     it('accepts a bare .qde with its sources folder beside it, and a single differently named .qde in a .qdpx', async () => {

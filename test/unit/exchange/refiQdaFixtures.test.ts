@@ -77,7 +77,11 @@ function codeElements(xml: string): { guid: string; name: string; codable: boole
     }
     const a = m[1] as string;
     const guid = (/\bguid="([^"]+)"/.exec(a)?.[1] as string).toLowerCase();
-    const name = (/\bname="([^"]*)"/.exec(a)?.[1] ?? '').replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    const name = (/\bname="([^"]*)"/.exec(a)?.[1] ?? '')
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
     out.push({ guid, name, codable: /\bisCodable="true"/.test(a), parent: stack.length > 0 ? (stack[stack.length - 1] as string) : null });
     if (m[2] !== '/') stack.push(guid);
   }
@@ -175,18 +179,28 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
         { selection_guid: g(22), start_position: 30, end_position: 41, codes: ['Transport'] },
         { selection_guid: null, start_position: null, end_position: null, codes: ['Rail'] },
       ]);
-      assert.ok(r.warnings.some((w: string) => w.includes("'Gone interview'") && w.includes("'Bus'") && w.includes("'Rail'") && w.includes("'Transport'")), r.warnings.join('\n'));
+      assert.ok(
+        r.warnings.some((w: string) => w.includes("'Gone interview'") && w.includes("'Bus'") && w.includes("'Rail'") && w.includes("'Transport'")),
+        r.warnings.join('\n'),
+      );
       assert.equal(r.skipped.codings_of_sources_without_text, 4);
       // the rest is there: codebook with its memos (description, note), the present source and its coding, the case with its attribute and source
       assert.equal(fx.handle.store.get<{ memo: string }>("SELECT memo FROM codes WHERE name = 'Transport'")?.memo, 'moving around');
       assert.equal(fx.handle.store.get<{ memo: string }>("SELECT memo FROM codes WHERE name = 'Rail'")?.memo, 'trains are late');
-      assert.deepEqual(segmentRows(fx).map((s) => [s.source, s.code, s.text]), [['Present', 'Bus', 'buses']]);
+      assert.deepEqual(
+        segmentRows(fx).map((s) => [s.source, s.code, s.text]),
+        [['Present', 'Bus', 'buses']],
+      );
       assert.equal(fx.handle.store.get<{ value_number: number }>("SELECT value_number FROM case_attributes WHERE name = 'age'")?.value_number, 44);
       assert.deepEqual(
         fx.handle.store.all<{ source: string }>('SELECT s.name AS source FROM case_sources m JOIN sources s ON s.id = m.source_id').map((x) => x.source),
         ['Present'],
       );
-      assert.equal(fx.handle.store.get<{ guid: string }>("SELECT guid FROM exchange_guids WHERE kind = 'user' AND local_id = 'Ana'")?.guid, g(90), "the file's coder keeps its GUID");
+      assert.equal(
+        fx.handle.store.get<{ guid: string }>("SELECT guid FROM exchange_guids WHERE kind = 'user' AND local_id = 'Ana'")?.guid,
+        g(90),
+        "the file's coder keeps its GUID",
+      );
     });
 
     it('strict: true refuses the whole import with IMPORT_FAILED and writes nothing', async () => {
@@ -239,8 +253,12 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
       const second = await exportValid(other, 'again.qdpx');
       assert.deepEqual(shape(codeElements(second.xml)), shape(inTree), 'and again after a second round');
       assert.deepEqual(
-        codeElements(second.xml).map((c) => c.name).sort(),
-        codeElements(first.xml).map((c) => c.name).sort(),
+        codeElements(second.xml)
+          .map((c) => c.name)
+          .sort(),
+        codeElements(first.xml)
+          .map((c) => c.name)
+          .sort(),
       );
     });
   });
@@ -270,13 +288,19 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
         ],
       );
       assert.match(out.xml, /<Description>code memo\n\nfolder memo<\/Description>/);
-      assert.ok(out.result.warnings.some((w: string) => /category 'Parents' and its code 'Parents \(as a code\)'.*memo/.test(w)), out.result.warnings.join('\n'));
-      assert.ok(out.result.warnings.some((w: string) => /written with the category's name/.test(w)), out.result.warnings.join('\n'));
+      assert.ok(
+        out.result.warnings.some((w: string) => /category 'Parents' and its code 'Parents \(as a code\)'.*memo/.test(w)),
+        out.result.warnings.join('\n'),
+      );
+      assert.ok(
+        out.result.warnings.some((w: string) => /written with the category's name/.test(w)),
+        out.result.warnings.join('\n'),
+      );
     });
   });
 
   describe('names over 100 characters', () => {
-    it('are cut to the codebook\'s 100 code points with a warning naming them and an entry in renamed', async function () {
+    it("are cut to the codebook's 100 code points with a warning naming them and an entry in renamed", async function () {
       requireXmllint(this);
       // 150 code points, astral characters among them (UTF-16 length differs)
       const long = [...'Experiences of waiting for the bus 🚌 and what people do meanwhile; '.repeat(3)].slice(0, 150).join('');
@@ -336,8 +360,14 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
         r.warnings.some((w: string) => w.startsWith(`selection ${g(11)} of codes 'Weather', 'Mood' in source 'Diary 3' is outside its text (17 code points)`)),
         r.warnings.join('\n'),
       );
-      assert.ok(r.warnings.some((w: string) => w.startsWith(`selection ${g(13)} of code 'Mood' in source 'Diary 3' has invalid positions`)), r.warnings.join('\n'));
-      assert.ok(r.warnings.some((w: string) => w.startsWith(`audio selection ${g(21)} of code 'Mood' in source 'Walk' has invalid times`)), r.warnings.join('\n'));
+      assert.ok(
+        r.warnings.some((w: string) => w.startsWith(`selection ${g(13)} of code 'Mood' in source 'Diary 3' has invalid positions`)),
+        r.warnings.join('\n'),
+      );
+      assert.ok(
+        r.warnings.some((w: string) => w.startsWith(`audio selection ${g(21)} of code 'Mood' in source 'Walk' has invalid times`)),
+        r.warnings.join('\n'),
+      );
       assert.deepEqual(
         r.anchoring.unplaceable.map((e: any) => [e.source, e.code, e.stored_start_pos, e.stored_end_pos]),
         [
@@ -433,7 +463,8 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
       f.handle.store.all(
         'SELECT s.name AS source, a.name, a.type, a.value_text, a.value_number, a.value_date, a.value_boolean FROM source_attributes a JOIN sources s ON s.id = a.source_id ORDER BY s.name, a.name',
       );
-    const value = (variable: number, element: string, literal: string) => `<VariableValue><VariableRef targetGUID="${g(variable)}"/><${element}>${literal}</${element}></VariableValue>`;
+    const value = (variable: number, element: string, literal: string) =>
+      `<VariableValue><VariableRef targetGUID="${g(variable)}"/><${element}>${literal}</${element}></VariableValue>`;
 
     it('imports every type as a typed document attribute and exports them back, typed, with their Variables', async function () {
       requireXmllint(this);
@@ -461,7 +492,12 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
       const r = await fx.ok('import_data', { format: 'refi_qda', source_path: file });
       assert.equal(r.source_attributes_set, 9);
       assert.equal(r.attributes_set, 1);
-      const row = (source: string, name: string, type: string, v: Partial<Record<'value_text' | 'value_number' | 'value_date' | 'value_boolean', unknown>>) => ({
+      const row = (
+        source: string,
+        name: string,
+        type: string,
+        v: Partial<Record<'value_text' | 'value_number' | 'value_date' | 'value_boolean', unknown>>,
+      ) => ({
         source,
         name,
         type,
@@ -544,7 +580,10 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
         'ATLAS.ti 8.4',
       );
       // the files: UTF-8 signature (EF BB BF), then the text, whose own U+FEFF are further EF BB BF
-      const file = await writeQdpx(path.join(fx.dir, 'bom.qdpx'), body, { 'sources/one.txt': Buffer.from(`\uFEFF${ONE}`, 'utf8'), 'sources/two.txt': Buffer.from(`\uFEFF${TWO}`, 'utf8') });
+      const file = await writeQdpx(path.join(fx.dir, 'bom.qdpx'), body, {
+        'sources/one.txt': Buffer.from(`\uFEFF${ONE}`, 'utf8'),
+        'sources/two.txt': Buffer.from(`\uFEFF${TWO}`, 'utf8'),
+      });
       const plan = await readRefiQda(file);
       assert.deepEqual(
         plan.sources.map((s) => s.text),
@@ -574,7 +613,7 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
       );
     });
 
-    it('round-trips through export and import: the text files carry a signature before the text\'s own marks', async function () {
+    it("round-trips through export and import: the text files carry a signature before the text's own marks", async function () {
       requireXmllint(this);
       const code = await fx.ok('create_code', { name: 'C', color: '#4E79A7' });
       for (const [name, text] of [
@@ -602,13 +641,10 @@ describe('exchange/refiQda fixtures (issue 15)', function () {
       }
       other = await openFixture();
       await other.ok('import_data', { format: 'refi_qda', source_path: out.file });
-      assert.deepEqual(
-        other.handle.store.all<{ name: string; content: string }>('SELECT name, content FROM sources ORDER BY name'),
-        [
-          { name: 'One', content: ONE },
-          { name: 'Two', content: TWO },
-        ],
-      );
+      assert.deepEqual(other.handle.store.all<{ name: string; content: string }>('SELECT name, content FROM sources ORDER BY name'), [
+        { name: 'One', content: ONE },
+        { name: 'Two', content: TWO },
+      ]);
       assert.deepEqual(segmentRows(other), before);
     });
   });

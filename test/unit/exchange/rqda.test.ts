@@ -47,7 +47,7 @@ const CODING = 'INSERT INTO coding (cid, fid, seltext, selfirst, selend, status,
 async function readWhole(fx: Fixture, sourceId: number): Promise<{ text: string; total_length: number }> {
   let text = '';
   let total: number;
-  for (let start = 0; ; ) {
+  for (let start = 0; ;) {
     const page = await fx.ok('read_source_content', { source_id: sourceId, start_pos: start, max_length: 7 });
     text += page.content;
     total = page.total_length;
@@ -56,7 +56,6 @@ async function readWhole(fx: Fixture, sourceId: number): Promise<{ text: string;
   }
   return { text, total_length: total };
 }
-
 
 describe('exchange RQDA importer as RQDA shows a project', function () {
   this.timeout(120_000);
@@ -90,11 +89,11 @@ describe('exchange RQDA importer as RQDA shows a project', function () {
     assert.deepEqual(r.warnings, []);
     const segments = await allSegments(fx);
     const stored = await query(file, 'SELECT seltext, selfirst, selend FROM coding ORDER BY rowid');
-    assert.deepEqual(
-      segments.map((s) => [s.start_pos, s.end_pos, s.text]).sort(),
-      stored.map((c) => [c.selfirst, c.selend, c.seltext]).sort(),
+    assert.deepEqual(segments.map((s) => [s.start_pos, s.end_pos, s.text]).sort(), stored.map((c) => [c.selfirst, c.selend, c.seltext]).sort());
+    assert.ok(
+      segments.some((s) => s.text === 'The biggest issues'),
+      'not "he biggest issues"',
     );
-    assert.ok(segments.some((s) => s.text === 'The biggest issues'), 'not "he biggest issues"');
     for (const s of (await fx.ok('list_sources')).sources as Row[]) {
       const expected = s.name === 'one BOM' ? one : two;
       assert.equal(s.length, cpLength(expected), s.name);
@@ -243,7 +242,14 @@ describe('exchange RQDA importer as RQDA shows a project', function () {
     //            0123456789012345678901234567890123456789012345678 9012345678 90123
     const file = await rqdaFile(fx.dir, 'drift.rqda', (db) => {
       run(db, SOURCE, ['interview', 1, text, null, 'tico', 1]);
-      run(db, CODE, ['money', null, 'tico', 1, 1, null], ['talk', null, 'tico', 2, 1, null], ['time', null, 'tico', 3, 1, null], ['lost', null, 'tico', 4, 1, null]);
+      run(
+        db,
+        CODE,
+        ['money', null, 'tico', 1, 1, null],
+        ['talk', null, 'tico', 2, 1, null],
+        ['time', null, 'tico', 3, 1, null],
+        ['lost', null, 'tico', 4, 1, null],
+      );
       run(
         db,
         CODING,

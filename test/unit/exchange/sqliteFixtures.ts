@@ -50,7 +50,7 @@ export function run(db: Database, sql: string, ...rows: SqlValue[][]): void {
 /** Every coded segment of the project, through list_segments (paged). */
 export async function allSegments(fx: Fixture): Promise<Row[]> {
   const out: Row[] = [];
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const page = await fx.ok('list_segments', { limit: 5000, offset });
     out.push(...page.segments);
     if (!page.has_more) return out;

@@ -51,23 +51,37 @@ describe('exchange/textEncoding: plain-text files that are not UTF-8', () => {
   });
 
   it('a UTF-16 BOM followed by a lone surrogate is refused, not decoded with U+FFFD', () => {
-    assert.throws(() => decodeTextFile(Buffer.from([0xff, 0xfe, 0x41, 0x00, 0x00, 0xd8, 0x42, 0x00])), (e: unknown) => e instanceof ToolError && e.code === 'SOURCE_IMPORT_FAILED' && /UTF-16LE/.test(e.message));
+    assert.throws(
+      () => decodeTextFile(Buffer.from([0xff, 0xfe, 0x41, 0x00, 0x00, 0xd8, 0x42, 0x00])),
+      (e: unknown) => e instanceof ToolError && e.code === 'SOURCE_IMPORT_FAILED' && /UTF-16LE/.test(e.message),
+    );
   });
 
   it('too little text to tell ("Café" in cp1252) is refused naming the first bad byte and a likely encoding', () => {
     assert.throws(
       () => decodeTextFile(Buffer.from([0x43, 0x61, 0x66, 0xe9])),
-      (e: unknown) => e instanceof ToolError && e.code === 'SOURCE_IMPORT_FAILED' && /byte offset 3/.test(e.message) && /looks like/.test(e.message) && (e.details as { byte_offset: number }).byte_offset === 3,
+      (e: unknown) =>
+        e instanceof ToolError &&
+        e.code === 'SOURCE_IMPORT_FAILED' &&
+        /byte offset 3/.test(e.message) &&
+        /looks like/.test(e.message) &&
+        (e.details as { byte_offset: number }).byte_offset === 3,
     );
   });
 
   it('a byte that is no character of the likely encoding (0x81 in cp1252 text) is refused, never U+FFFD', () => {
     const bytes = Buffer.concat([CP1252, Buffer.from([0x20, 0x81, 0x0a]), CP1252]);
-    assert.throws(() => decodeTextFile(bytes), (e: unknown) => e instanceof ToolError && e.code === 'SOURCE_IMPORT_FAILED' && /not valid UTF-8/.test(e.message));
+    assert.throws(
+      () => decodeTextFile(bytes),
+      (e: unknown) => e instanceof ToolError && e.code === 'SOURCE_IMPORT_FAILED' && /not valid UTF-8/.test(e.message),
+    );
   });
 
   it('binary bytes are refused', () => {
-    assert.throws(() => decodeTextFile(Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0, 0, 9, 8, 0xc8, 0x64, 0, 0])), (e: unknown) => e instanceof ToolError && e.code === 'SOURCE_IMPORT_FAILED');
+    assert.throws(
+      () => decodeTextFile(Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0, 0, 9, 8, 0xc8, 0x64, 0, 0])),
+      (e: unknown) => e instanceof ToolError && e.code === 'SOURCE_IMPORT_FAILED',
+    );
   });
 });
 

@@ -35,14 +35,11 @@ function type3BitmapPdf(): Buffer {
     Buffer.from('\nEI Q\n', 'latin1'),
   ]);
   const content = Buffer.from('BT /F1 24 Tf 72 700 Td (aba) Tj ET\n', 'latin1');
-  const stream = (data: Buffer): Buffer =>
-    Buffer.concat([Buffer.from(`<< /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('endstream')]);
+  const stream = (data: Buffer): Buffer => Buffer.concat([Buffer.from(`<< /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('endstream')]);
   const objects: Buffer[] = [
     Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
     Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>'),
-    Buffer.from(
-      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>',
-    ),
+    Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>'),
     stream(content),
     Buffer.from(
       '<< /Type /Font /Subtype /Type3 /FontBBox [0 0 1000 1000] /FontMatrix [0.001 0 0 0.001 0 0] ' +
@@ -194,10 +191,7 @@ describe('exchange/textExtraction', () => {
       const r = await extractFile(p);
       assert.equal(r.type, 'text');
       assert.equal(r.mime, 'application/vnd.oasis.opendocument.text');
-      assert.equal(
-        r.text,
-        'Heading\nHello   world\ttabbed\nnext & span café\nItem one\nleading collapsed spaces end\n\na   b',
-      );
+      assert.equal(r.text, 'Heading\nHello   world\ttabbed\nnext & span café\nItem one\nleading collapsed spaces end\n\na   b');
     });
 
     it('rejects an .odt without content.xml', async () => {
@@ -236,11 +230,11 @@ describe('exchange/textExtraction', () => {
   });
 
   describe('rtf', () => {
-    it('extracts text with \\\'hh and \\u escapes and skips the font table', async () => {
+    it("extracts text with \\'hh and \\u escapes and skips the font table", async () => {
       const rtf =
         '{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss\\fcharset0 Arial;}{\\f1\\froman\\fcharset0 Times New Roman;}}\r\n' +
         '{\\colortbl ;\\red255\\green0\\blue0;}{\\*\\generator Hand 1.0;}\r\n' +
-        '\\viewkind4\\uc1\\pard\\f0\\fs20 Caf\\\'e9 costs 5\\u8364? today.\\par\r\n' +
+        "\\viewkind4\\uc1\\pard\\f0\\fs20 Caf\\'e9 costs 5\\u8364? today.\\par\r\n" +
         'Second {\\b bold} line\\par\r\n}';
       const p = write('note.rtf', rtf);
       const r = await extractFile(p);
@@ -254,7 +248,7 @@ describe('exchange/textExtraction', () => {
         '{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fnil\\fcharset204 Arial Cyr;}{\\f1\\fnil\\fcharset0 Arial;}}' +
         '{\\info{\\title Secret title}{\\author Someone}}' +
         "\\f0 \\'cf\\'f0\\'e8\\'e2\\'e5\\'f2 {\\f1 caf\\'e9}\\par " +
-        '\\uc1\\u-10179?\\u-8704?{\\uc2\\u8364\\\'80\\\'80}\\uc0\\u8364 \\tab x\\~y\\emdash ' +
+        "\\uc1\\u-10179?\\u-8704?{\\uc2\\u8364\\'80\\'80}\\uc0\\u8364 \\tab x\\~y\\emdash " +
         '{\\field{\\*\\fldinst HYPERLINK "http://example.org"}{\\fldrslt link}}' +
         '{\\footnote {\\fs16 a footnote}}{\\v hidden}{\\*\\unknowndest junk}\\par\n' +
         '\\{braces\\} back\\\\slash\\line end}';
@@ -295,9 +289,33 @@ describe('exchange/textExtraction', () => {
 
     it('lists every supported extension in lower case with a dot', () => {
       for (const ext of SUPPORTED_EXTENSIONS) assert.match(ext, /^\.[a-z0-9]+$/);
-      for (const ext of ['.txt', '.md', '.docx', '.odt', '.rtf', '.pdf', '.mp3', '.wav', '.m4a', '.ogg', '.flac',
-        '.aac', '.mp4', '.mov', '.webm', '.mkv', '.avi', '.png', '.jpg', '.jpeg', '.gif', '.webp', '.tif', '.tiff',
-        '.bmp']) {
+      for (const ext of [
+        '.txt',
+        '.md',
+        '.docx',
+        '.odt',
+        '.rtf',
+        '.pdf',
+        '.mp3',
+        '.wav',
+        '.m4a',
+        '.ogg',
+        '.flac',
+        '.aac',
+        '.mp4',
+        '.mov',
+        '.webm',
+        '.mkv',
+        '.avi',
+        '.png',
+        '.jpg',
+        '.jpeg',
+        '.gif',
+        '.webp',
+        '.tif',
+        '.tiff',
+        '.bmp',
+      ]) {
         assert.ok(SUPPORTED_EXTENSIONS.includes(ext), ext);
       }
       assert.equal(SUPPORTED_EXTENSIONS.length, 25);

@@ -21,7 +21,9 @@ const TWO = '\uFEFF\uFEFFInterviewer: How did it start?\nRespondent: With a work
 
 /** The texts a project holds, read back through the store, and SQLite's own count of their code points. */
 function storedTexts(h: { store: { all<T>(sql: string): T[] } }) {
-  return h.store.all<{ name: string; content: string; sqlite_length: number }>('SELECT name, content, length(content) AS sqlite_length FROM sources ORDER BY id');
+  return h.store.all<{ name: string; content: string; sqlite_length: number }>(
+    'SELECT name, content, length(content) AS sqlite_length FROM sources ORDER BY id',
+  );
 }
 
 /** Reads a source page by page with read_source_content and returns the pages and the reported total. */
@@ -157,7 +159,9 @@ describe('store: text exactly as stored (leading byte-order marks)', () => {
     const file = path.join(tmpDir('marginalia-bom-foreign-'), 'foreign.sqlite');
     fs.writeFileSync(file, db.export());
     db.close();
-    const rows = await withForeignDb(file, 'a test database', (f) => f.all<{ file: string; n: number }>('SELECT file, length(file) AS n FROM source ORDER BY id'));
+    const rows = await withForeignDb(file, 'a test database', (f) =>
+      f.all<{ file: string; n: number }>('SELECT file, length(file) AS n FROM source ORDER BY id'),
+    );
     assert.deepEqual(
       rows.map((r) => r.file),
       [ONE, TWO],

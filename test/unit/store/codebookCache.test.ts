@@ -152,7 +152,10 @@ describe('store/SqlProjectRepository codebook cache', () => {
         fx.handle.transaction(() => {
           const id = repo.insertCode({ name: 'Temp', color: '#444444', memo: null, category_id: null }, nameKey('Temp'), st);
           assert.equal(repo.getCode(id)?.name, 'Temp', 'getCode after a write in the same transaction');
-          assert.ok(repo.listCodes().some((k) => k.name === 'Temp'), 'listCodes after a write in the same transaction');
+          assert.ok(
+            repo.listCodes().some((k) => k.name === 'Temp'),
+            'listCodes after a write in the same transaction',
+          );
           repo.insertSegment({ code_id: id, source_id: src, start_pos: 0, end_pos: 4, text: 'aaaa', memo: null, importance: 0 }, st);
           assert.equal(repo.getCode(id)?.segment_count, 1, 'the cached codebook of before the segment is not served');
           // the last read caches the transaction's own writes: the rollback must invalidate them

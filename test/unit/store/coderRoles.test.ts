@@ -36,17 +36,35 @@ async function databaseAt13() {
 
 async function writeSchema13Project(file: string): Promise<void> {
   const db = await databaseAt13();
-  db.run("INSERT INTO sources(id, name, type, content, content_length, owner, session_id, created_at, updated_at) VALUES (1, 'Interview', 'text', ?, ?, 'Ana', 'local', ?, ?)", [TEXT, [...TEXT].length, ISO, ISO]);
-  db.run("INSERT INTO sources(id, name, type, file_path, mime, owner, session_id, created_at, updated_at) VALUES (2, 'talk.mp3', 'audio', '/nowhere/talk.mp3', 'audio/mpeg', 'claude', ?, ?, ?)", [AGENT_SESSION, ISO, ISO]);
+  db.run(
+    "INSERT INTO sources(id, name, type, content, content_length, owner, session_id, created_at, updated_at) VALUES (1, 'Interview', 'text', ?, ?, 'Ana', 'local', ?, ?)",
+    [TEXT, [...TEXT].length, ISO, ISO],
+  );
+  db.run(
+    "INSERT INTO sources(id, name, type, file_path, mime, owner, session_id, created_at, updated_at) VALUES (2, 'talk.mp3', 'audio', '/nowhere/talk.mp3', 'audio/mpeg', 'claude', ?, ?, ?)",
+    [AGENT_SESSION, ISO, ISO],
+  );
   db.run("INSERT INTO categories(id, name, name_key, owner, session_id, created_at) VALUES (1, 'Place', 'place', 'claude', ?, ?)", [AGENT_SESSION, ISO]);
   const code = (id: number, name: string, owner: string, session: string | null) =>
-    db.run('INSERT INTO codes(id, name, name_key, color, owner, session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [id, name, name.toLowerCase(), '#4E79A7', owner, session, ISO, ISO]);
+    db.run('INSERT INTO codes(id, name, name_key, color, owner, session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      name,
+      name.toLowerCase(),
+      '#4E79A7',
+      owner,
+      session,
+      ISO,
+      ISO,
+    ]);
   code(1, 'Local', 'Ana', 'local');
   code(2, 'Agent', 'claude', AGENT_SESSION);
   code(3, 'Reviewer', 'Ana', RESEARCHER_SESSION);
   code(4, 'Mystery', 'ghost', 'sess-unknown');
   const seg = (id: number, s: number, e: number, owner: string, session: string | null) =>
-    db.run('INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, session_id, created_at, updated_at) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?, ?)', [id, s, e, TEXT.slice(s, e), owner, session, ISO, ISO]);
+    db.run(
+      'INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, session_id, created_at, updated_at) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?, ?)',
+      [id, s, e, TEXT.slice(s, e), owner, session, ISO, ISO],
+    );
   seg(1, 0, 2, 'Ana', 'local'); // the local UI
   seg(2, 3, 8, 'claude', AGENT_SESSION); // a known agent session
   seg(3, 9, 14, 'Ana', null); // no session: an owner who worked in the local UI
@@ -54,22 +72,51 @@ async function writeSchema13Project(file: string): Promise<void> {
   seg(5, 19, 23, 'ghost', 'sess-unknown'); // nothing to go by
   seg(6, 24, 28, 'Ana', AGENT_SESSION); // an agent that called itself Ana: its session decides
   seg(7, 29, 34, 'Ana', RESEARCHER_SESSION); // the reviewer token's session
-  db.run("INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, owner, session_id, created_at, updated_at) VALUES (8, 2, 2, 0, 1000, 'claude', ?, ?, ?)", [AGENT_SESSION, ISO, ISO]);
+  db.run(
+    "INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, owner, session_id, created_at, updated_at) VALUES (8, 2, 2, 0, 1000, 'claude', ?, ?, ?)",
+    [AGENT_SESSION, ISO, ISO],
+  );
   db.run("UPDATE sqlite_sequence SET seq = 8 WHERE name IN ('segments', 'av_segments')");
 
   const ev = (seq: number, type: string, aggType: string, aggId: string, session: string, clientType: string, user: string, payload: unknown) =>
     db.run(
       `INSERT INTO events(seq, event_id, event_type, timestamp, aggregate_type, aggregate_id, session_id, client_type, user, correlation_id, payload)
        VALUES (?, NULL, ?, ?, ?, ?, coalesce(unhex(?), ?), ?, ?, NULL, ?)`,
-      [seq, type, FIXED_MS, aggType, aggId, /^[0-9a-f-]{36}$/.test(session) ? session.replace(/-/g, '') : null, session, clientType, user, JSON.stringify(payload)],
+      [
+        seq,
+        type,
+        FIXED_MS,
+        aggType,
+        aggId,
+        /^[0-9a-f-]{36}$/.test(session) ? session.replace(/-/g, '') : null,
+        session,
+        clientType,
+        user,
+        JSON.stringify(payload),
+      ],
     );
-  ev(1, 'session.connected', 'session', AGENT_SESSION, AGENT_SESSION, 'ASSISTANT_A_CLI', 'claude', { session_id: AGENT_SESSION, client_type: 'ASSISTANT_A_CLI', client_name: 'Claude Code', role: 'agent' });
-  ev(2, 'session.connected', 'session', RESEARCHER_SESSION, RESEARCHER_SESSION, 'REST_CLIENT', 'curl', { session_id: RESEARCHER_SESSION, client_type: 'REST_CLIENT', client_name: 'curl', role: 'researcher' });
+  ev(1, 'session.connected', 'session', AGENT_SESSION, AGENT_SESSION, 'ASSISTANT_A_CLI', 'claude', {
+    session_id: AGENT_SESSION,
+    client_type: 'ASSISTANT_A_CLI',
+    client_name: 'Claude Code',
+    role: 'agent',
+  });
+  ev(2, 'session.connected', 'session', RESEARCHER_SESSION, RESEARCHER_SESSION, 'REST_CLIENT', 'curl', {
+    session_id: RESEARCHER_SESSION,
+    client_type: 'REST_CLIENT',
+    client_name: 'curl',
+    role: 'researcher',
+  });
   ev(3, 'coding.code_created', 'code', '2', AGENT_SESSION, 'ASSISTANT_A_CLI', 'claude', { code_id: 2, name: 'Agent' });
   ev(4, 'coding.code_created', 'code', '1', 'local', 'LOCAL_UI', 'Ana', { code_id: 1, name: 'Local' });
   ev(5, 'coding.code_created', 'code', '3', RESEARCHER_SESSION, 'REST_CLIENT', 'Ana', { code_id: 3, name: 'Reviewer' });
   ev(6, 'coding.code_created', 'code', '4', 'sess-unknown', 'REST_CLIENT', 'ghost', { code_id: 4, name: 'Mystery' });
-  ev(7, 'approval.granted', 'approval', 'req-1', RESEARCHER_SESSION, 'REST_CLIENT', 'Ana', { request_id: 'req-1', approved: true, action_type: 'create_code', approved_by: RESEARCHER_SESSION });
+  ev(7, 'approval.granted', 'approval', 'req-1', RESEARCHER_SESSION, 'REST_CLIENT', 'Ana', {
+    request_id: 'req-1',
+    approved: true,
+    action_type: 'create_code',
+    approved_by: RESEARCHER_SESSION,
+  });
   const approval = (id: string, status: string, decidedBy: string | null) =>
     db.run(
       `INSERT INTO approval_requests(request_id, tool, arguments, session_id, client_type, client_name, user, trust_level, description, status, created_at, expires_at, decided_at, decided_by)
@@ -102,7 +149,10 @@ describe('migration 14: coder roles', () => {
 
   it('maps existing owners to researcher, agent or unknown where the record allows', async () => {
     const h = await open();
-    const role = (table: string) => Object.fromEntries(h.store.all<{ id: number; coder_role: string | null }>(`SELECT id, coder_role FROM ${table} ORDER BY id`).map((r) => [r.id, r.coder_role]));
+    const role = (table: string) =>
+      Object.fromEntries(
+        h.store.all<{ id: number; coder_role: string | null }>(`SELECT id, coder_role FROM ${table} ORDER BY id`).map((r) => [r.id, r.coder_role]),
+      );
     assert.deepEqual(role('segments'), { 1: 'researcher', 2: 'agent', 3: 'researcher', 4: 'researcher', 5: null, 6: 'agent', 7: 'researcher' });
     assert.deepEqual(role('av_segments'), { 8: 'agent' });
     assert.deepEqual(role('codes'), { 1: 'researcher', 2: 'agent', 3: 'researcher', 4: null });
@@ -150,7 +200,12 @@ describe('migration 14: coder roles', () => {
 
   it('stores the role of what is made after the migration', async () => {
     const h = await open();
-    const id = h.store.transaction(() => h.repo.insertSegment({ code_id: 2, source_id: 1, start_pos: 35, end_pos: 39, text: TEXT.slice(35, 39), memo: null, importance: 0 }, { owner: 'claude', session_id: AGENT_SESSION, now: ISO, coder_role: 'agent' }));
+    const id = h.store.transaction(() =>
+      h.repo.insertSegment(
+        { code_id: 2, source_id: 1, start_pos: 35, end_pos: 39, text: TEXT.slice(35, 39), memo: null, importance: 0 },
+        { owner: 'claude', session_id: AGENT_SESSION, now: ISO, coder_role: 'agent' },
+      ),
+    );
     assert.equal(h.repo.getSegment(id)?.coder_role, 'agent');
     const { seq } = h.store.transaction(() =>
       h.repo.insertEvent({
@@ -165,6 +220,14 @@ describe('migration 14: coder roles', () => {
       }),
     );
     const back = h.repo.listEventsSince(seq - 1, 1)[0]!;
-    assert.deepEqual(back.caused_by, { session_id: AGENT_SESSION, client_type: 'CUSTOM', user: 'claude', role: 'agent', coder: 'Claude', client: 'claude-code', model: 'opus' });
+    assert.deepEqual(back.caused_by, {
+      session_id: AGENT_SESSION,
+      client_type: 'CUSTOM',
+      user: 'claude',
+      role: 'agent',
+      coder: 'Claude',
+      client: 'claude-code',
+      model: 'opus',
+    });
   });
 });

@@ -36,9 +36,18 @@ describe('store/erasureStore', () => {
     open.push(store);
     let p07 = 0;
     store.transaction(() => {
-      const code = store.run("INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES ('C', 'c', '#000000', 'r', ?, ?)", [NOW, NOW]).lastId;
+      const code = store.run("INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES ('C', 'c', '#000000', 'r', ?, ?)", [
+        NOW,
+        NOW,
+      ]).lastId;
       const add = (name: string, text: string) =>
-        store.run("INSERT INTO sources(name, type, content, content_length, owner, created_at, updated_at) VALUES (?, 'text', ?, ?, 'r', ?, ?)", [name, text, text.length, NOW, NOW]).lastId;
+        store.run("INSERT INTO sources(name, type, content, content_length, owner, created_at, updated_at) VALUES (?, 'text', ?, ?, 'r', ?, ?)", [
+          name,
+          text,
+          text.length,
+          NOW,
+          NOW,
+        ]).lastId;
       p07 = add('P07', TEXT);
       const p08 = add('P08', OTHER);
       for (const [src, text] of [
@@ -46,7 +55,10 @@ describe('store/erasureStore', () => {
         [p08, OTHER],
       ] as const) {
         const segText = text.slice(15, 70);
-        const seg = store.run('INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (?, ?, 15, 70, ?, ?, ?, ?)', [code, src, segText, 'r', NOW, NOW]).lastId;
+        const seg = store.run(
+          'INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (?, ?, 15, 70, ?, ?, ?, ?)',
+          [code, src, segText, 'r', NOW, NOW],
+        ).lastId;
         store.run("INSERT INTO events(event_type, timestamp, aggregate_type, aggregate_id, payload) VALUES ('coding.segment_coded', 0, 'segment', ?, ?)", [
           String(seg),
           payloadToStored({ segment_id: seg, code_id: code, source_id: src, start: 15, end: 70, text: segText }),
@@ -78,7 +90,11 @@ describe('store/erasureStore', () => {
     );
     const rows = erase(store, erasure, p07, true);
     assert.equal(rows.suggestions_redacted, 1);
-    assert.deepEqual(JSON.parse(String(store.get<{ s: string }>('SELECT sample_contexts AS s FROM suggestions')?.s)), ['[erased]', OTHER.slice(0, 40)], 'the quote is erased whole, the other source\'s is kept');
+    assert.deepEqual(
+      JSON.parse(String(store.get<{ s: string }>('SELECT sample_contexts AS s FROM suggestions')?.s)),
+      ['[erased]', OTHER.slice(0, 40)],
+      "the quote is erased whole, the other source's is kept",
+    );
     assert.equal(rows.segments, 1);
     assert.equal(rows.events_redacted, 1);
     assert.equal(store.get<{ n: number }>('SELECT count(*) AS n FROM sources')?.n, 1);

@@ -66,7 +66,10 @@ describe('store: the event log (migration 9)', () => {
     await fx.ok('create_code', { name: 'A', color: RED });
     await fx.ok('rename_code', { code_id: 1, new_name: 'A – renamed 🌱' });
     const before = storedEvents(fx.handle);
-    assert.deepEqual(before.map((e) => e.event_type), ['coding.code_created', 'coding.code_renamed']);
+    assert.deepEqual(
+      before.map((e) => e.event_type),
+      ['coding.code_created', 'coding.code_renamed'],
+    );
     // copy the file and its journal while the store is open (no checkpoint since): the state a crash leaves
     const dir = tmpDir('marginalia-events-');
     const copy = path.join(dir, 'crashed.qda');
@@ -105,8 +108,21 @@ describe('store: the event log (migration 9)', () => {
       assert.equal(stored[0], shape);
       assert.deepEqual(Object.keys(e.payload), PAYLOAD_SHAPES[shape], `${type} reads back with its keys in order`);
     }
-    assert.deepEqual(byType('coding.segment_coded').payload, { segment_id: seg.segment_id, code_id: code, source_id: source, start: 8, end: 19, text: '🌱 and trust' });
-    assert.deepEqual(byType('coding.code_created').payload, { code_id: code, name: 'Trust "quoted" é🌱', color: '#FF0000', memo: 'a\nmemo', category_id: null });
+    assert.deepEqual(byType('coding.segment_coded').payload, {
+      segment_id: seg.segment_id,
+      code_id: code,
+      source_id: source,
+      start: 8,
+      end: 19,
+      text: '🌱 and trust',
+    });
+    assert.deepEqual(byType('coding.code_created').payload, {
+      code_id: code,
+      name: 'Trust "quoted" é🌱',
+      color: '#FF0000',
+      memo: 'a\nmemo',
+      category_id: null,
+    });
     assert.deepEqual(byType('source.updated').payload, { source_id: source, field: 'memo', old_value: null, new_value: 'why 🌱' });
     // source.imported has no shape: stored as its object
     assert.ok(raw.get(byType('source.imported').seq)!.startsWith('{'));
@@ -172,7 +188,14 @@ describe('store: the event log (migration 9)', () => {
       assert.deepEqual(
         read.map((e) => [e.seq, e.event_id, e.timestamp, e.session_id, e.correlation_id, e.payload.name]),
         [
-          [1, '11111111-2222-4333-8444-555555555555', '2025-12-31T23:59:59.999Z', '3f1c2b9e-8d4a-4c6f-9a1b-2c3d4e5f6a7b', '9e8d7c6b-5a49-4837-a625-140312f0e1d2', 'Old 1 é🌱'],
+          [
+            1,
+            '11111111-2222-4333-8444-555555555555',
+            '2025-12-31T23:59:59.999Z',
+            '3f1c2b9e-8d4a-4c6f-9a1b-2c3d4e5f6a7b',
+            '9e8d7c6b-5a49-4837-a625-140312f0e1d2',
+            'Old 1 é🌱',
+          ],
           [2, 'not-a-uuid-event', '2026-01-02T03:04:05Z', 'sess-old', 'Corr 😀', 'Old 2 é🌱'],
           [3, 'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE', '2026-02-30T00:00:00.000Z', '', '', 'Old 3 é🌱'],
         ],
@@ -182,8 +205,14 @@ describe('store: the event log (migration 9)', () => {
       assert.ok(raw[0]!.session_id instanceof Uint8Array && raw[0]!.correlation_id instanceof Uint8Array, 'canonical UUIDs became 16 bytes');
       assert.equal(raw[1]!.timestamp, '2026-01-02T03:04:05Z');
       assert.equal(raw[2]!.timestamp, '2026-02-30T00:00:00.000Z', 'a date that does not exist stays text');
-      assert.deepEqual(h.repo.listEventsByCorrelation('9e8d7c6b-5a49-4837-a625-140312f0e1d2').map((e) => e.metadata.sequence_number), [1]);
-      assert.deepEqual(h.repo.listEventsByCorrelation('Corr 😀').map((e) => e.metadata.sequence_number), [2]);
+      assert.deepEqual(
+        h.repo.listEventsByCorrelation('9e8d7c6b-5a49-4837-a625-140312f0e1d2').map((e) => e.metadata.sequence_number),
+        [1],
+      );
+      assert.deepEqual(
+        h.repo.listEventsByCorrelation('Corr 😀').map((e) => e.metadata.sequence_number),
+        [2],
+      );
 
       const p = createPipeline({ project: () => h, host: headlessHost, logger: silentLogger });
       const next = (await p.invoke('create_code', { name: 'New', color: RED }, ALICE)).events[0]!;

@@ -175,7 +175,14 @@ describe('ProjectStore', function () {
       let id: number;
       try {
         id = store.transaction(() => {
-          const a = store.run('INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES (?,?,?,?,?,?)', ['Hope', 'hope', '#112233', 'alice', NOW, NOW]);
+          const a = store.run('INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES (?,?,?,?,?,?)', [
+            'Hope',
+            'hope',
+            '#112233',
+            'alice',
+            NOW,
+            NOW,
+          ]);
           store.run('UPDATE codes SET memo = ? WHERE id = ?', ['m', a.lastId]);
           assert.equal(journalLines(file).length, 0, 'nothing is journaled before the transaction ends');
           return a.lastId;
@@ -214,7 +221,10 @@ describe('ProjectStore', function () {
       assert.equal(reopened.get<{ memo: string }>("SELECT memo FROM codes WHERE name = 'Fear'")?.memo, 'afraid');
       assert.equal(reopened.journalSeq, 3);
       assert.equal(reopened.integrityCheck(), 'ok');
-      assert.ok(logger.lines.some((l) => /replayed 3 journal entries/.test(l)), logger.lines.join('\n'));
+      assert.ok(
+        logger.lines.some((l) => /replayed 3 journal entries/.test(l)),
+        logger.lines.join('\n'),
+      );
       // Writing goes on from the replayed sequence, and a second crash replays everything again.
       addCode(reopened, 'Joy');
       assert.equal(JSON.parse(journalLines(crashed).at(-1) ?? '').s, 4);
@@ -225,7 +235,20 @@ describe('ProjectStore', function () {
 
     it('replays bound values exactly (unicode, newlines, null, numbers, DDL)', async () => {
       const { file, store } = await fresh();
-      const values: (string | number | null)[] = ['', 'line\nbreak\r\n', 'tab\tquote"back\\slash', 'é 日本 😀 \u2028\u2029', '\ud800 lone', null, 0, -1, 2 ** 53 - 1, 0.1, -1.5e300, 'x'.repeat(100_000)];
+      const values: (string | number | null)[] = [
+        '',
+        'line\nbreak\r\n',
+        'tab\tquote"back\\slash',
+        'é 日本 😀 \u2028\u2029',
+        '\ud800 lone',
+        null,
+        0,
+        -1,
+        2 ** 53 - 1,
+        0.1,
+        -1.5e300,
+        'x'.repeat(100_000),
+      ];
       store.transaction(() => {
         store.run('CREATE TABLE vals (k INTEGER PRIMARY KEY, v)');
         values.forEach((v, k) => store.run('INSERT INTO vals(k, v) VALUES (?, ?)', [k, v]));
@@ -274,7 +297,14 @@ describe('ProjectStore', function () {
       assert.throws(
         () =>
           store.transaction(() => {
-            store.run('INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES (?,?,?,?,?,?)', ['Gone', 'gone', '#112233', 'a', NOW, NOW]);
+            store.run('INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES (?,?,?,?,?,?)', [
+              'Gone',
+              'gone',
+              '#112233',
+              'a',
+              NOW,
+              NOW,
+            ]);
             store.run('DELETE FROM codes WHERE name = ?', ['Hope']);
             throw new Error('boom');
           }),
@@ -369,7 +399,10 @@ describe('ProjectStore', function () {
       assert.deepEqual(codeNames(reopened), ['Hope', 'Fear']);
       assert.equal(reopened.journalSeq, 2);
       assert.equal(fs.statSync(journalPath(crashed)).size, good, 'the torn tail is cut off');
-      assert.ok(logger.lines.some((l) => /^warn cut a torn journal tail/.test(l)), logger.lines.join('\n'));
+      assert.ok(
+        logger.lines.some((l) => /^warn cut a torn journal tail/.test(l)),
+        logger.lines.join('\n'),
+      );
       // New commits follow the cut, and the next replay reads them.
       addCode(reopened, 'Joy');
       assert.equal(JSON.parse(journalLines(crashed).at(-1) ?? '').s, 3);
@@ -425,7 +458,10 @@ describe('ProjectStore', function () {
   describe('checkpoints', () => {
     it('keeps foreign keys on and the rollback journal in memory, after open and after a checkpoint; a rollback still undoes', async () => {
       const { store } = await fresh();
-      const settings = () => [store.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode, store.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys];
+      const settings = () => [
+        store.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode,
+        store.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys,
+      ];
       assert.deepEqual(settings(), ['memory', 1]);
       addCode(store, 'Hope');
       store.checkpoint();
@@ -485,7 +521,10 @@ describe('ProjectStore', function () {
       const reopened = await open(crashed, { logger });
       assert.deepEqual(codeNames(reopened), ['Hope', 'Fear', 'Joy'], 'entries 1 and 2 are not applied twice');
       assert.equal(reopened.journalSeq, 3);
-      assert.ok(logger.lines.some((l) => /replayed 1 journal entries/.test(l)), logger.lines.join('\n'));
+      assert.ok(
+        logger.lines.some((l) => /replayed 1 journal entries/.test(l)),
+        logger.lines.join('\n'),
+      );
       assert.equal(reopened.integrityCheck(), 'ok');
     });
 

@@ -59,11 +59,35 @@ function ev(db: Database, seq: number, type: string, aggType: string, aggId: str
 async function writeOverlappingProject(file: string): Promise<void> {
   const db = await databaseBeforeMigration(11);
   db.run("UPDATE meta SET value = ? WHERE key = 'project_guid'", [PROJECT_GUID]);
-  db.run("INSERT INTO codes(id, name, name_key, color, owner, created_at, updated_at) VALUES (1, 'Hose', 'hose', '#4E79A7', 'alice', ?, ?), (2, 'Water', 'water', '#E15759', 'alice', ?, ?)", [ISO, ISO, ISO, ISO]);
-  db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'Interview', 'text', ?, ?, 'alice', ?, ?)", [TEXT, [...TEXT].length, ISO, ISO]);
-  db.run("INSERT INTO sources(id, name, type, file_path, mime, owner, created_at, updated_at) VALUES (2, 'talk.mp4', 'video', '/nowhere/talk.mp4', 'video/mp4', 'alice', ?, ?)", [ISO, ISO]);
-  for (const [id, s, e] of [[1, 0, 8], [2, 9, 14], [3, 19, 23], [5, 41, 52]] as const) {
-    db.run('INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?)', [id, s, e, TEXT.slice(s, e), 'alice', ISO, ISO]);
+  db.run(
+    "INSERT INTO codes(id, name, name_key, color, owner, created_at, updated_at) VALUES (1, 'Hose', 'hose', '#4E79A7', 'alice', ?, ?), (2, 'Water', 'water', '#E15759', 'alice', ?, ?)",
+    [ISO, ISO, ISO, ISO],
+  );
+  db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'Interview', 'text', ?, ?, 'alice', ?, ?)", [
+    TEXT,
+    [...TEXT].length,
+    ISO,
+    ISO,
+  ]);
+  db.run(
+    "INSERT INTO sources(id, name, type, file_path, mime, owner, created_at, updated_at) VALUES (2, 'talk.mp4', 'video', '/nowhere/talk.mp4', 'video/mp4', 'alice', ?, ?)",
+    [ISO, ISO],
+  );
+  for (const [id, s, e] of [
+    [1, 0, 8],
+    [2, 9, 14],
+    [3, 19, 23],
+    [5, 41, 52],
+  ] as const) {
+    db.run('INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?)', [
+      id,
+      s,
+      e,
+      TEXT.slice(s, e),
+      'alice',
+      ISO,
+      ISO,
+    ]);
   }
   db.run("UPDATE sqlite_sequence SET seq = 6 WHERE name = 'segments'");
   const av = [
@@ -72,25 +96,90 @@ async function writeOverlappingProject(file: string): Promise<void> {
     [3, 10_000, 14_000, 'the council', null],
   ] as const;
   for (const [id, s, e, transcript, memo] of av) {
-    db.run('INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, transcript, memo, owner, created_at, updated_at) VALUES (?, 2, 2, ?, ?, ?, ?, ?, ?, ?)', [id, s, e, transcript, memo, 'alice', ISO, ISO]);
+    db.run(
+      'INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, transcript, memo, owner, created_at, updated_at) VALUES (?, 2, 2, ?, ?, ?, ?, ?, ?, ?)',
+      [id, s, e, transcript, memo, 'alice', ISO, ISO],
+    );
   }
   db.run("UPDATE sqlite_sequence SET seq = 4 WHERE name = 'av_segments'");
-  db.run("INSERT INTO orphan_segments(segment_id, code_id, source_id, start_pos, end_pos, text, owner, created_at, orphaned_at, reason) VALUES (6, 1, 1, 0, 3, 'Wea', 'alice', ?, ?, 'text changed')", [ISO, ISO]);
-  db.run("INSERT INTO suggestions(id, kind, status, code_id, source_id, start_pos, end_pos, text, rationale, confidence, suggested_by, created_at, result) VALUES (1, 'coding', 'applied', 1, 1, 9, 14, 'about', 'r', 80, 'agent', ?, ?)", [ISO, '{"status":"applied","segment_id":2}']);
+  db.run(
+    "INSERT INTO orphan_segments(segment_id, code_id, source_id, start_pos, end_pos, text, owner, created_at, orphaned_at, reason) VALUES (6, 1, 1, 0, 3, 'Wea', 'alice', ?, ?, 'text changed')",
+    [ISO, ISO],
+  );
+  db.run(
+    "INSERT INTO suggestions(id, kind, status, code_id, source_id, start_pos, end_pos, text, rationale, confidence, suggested_by, created_at, result) VALUES (1, 'coding', 'applied', 1, 1, 9, 14, 'about', 'r', 80, 'agent', ?, ?)",
+    [ISO, '{"status":"applied","segment_id":2}'],
+  );
   db.run("INSERT INTO segment_provenance(segment_id, suggestion_id, approved_by, created_at) VALUES (2, 1, 'alice', ?)", [ISO]);
   db.run("INSERT INTO exchange_guids(kind, local_id, guid) VALUES ('av_coding', '2', ?), ('coding', '2', 'text-coding-guid-kept')", [REFI_GUID]);
 
   // events in their stored forms: text events as PAYLOAD_SHAPES arrays, AV events as objects
   ev(db, 1, 'coding.segment_coded', 'segment', '1', JSON.stringify([0, 1, 1, 1, 0, 8, TEXT.slice(0, 8)]));
-  ev(db, 2, 'coding.av_segment_coded', 'av_segment', '1', JSON.stringify({ segment_id: 1, code_id: 2, source_id: 2, start_ms: 1000, end_ms: 4500, transcript: 'We argue 😀\uFEFF about the hose' }));
+  ev(
+    db,
+    2,
+    'coding.av_segment_coded',
+    'av_segment',
+    '1',
+    JSON.stringify({ segment_id: 1, code_id: 2, source_id: 2, start_ms: 1000, end_ms: 4500, transcript: 'We argue 😀\uFEFF about the hose' }),
+  );
   ev(db, 3, 'coding.segment_coded', 'segment', '2', JSON.stringify([0, 2, 1, 1, 9, 14, 'about']));
-  ev(db, 4, 'coding.av_segment_coded', 'av_segment', '2', JSON.stringify({ segment_id: 2, code_id: 2, source_id: 2, start_ms: 5000, end_ms: 9000, transcript: null }));
-  ev(db, 5, 'coding.av_segment_coded', 'av_segment', '3', JSON.stringify({ segment_id: 3, code_id: 2, source_id: 2, start_ms: 10_000, end_ms: 14_000, transcript: 'the council' }));
-  ev(db, 6, 'coding.av_segment_coded', 'av_segment', '4', JSON.stringify({ segment_id: 4, code_id: 2, source_id: 2, start_ms: 20_000, end_ms: 21_000, transcript: null }));
+  ev(
+    db,
+    4,
+    'coding.av_segment_coded',
+    'av_segment',
+    '2',
+    JSON.stringify({ segment_id: 2, code_id: 2, source_id: 2, start_ms: 5000, end_ms: 9000, transcript: null }),
+  );
+  ev(
+    db,
+    5,
+    'coding.av_segment_coded',
+    'av_segment',
+    '3',
+    JSON.stringify({ segment_id: 3, code_id: 2, source_id: 2, start_ms: 10_000, end_ms: 14_000, transcript: 'the council' }),
+  );
+  ev(
+    db,
+    6,
+    'coding.av_segment_coded',
+    'av_segment',
+    '4',
+    JSON.stringify({ segment_id: 4, code_id: 2, source_id: 2, start_ms: 20_000, end_ms: 21_000, transcript: null }),
+  );
   ev(db, 7, 'coding.av_segment_uncoded', 'av_segment', '4', JSON.stringify({ segment_id: 4, code_id: 2, source_id: 2, start_ms: 20_000, end_ms: 21_000 }));
   ev(db, 8, 'coding.segment_uncoded', 'segment', '3', JSON.stringify([3, 3, 1, 1]));
-  ev(db, 9, 'approval.requested', 'approval', 'req-remove', JSON.stringify({ request_id: 'req-remove', action_type: 'remove_av_segment', description: 'Remove AV Segment: segment_id=3', payload: { segment_id: 3 }, trust_level: 'require', expires_at: ISO }));
-  ev(db, 10, 'approval.requested', 'approval', 'req-text', JSON.stringify({ request_id: 'req-text', action_type: 'delete_segment', description: 'Delete Segment: segment_id=3', payload: { segment_id: 3 }, trust_level: 'require', expires_at: ISO }));
+  ev(
+    db,
+    9,
+    'approval.requested',
+    'approval',
+    'req-remove',
+    JSON.stringify({
+      request_id: 'req-remove',
+      action_type: 'remove_av_segment',
+      description: 'Remove AV Segment: segment_id=3',
+      payload: { segment_id: 3 },
+      trust_level: 'require',
+      expires_at: ISO,
+    }),
+  );
+  ev(
+    db,
+    10,
+    'approval.requested',
+    'approval',
+    'req-text',
+    JSON.stringify({
+      request_id: 'req-text',
+      action_type: 'delete_segment',
+      description: 'Delete Segment: segment_id=3',
+      payload: { segment_id: 3 },
+      trust_level: 'require',
+      expires_at: ISO,
+    }),
+  );
   ev(db, 11, 'coding.segment_coded', 'segment', '3', JSON.stringify([0, 3, 1, 1, 19, 23, TEXT.slice(19, 23)]));
   ev(db, 12, 'coding.segment_coded', 'segment', '5', JSON.stringify([0, 5, 1, 1, 41, 52, TEXT.slice(41, 52)]));
 
@@ -102,14 +191,26 @@ async function writeOverlappingProject(file: string): Promise<void> {
     );
   approval('req-remove', 'remove_av_segment', '{"segment_id":3}', 'Remove AV Segment: segment_id=3', 'pending', null);
   approval('req-text', 'delete_segment', '{"segment_id":3}', 'Delete Segment: segment_id=3', 'pending', null);
-  approval('req-av-done', 'apply_av_code', '{"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}', 'Apply Code to Audio/Video: code_id=2, ...', 'completed', '{"segment_id":1,"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}');
+  approval(
+    'req-av-done',
+    'apply_av_code',
+    '{"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}',
+    'Apply Code to Audio/Video: code_id=2, ...',
+    'completed',
+    '{"segment_id":1,"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}',
+  );
   fs.writeFileSync(file, db.export());
   db.close();
 }
 
 const rows = <T = Record<string, unknown>>(h: ProjectHandle, sql: string, params: (string | number | null)[] = []) => h.store.all<T>(sql, params);
 const sequences = (h: ProjectHandle) =>
-  Object.fromEntries(rows<{ name: string; seq: number }>(h, "SELECT name, seq FROM sqlite_sequence WHERE name IN ('segments', 'av_segments') ORDER BY name").map((r) => [r.name, r.seq]));
+  Object.fromEntries(
+    rows<{ name: string; seq: number }>(h, "SELECT name, seq FROM sqlite_sequence WHERE name IN ('segments', 'av_segments') ORDER BY name").map((r) => [
+      r.name,
+      r.seq,
+    ]),
+  );
 
 function assertSound(h: ProjectHandle): void {
   assert.deepEqual(rows(h, 'PRAGMA integrity_check'), [{ integrity_check: 'ok' }]);
@@ -143,7 +244,10 @@ async function interleave(h: ProjectHandle, n: number, offset: number): Promise<
   for (let i = 0; i < n; i++) {
     const start = offset + i;
     out.push(['text', (await t.ok('apply_code', { code_id: 1, source_id: 1, start_position: start, end_position: start + 3 })).segment_id]);
-    out.push(['av', (await t.ok('apply_av_code', { code_id: 2, source_id: 2, start_ms: 100_000 + start * 1000, end_ms: 100_000 + start * 1000 + 500 })).segment_id]);
+    out.push([
+      'av',
+      (await t.ok('apply_av_code', { code_id: 2, source_id: 2, start_ms: 100_000 + start * 1000, end_ms: 100_000 + start * 1000 + 500 })).segment_id,
+    ]);
   }
   return out;
 }
@@ -212,9 +316,28 @@ describe('one segment id space (migration 11)', function () {
         9,
         'approval',
         'req-remove',
-        { request_id: 'req-remove', action_type: 'remove_av_segment', description: 'Remove AV Segment: segment_id=9', payload: { segment_id: 9 }, trust_level: 'require', expires_at: ISO },
+        {
+          request_id: 'req-remove',
+          action_type: 'remove_av_segment',
+          description: 'Remove AV Segment: segment_id=9',
+          payload: { segment_id: 9 },
+          trust_level: 'require',
+          expires_at: ISO,
+        },
       ],
-      [10, 'approval', 'req-text', { request_id: 'req-text', action_type: 'delete_segment', description: 'Delete Segment: segment_id=3', payload: { segment_id: 3 }, trust_level: 'require', expires_at: ISO }],
+      [
+        10,
+        'approval',
+        'req-text',
+        {
+          request_id: 'req-text',
+          action_type: 'delete_segment',
+          description: 'Delete Segment: segment_id=3',
+          payload: { segment_id: 3 },
+          trust_level: 'require',
+          expires_at: ISO,
+        },
+      ],
       [11, 'segment', '3', { segment_id: 3, code_id: 1, source_id: 1, start: 19, end: 23, text: TEXT.slice(19, 23) }],
       [12, 'segment', '5', { segment_id: 5, code_id: 1, source_id: 1, start: 41, end: 52, text: TEXT.slice(41, 52) }],
     ]);
@@ -227,7 +350,12 @@ describe('one segment id space (migration 11)', function () {
 
     // approval requests: the pending AV removal names the renumbered segment; a text request is untouched
     assert.deepEqual(rows(h, 'SELECT request_id, arguments, description, result FROM approval_requests ORDER BY request_id'), [
-      { request_id: 'req-av-done', arguments: '{"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}', description: 'Apply Code to Audio/Video: code_id=2, ...', result: '{"segment_id":7,"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}' },
+      {
+        request_id: 'req-av-done',
+        arguments: '{"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}',
+        description: 'Apply Code to Audio/Video: code_id=2, ...',
+        result: '{"segment_id":7,"code_id":2,"source_id":2,"start_ms":1000,"end_ms":4500}',
+      },
       { request_id: 'req-remove', arguments: '{"segment_id":9}', description: 'Remove AV Segment: segment_id=9', result: null },
       { request_id: 'req-text', arguments: '{"segment_id":3}', description: 'Delete Segment: segment_id=3', result: null },
     ]);
@@ -262,7 +390,9 @@ describe('one segment id space (migration 11)', function () {
     const b = path.join(dir, 'b.qda');
     fs.copyFileSync(a, b);
     const dump = (h: ProjectHandle) =>
-      ['segments', 'av_segments', 'events', 'exchange_guids', 'approval_requests', 'sqlite_sequence'].map((table) => rows(h, `SELECT * FROM ${table} ORDER BY 1, 2`));
+      ['segments', 'av_segments', 'events', 'exchange_guids', 'approval_requests', 'sqlite_sequence'].map((table) =>
+        rows(h, `SELECT * FROM ${table} ORDER BY 1, 2`),
+      );
     const first = dump(await openHandle(a));
     assert.deepEqual(dump(await openHandle(b)), first);
   });
@@ -271,11 +401,30 @@ describe('one segment id space (migration 11)', function () {
     const file = path.join(fresh(), 'apart.qda');
     const db = await databaseBeforeMigration(11);
     db.run("INSERT INTO codes(id, name, name_key, color, owner, created_at, updated_at) VALUES (1, 'Hose', 'hose', '#4E79A7', 'alice', ?, ?)", [ISO, ISO]);
-    db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'T', 'text', 'abcdef', 6, 'alice', ?, ?)", [ISO, ISO]);
-    db.run("INSERT INTO sources(id, name, type, file_path, owner, created_at, updated_at) VALUES (2, 'a.mp3', 'audio', '/nowhere/a.mp3', 'alice', ?, ?)", [ISO, ISO]);
-    db.run("INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 1, 0, 2, 'ab', 'alice', ?, ?), (2, 1, 1, 2, 4, 'cd', 'alice', ?, ?)", [ISO, ISO, ISO, ISO]);
-    db.run("INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, owner, created_at, updated_at) VALUES (5, 1, 2, 0, 10, 'alice', ?, ?), (6, 1, 2, 10, 20, 'alice', ?, ?)", [ISO, ISO, ISO, ISO]);
-    ev(db, 1, 'coding.av_segment_coded', 'av_segment', '5', JSON.stringify({ segment_id: 5, code_id: 1, source_id: 2, start_ms: 0, end_ms: 10, transcript: null }));
+    db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'T', 'text', 'abcdef', 6, 'alice', ?, ?)", [
+      ISO,
+      ISO,
+    ]);
+    db.run("INSERT INTO sources(id, name, type, file_path, owner, created_at, updated_at) VALUES (2, 'a.mp3', 'audio', '/nowhere/a.mp3', 'alice', ?, ?)", [
+      ISO,
+      ISO,
+    ]);
+    db.run(
+      "INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 1, 0, 2, 'ab', 'alice', ?, ?), (2, 1, 1, 2, 4, 'cd', 'alice', ?, ?)",
+      [ISO, ISO, ISO, ISO],
+    );
+    db.run(
+      "INSERT INTO av_segments(id, code_id, source_id, start_ms, end_ms, owner, created_at, updated_at) VALUES (5, 1, 2, 0, 10, 'alice', ?, ?), (6, 1, 2, 10, 20, 'alice', ?, ?)",
+      [ISO, ISO, ISO, ISO],
+    );
+    ev(
+      db,
+      1,
+      'coding.av_segment_coded',
+      'av_segment',
+      '5',
+      JSON.stringify({ segment_id: 5, code_id: 1, source_id: 2, start_ms: 0, end_ms: 10, transcript: null }),
+    );
     fs.writeFileSync(file, db.export());
     db.close();
     const h = await openHandle(file);
@@ -290,8 +439,14 @@ describe('one segment id space (migration 11)', function () {
     const emptyFile = path.join(fresh(), 'textonly.qda');
     const db2 = await databaseBeforeMigration(11);
     db2.run("INSERT INTO codes(id, name, name_key, color, owner, created_at, updated_at) VALUES (1, 'Hose', 'hose', '#4E79A7', 'alice', ?, ?)", [ISO, ISO]);
-    db2.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'T', 'text', 'abcdef', 6, 'alice', ?, ?)", [ISO, ISO]);
-    db2.run("INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 0, 2, 'ab', 'alice', ?, ?)", [ISO, ISO]);
+    db2.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'T', 'text', 'abcdef', 6, 'alice', ?, ?)", [
+      ISO,
+      ISO,
+    ]);
+    db2.run("INSERT INTO segments(code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 0, 2, 'ab', 'alice', ?, ?)", [
+      ISO,
+      ISO,
+    ]);
     fs.writeFileSync(emptyFile, db2.export());
     db2.close();
     const h2 = await openHandle(emptyFile);
@@ -307,7 +462,11 @@ describe('one segment id space (migration 11)', function () {
     const first = await interleave(h, 40, 60);
     const ids = first.map(([, id]) => id);
     assert.equal(new Set(ids).size, ids.length, 'every new id is new');
-    assert.deepEqual(ids, Array.from({ length: 80 }, (_, i) => 10 + i), 'one sequence: 10, 11, ... in call order, whatever the kind');
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 80 }, (_, i) => 10 + i),
+      'one sequence: 10, 11, ... in call order, whatever the kind',
+    );
     assertSound(h);
     assert.ok(fs.statSync(journalPath(file)).size > 0, 'the codings are in the journal, not yet in a checkpoint');
 
@@ -328,7 +487,10 @@ describe('one segment id space (migration 11)', function () {
     const afterReplay = await interleave(replayed, 3, 200);
     const original = await interleave(h, 3, 200);
     assert.deepEqual(afterReplay, original);
-    assert.deepEqual(afterReplay.map(([, id]) => id), [90, 91, 92, 93, 94, 95]);
+    assert.deepEqual(
+      afterReplay.map(([, id]) => id),
+      [90, 91, 92, 93, 94, 95],
+    );
 
     // a checkpoint (close), reopened: the sequence and the triggers are in the file
     await h.close();
@@ -336,12 +498,15 @@ describe('one segment id space (migration 11)', function () {
     const reopened = await openHandle(file);
     assertSound(reopened);
     assert.deepEqual(sequences(reopened), { av_segments: 95, segments: 95 });
-    assert.deepEqual(
-      rows(reopened, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%one_id_space' ORDER BY name"),
-      [{ name: 'av_segments_one_id_space' }, { name: 'segments_one_id_space' }],
-    );
+    assert.deepEqual(rows(reopened, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%one_id_space' ORDER BY name"), [
+      { name: 'av_segments_one_id_space' },
+      { name: 'segments_one_id_space' },
+    ]);
     const later = await interleave(reopened, 5, 300);
-    assert.deepEqual(later.map(([, id]) => id), [96, 97, 98, 99, 100, 101, 102, 103, 104, 105]);
+    assert.deepEqual(
+      later.map(([, id]) => id),
+      [96, 97, 98, 99, 100, 101, 102, 103, 104, 105],
+    );
     // deleting the highest ids never lets one come back
     const t = pipelineOver(reopened);
     await t.ok('remove_av_segment', { segment_id: 105 });
@@ -358,7 +523,10 @@ describe('one segment id space (migration 11)', function () {
     await t.ok('create_code', { name: 'A', color: '#4E79A7' });
     await t.ok('add_text_source', { name: 'T', content: TEXT });
     h.store.transaction(() =>
-      h.store.run("INSERT INTO sources(name, type, file_path, owner, created_at, updated_at) VALUES ('v.mp4', 'video', '/nowhere/v.mp4', 'alice', ?, ?)", [ISO, ISO]),
+      h.store.run("INSERT INTO sources(name, type, file_path, owner, created_at, updated_at) VALUES ('v.mp4', 'video', '/nowhere/v.mp4', 'alice', ?, ?)", [
+        ISO,
+        ISO,
+      ]),
     );
     const av = await t.ok('apply_av_code', { code_id: 1, source_id: 2, start_ms: 0, end_ms: 10 });
     const text = await t.ok('apply_code', { code_id: 1, source_id: 1, start_position: 0, end_position: 2 });
@@ -371,7 +539,12 @@ describe('one segment id space (migration 11)', function () {
     await writeOverlappingProject(file);
     const h = await openHandle(file);
     const t = pipelineOver(h);
-    const state = () => [rows(h, 'SELECT * FROM segments ORDER BY id'), rows(h, 'SELECT * FROM av_segments ORDER BY id'), rows(h, 'SELECT count(*) AS n FROM events'), h.store.journalSeq];
+    const state = () => [
+      rows(h, 'SELECT * FROM segments ORDER BY id'),
+      rows(h, 'SELECT * FROM av_segments ORDER BY id'),
+      rows(h, 'SELECT count(*) AS n FROM events'),
+      h.store.journalSeq,
+    ];
     const before = state();
 
     for (const tool of ['delete_segment', 'remove_code']) {

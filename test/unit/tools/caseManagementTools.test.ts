@@ -69,8 +69,14 @@ describe('tools/caseManagementTools', () => {
     await fx.ok('add_source_to_case', { case_id: kase.P1, source_id: source });
     await fx.ok('remove_source_from_case', { case_id: kase.P1, source_id: source });
     const removed = storedEvents(fx.handle).filter((e) => e.event_type === 'case.member_removed');
-    assert.deepEqual(removed.map((e) => [e.payload.source_id, e.payload.segment_range, e.payload.owner]), [[source, null, 'alice']]);
+    assert.deepEqual(
+      removed.map((e) => [e.payload.source_id, e.payload.segment_range, e.payload.owner]),
+      [[source, null, 'alice']],
+    );
     await fx.ok('undo');
-    assert.deepEqual((await fx.ok('get_case', { case_id: kase.P1 })).sources.map((s: any) => [s.source_id, s.added_by]), [[source, 'alice']]);
+    assert.deepEqual(
+      (await fx.ok('get_case', { case_id: kase.P1 })).sources.map((s: any) => [s.source_id, s.added_by]),
+      [[source, 'alice']],
+    );
   });
 });

@@ -27,6 +27,9 @@ describe('export_report (fuzz regressions)', () => {
     const out = await fx.fails('export_report', { report_id: id, format: 'json', output_path: target, overwrite: true }, 'EXPORT_FAILED');
     assert.match(out.envelope.success ? '' : out.envelope.error, /ENAMETOOLONG/);
     assert.deepEqual(await snapshot(fx), before);
-    assert.deepEqual(fs.readdirSync(fx.dir).filter((f) => f.includes('longlong')), []);
+    assert.deepEqual(
+      fs.readdirSync(fx.dir).filter((f) => f.includes('longlong')),
+      [],
+    );
   });
 });

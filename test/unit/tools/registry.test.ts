@@ -250,7 +250,14 @@ const READ_ONLY = new Set([
 
 describe('tools/registry', () => {
   it('holds every one of the 28 tools of the spec, each once', () => {
-    assert.equal(Object.keys(SPEC).length, 28 + 6 /* AV coding */ + 4 /* version control */ + 19 /* AI code suggestions, AI text coding, batch operations */ + 4 /* exchange: suggest_export_format, export_data, import_data, import_analytics */);
+    assert.equal(
+      Object.keys(SPEC).length,
+      28 +
+        6 /* AV coding */ +
+        4 /* version control */ +
+        19 /* AI code suggestions, AI text coding, batch operations */ +
+        4 /* exchange: suggest_export_format, export_data, import_data, import_analytics */,
+    );
     const names = TOOLS.map((t) => t.name);
     assert.equal(new Set(names).size, names.length, 'no duplicates');
     const missing = Object.keys(SPEC).filter((n) => !names.includes(n));

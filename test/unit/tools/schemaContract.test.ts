@@ -48,7 +48,8 @@ const CROSS_FIELD_RULES: readonly RegExp[] = [
   /names exactly one of source_id, folder_id, case_id/, // set_agent_access: one target (a root oneOf is refused by the Anthropic API)
 ];
 
-const TEXT = 'The water rota was a shared job. Garden neighbours fixed the shed together; conflict over compost faded.\nSecond paragraph: café and naïve 🌱 tomatoes.';
+const TEXT =
+  'The water rota was a shared job. Garden neighbours fixed the shed together; conflict over compost faded.\nSecond paragraph: café and naïve 🌱 tomatoes.';
 
 /** Seeds a fresh project: a text source, codes, a category, a coding, a folder, a case with an attribute. */
 async function seed(fx: Fixture): Promise<void> {
@@ -70,7 +71,8 @@ async function poolsOf(fx: Fixture): Promise<Pools> {
   const folders = (await fx.ok('list_folders')).folders as { folder_id: number }[];
   const cases = (await fx.ok('list_cases')).cases as { case_id: number; name: string }[];
   const segments: number[] = [];
-  for (const s of sources) segments.push(...((await fx.ok('list_segments_for_source', { source_id: s.source_id })).segments as { segment_id: number }[]).map((x) => x.segment_id));
+  for (const s of sources)
+    segments.push(...((await fx.ok('list_segments_for_source', { source_id: s.source_id })).segments as { segment_id: number }[]).map((x) => x.segment_id));
   const lengths: Record<number, number> = {};
   for (const s of sources) lengths[s.source_id] = s.length;
   return {
@@ -162,7 +164,12 @@ function branches(s: JsonSchema): JsonSchema[] {
  * Mutations that break one rule of property `name` (schema `s`) of an object whose required names are
  * `required`; `at` turns the property's new value (or its removal) into a whole input.
  */
-function mutationsFor(name: string, s: JsonSchema, required: boolean, set: (base: Record<string, unknown>, v: unknown, remove?: boolean) => Record<string, unknown>): Mutation[] {
+function mutationsFor(
+  name: string,
+  s: JsonSchema,
+  required: boolean,
+  set: (base: Record<string, unknown>, v: unknown, remove?: boolean) => Record<string, unknown>,
+): Mutation[] {
   const out: Mutation[] = [];
   const m = (rule: string, v: unknown, remove = false) => out.push({ rule, name, apply: (b) => set(b, v, remove) });
   const at = (rule: string, v: unknown) => out.push({ rule, name, valid: true, apply: (b) => set(b, v) });
@@ -183,7 +190,9 @@ function mutationsFor(name: string, s: JsonSchema, required: boolean, set: (base
       }
       if (b.minLength !== undefined && b.minLength > 0) at(`string of exactly minLength (${b.minLength})`, 'x'.repeat(b.minLength));
       if (b.minLength !== undefined && b.minLength > 0) m(`string of minLength - 1 (${b.minLength - 1})`, 'x'.repeat(b.minLength - 1));
-      if (b.pattern !== undefined) for (const v of ['   ', 'a/b', '\u0001x', 'x'.repeat(3), '0', '#12345G']) if (!new RegExp(b.pattern, 'u').test(v)) m(`pattern ${b.pattern} not matched (${JSON.stringify(v)})`, v);
+      if (b.pattern !== undefined)
+        for (const v of ['   ', 'a/b', '\u0001x', 'x'.repeat(3), '0', '#12345G'])
+          if (!new RegExp(b.pattern, 'u').test(v)) m(`pattern ${b.pattern} not matched (${JSON.stringify(v)})`, v);
       if (b.enum !== undefined) m('unknown enum value', 'no-such-option');
     }
     if (b.type === 'integer' || b.type === 'number') {
@@ -270,7 +279,9 @@ describe('tools/schema contract: the advertised JSON Schema is the rule that run
 
   after(() => {
     // the figures of the run, for the report (not an assertion)
-    console.log(`      schema contract: ${listing.length} tools, ${totals.valid} schema-valid inputs, ${totals.invalid} generated schema-invalid inputs, ${totals.mutations} single-rule mutations, ${totals.boundaries} inputs exactly at a limit`);
+    console.log(
+      `      schema contract: ${listing.length} tools, ${totals.valid} schema-valid inputs, ${totals.invalid} generated schema-invalid inputs, ${totals.mutations} single-rule mutations, ${totals.boundaries} inputs exactly at a limit`,
+    );
   });
 
   it('no tool schema has anyOf, allOf or oneOf at its root (the Anthropic API refuses such tool lists)', async () => {
@@ -289,7 +300,11 @@ describe('tools/schema contract: the advertised JSON Schema is the rule that run
         await seed(fx);
         const schema = fx.pipeline.listTools().find((t) => t.name === tool.name)!.inputSchema as JsonSchema;
         const validate = ajv.compile(schema);
-        const rc: ResolveContext = { pools: await poolsOf(fx), files: fixtureFiles(path.join(fx.dir, 'files')), projectPath: path.join(fx.dir, 'files', 'not-the-project.qda') };
+        const rc: ResolveContext = {
+          pools: await poolsOf(fx),
+          files: fixtureFiles(path.join(fx.dir, 'files')),
+          projectPath: path.join(fx.dir, 'files', 'not-the-project.qda'),
+        };
         const samples = fc.sample(schemaArb(schema, { tool: tool.name, group: tool.group }), { numRuns: RUNS, seed: SEED });
         let base: Record<string, unknown> | undefined;
         for (const sample of samples) {
@@ -300,10 +315,18 @@ describe('tools/schema contract: the advertised JSON Schema is the rule that run
             totals.valid++;
             base ??= input;
             const why = unstatedRule(out);
-            assert.equal(why, undefined, `${tool.name}: a schema-valid input was refused by a rule the schema does not state (${why})\ninput: ${JSON.stringify(input).slice(0, 500)}`);
+            assert.equal(
+              why,
+              undefined,
+              `${tool.name}: a schema-valid input was refused by a rule the schema does not state (${why})\ninput: ${JSON.stringify(input).slice(0, 500)}`,
+            );
           } else {
             totals.invalid++;
-            assert.equal(out.envelope.success, false, `${tool.name}: ajv refuses ${JSON.stringify(input).slice(0, 300)} (${ajv.errorsText(validate.errors)}) but the server accepted it`);
+            assert.equal(
+              out.envelope.success,
+              false,
+              `${tool.name}: ajv refuses ${JSON.stringify(input).slice(0, 300)} (${ajv.errorsText(validate.errors)}) but the server accepted it`,
+            );
           }
         }
         assert.ok(base !== undefined, `${tool.name}: none of ${RUNS} generated inputs was schema-valid`);
@@ -314,13 +337,21 @@ describe('tools/schema contract: the advertised JSON Schema is the rule that run
             totals.boundaries++;
             const out = await fx.call(tool.name, input);
             const why = unstatedRule(out);
-            assert.equal(why, undefined, `${tool.name}: ${mutation.rule} of ${mutation.name} is schema-valid but was refused by a rule the schema does not state (${why})`);
+            assert.equal(
+              why,
+              undefined,
+              `${tool.name}: ${mutation.rule} of ${mutation.name} is schema-valid but was refused by a rule the schema does not state (${why})`,
+            );
             continue;
           }
           if (validate(input)) continue; // the mutation did not apply to this input (e.g. no item to repeat)
           totals.mutations++;
           const out = await fx.call(tool.name, input);
-          assert.equal(out.envelope.success, false, `${tool.name}: ${mutation.rule} of ${mutation.name} (ajv: ${ajv.errorsText(validate.errors)}) was accepted`);
+          assert.equal(
+            out.envelope.success,
+            false,
+            `${tool.name}: ${mutation.rule} of ${mutation.name} (ajv: ${ajv.errorsText(validate.errors)}) was accepted`,
+          );
           const message = out.envelope.success ? '' : out.envelope.error;
           const param = mutation.name;
           if (out.envelope.success === false && out.envelope.error_code === 'INVALID_ARGUMENTS') {

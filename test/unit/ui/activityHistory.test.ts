@@ -61,7 +61,12 @@ describe('ui/activity: Agent Activity in words, rebuilt from the event log', fun
     const coded = await callTool(
       base,
       'batch_apply_codes',
-      { operations: [{ code_id: ids.trust, source_id: ids.source, start_position: start, end_position: TEXT.length }, { code_id: ids.trust, source_id: ids.source, start_position: 0, end_position: 29 }] },
+      {
+        operations: [
+          { code_id: ids.trust, source_id: ids.source, start_position: start, end_position: TEXT.length },
+          { code_id: ids.trust, source_id: ids.source, start_position: 0, end_position: 29 },
+        ],
+      },
       CLAUDE,
     );
     assert.ok(coded.body.success, JSON.stringify(coded.body));
@@ -106,7 +111,11 @@ describe('ui/activity: Agent Activity in words, rebuilt from the event log', fun
     const after = rebuildActivity(handle!.repo).find((i) => i.id === before.id)!;
     assert.equal(after.undoable, false, 'nothing left to undo');
     assert.equal(after.description, "Coded 2 passages with 'Trust' in interview-04");
-    assert.equal(rebuildActivity(handle!.repo).some((i) => /Undo an Agent Action/.test(i.title ?? '')), false, "the researcher's undo is not agent activity");
+    assert.equal(
+      rebuildActivity(handle!.repo).some((i) => /Undo an Agent Action/.test(i.title ?? '')),
+      false,
+      "the researcher's undo is not agent activity",
+    );
 
     // the researcher approves the merge: 'Trust' is gone from the project, its name stays in the activity
     const pending = rebuildActivity(handle!.repo).find((i) => i.status === 'PENDING_APPROVAL')!;
@@ -117,7 +126,10 @@ describe('ui/activity: Agent Activity in words, rebuilt from the event log', fun
     assert.equal(merged.status, 'COMPLETED');
     assert.equal(merged.description, "Merged the code 'Trust' into 'Belonging'");
     assert.equal(merged.undoable, false, 'a merge cannot be undone by undo_agent_action');
-    assert.ok(items.some((i) => i.description === "Created the code 'Trust'"), 'the deleted code is named from its events');
+    assert.ok(
+      items.some((i) => i.description === "Created the code 'Trust'"),
+      'the deleted code is named from its events',
+    );
   });
 
   it('describes a call by names, and replaces a stored description in the developer form', () => {

@@ -17,7 +17,11 @@ describe('ui/memos/briefingMarkdown', () => {
     const md = renderBriefing(frame);
     assert.match(md, /^# Project briefing\n/);
     assert.ok(md.includes('## Description\n\nHow community gardens make neighbours.\n\nA second paragraph'));
-    assert.ok(md.includes('## Research questions\n\n1. How do gardens build trust?\n2. Who stays, and why? (1) and (2)\n\n## Methodology\n\nReflexive thematic analysis (Braun & Clarke, 2006).\n'));
+    assert.ok(
+      md.includes(
+        '## Research questions\n\n1. How do gardens build trust?\n2. Who stays, and why? (1) and (2)\n\n## Methodology\n\nReflexive thematic analysis (Braun & Clarke, 2006).\n',
+      ),
+    );
     assert.ok(md.endsWith('2006).\n'));
   });
 
@@ -45,7 +49,11 @@ describe('ui/memos/briefingMarkdown', () => {
       'Gardens.',
       '',
     ].join('\r\n');
-    assert.deepEqual(parseBriefing(md), { description: 'Gardens.', research_questions: ['Why do people keep coming back?', 'What do they grow?', 'Who decides?'], methodology: 'Grounded theory.' });
+    assert.deepEqual(parseBriefing(md), {
+      description: 'Gardens.',
+      research_questions: ['Why do people keep coming back?', 'What do they grow?', 'Who decides?'],
+      methodology: 'Grounded theory.',
+    });
   });
 
   it('takes one question per non-empty line when the section has no list', () => {
@@ -61,11 +69,20 @@ describe('ui/memos/briefingMarkdown', () => {
   });
 
   it('names the missing heading(s) in a BriefingFormatError', () => {
-    assert.throws(() => parseBriefing('## Description\nD\n## Methodology\nM'), (e: unknown) => e instanceof BriefingFormatError && /"## Research questions"/.test(e.message) && !/"## Description"/.test(e.message));
-    assert.throws(() => parseBriefing('Just some text'), (e: unknown) => e instanceof BriefingFormatError && /headings "## Description", "## Research questions", "## Methodology"/.test(e.message));
+    assert.throws(
+      () => parseBriefing('## Description\nD\n## Methodology\nM'),
+      (e: unknown) => e instanceof BriefingFormatError && /"## Research questions"/.test(e.message) && !/"## Description"/.test(e.message),
+    );
+    assert.throws(
+      () => parseBriefing('Just some text'),
+      (e: unknown) => e instanceof BriefingFormatError && /headings "## Description", "## Research questions", "## Methodology"/.test(e.message),
+    );
   });
 
   it('refuses a heading given twice, naming it', () => {
-    assert.throws(() => parseBriefing('## Description\nA\n## Description\nB\n## Research questions\n## Methodology\n'), (e: unknown) => e instanceof BriefingFormatError && /"## Description" appears twice/.test(e.message));
+    assert.throws(
+      () => parseBriefing('## Description\nA\n## Description\nB\n## Research questions\n## Methodology\n'),
+      (e: unknown) => e instanceof BriefingFormatError && /"## Description" appears twice/.test(e.message),
+    );
   });
 });

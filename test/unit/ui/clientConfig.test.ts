@@ -34,7 +34,10 @@ describe('ui/agents/clientConfig', () => {
     });
 
     it('Cursor: url and headers (Cursor infers the remote transport from url)', () => {
-      assert.deepEqual(mcpServerEntry('cursor', running), { url: 'http://127.0.0.1:47291/mcp', headers: { Authorization: 'Bearer tok_abc-123', 'X-Marginalia-Client': 'Cursor' } });
+      assert.deepEqual(mcpServerEntry('cursor', running), {
+        url: 'http://127.0.0.1:47291/mcp',
+        headers: { Authorization: 'Bearer tok_abc-123', 'X-Marginalia-Client': 'Cursor' },
+      });
     });
 
     it('another HTTP client: the typed HTTP entry, the client naming itself', () => {
@@ -75,7 +78,8 @@ describe('ui/agents/clientConfig', () => {
     });
 
     it("keeps other servers, other keys and their order; adds Marginalia's entry last", () => {
-      const existing = '{\n  "$schema": "s",\n  "mcpServers": {\n    "github": {"command": "gh-mcp", "args": ["--x"]},\n    "db": {"type": "http", "url": "http://db"}\n  },\n  "inputs": [1, 2]\n}';
+      const existing =
+        '{\n  "$schema": "s",\n  "mcpServers": {\n    "github": {"command": "gh-mcp", "args": ["--x"]},\n    "db": {"type": "http", "url": "http://db"}\n  },\n  "inputs": [1, 2]\n}';
       const { text, replaced } = mergeMcpConfig(existing, entry);
       assert.equal(replaced, false);
       const out = JSON.parse(text);
@@ -102,17 +106,27 @@ describe('ui/agents/clientConfig', () => {
     });
 
     it('refuses a file that is not a JSON object, or whose mcpServers is not an object', () => {
-      assert.throws(() => mergeMcpConfig('{"mcpServers": {', entry), (e: unknown) => e instanceof ConfigFileError && /not valid JSON/.test(e.message));
-      assert.throws(() => mergeMcpConfig('[1]', entry), (e: unknown) => e instanceof ConfigFileError && /not a JSON object/.test(e.message));
+      assert.throws(
+        () => mergeMcpConfig('{"mcpServers": {', entry),
+        (e: unknown) => e instanceof ConfigFileError && /not valid JSON/.test(e.message),
+      );
+      assert.throws(
+        () => mergeMcpConfig('[1]', entry),
+        (e: unknown) => e instanceof ConfigFileError && /not a JSON object/.test(e.message),
+      );
       assert.throws(() => mergeMcpConfig('"text"', entry), ConfigFileError);
-      assert.throws(() => mergeMcpConfig('{"mcpServers": []}', entry), (e: unknown) => e instanceof ConfigFileError && /"mcpServers" is not an object/.test(e.message));
+      assert.throws(
+        () => mergeMcpConfig('{"mcpServers": []}', entry),
+        (e: unknown) => e instanceof ConfigFileError && /"mcpServers" is not an object/.test(e.message),
+      );
       assert.throws(() => mergeMcpConfig('{"mcpServers": null}', entry), ConfigFileError);
     });
   });
 
   describe('agentNameProblem', () => {
     it('accepts ordinary names, in any script', () => {
-      for (const n of ['Claude', 'Claude coding pass 2', 'cursor-1', 'gpt_5.1', 'Agentă Ünïcode', '助手', 'a'.repeat(64)]) assert.equal(agentNameProblem(n), undefined, n);
+      for (const n of ['Claude', 'Claude coding pass 2', 'cursor-1', 'gpt_5.1', 'Agentă Ünïcode', '助手', 'a'.repeat(64)])
+        assert.equal(agentNameProblem(n), undefined, n);
     });
 
     it('refuses empty, padded, too long, odd characters and reserved names', () => {
@@ -157,15 +171,24 @@ describe('ui/agents/clientConfig', () => {
     it('agentDescription: state, client, model, last activity, pending requests', () => {
       const s = { session_id: 's1', client_name: 'Claude Code', status: 'ACTIVE', last_activity: ago(120), model: 'claude-opus-4' };
       assert.equal(agentDescription({ last_used_at: ago(3600) }, [s], 2, now), 'connected · Claude Code · claude-opus-4 · active 2 min ago · 2 requests wait');
-      assert.equal(agentDescription({ last_used_at: ago(3600) }, [{ ...s, status: 'IDLE', model: null }], 1, now), 'idle · Claude Code · active 2 min ago · 1 request waits');
+      assert.equal(
+        agentDescription({ last_used_at: ago(3600) }, [{ ...s, status: 'IDLE', model: null }], 1, now),
+        'idle · Claude Code · active 2 min ago · 1 request waits',
+      );
       assert.equal(agentDescription({ last_used_at: ago(3 * 86_400) }, [], 0, now), 'not connected · active 3 days ago');
       assert.equal(agentDescription({ last_used_at: null }, [], 0, now), 'not connected · never used');
       // the newer of the credential's last use and the sessions' activity
-      assert.equal(agentDescription({ last_used_at: ago(5) }, [{ ...s, last_activity: ago(600) }], 0, now), 'connected · Claude Code · claude-opus-4 · active just now');
+      assert.equal(
+        agentDescription({ last_used_at: ago(5) }, [{ ...s, last_activity: ago(600) }], 0, now),
+        'connected · Claude Code · claude-opus-4 · active just now',
+      );
     });
 
     it('sessionDescription', () => {
-      assert.equal(sessionDescription({ session_id: 's', client_name: 'Cursor', status: 'IDLE', last_activity: ago(7200), model: 'gpt-5' }, now), 'idle · gpt-5 · active 2 h ago');
+      assert.equal(
+        sessionDescription({ session_id: 's', client_name: 'Cursor', status: 'IDLE', last_activity: ago(7200), model: 'gpt-5' }, now),
+        'idle · gpt-5 · active 2 h ago',
+      );
     });
   });
 });

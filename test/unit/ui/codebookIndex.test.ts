@@ -27,12 +27,15 @@ describe('Codes tree index', () => {
 
   it('gives every category its path from the top level', () => {
     const ix = buildIndex(codes, categories);
-    assert.deepEqual([...ix.paths.entries()].sort((a, b) => a[0] - b[0]), [
-      [1, 'Social'],
-      [2, 'Social / Family'],
-      [3, 'Social / Family / Kin / extended'],
-      [4, 'Places'],
-    ]);
+    assert.deepEqual(
+      [...ix.paths.entries()].sort((a, b) => a[0] - b[0]),
+      [
+        [1, 'Social'],
+        [2, 'Social / Family'],
+        [3, 'Social / Family / Kin / extended'],
+        [4, 'Places'],
+      ],
+    );
   });
 
   it('keeps codes and categories with a missing parent, or in a parent cycle, at the top level', () => {
@@ -70,12 +73,20 @@ describe('Codes tree index', () => {
 
   describe('reindex: what a codebook change makes the view redraw', () => {
     const redrawn = (r: ReturnType<typeof reindex>['redraw']) => (r === 'all' ? 'all' : r.map(label).sort());
-    const fresh = () => buildIndex(codes.map((c) => ({ ...c })), categories.map((c) => ({ ...c })));
+    const fresh = () =>
+      buildIndex(
+        codes.map((c) => ({ ...c })),
+        categories.map((c) => ({ ...c })),
+      );
 
     it('nothing when nothing changed, and the same node objects', () => {
       const before = fresh();
       const trust = before.codes.get(10);
-      const { index, redraw } = reindex(before, codes.map((c) => ({ ...c })), categories.map((c) => ({ ...c })));
+      const { index, redraw } = reindex(
+        before,
+        codes.map((c) => ({ ...c })),
+        categories.map((c) => ({ ...c })),
+      );
       assert.deepEqual(redrawn(redraw), []);
       assert.equal(index.codes.get(10), trust, 'the node object is kept for VS Code');
     });
@@ -102,8 +113,26 @@ describe('Codes tree index', () => {
     });
 
     it('a renamed code redraws its row; a code moved between categories redraws both categories', () => {
-      assert.deepEqual(redrawn(reindex(fresh(), codes.map((c) => (c.code_id === 14 ? { ...c, name: 'Zoe' } : c)), categories).redraw), ['Zoe']);
-      assert.deepEqual(redrawn(reindex(fresh(), codes.map((c) => (c.code_id === 13 ? { ...c, category_id: 2 } : c)), categories).redraw), ['[Family]', '[Places]']);
+      assert.deepEqual(
+        redrawn(
+          reindex(
+            fresh(),
+            codes.map((c) => (c.code_id === 14 ? { ...c, name: 'Zoe' } : c)),
+            categories,
+          ).redraw,
+        ),
+        ['Zoe'],
+      );
+      assert.deepEqual(
+        redrawn(
+          reindex(
+            fresh(),
+            codes.map((c) => (c.code_id === 13 ? { ...c, category_id: 2 } : c)),
+            categories,
+          ).redraw,
+        ),
+        ['[Family]', '[Places]'],
+      );
     });
 
     it('a count change inside a redrawn category is not sent twice', () => {
@@ -114,11 +143,22 @@ describe('Codes tree index', () => {
 
     it('a change at the top level redraws everything', () => {
       assert.equal(reindex(fresh(), [...codes, code(16, 'Top', null)], categories).redraw, 'all');
-      assert.equal(reindex(fresh(), codes, categories.filter((c) => c.category_id !== 4)).redraw, 'all');
+      assert.equal(
+        reindex(
+          fresh(),
+          codes,
+          categories.filter((c) => c.category_id !== 4),
+        ).redraw,
+        'all',
+      );
     });
 
     it('a category deleted inside another redraws its parent', () => {
-      const { redraw } = reindex(fresh(), codes.filter((c) => c.category_id !== 3), categories.filter((c) => c.category_id !== 3));
+      const { redraw } = reindex(
+        fresh(),
+        codes.filter((c) => c.category_id !== 3),
+        categories.filter((c) => c.category_id !== 3),
+      );
       assert.deepEqual(redrawn(redraw), ['[Family]']);
     });
   });

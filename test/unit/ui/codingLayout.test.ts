@@ -18,13 +18,27 @@ const codes = new Map<number, CodeLook>([
   [3, { code_id: 3, name: 'Belonging', color: RED }],
 ]);
 let nextId = 1;
-const seg = (code_id: number, start_pos: number, end_pos: number): SegmentMark => ({
-  segment_id: nextId++, code_id, source_id: 1, start_pos, end_pos, memo: null, importance: 0, owner: 'ana', session_id: 'local', created_at: '2026-01-02T03:04:05Z',
-}) as SegmentMark;
+const seg = (code_id: number, start_pos: number, end_pos: number): SegmentMark =>
+  ({
+    segment_id: nextId++,
+    code_id,
+    source_id: 1,
+    start_pos,
+    end_pos,
+    memo: null,
+    importance: 0,
+    owner: 'ana',
+    session_id: 'local',
+    created_at: '2026-01-02T03:04:05Z',
+  }) as SegmentMark;
 
 // The test's own WCAG 2.1 arithmetic (https://www.w3.org/TR/WCAG21/#dfn-contrast-ratio).
 const lum = (hex: string): number => {
-  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)) as [number, number, number];
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)) as [
+    number,
+    number,
+    number,
+  ];
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 };
 const ratio = (a: string, b: string): number => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
@@ -62,9 +76,30 @@ describe('ui/decorations/colourContrast: WCAG 2.1 contrast of label text', () =>
 describe('ui/decorations/codingLayout: what each coded line shows', () => {
   it('assignLanes: overlapping spans get different lanes, a lane is reused once free, none beyond the limit', () => {
     // A [0,10) B [5,15) C [12,20): C reuses A's lane 0; D overlaps A and B at 6 -> no lane left of 2
-    assert.deepEqual(assignLanes([{ from: 0, to: 10 }, { from: 5, to: 15 }, { from: 12, to: 20 }, { from: 6, to: 8 }], 2), [0, 1, 0, -1]);
+    assert.deepEqual(
+      assignLanes(
+        [
+          { from: 0, to: 10 },
+          { from: 5, to: 15 },
+          { from: 12, to: 20 },
+          { from: 6, to: 8 },
+        ],
+        2,
+      ),
+      [0, 1, 0, -1],
+    );
     // the longer of two spans starting together takes the lower lane; touching spans share a lane
-    assert.deepEqual(assignLanes([{ from: 3, to: 4 }, { from: 3, to: 9 }, { from: 9, to: 12 }], 4), [1, 0, 0]);
+    assert.deepEqual(
+      assignLanes(
+        [
+          { from: 3, to: 4 },
+          { from: 3, to: 9 },
+          { from: 9, to: 12 },
+        ],
+        4,
+      ),
+      [1, 0, 0],
+    );
   });
 
   it('two overlapping codes on one passage: two underline lanes, two stripe columns, two labels with both names', () => {
@@ -80,12 +115,27 @@ describe('ui/decorations/codingLayout: what each coded line shows', () => {
     assert.equal(marks.length, 1);
     const m = marks[0]!;
     assert.equal(m.line, 1);
-    assert.deepEqual(m.labels.map((l) => [l.name, l.color]), [['Trust', ORANGE], ['Food security', BLUE]]);
+    assert.deepEqual(
+      m.labels.map((l) => [l.name, l.color]),
+      [
+        ['Trust', ORANGE],
+        ['Food security', BLUE],
+      ],
+    );
     assert.deepEqual(m.stripes, [ORANGE, BLUE]);
-    assert.deepEqual(m.labels.map((l) => l.textColor), ['#000000', '#000000']);
+    assert.deepEqual(
+      m.labels.map((l) => l.textColor),
+      ['#000000', '#000000'],
+    );
     // in "both", the overlap is tinted in one code's colour (the lane-0 one), never two translucent layers
     const pieces = tintPieces(layout);
-    assert.deepEqual(pieces.map((p) => [p.start - line1, p.end - line1, p.color]), [[0, 40, ORANGE], [40, 55, BLUE]]);
+    assert.deepEqual(
+      pieces.map((p) => [p.start - line1, p.end - line1, p.color]),
+      [
+        [0, 40, ORANGE],
+        [40, 55, BLUE],
+      ],
+    );
   });
 
   it('a segment keeps its stripe column on every line; lines are counted with code points -> UTF-16 past astral characters', () => {
@@ -104,14 +154,20 @@ describe('ui/decorations/codingLayout: what each coded line shows', () => {
     assert.deepEqual([l.startLine, l.endLine, l.column], [0, 3, 0]);
     assert.deepEqual([s.startLine, s.endLine, s.column], [2, 2, 1]);
     const marks = marksForLines(layout, 0, 3, (line) => line === 1);
-    assert.deepEqual(marks.map((m) => [m.line, m.labels.map((x) => x.name), m.stripes]), [
-      [0, ['Belonging'], [RED]],
-      [1, [], [RED]], // the blank line keeps the stripe, without a label
-      [2, ['Belonging', 'Trust'], [RED, ORANGE]],
-      [3, ['Belonging'], [RED]],
-    ]);
+    assert.deepEqual(
+      marks.map((m) => [m.line, m.labels.map((x) => x.name), m.stripes]),
+      [
+        [0, ['Belonging'], [RED]],
+        [1, [], [RED]], // the blank line keeps the stripe, without a label
+        [2, ['Belonging', 'Trust'], [RED, ORANGE]],
+        [3, ['Belonging'], [RED]],
+      ],
+    );
     // the window limits the lines
-    assert.deepEqual(marksForLines(layout, 2, 2).map((m) => m.line), [2]);
+    assert.deepEqual(
+      marksForLines(layout, 2, 2).map((m) => m.line),
+      [2],
+    );
   });
 
   it('a segment ending at the start of a line does not mark that line; one code twice on a line is one label', () => {
@@ -120,10 +176,19 @@ describe('ui/decorations/codingLayout: what each coded line shows', () => {
     const first = layout.segments.find((p) => p.code.code_id === 1)!;
     assert.deepEqual([first.startLine, first.endLine], [0, 0]);
     const marks = marksForLines(layout, 0, 2);
-    assert.deepEqual(marks.map((m) => [m.line, m.labels.map((l) => l.name)]), [[0, ['Food security']], [1, ['Trust']]]);
+    assert.deepEqual(
+      marks.map((m) => [m.line, m.labels.map((l) => l.name)]),
+      [
+        [0, ['Food security']],
+        [1, ['Trust']],
+      ],
+    );
     // the two Trust segments do not overlap: both on lane 0, but on one line they need two columns
     const trust = layout.segments.filter((p) => p.code.code_id === 2);
-    assert.deepEqual(trust.map((p) => p.underline), [0, 0]);
+    assert.deepEqual(
+      trust.map((p) => p.underline),
+      [0, 0],
+    );
     assert.deepEqual(trust.map((p) => p.column).sort(), [0, 1]);
   });
 
@@ -131,12 +196,25 @@ describe('ui/decorations/codingLayout: what each coded line shows', () => {
     const text = 'Everyone argued about the rota and the water.';
     const layout = layoutCodings(text, [seg(1, 0, 20), seg(2, 0, 30), seg(3, 5, 15), seg(99, 0, 5)], codes);
     assert.equal(layout.segments.length, 3);
-    assert.deepEqual(layout.segments.map((p) => [p.code.name, p.underline, p.column]), [['Trust', 0, 0], ['Food security', 1, 1], ['Belonging', -1, 2]]);
-    assert.deepEqual(marksForLines(layout, 0, 0)[0]!.labels.map((l) => l.name), ['Trust', 'Food security', 'Belonging']);
+    assert.deepEqual(
+      layout.segments.map((p) => [p.code.name, p.underline, p.column]),
+      [
+        ['Trust', 0, 0],
+        ['Food security', 1, 1],
+        ['Belonging', -1, 2],
+      ],
+    );
+    assert.deepEqual(
+      marksForLines(layout, 0, 0)[0]!.labels.map((l) => l.name),
+      ['Trust', 'Food security', 'Belonging'],
+    );
     // tints never overlap and cover every coded character
     const pieces = tintPieces(layout);
     for (let i = 1; i < pieces.length; i++) assert.ok(pieces[i - 1]!.end <= pieces[i]!.start);
-    assert.deepEqual(pieces.map((p) => [p.start, p.end, p.code_id]), [[0, 30, 2]]);
+    assert.deepEqual(
+      pieces.map((p) => [p.start, p.end, p.code_id]),
+      [[0, 30, 2]],
+    );
   });
 
   it('stripes: an SVG bar per column in the code colour (empty columns left blank), stretched to the gutter cell', () => {

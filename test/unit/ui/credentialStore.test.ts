@@ -20,8 +20,17 @@ describe('ui/agents/credentialStore', () => {
     assert.throws(() => creds.issue('Claude'), /Open a project first/);
     open = '/a/study.qda';
     const { token } = creds.issue('Claude');
-    assert.deepEqual(creds.list().map((c) => c.name), ['Claude']);
-    assert.deepEqual(stores.get('/a/study.qda')!.read().map((c) => c.name), ['Claude']);
+    assert.deepEqual(
+      creds.list().map((c) => c.name),
+      ['Claude'],
+    );
+    assert.deepEqual(
+      stores
+        .get('/a/study.qda')!
+        .read()
+        .map((c) => c.name),
+      ['Claude'],
+    );
     assert.equal(creds.identify(token), 'Claude');
 
     const gone: string[] = [];
@@ -31,10 +40,20 @@ describe('ui/agents/credentialStore', () => {
     assert.deepEqual(gone, ['Claude'], 'and count as gone (their sessions end)');
     assert.equal(creds.identify(token), null, "the first project's token does not open the second");
     creds.issue('Cursor');
-    assert.deepEqual(stores.get('/b/other.qda')!.read().map((c) => c.name), ['Cursor']);
+    assert.deepEqual(
+      stores
+        .get('/b/other.qda')!
+        .read()
+        .map((c) => c.name),
+      ['Cursor'],
+    );
 
     open = '/a/study.qda';
-    assert.deepEqual(creds.list().map((c) => c.name), ['Claude'], 'back again: still there');
+    assert.deepEqual(
+      creds.list().map((c) => c.name),
+      ['Claude'],
+      'back again: still there',
+    );
     assert.equal(creds.identify(token), 'Claude');
   });
 });

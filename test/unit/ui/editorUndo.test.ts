@@ -101,7 +101,9 @@ describe('Undo in the editor: keybindings', () => {
     contributes: { commands: { command: string; title: string }[]; keybindings: { command: string; key: string; mac?: string; when?: string }[] };
   };
   const bound = (key: string, mac = false) =>
-    pkg.contributes.keybindings.filter((k) => (mac ? (k.mac ?? k.key) : k.key) === key && !(mac && /!isMac/.test(k.when ?? '')) && !(!mac && /(^|&&\s*)isMac/.test(k.when ?? '')));
+    pkg.contributes.keybindings.filter(
+      (k) => (mac ? (k.mac ?? k.key) : k.key) === key && !(mac && /!isMac/.test(k.when ?? '')) && !(!mac && /(^|&&\s*)isMac/.test(k.when ?? '')),
+    );
 
   it('Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y (Cmd+Z, Cmd+Shift+Z on macOS) run Marginalia: Undo / Redo only in a source editor', () => {
     const cases: [string, boolean, string][] = [

@@ -6,7 +6,13 @@ describe('merge conflicts in words', () => {
   const entity = (table: string, name: string, field?: string) => ({ table, guid: 'g', name, local_id: 7, ...(field ? { field } : {}) });
 
   it('a rename on both sides names the base and both new names, the other side by its coder', () => {
-    const c = { kind: 'code_renamed_both' as const, entity: entity('codes', 'Mutual trust'), ours: 'Mutual trust', theirs: 'Trust in neighbours', base: 'Trust' };
+    const c = {
+      kind: 'code_renamed_both' as const,
+      entity: entity('codes', 'Mutual trust'),
+      ours: 'Mutual trust',
+      theirs: 'Trust in neighbours',
+      base: 'Trust',
+    };
     assert.equal(conflictInWords(c, { them: 'Ana' }), "'Trust' renamed on both sides: 'Trust' ← you: 'Mutual trust', Ana: 'Trust in neighbours'");
     assert.equal(conflictInWords(c), "'Trust' renamed on both sides: 'Trust' ← you: 'Mutual trust', theirs: 'Trust in neighbours'");
   });
@@ -21,7 +27,10 @@ describe('merge conflicts in words', () => {
   it('a move names the categories, "none" for the top level', () => {
     const c = { kind: 'code_moved_both' as const, entity: entity('codes', 'Trust'), ours: 3, theirs: null, base: 1 };
     const names: Record<number, string> = { 3: 'Relations' };
-    assert.equal(conflictInWords(c, { them: 'Ana', placeName: (t, id) => (t === 'categories' ? names[id] : undefined) }), "Code 'Trust' moved on both sides: you: 'Relations', Ana: none");
+    assert.equal(
+      conflictInWords(c, { them: 'Ana', placeName: (t, id) => (t === 'categories' ? names[id] : undefined) }),
+      "Code 'Trust' moved on both sides: you: 'Relations', Ana: none",
+    );
   });
 
   it('a passage edited on both sides quotes both versions, shortened to one line', () => {
@@ -32,7 +41,10 @@ describe('merge conflicts in words', () => {
       theirs: { text: 'Neighbours shared seeds every spring.', start_pos: 10, end_pos: 47 },
       base: { text: 'Neighbours shared seeds.' },
     };
-    assert.equal(conflictInWords(c, { them: 'Ana' }), "The same passage of 'interview-01' edited on both sides: you: 'We shared seeds.', Ana: 'Neighbours shared seeds every spring.'");
+    assert.equal(
+      conflictInWords(c, { them: 'Ana' }),
+      "The same passage of 'interview-01' edited on both sides: you: 'We shared seeds.', Ana: 'Neighbours shared seeds every spring.'",
+    );
   });
 
   it('memos, name clashes and other fields', () => {
@@ -45,7 +57,10 @@ describe('merge conflicts in words', () => {
       "Two codes named 'Care': Ana's is now 'Care (2)'",
     );
     assert.equal(
-      conflictInWords({ kind: 'field_edited_both', entity: entity('codes', 'Trust', 'color'), ours: '#111111', theirs: '#222222', base: '#000000' }, { them: 'Ana' }),
+      conflictInWords(
+        { kind: 'field_edited_both', entity: entity('codes', 'Trust', 'color'), ours: '#111111', theirs: '#222222', base: '#000000' },
+        { them: 'Ana' },
+      ),
       "Color of code 'Trust' changed on both sides: you: '#111111', Ana: '#222222'",
     );
   });

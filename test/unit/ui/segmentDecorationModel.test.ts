@@ -6,16 +6,40 @@ import { openFixture } from '../domain/projectFixture';
 
 const code = (code_id: number, color: string, memo: string | null = null) => ({ code_id, name: `c_${code_id}`, color, memo }) as unknown as CodeWithCounts;
 const seg = (segment_id: number, code_id: number, start_pos: number, end_pos: number, session_id: string | null = 'local') =>
-  ({ segment_id, code_id, source_id: 1, start_pos, end_pos, text: '', memo: null, importance: 0, owner: 'ana', session_id, created_at: '2026-01-02T03:04:05Z' }) as Segment;
+  ({
+    segment_id,
+    code_id,
+    source_id: 1,
+    start_pos,
+    end_pos,
+    text: '',
+    memo: null,
+    importance: 0,
+    owner: 'ana',
+    session_id,
+    created_at: '2026-01-02T03:04:05Z',
+  }) as Segment;
 
 describe('ui/decorations/segmentDecorationModel (pure)', () => {
   it('groups by colour, converts code points to UTF-16 past astral characters, skips unknown codes', () => {
     const text = 'a🌱bc\nde';
-    const codes = new Map([[1, code(1, '#ff0000')], [2, code(2, '#00ff00')]]);
+    const codes = new Map([
+      [1, code(1, '#ff0000')],
+      [2, code(2, '#00ff00')],
+    ]);
     const out = computeSegmentDecorations(text, [seg(1, 1, 0, 2), seg(2, 2, 2, 4), seg(3, 1, 5, 7), seg(4, 9, 0, 1)], codes, (s) => s !== 'local');
     assert.deepEqual([...out.keys()], ['#ff0000', '#00ff00']);
-    assert.deepEqual(out.get('#ff0000')?.map((d) => [d.start, d.end]), [[0, 3], [6, 8]]);
-    assert.deepEqual(out.get('#00ff00')?.map((d) => [d.start, d.end]), [[3, 5]]);
+    assert.deepEqual(
+      out.get('#ff0000')?.map((d) => [d.start, d.end]),
+      [
+        [0, 3],
+        [6, 8],
+      ],
+    );
+    assert.deepEqual(
+      out.get('#00ff00')?.map((d) => [d.start, d.end]),
+      [[3, 5]],
+    );
   });
 
   it('hover: escaped name, AI badge and session for agents, coder and time', () => {
@@ -48,9 +72,15 @@ describe('store: listSegmentMarksForSource (what the decorations read)', () => {
       const full = fx.handle.repo.listSegmentsForSource(src);
       const marks = fx.handle.repo.listSegmentMarksForSource(src);
       assert.equal(marks.length, 3);
-      assert.deepEqual(marks, full.map(({ text: _text, ...rest }) => rest));
+      assert.deepEqual(
+        marks,
+        full.map(({ text: _text, ...rest }) => rest),
+      );
       assert.ok(marks.every((m) => !('text' in m)));
-      assert.deepEqual(marks.map((m) => m.start_pos), [3, 3, 20]);
+      assert.deepEqual(
+        marks.map((m) => m.start_pos),
+        [3, 3, 20],
+      );
     } finally {
       await fx.close();
     }

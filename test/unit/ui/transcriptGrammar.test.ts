@@ -98,7 +98,9 @@ function jsTimestamps(line: string): string[] {
   const out: { at: number; text: string }[] = [];
   for (const name of ['timestamp', 'otter-header', 'cue-timing']) {
     const rule = grammar.repository[name]!;
-    const groups = Object.entries(rule.captures ?? {}).filter(([, c]) => c.name === TIMESTAMP).map(([g]) => Number(g));
+    const groups = Object.entries(rule.captures ?? {})
+      .filter(([, c]) => c.name === TIMESTAMP)
+      .map(([g]) => Number(g));
     const re = new RegExp(rule.match, 'gu');
     for (let m = re.exec(line); m; m = re.exec(line)) {
       for (const g of groups) if (m[g] !== undefined) out.push({ at: m.index + m[0].indexOf(m[g]), text: m[g] });
@@ -110,7 +112,9 @@ function jsTimestamps(line: string): string[] {
 describe('syntaxes/transcript.tmLanguage.json', () => {
   it('is contributed for the transcript language and every rule compiles as a JavaScript RegExp (u flag)', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-    assert.deepEqual(pkg.contributes.grammars, [{ language: 'marginalia-transcript', scopeName: 'text.marginalia-transcript', path: './syntaxes/transcript.tmLanguage.json' }]);
+    assert.deepEqual(pkg.contributes.grammars, [
+      { language: 'marginalia-transcript', scopeName: 'text.marginalia-transcript', path: './syntaxes/transcript.tmLanguage.json' },
+    ]);
     assert.equal(grammar.scopeName, 'text.marginalia-transcript');
     for (const { include } of grammar.patterns) assert.ok(grammar.repository[include.slice(1)], `${include} is defined`);
     for (const [name, rule] of Object.entries(grammar.repository)) assert.doesNotThrow(() => new RegExp(rule.match, 'u'), name);
@@ -118,7 +122,11 @@ describe('syntaxes/transcript.tmLanguage.json', () => {
 
   it('is packed into the .vsix: .vscodeignore, which excludes everything first, lets syntaxes/ in', () => {
     // (`npx vsce ls` lists syntaxes/transcript.tmLanguage.json; run here it takes 13 s, so only the rule is checked)
-    const rules = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const rules = fs
+      .readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8')
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     assert.equal(rules[0], '**');
     assert.ok(rules.includes('!syntaxes/**'), rules.join(' '));
   });
@@ -157,10 +165,15 @@ describe('syntaxes/transcript.tmLanguage.json', () => {
       });
       const g = await registry.loadGrammar(grammar.scopeName);
       tokenize = (line) =>
-        g.tokenizeLine(line, tm.INITIAL).tokens.map((t: { startIndex: number; endIndex: number; scopes: string[] }) => ({ text: line.slice(t.startIndex, t.endIndex), scopes: t.scopes }));
+        g
+          .tokenizeLine(line, tm.INITIAL)
+          .tokens.map((t: { startIndex: number; endIndex: number; scopes: string[] }) => ({ text: line.slice(t.startIndex, t.endIndex), scopes: t.scopes }));
     });
 
-    const scoped = (line: string, scope: string) => tokenize(line).filter((t) => t.scopes.includes(scope)).map((t) => t.text);
+    const scoped = (line: string, scope: string) =>
+      tokenize(line)
+        .filter((t) => t.scopes.includes(scope))
+        .map((t) => t.text);
 
     it('colours the speaker labels of the detect_speakers examples', () => {
       assert.deepEqual(

@@ -9,7 +9,14 @@ import { describeDumpDiff, MAX_PASSAGE_LINES, wordsToMarkdown } from '../../../s
 
 const jsonl = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : '');
 
-function dump(t: { codes?: object[]; categories?: object[]; sources?: object[]; segments?: object[]; case_attributes?: object[]; texts?: Record<number, string> }): Map<string, string> {
+function dump(t: {
+  codes?: object[];
+  categories?: object[];
+  sources?: object[];
+  segments?: object[];
+  case_attributes?: object[];
+  texts?: Record<number, string>;
+}): Map<string, string> {
   const m = new Map<string, string>();
   m.set('manifest.json', '{}');
   for (const k of ['codes', 'categories', 'sources', 'segments', 'case_attributes'] as const) if (t[k]) m.set(`tables/${k}.jsonl`, jsonl(t[k]!));
@@ -67,22 +74,45 @@ describe('vcs/diffInWords', () => {
       sources: [SRC],
       segments: [seg(1, 1, 'we argued'), seg(2, 1, 'the hose   rota\nagain'), seg(3, 2, 'gone now')],
     });
-    const b = dump({ codes: [{ id: 2, name: 'Conflict', color: '#4E79A7', category_id: null }], sources: [SRC], segments: [seg(1, 2, 'we argued'), seg(2, 2, 'the hose   rota\nagain')] });
+    const b = dump({
+      codes: [{ id: 2, name: 'Conflict', color: '#4E79A7', category_id: null }],
+      sources: [SRC],
+      segments: [seg(1, 2, 'we argued'), seg(2, 2, 'the hose   rota\nagain')],
+    });
     const words = describeDumpDiff(a, b);
     assert.deepEqual(words, [
       { heading: 'Codes', lines: ["Removed the code 'Tension'"] },
       { heading: 'Passages uncoded (1)', lines: ['\'Conflict\' in interview-04: "gone now"'] },
-      { heading: 'Passages moved to another code (2)', lines: ['\'Conflict\' in interview-04: "we argued" (was \'Tension\')', '\'Conflict\' in interview-04: "the hose rota again" (was \'Tension\')'] },
+      {
+        heading: 'Passages moved to another code (2)',
+        lines: ["'Conflict' in interview-04: \"we argued\" (was 'Tension')", "'Conflict' in interview-04: \"the hose rota again\" (was 'Tension')"],
+      },
     ]);
     assert.equal(wordsToMarkdown(words).split('\n')[0], '## Codes');
   });
 
   it('reports an edited source text, counts other tables, caps long passage lists and says when nothing changed', () => {
-    const many = Array.from({ length: MAX_PASSAGE_LINES + 5 }, (_, i) => ({ id: i + 1, code_id: 1, source_id: 1, start_pos: i, end_pos: i + 1, text: `p${i}` }));
+    const many = Array.from({ length: MAX_PASSAGE_LINES + 5 }, (_, i) => ({
+      id: i + 1,
+      code_id: 1,
+      source_id: 1,
+      start_pos: i,
+      end_pos: i + 1,
+      text: `p${i}`,
+    }));
     const a = dump({ codes: [{ id: 1, name: 'A', color: '#000000' }], sources: [SRC], segments: [], case_attributes: [], texts: { 1: 'blob 1111' } });
-    const b = dump({ codes: [{ id: 1, name: 'A', color: '#000000' }], sources: [SRC], segments: many, case_attributes: [{ case_id: 1, name: 'age', value_number: 40 }], texts: { 1: 'blob 2222' } });
+    const b = dump({
+      codes: [{ id: 1, name: 'A', color: '#000000' }],
+      sources: [SRC],
+      segments: many,
+      case_attributes: [{ case_id: 1, name: 'age', value_number: 40 }],
+      texts: { 1: 'blob 2222' },
+    });
     const words = describeDumpDiff(a, b);
-    assert.deepEqual(words.map((s) => s.heading), ['Sources', `Passages coded (${MAX_PASSAGE_LINES + 5})`, 'Other changes']);
+    assert.deepEqual(
+      words.map((s) => s.heading),
+      ['Sources', `Passages coded (${MAX_PASSAGE_LINES + 5})`, 'Other changes'],
+    );
     assert.deepEqual(words[0]!.lines, ["Edited the text of 'interview-04'"]);
     assert.equal(words[1]!.lines.length, MAX_PASSAGE_LINES + 1);
     assert.equal(words[1]!.lines.at(-1), '… and 5 more passages');

@@ -19,7 +19,14 @@ import { ALICE, fixedClock } from '../domain/projectFixture';
 function git(cwd: string, ...args: string[]): string {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^git_/i.test(k)) env[k] = v;
-  Object.assign(env, { GIT_CONFIG_GLOBAL: os.devNull, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'R', GIT_AUTHOR_EMAIL: 'r@example.org', GIT_COMMITTER_NAME: 'R', GIT_COMMITTER_EMAIL: 'r@example.org' });
+  Object.assign(env, {
+    GIT_CONFIG_GLOBAL: os.devNull,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'R',
+    GIT_AUTHOR_EMAIL: 'r@example.org',
+    GIT_COMMITTER_NAME: 'R',
+    GIT_COMMITTER_EMAIL: 'r@example.org',
+  });
   return execFileSync('git', args, { cwd, env, encoding: 'utf8' });
 }
 
@@ -60,12 +67,26 @@ describe('vcs: the history is kept where Source Control does not look', function
     assert.equal(fs.existsSync(path.join(history, '.git')), false, 'no .git in the working tree');
     assert.ok(fs.statSync(path.join(ws, '.marginalia', 'history.git')).isDirectory(), 'the git directory is history.git beside it');
     assert.equal(gitDirOf(history), path.join(ws, '.marginalia', 'history.git'));
-    assert.equal(git(history, 'rev-parse', '--show-toplevel').trim(), fs.realpathSync(ws), 'discovery from the history folder ends at the workspace repository');
+    assert.equal(
+      git(history, 'rev-parse', '--show-toplevel').trim(),
+      fs.realpathSync(ws),
+      'discovery from the history folder ends at the workspace repository',
+    );
     // the workspace repository sees none of the history's files (they hold every transcript)
     const untracked = git(ws, 'status', '--porcelain', '--untracked-files=all').split('\n').filter(Boolean);
     assert.ok(untracked.includes('?? .marginalia/.gitignore'), untracked.join('\n'));
-    assert.deepEqual(untracked.filter((l) => l.includes('.marginalia/history')), [], 'no history file is offered to the workspace repository');
-    assert.deepEqual(fs.readFileSync(path.join(ws, '.marginalia', '.gitignore'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#')), ['history/', 'history.git/']);
+    assert.deepEqual(
+      untracked.filter((l) => l.includes('.marginalia/history')),
+      [],
+      'no history file is offered to the workspace repository',
+    );
+    assert.deepEqual(
+      fs
+        .readFileSync(path.join(ws, '.marginalia', '.gitignore'), 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#')),
+      ['history/', 'history.git/'],
+    );
     // and the history still works by hand, the way its README says
     assert.equal(git(ws, '--git-dir=.marginalia/history.git', 'rev-list', '--count', 'HEAD').trim(), '2');
     assert.equal(git(ws, '--git-dir=.marginalia/history.git', 'status', '--porcelain').trim(), '', 'core.worktree points at the working tree');

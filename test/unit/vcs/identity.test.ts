@@ -33,10 +33,19 @@ describe('vcs/identity: entity GUIDs (migration 17)', () => {
   it('gives rows that existed the GUID REFI-QDA exports gave them: a stored exchange GUID, else the one derived from the project GUID', async () => {
     const db = await migratedTo(16);
     db.run("INSERT INTO categories(id, name, name_key, owner, created_at) VALUES (1, 'Place', 'place', 'ana', ?)", [NOW]);
-    db.run("INSERT INTO codes(id, name, name_key, color, category_id, owner, created_at, updated_at) VALUES (1, 'Home', 'home', '#000000', 1, 'ana', ?, ?)", [NOW, NOW]);
+    db.run("INSERT INTO codes(id, name, name_key, color, category_id, owner, created_at, updated_at) VALUES (1, 'Home', 'home', '#000000', 1, 'ana', ?, ?)", [
+      NOW,
+      NOW,
+    ]);
     db.run("INSERT INTO codes(id, name, name_key, color, owner, created_at, updated_at) VALUES (2, 'Work', 'work', '#000000', 'ana', ?, ?)", [NOW, NOW]);
-    db.run("INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'i1', 'text', 'hello world', 11, 'ana', ?, ?)", [NOW, NOW]);
-    db.run("INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 1, 0, 5, 'hello', 'ana', ?, ?)", [NOW, NOW]);
+    db.run(
+      "INSERT INTO sources(id, name, type, content, content_length, owner, created_at, updated_at) VALUES (1, 'i1', 'text', 'hello world', 11, 'ana', ?, ?)",
+      [NOW, NOW],
+    );
+    db.run(
+      "INSERT INTO segments(id, code_id, source_id, start_pos, end_pos, text, owner, created_at, updated_at) VALUES (1, 1, 1, 0, 5, 'hello', 'ana', ?, ?)",
+      [NOW, NOW],
+    );
     // code 2 came from a REFI-QDA file, which named it
     db.run("INSERT INTO exchange_guids(kind, local_id, guid) VALUES ('code', '2', '0a1b2c3d-0000-4000-8000-000000000002')");
     const projectGuid = String(column(db, "SELECT value FROM meta WHERE key = 'project_guid'")[0]);
@@ -51,12 +60,16 @@ describe('vcs/identity: entity GUIDs (migration 17)', () => {
 
   it('gives a new row without a GUID a random UUID v4 of its own, and keeps the GUID a row is inserted with (a restored or merged dump)', async () => {
     const db = await migratedTo(17);
-    for (let i = 1; i <= 50; i++) db.run("INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES (?, ?, '#000000', 'ana', ?, ?)", [`C${i}`, `c${i}`, NOW, NOW]);
+    for (let i = 1; i <= 50; i++)
+      db.run("INSERT INTO codes(name, name_key, color, owner, created_at, updated_at) VALUES (?, ?, '#000000', 'ana', ?, ?)", [`C${i}`, `c${i}`, NOW, NOW]);
     const guids = column(db, 'SELECT guid FROM codes').map(String);
     assert.equal(guids.length, 50);
     for (const g of guids) assert.match(g, UUID_V4);
     assert.equal(new Set(guids).size, 50);
-    db.run("INSERT INTO codes(name, name_key, color, owner, created_at, updated_at, guid) VALUES ('Kept', 'kept', '#000000', 'ana', ?, ?, 'feedface-0000-4000-8000-000000000001')", [NOW, NOW]);
+    db.run(
+      "INSERT INTO codes(name, name_key, color, owner, created_at, updated_at, guid) VALUES ('Kept', 'kept', '#000000', 'ana', ?, ?, 'feedface-0000-4000-8000-000000000001')",
+      [NOW, NOW],
+    );
     assert.deepEqual(column(db, "SELECT guid FROM codes WHERE name = 'Kept'"), ['feedface-0000-4000-8000-000000000001']);
     // the trigger does not count as a change of the code (entity_versions: name, color, memo, category_id only)
     assert.deepEqual(column(db, "SELECT count(*) FROM entity_versions WHERE kind = 'code'"), [0]);
@@ -69,7 +82,7 @@ describe('vcs/identity: entity GUIDs (migration 17)', () => {
     db.close();
   });
 
-  it('identifies entities by GUID and attributes and memberships by their entities\' GUIDs and name, never by local id', () => {
+  it("identifies entities by GUID and attributes and memberships by their entities' GUIDs and name, never by local id", () => {
     assert.equal(entityGuid('codes', { id: 7, guid: 'ABCDEF01-0000-4000-8000-000000000001' }), 'abcdef01-0000-4000-8000-000000000001');
     assert.equal(entityGuid('codes', { id: 7 }), null);
     assert.equal(entityGuid('case_attributes', { case_id: 1, name: 'age' }), null);

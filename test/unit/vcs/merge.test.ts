@@ -104,12 +104,18 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
   const base = async () => {
     baseDump = dumpOf(ours);
     theirs = await copyOf(ours);
-    assert.deepEqual(canonicalDump(readProjectTables(new StoreDumpAccess(theirs.handle.store))), canonicalDump(readProjectTables(new StoreDumpAccess(ours.handle.store))));
+    assert.deepEqual(
+      canonicalDump(readProjectTables(new StoreDumpAccess(theirs.handle.store))),
+      canonicalDump(readProjectTables(new StoreDumpAccess(ours.handle.store))),
+    );
   };
 
   async function textAndSegments(sourceId: number): Promise<{ text: string; segs: (Seg & { words: string })[] }> {
     const text = (await ours.ok('read_source_content', { source_id: sourceId })).content as string;
-    const segs = ((await ours.ok('list_segments_for_source', { source_id: sourceId })).segments as Seg[]).map((s) => ({ ...s, words: cut(text, s.start_pos, s.end_pos) }));
+    const segs = ((await ours.ok('list_segments_for_source', { source_id: sourceId })).segments as Seg[]).map((s) => ({
+      ...s,
+      words: cut(text, s.start_pos, s.end_pos),
+    }));
     return { text, segs };
   }
 
@@ -121,8 +127,13 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     const code = await both(async (fx) => (await fx.ok('create_code', { name: 'Trust', color: '#4E79A7' })).code_id as number);
     await base();
     const a = (await ours.ok('apply_code', { code_id: code, source_id: src, start_pos: 2, end_pos: 7 })).segment_id as number;
-    const b1 = (await their().ok('apply_code', { code_id: code, source_id: src, start_pos: 2, end_pos: 2 + 'trust my neighbours'.length }, BOB)).segment_id as number;
-    await their().ok('apply_code', { code_id: code, source_id: src, start_pos: content.indexOf('the council'), end_pos: content.indexOf('the council') + 11 }, BOB);
+    const b1 = (await their().ok('apply_code', { code_id: code, source_id: src, start_pos: 2, end_pos: 2 + 'trust my neighbours'.length }, BOB))
+      .segment_id as number;
+    await their().ok(
+      'apply_code',
+      { code_id: code, source_id: src, start_pos: content.indexOf('the council'), end_pos: content.indexOf('the council') + 11 },
+      BOB,
+    );
     assert.equal(b1, a, 'both sides gave their new coding the same local id');
     const { conflicts, summary } = await merge();
     assert.deepEqual(conflicts, []);
@@ -157,7 +168,10 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     const codes = (await ours.ok('list_codes')).codes as { code_id: number; name: string }[];
     assert.deepEqual(codes.map((c) => c.name).sort(), ['Family', 'Money']);
     const { segs } = await textAndSegments(src);
-    assert.deepEqual(segs.map((s) => s.code_id), [co, co]);
+    assert.deepEqual(
+      segs.map((s) => s.code_id),
+      [co, co],
+    );
     assert.deepEqual(segs.map((s) => s.words).sort(), ['Family', 'Family helped']);
   });
 
@@ -176,7 +190,10 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     assert.equal(c[0]!.theirs, 'Concern');
     assert.equal(c[0]!.base, 'Worry');
     assert.equal(first.conflicts[0]!.conflict_id, c[0]!.conflict_id);
-    assert.deepEqual(((await ours.ok('list_codes')).codes as { name: string }[]).map((x) => x.name), ['Anxiety']);
+    assert.deepEqual(
+      ((await ours.ok('list_codes')).codes as { name: string }[]).map((x) => x.name),
+      ['Anxiety'],
+    );
   });
 
   it('a code deleted on one side and used on the other is kept, with a code_deleted_used conflict', async () => {
@@ -191,9 +208,15 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     assert.equal(c[0]!.ours, null, 'ours deleted it');
     assert.equal((c[0]!.theirs as { name: string }).name, 'Moving');
     const codes = (await ours.ok('list_codes')).codes as { code_id: number; name: string }[];
-    assert.deepEqual(codes.map((x) => x.name), ['Moving']);
+    assert.deepEqual(
+      codes.map((x) => x.name),
+      ['Moving'],
+    );
     const { segs } = await textAndSegments(src);
-    assert.deepEqual(segs.map((s) => [s.words, s.code_id]), [['moved house', codes[0]!.code_id]]);
+    assert.deepEqual(
+      segs.map((s) => [s.words, s.code_id]),
+      [['moved house', codes[0]!.code_id]],
+    );
   });
 
   it('a code moved to different categories on both sides is a conflict; ours placement kept', async () => {
@@ -235,27 +258,47 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
   });
 
   it('a transcript edited on both sides is merged three-way; codings made on both sides land on the right words', async () => {
-    const content = 'Interviewer: How was school?\nAnna: Honestly it was hard. The teachers were kind though.\nInterviewer: And now?\nAnna: Now I work at the bakery.';
+    const content =
+      'Interviewer: How was school?\nAnna: Honestly it was hard. The teachers were kind though.\nInterviewer: And now?\nAnna: Now I work at the bakery.';
     const src = await both(async (fx) => (await fx.ok('add_text_source', { name: 'Anna', content })).source_id as number);
     const code = await both(async (fx) => (await fx.ok('create_code', { name: 'School', color: '#4E79A7' })).code_id as number);
     const work = await both(async (fx) => (await fx.ok('create_code', { name: 'Work', color: '#59A14F' })).code_id as number);
     const pos = (s: string) => Array.from(content).join('').indexOf(s); // ASCII text: code units = code points
     // a coding from before the split, on "teachers were kind"
-    await both(async (fx) => (await fx.ok('apply_code', { code_id: code, source_id: src, start_pos: pos('teachers were kind'), end_pos: pos('teachers were kind') + 18 })).segment_id as number);
+    await both(
+      async (fx) =>
+        (await fx.ok('apply_code', { code_id: code, source_id: src, start_pos: pos('teachers were kind'), end_pos: pos('teachers were kind') + 18 }))
+          .segment_id as number,
+    );
     await base();
     // ours fixes a word early in the text, then codes "it was hard"
-    await ours.ok('apply_source_edits', { source_id: src, edits: [{ start_pos: pos('Honestly'), end_pos: pos('Honestly') + 8, text: 'To be honest,' }] }, ALICE_EDITOR);
+    await ours.ok(
+      'apply_source_edits',
+      { source_id: src, edits: [{ start_pos: pos('Honestly'), end_pos: pos('Honestly') + 8, text: 'To be honest,' }] },
+      ALICE_EDITOR,
+    );
     const oursText = (await ours.ok('read_source_content', { source_id: src })).content as string;
     await ours.ok('apply_code', { code_id: code, source_id: src, start_pos: oursText.indexOf('it was hard'), end_pos: oursText.indexOf('it was hard') + 11 });
     // theirs rewrites the last line and codes "the village bakery"
-    await their().ok('apply_source_edits', { source_id: src, edits: [{ start_pos: pos('the bakery'), end_pos: pos('the bakery') + 10, text: 'the village bakery, mornings' }] }, BOB_EDITOR);
+    await their().ok(
+      'apply_source_edits',
+      { source_id: src, edits: [{ start_pos: pos('the bakery'), end_pos: pos('the bakery') + 10, text: 'the village bakery, mornings' }] },
+      BOB_EDITOR,
+    );
     const theirsText = (await their().ok('read_source_content', { source_id: src })).content as string;
-    await their().ok('apply_code', { code_id: work, source_id: src, start_pos: theirsText.indexOf('the village bakery'), end_pos: theirsText.indexOf('the village bakery') + 18 }, BOB);
+    await their().ok(
+      'apply_code',
+      { code_id: work, source_id: src, start_pos: theirsText.indexOf('the village bakery'), end_pos: theirsText.indexOf('the village bakery') + 18 },
+      BOB,
+    );
     const { conflicts, summary } = await merge();
     assert.deepEqual(conflicts, []);
     assert.equal(summary.texts_merged, 1);
     const { text, segs } = await textAndSegments(src);
-    assert.equal(text, 'Interviewer: How was school?\nAnna: To be honest, it was hard. The teachers were kind though.\nInterviewer: And now?\nAnna: Now I work at the village bakery, mornings.');
+    assert.equal(
+      text,
+      'Interviewer: How was school?\nAnna: To be honest, it was hard. The teachers were kind though.\nInterviewer: And now?\nAnna: Now I work at the village bakery, mornings.',
+    );
     assert.deepEqual(
       segs.map((s) => [s.words, s.code_id]),
       [
@@ -266,7 +309,10 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     );
     // the stored quote of each coding agrees with its words
     const listed = (await ours.ok('list_segments_for_source', { source_id: src })).segments as { text: string }[];
-    assert.deepEqual(listed.map((s) => s.text), ['it was hard', 'teachers were kind', 'the village bakery']);
+    assert.deepEqual(
+      listed.map((s) => s.text),
+      ['it was hard', 'teachers were kind', 'the village bakery'],
+    );
   });
 
   it('overlapping edits of the same passage are a source_text_overlap conflict: ours in the text, theirs in the conflict; the rest merges', async () => {
@@ -274,11 +320,23 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     const src = await both(async (fx) => (await fx.ok('add_text_source', { name: 'Flood', content })).source_id as number);
     const code = await both(async (fx) => (await fx.ok('create_code', { name: 'Disaster', color: '#4E79A7' })).code_id as number);
     await base();
-    await ours.ok('apply_source_edits', { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in early May' }] }, ALICE_EDITOR);
-    await their().ok('apply_source_edits', { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in June' }] }, BOB_EDITOR);
+    await ours.ok(
+      'apply_source_edits',
+      { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in early May' }] },
+      ALICE_EDITOR,
+    );
+    await their().ok(
+      'apply_source_edits',
+      { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in June' }] },
+      BOB_EDITOR,
+    );
     await their().ok('apply_source_edits', { source_id: src, edits: [{ start_pos: 0, end_pos: 2, text: 'They' }] }, BOB_EDITOR);
     const tText = (await their().ok('read_source_content', { source_id: src })).content as string;
-    await their().ok('apply_code', { code_id: code, source_id: src, start_pos: tText.indexOf('Nobody helped'), end_pos: tText.indexOf('Nobody helped') + 13 }, BOB);
+    await their().ok(
+      'apply_code',
+      { code_id: code, source_id: src, start_pos: tText.indexOf('Nobody helped'), end_pos: tText.indexOf('Nobody helped') + 13 },
+      BOB,
+    );
     const { conflicts } = await merge();
     const c = only(conflicts, 'source_text_overlap');
     assert.equal(c.length, 1);
@@ -290,7 +348,10 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     assert.equal(text, 'They lived near the river. The flood came in early May. Nobody helped us.');
     const o = c[0]!.ours as { start_pos: number; end_pos: number };
     assert.equal(cut(text, o.start_pos, o.end_pos), 'early May');
-    assert.deepEqual(segs.map((s) => s.words), ['Nobody helped']);
+    assert.deepEqual(
+      segs.map((s) => s.words),
+      ['Nobody helped'],
+    );
   });
 
   it('two different entities given one name (a rename on one side, a new code on the other) are kept apart: name_clash', async () => {
@@ -308,10 +369,18 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     const src = await both(async (fx) => (await fx.ok('add_text_source', { name: 'Flood', content })).source_id as number);
     const code = await both(async (fx) => (await fx.ok('create_code', { name: 'Disaster', color: '#4E79A7' })).code_id as number);
     await base();
-    await ours.ok('apply_source_edits', { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in early May' }] }, ALICE_EDITOR);
+    await ours.ok(
+      'apply_source_edits',
+      { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in early May' }] },
+      ALICE_EDITOR,
+    );
     const oText = (await ours.ok('read_source_content', { source_id: src })).content as string;
     await ours.ok('apply_code', { code_id: code, source_id: src, start_pos: oText.indexOf('early May'), end_pos: oText.indexOf('early May') + 9 });
-    await their().ok('apply_source_edits', { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in June' }] }, BOB_EDITOR);
+    await their().ok(
+      'apply_source_edits',
+      { source_id: src, edits: [{ start_pos: content.indexOf('in May'), end_pos: content.indexOf('in May') + 6, text: 'in June' }] },
+      BOB_EDITOR,
+    );
     const { conflicts } = await merge();
     ours.handle.store.transaction(() => ours.handle.repo.saveMergeConflicts(conflicts, 'test', '2026-02-01T00:00:00.000Z'));
     const c = only(conflicts, 'source_text_overlap')[0]!;
@@ -319,7 +388,10 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     assert.equal(out.conflict.status, 'resolved');
     const { text, segs } = await textAndSegments(src);
     assert.equal(text, 'We lived near the river. The flood came in early May June. Nobody helped us.');
-    assert.deepEqual(segs.map((s) => s.words), ['early May']);
+    assert.deepEqual(
+      segs.map((s) => s.words),
+      ['early May'],
+    );
     // resolved already
     await ours.fails('resolve_merge_conflict', { conflict_id: c.conflict_id, choice: 'ours' }, 'MERGE_CONFLICT_NOT_FOUND');
   });

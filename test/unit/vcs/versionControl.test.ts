@@ -89,7 +89,15 @@ describe('vcs/canonicalDump', () => {
         { id: 3, name: 'Empty', content: '', type: 'text' },
       ],
     },
-    { name: 'meta', columns: ['key', 'value'], primaryKey: ['key'], rows: [{ key: 'journal_seq', value: '41' }, { key: 'created_with', value: 'marginalia' }] },
+    {
+      name: 'meta',
+      columns: ['key', 'value'],
+      primaryKey: ['key'],
+      rows: [
+        { key: 'journal_seq', value: '41' },
+        { key: 'created_with', value: 'marginalia' },
+      ],
+    },
     { name: 'events', columns: ['seq', 'event_type'], primaryKey: ['seq'], rows: [{ seq: 1, event_type: 'coding.code_created' }] },
     {
       name: 'case_attributes',
@@ -124,7 +132,10 @@ describe('vcs/canonicalDump', () => {
 
   it('writes one sorted JSONL file per table, primary key first, other keys by name', () => {
     const d = canonicalDump(shuffled());
-    assert.equal(d.get('tables/codes.jsonl'), '{"id":1,"color":"#4E79A7","memo":"a \\"quoted\\"\\nmemo","name":"Belonging"}\n{"id":2,"color":"#E15759","memo":null,"name":"Trust"}\n');
+    assert.equal(
+      d.get('tables/codes.jsonl'),
+      '{"id":1,"color":"#4E79A7","memo":"a \\"quoted\\"\\nmemo","name":"Belonging"}\n{"id":2,"color":"#E15759","memo":null,"name":"Trust"}\n',
+    );
     assert.equal(
       d.get('tables/case_attributes.jsonl'),
       '{"case_id":1,"name":"age","value_number":40,"value_text":null}\n{"case_id":1,"name":"role","value_number":null,"value_text":"nurse"}\n{"case_id":2,"name":"age","value_number":31.5,"value_text":null}\n',
@@ -138,7 +149,10 @@ describe('vcs/canonicalDump', () => {
     assert.equal(d.get('sources/1.txt'), 'line one\r\nline two 😀\n');
     assert.equal(d.get('sources/3.txt'), '');
     assert.equal(d.has('sources/2.txt'), false);
-    assert.equal(d.get('tables/sources.jsonl'), '{"id":1,"name":"A","type":"text"}\n{"id":2,"content":null,"name":"Clip","type":"audio"}\n{"id":3,"name":"Empty","type":"text"}\n');
+    assert.equal(
+      d.get('tables/sources.jsonl'),
+      '{"id":1,"name":"A","type":"text"}\n{"id":2,"content":null,"name":"Clip","type":"audio"}\n{"id":3,"name":"Empty","type":"text"}\n',
+    );
   });
 
   it('leaves out the events table and meta.journal_seq', () => {
@@ -169,18 +183,40 @@ describe('vcs/canonicalDump', () => {
     const now = tables();
     const target = parseDump(
       canonicalDump([
-        { ...now[0]!, rows: [{ id: 1, name: 'Home', color: '#4E79A7', memo: null }, { id: 3, name: 'New', color: '#000000', memo: null }] },
+        {
+          ...now[0]!,
+          rows: [
+            { id: 1, name: 'Home', color: '#4E79A7', memo: null },
+            { id: 3, name: 'New', color: '#000000', memo: null },
+          ],
+        },
         { ...now[2]!, rows: [] },
       ]),
     );
     const plan = planRestore(now, target);
     const codes = plan.find((c) => c.table === 'codes')!;
-    assert.deepEqual(codes.delete.map((r) => r.id), [2]);
-    assert.deepEqual(codes.update.map((r) => r.name), ['Home']);
-    assert.deepEqual(codes.insert.map((r) => r.name), ['New']);
+    assert.deepEqual(
+      codes.delete.map((r) => r.id),
+      [2],
+    );
+    assert.deepEqual(
+      codes.update.map((r) => r.name),
+      ['Home'],
+    );
+    assert.deepEqual(
+      codes.insert.map((r) => r.name),
+      ['New'],
+    );
     const meta = plan.find((c) => c.table === 'meta')!;
-    assert.deepEqual(meta.delete.map((r) => r.key), ['created_with'], 'journal_seq stays');
-    assert.equal(plan.some((c) => c.table === 'events'), false);
+    assert.deepEqual(
+      meta.delete.map((r) => r.key),
+      ['created_with'],
+      'journal_seq stays',
+    );
+    assert.equal(
+      plan.some((c) => c.table === 'events'),
+      false,
+    );
     assert.deepEqual(plan.find((c) => c.table === 'sources')!.delete.length, 3, 'a table the snapshot lacks is emptied');
   });
 
@@ -393,7 +429,10 @@ describe('vcs: version control through the tools', function () {
       assert.ok(Date.now() - last >= 450, 'the snapshot waited for the debounce');
       await h.snapshotter.idle();
       assert.equal(git(dir, 'rev-list', '--count', 'HEAD').trim(), '2', 'one commit for all five changes');
-      assert.equal(git(dir, 'log', '-1', '--format=%s').trim(), "Created the code 'A'; created the code 'B'; created the code 'C'; created the code 'D'; created the category 'Themes'");
+      assert.equal(
+        git(dir, 'log', '-1', '--format=%s').trim(),
+        "Created the code 'A'; created the code 'B'; created the code 'C'; created the code 'D'; created the category 'Themes'",
+      );
       assert.equal(git(dir, 'log', '-1', '--format=%an <%ae> / %cn').trim(), 'unit-test <agent.unit-test@marginalia.invalid> / Marginalia');
       assert.match(git(dir, 'log', '-1', '--format=%b'), /- Created the code 'D' \(create_code\) \(session sess-alice, REST_CLIENT, user alice\)/);
     } finally {
@@ -454,8 +493,16 @@ describe('vcs: version control through the tools', function () {
         h.store.transaction(() => {
           for (const i of order) {
             // equal data includes the entities' GUIDs (migration 17; a row inserted without one gets a random one)
-            h.store.run("INSERT INTO categories(id, name, name_key, owner, created_at, guid) VALUES (?, ?, ?, 'alice', '2026-01-01T00:00:00.000Z', ?)", [i, `Cat ${i}`, `cat ${i}`, `00000000-0000-4000-8000-00000000010${i}`]);
-            h.store.run("INSERT INTO codes(id, name, name_key, color, category_id, owner, created_at, updated_at, guid) VALUES (?, ?, ?, '#000000', ?, 'alice', 'x', 'x', ?)", [i, `Code ${i}`, `code ${i}`, i, `00000000-0000-4000-8000-00000000020${i}`]);
+            h.store.run("INSERT INTO categories(id, name, name_key, owner, created_at, guid) VALUES (?, ?, ?, 'alice', '2026-01-01T00:00:00.000Z', ?)", [
+              i,
+              `Cat ${i}`,
+              `cat ${i}`,
+              `00000000-0000-4000-8000-00000000010${i}`,
+            ]);
+            h.store.run(
+              "INSERT INTO codes(id, name, name_key, color, category_id, owner, created_at, updated_at, guid) VALUES (?, ?, ?, '#000000', ?, 'alice', 'x', 'x', ?)",
+              [i, `Code ${i}`, `code ${i}`, i, `00000000-0000-4000-8000-00000000020${i}`],
+            );
           }
         });
         return dumpOf(h);

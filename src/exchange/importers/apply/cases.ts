@@ -39,7 +39,8 @@ export function applyCases(a: Applying): void {
 /** Links the planned whole sources and adds the planned ranges to case `caseId` (named `name` in messages). */
 function addCaseMembers(a: Applying, caseId: number, name: string, k: PlannedCase): void {
   const { ctx, report } = a;
-  const unknown = (ref: string) => a.unknownRef('case_refs_to_unknown_sources', () => `The case "${name}" refers to source ${ref}, which the file does not hold`);
+  const unknown = (ref: string) =>
+    a.unknownRef('case_refs_to_unknown_sources', () => `The case "${name}" refers to source ${ref}, which the file does not hold`);
   for (const ref of k.sources) {
     const sourceId = a.sourceIds.get(ref);
     if (sourceId === undefined) unknown(ref);

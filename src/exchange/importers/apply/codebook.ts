@@ -39,7 +39,13 @@ export function applyCategories(a: Applying): (ref: PlanRef) => number {
       const name = names ? names.take(wanted, c.parent === null ? null : (byRef.get(c.parent)?.name ?? null)) : wanted;
       a.renamed('category', c.name, name, MAX_CODE_NAME);
       const existingId = ctx.repo.findCategoryByKey(nameKey(name))?.category_id;
-      id = a.existingOrNew('categories', 'category', c.guid, existingId, () => createCategory(stamped(ctx, c.owner), { name, parent_id: parentId, memo: c.memo }).category_id);
+      id = a.existingOrNew(
+        'categories',
+        'category',
+        c.guid,
+        existingId,
+        () => createCategory(stamped(ctx, c.owner), { name, parent_id: parentId, memo: c.memo }).category_id,
+      );
     }
     a.guids.keep('category', id, c.guid, false);
     resolving.delete(ref);

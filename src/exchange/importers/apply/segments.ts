@@ -56,10 +56,17 @@ export function applySegments(a: Applying): Names {
     const sourceId = a.sourceIds.get(g.source);
     a.at = () => `the coding [${g.start_pos}, ${g.end_pos}) of code '${names.code(g.code)}' in source '${names.source(g.source)}'`;
     if (codeId === undefined || sourceId === undefined) {
-      a.unknownRef('codings_of_unknown_codes_or_sources', () => `A coding refers to ${codeId === undefined ? `code ${g.code}` : `source ${g.source}`}, which the file does not hold`);
+      a.unknownRef(
+        'codings_of_unknown_codes_or_sources',
+        () => `A coding refers to ${codeId === undefined ? `code ${g.code}` : `source ${g.source}`}, which the file does not hold`,
+      );
       continue;
     }
-    const r = applyCode(stamped(ctx, g.owner, g.created_at), { code_id: codeId, source_id: sourceId, start_pos: g.start_pos, end_pos: g.end_pos, memo: g.memo, importance: g.importance }, textCache);
+    const r = applyCode(
+      stamped(ctx, g.owner, g.created_at),
+      { code_id: codeId, source_id: sourceId, start_pos: g.start_pos, end_pos: g.end_pos, memo: g.memo, importance: g.importance },
+      textCache,
+    );
     if (r.created) {
       report.created.segments++;
       a.guids.keep('coding', r.segment.segment_id, g.guid, true);
@@ -85,7 +92,10 @@ export function applyAvSegments(a: Applying, names: Names): void {
     a.at = () => `the AV coding [${g.start_ms}, ${g.end_ms}) ms of code '${names.code(g.code)}' in source '${names.source(g.source)}'`;
     a.tick();
     if (codeId === undefined || sourceId === undefined) {
-      a.unknownRef('codings_of_unknown_codes_or_sources', () => `An AV coding refers to ${codeId === undefined ? `code ${g.code}` : `source ${g.source}`}, which the file does not hold`);
+      a.unknownRef(
+        'codings_of_unknown_codes_or_sources',
+        () => `An AV coding refers to ${codeId === undefined ? `code ${g.code}` : `source ${g.source}`}, which the file does not hold`,
+      );
       continue;
     }
     const source = ctx.repo.getSource(sourceId);
@@ -102,7 +112,14 @@ export function applyAvSegments(a: Applying, names: Names): void {
       a.skip('av_codings_overlapping_the_same_code');
       continue;
     }
-    const seg = applyAvCode(stamped(ctx, g.owner, g.created_at), { code_id: codeId, source_id: sourceId, start_ms: g.start_ms, end_ms: g.end_ms, transcript: g.transcript, memo: g.memo });
+    const seg = applyAvCode(stamped(ctx, g.owner, g.created_at), {
+      code_id: codeId,
+      source_id: sourceId,
+      start_ms: g.start_ms,
+      end_ms: g.end_ms,
+      transcript: g.transcript,
+      memo: g.memo,
+    });
     counts.created++;
     a.guids.keep('av_coding', seg.segment_id, g.guid, true);
     a.guids.keep('av_selection', seg.segment_id, g.selection_guid, true);

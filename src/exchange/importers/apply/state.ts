@@ -150,7 +150,8 @@ export class Applying {
   /** One more item written: reports progress every 1000 items and at the end. */
   tick(): void {
     this.done++;
-    if (this.onProgress && (this.done % 1000 === 0 || this.done === this.total)) this.onProgress({ phase: 'apply', done: this.done, total: this.total, unit: 'items' });
+    if (this.onProgress && (this.done % 1000 === 0 || this.done === this.total))
+      this.onProgress({ phase: 'apply', done: this.done, total: this.total, unit: 'items' });
   }
 
   /** Adds `n` to `skipped[reason]`. */
@@ -177,14 +178,23 @@ export class Applying {
     this.reportedRenames.add(key);
     list.push({ kind, from, to });
     const n = codePointLength(from.trim());
-    if (n > max) this.warn(`The ${kind} name '${sliceCp(from.trim(), 0, 60)}...' has ${n} characters, more than the ${max} a ${kind} name may have: it was imported as '${to}' (see renamed)`);
+    if (n > max)
+      this.warn(
+        `The ${kind} name '${sliceCp(from.trim(), 0, 60)}...' has ${n} characters, more than the ${max} a ${kind} name may have: it was imported as '${to}' (see renamed)`,
+      );
   }
 
   /**
    * `existingId` when the project has the item (counted as reused in `count`), else the id of the item `create`
    * makes (counted as created; the file's `guid` stored for it as `kind`).
    */
-  existingOrNew(count: keyof ImportCounts, kind: ExchangeGuidKind, guid: string | null | undefined, existingId: number | undefined, create: () => number): number {
+  existingOrNew(
+    count: keyof ImportCounts,
+    kind: ExchangeGuidKind,
+    guid: string | null | undefined,
+    existingId: number | undefined,
+    create: () => number,
+  ): number {
     if (existingId !== undefined) {
       this.report.reused[count]++;
       return existingId;

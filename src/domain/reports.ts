@@ -267,8 +267,18 @@ function axisPositions(ranges: CodedRanges, index: Map<number, number>): Int32Ar
  * position (segments of other codes are skipped); `add(i, j)` is called once per overlapping pair, i <= j.
  */
 export function sweepOverlaps(ranges: CodedRanges, index: Map<number, number>, add: (i: number, j: number) => void): void {
+  overlapPairs(ranges, axisPositions(ranges, index), (i, j) => {
+    add(i, j);
+    return true;
+  });
+}
+
+/**
+ * The sweep of {@link sweepOverlaps} over axis positions `pos` (one per segment of `ranges`, −1: skipped):
+ * `visit(i, j)` (i <= j) for each overlapping pair; stops, returning false, when `visit` returns false.
+ */
+function overlapPairs(ranges: CodedRanges, pos: Int32Array, visit: (i: number, j: number) => boolean): boolean {
   const { source_id: src, start_pos: start, end_pos: end } = ranges;
-  const pos = axisPositions(ranges, index);
   const n = src.length;
   for (let i = 0; i < n; i++) {
     const pi = pos[i] as number;
@@ -278,10 +288,10 @@ export function sweepOverlaps(ranges: CodedRanges, index: Map<number, number>, a
     for (let j = i + 1; j < n && src[j] === s && (start[j] as number) < e; j++) {
       const pj = pos[j] as number;
       if (pj < 0) continue;
-      if (pi <= pj) add(pi, pj);
-      else add(pj, pi);
+      if (!(pi <= pj ? visit(pi, pj) : visit(pj, pi))) return false;
     }
   }
+  return true;
 }
 
 /**
@@ -298,30 +308,19 @@ function triangleRows(m: number): Int32Array {
 type Counts = Uint16Array | Uint32Array | Float64Array;
 
 /**
- * {@link sweepOverlaps} into the upper triangle of the m*m matrix (layout of {@link triangleRows}), with
- * the loop inlined. Each overlapping pair increments a cell at random, so the smaller the array the fewer
+ * {@link sweepOverlaps} into the upper triangle of the m*m matrix (layout of {@link triangleRows}). Each overlapping pair increments a cell at random, so the smaller the array the fewer
  * the cache misses: the triangle of 2,000 codes in 16-bit counts is 4 MB, where the full square in doubles
  * was 32 MB. Returns false, leaving `counts` incomplete, as soon as a cell would exceed `max`; the caller
  * then counts again into a wider array.
  */
 function triangleOverlaps(ranges: CodedRanges, pos: Int32Array, rowStart: Int32Array, counts: Counts, max: number): boolean {
-  const { source_id: src, start_pos: start, end_pos: end } = ranges;
-  const n = src.length;
-  for (let i = 0; i < n; i++) {
-    const pi = pos[i] as number;
-    if (pi < 0) continue;
-    const s = src[i] as number;
-    const e = end[i] as number;
-    for (let j = i + 1; j < n && src[j] === s && (start[j] as number) < e; j++) {
-      const pj = pos[j] as number;
-      if (pj < 0) continue;
-      const k = pi <= pj ? (rowStart[pi] as number) + pj - pi : (rowStart[pj] as number) + pi - pj;
-      const v = (counts[k] as number) + 1;
-      if (v > max) return false;
-      counts[k] = v;
-    }
-  }
-  return true;
+  return overlapPairs(ranges, pos, (pi, pj) => {
+    const k = (rowStart[pi] as number) + pj - pi;
+    const v = (counts[k] as number) + 1;
+    if (v > max) return false;
+    counts[k] = v;
+    return true;
+  });
 }
 
 /** The full symmetric m*m matrix (row-major) of the upper triangle `tri` (layout of {@link triangleRows}), in `square`. */

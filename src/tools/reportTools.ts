@@ -22,7 +22,11 @@ import {
   requireReport,
   resolveReportFilter,
   runReportJob,
+  type ReportFiltersInput,
+  type ReportResult,
 } from '../domain/reports';
+import type { DomainContext } from '../domain/events';
+import type { ProjectRepository, ReportFilter } from '../domain/ports';
 import { REPORT_FORMATS, renderReport, type ReportFormat } from '../exchange/reportFormats';
 import { defineTool } from './defineTool';
 import { args, id, text } from './schemas';
@@ -48,6 +52,23 @@ const filters = args({
   .optional()
   .describe('narrows the report; every given field narrows further; omitted: the whole project');
 
+/**
+ * The input, effect, trust and run of a report tool whose only parameter is `filters` (frequency,
+ * co-occurrence): resolves the filters (SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND) and runs
+ * `compute` as a report job of `type`.
+ */
+function filteredReportJob(type: 'frequency' | 'cooccurrence', compute: (repo: ProjectRepository, f: ReportFilter) => ReportResult) {
+  return {
+    input: args({ filters }),
+    effect: 'create' as const,
+    trust: 'report' as const,
+    run: (ctx: { domain: DomainContext<ProjectRepository> }, input: { filters?: ReportFiltersInput }) => {
+      const f = resolveReportFilter(ctx.domain, input.filters);
+      return runReportJob(ctx.domain, type, f, {}, () => compute(ctx.domain.repo, f));
+    },
+  };
+}
+
 const JOB =
   'Runs as a job that completes before the call returns: emits analysis.report_started then analysis.report_completed (result_uri qda://reports/<id>), ' +
   'or analysis.report_failed when computing fails (the report is then stored with status failed and the call still succeeds with status "failed", error_code and error). ' +
@@ -61,13 +82,7 @@ export const generateFrequencyReportTool = defineTool({
     'Code frequencies: for every code of the codebook (or of filters.code_ids) the number of coded text segments, the number of distinct sources they are in, and the coders who made them (each with their counts); ' +
     'most used first. result: {totals: {codes, codes_used, segments, sources, coders}, codes: [{code_id, name, color, category_id, segment_count, source_count, coders: [{coder, segment_count, source_count}]}]}. ' +
     `${JOB} Errors: SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND (an id in filters that does not exist).`,
-  input: args({ filters }),
-  effect: 'create',
-  trust: 'report',
-  run: (ctx, input) => {
-    const f = resolveReportFilter(ctx.domain, input.filters);
-    return runReportJob(ctx.domain, 'frequency', f, {}, () => frequencyReport(ctx.domain.repo, f));
-  },
+  ...filteredReportJob('frequency', frequencyReport),
 });
 
 export const generateCooccurrenceReportTool = defineTool({
@@ -79,13 +94,7 @@ export const generateCooccurrenceReportTool = defineTool({
     '(half-open ranges; touching ranges do not overlap), as a symmetric matrix whose diagonal counts overlapping segments of the same code. ' +
     'result: {codes: [{code_id, name, color}] (rows and columns: filters.code_ids, else every code with a segment), matrix: number[][], total_overlaps, same_code_overlaps, top_pairs: [{code_a_id, code_a_name, code_b_id, code_b_name, count}]}. ' +
     `${JOB} Errors: SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND (an id in filters that does not exist).`,
-  input: args({ filters }),
-  effect: 'create',
-  trust: 'report',
-  run: (ctx, input) => {
-    const f = resolveReportFilter(ctx.domain, input.filters);
-    return runReportJob(ctx.domain, 'cooccurrence', f, {}, () => cooccurrenceReport(ctx.domain.repo, f));
-  },
+  ...filteredReportJob('cooccurrence', cooccurrenceReport),
 });
 
 export const generateCoderComparisonTool = defineTool({
@@ -99,7 +108,7 @@ export const generateCoderComparisonTool = defineTool({
     "Fleiss' kappa (1971), Brennan-Prediger kappa (1981), Gwet's AC1 (2008), Krippendorff's alpha nominal (2011) and the unitizing alpha on the coded stretches (Krippendorff 1995/2004; its interval resamples sources). " +
     'Compared sources: the text sources (within filters) on which at least two of the coders coded something. With exactly two coders each code also has the 2x2 table {both, only_a, only_b, neither, coded_a, coded_b, characters (units), po, pe, kappa, percent_agreement}. ' +
     'result: {coders, unit, bootstrap, method, sources: [{source_id, name, characters, units}], total_characters, codes: [{code_id, name, measures: {units, percent_agreement, cohen_kappa: [{coders, value, ci_low, ci_high}], fleiss_kappa, brennan_prediger, gwet_ac1, krippendorff_alpha, unitizing_alpha}, ...2x2 table}], overall, ' +
-    'disagreements: [{code_id, code, source_id, source, start_pos, end_pos, text, coded_by, not_coded_by}] (at most max_disagreements_per_code per code), suggestions: {by_code: [{coder, code_id, code, suggested, accepted, edited, rejected, pending, acceptance_rate, edit_rate, rejection_rate}], by_month: [{coder, month, ...}]} ' +
+    'disagreements: [{code_id, code, source_id, source, start_pos, end_pos, text, coded_by, not_coded_by}] (at most max_disagreements_per_code per code), suggestions: {by_code: [{coder, code_id, code, suggested, accepted, edited, rejected, pending, acceptance_rate, edit_rate, rejection_rate}], by_month: [{coder, month, ...}], by_week: [{coder, week (the Monday of the ISO week, YYYY-MM-DD, UTC), ...}]} ' +
     "(each suggesting coder's, usually an agent's, coding suggestions: accepted unchanged, edited = changed or removed after approval, rejected, pending; rates of the decided)}. " +
     `${JOB} Errors: INVALID_ARGUMENTS (fewer than two different coders, more than 12, a coder with no segments, filters.coder given), SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND.`,
   input: args({

@@ -36,14 +36,7 @@ export const IGNORED = ['**/generated/**', '**/*.generated.ts', '**/*.d.ts'];
  * under way; remove an entry when its clone is gone.
  */
 export const KNOWN: ReadonlyMap<string, string> = new Map([
-  ['src/agent/pipeline/arguments.ts|src/agent/pipeline/arguments.ts', 'pipeline split in issue 17 (one argument-resolution helper)'],
-  ['src/agent/agentAccess.ts|src/agent/pipeline/arguments.ts', 'pipeline split in issue 17 (one argument-resolution helper)'],
   ['src/adapters/grpc/serverContext.ts|src/adapters/grpc/subscribe.ts', 'pipeline split in issue 17 (gRPC adapter)'],
-  ['src/domain/erasure.ts|src/vcs/merge/textMerge.ts', 'team sync in issue 17 (vcs/merge is being written)'],
-  ['src/tools/searchTools.ts|src/tools/searchTools.ts', 'one ranking module in issue 17 item 2'],
-  ['src/domain/similarSegments.ts|src/tools/searchTools.ts', 'one ranking module in issue 17 item 2'],
-  ['src/tools/rankedSuggestionTools.ts|src/tools/rankedSuggestionTools.ts', 'one ranking module in issue 17 item 2'],
-  ['src/exchange/importers/qualcoder.ts|src/exchange/importers/rqda.ts', 'one import applier in issue 17 item 2'],
   // Still to merge (issue 17 item 4).
 ]);
 

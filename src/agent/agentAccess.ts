@@ -2,6 +2,7 @@ import { ToolError } from '../core/errors';
 import type { ClosedSourceRow, ProjectRepository } from '../domain/ports';
 import type { OpenProject } from '../tools/context';
 import type { AnyTool } from '../tools/defineTool';
+import { forEachArgumentKey } from './pipeline/arguments';
 
 /**
  * Sources closed to agents (issue 14 item 11). The researcher closes a source, a folder (with its
@@ -232,19 +233,12 @@ function idsOf(input: unknown): { sources: Set<number>; segments: Set<number> } 
     if (typeof x === 'number') set.add(x);
     else if (Array.isArray(x)) for (const y of x) if (typeof y === 'number') set.add(y);
   };
-  const visit = (v: unknown, depth: number) => {
-    if (depth > 4 || v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) {
-      for (const x of v) visit(x, depth + 1);
-      return;
-    }
-    for (const [k, x] of Object.entries(v)) {
-      if (k === 'source_id' || k === 'source_ids') add(sources, x);
-      else if (k === 'segment_id' || k === 'segment_ids') add(segments, x);
-      else if (typeof x === 'object') visit(x, depth + 1);
-    }
-  };
-  visit(input, 0);
+  forEachArgumentKey(input, 4, (k, x) => {
+    if (k === 'source_id' || k === 'source_ids') add(sources, x);
+    else if (k === 'segment_id' || k === 'segment_ids') add(segments, x);
+    else return false;
+    return true;
+  });
   return { sources, segments };
 }
 

@@ -15,6 +15,7 @@
  * searched: they are the researcher's notes, not the participant's text, and a memo quoting the transcript
  * keeps its quote (the tool's report says so).
  */
+import { codePointLength } from '../core/text';
 
 /** What replaces erased text. */
 export const ERASED = '[erased]';
@@ -39,20 +40,6 @@ function windowHash(s: string, at: number): number {
   let h = 0;
   for (let i = 0; i < WINDOW; i++) h = (Math.imul(h, BASE) + s.charCodeAt(at + i)) >>> 0;
   return h;
-}
-
-function codePoints(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0xd800 || c > 0xdbff || i + 1 >= s.length) n++;
-    else {
-      const d = s.charCodeAt(i + 1);
-      n++;
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-  }
-  return n;
 }
 
 /** Nesting depth below which {@link TextRedactor.redactValue} recurses; deeper values are searched iteratively. */
@@ -89,7 +76,7 @@ export class TextRedactor {
   ) {
     this.segmentIds = new Set(segmentIds);
     const unique = new Set<string>();
-    for (const t of texts) if (typeof t === 'string' && t.length >= WINDOW && codePoints(t) >= MIN_NEEDLE_CODE_POINTS) unique.add(t);
+    for (const t of texts) if (typeof t === 'string' && t.length >= WINDOW && codePointLength(t) >= MIN_NEEDLE_CODE_POINTS) unique.add(t);
     this.needles = [...unique].sort((a, b) => b.length - a.length);
     for (const n of this.needles) {
       const h = windowHash(n, 0);

@@ -167,15 +167,15 @@ export function toPassages(scored: readonly ScoredSegment[], k: number): Similar
       continue;
     }
     if (order.length >= k) continue;
-    const cps = [...s.text];
+    const cut = cutPassageText(s.text);
     const p: SimilarPassage = {
       segment_id: s.segment_id,
       source_id: s.source_id,
       source_name: s.source_name,
       start_pos: s.start_pos,
       end_pos: s.end_pos,
-      text: cps.length > MAX_PASSAGE_TEXT ? cps.slice(0, MAX_PASSAGE_TEXT).join('') : s.text,
-      text_truncated: cps.length > MAX_PASSAGE_TEXT,
+      text: cut.text,
+      text_truncated: cut.truncated,
       score: round(score),
       codes: [{ code_id: s.code_id, code_name: s.code_name, segment_id: s.segment_id }],
     };
@@ -183,6 +183,12 @@ export function toPassages(scored: readonly ScoredSegment[], k: number): Similar
     order.push(p);
   }
   return order;
+}
+
+/** `text` cut to its first {@link MAX_PASSAGE_TEXT} code points, and whether it was cut. */
+export function cutPassageText(text: string): { text: string; truncated: boolean } {
+  const cps = [...text];
+  return cps.length > MAX_PASSAGE_TEXT ? { text: cps.slice(0, MAX_PASSAGE_TEXT).join(''), truncated: true } : { text, truncated: false };
 }
 
 /**

@@ -56,6 +56,18 @@ function page<T>(items: readonly T[], offset = 0, limit = DEFAULT_PAGE): { items
   return { items: items.slice(offset, offset + limit), offset, has_more: offset + limit < items.length };
 }
 
+/** Arguments of the two uncoded-text analyses: a text source and a page of its uncoded ranges. */
+const uncodedInput = args({ source_id: id('the text source'), offset: pageOffset, limit: pageLimit });
+
+/** The uncoded analysis of the source `input` names (SOURCE_NOT_FOUND, INVALID_POSITION) and the page of its ranges asked for. */
+function uncodedPage(
+  ctx: Parameters<typeof analyzeUncoded>[0],
+  input: z.output<typeof uncodedInput>,
+): { a: UncodedAnalysis; p: { items: UncodedRange[]; offset: number; has_more: boolean } } {
+  const a = analyzeUncoded(ctx, input.source_id);
+  return { a, p: page(a.ranges, input.offset, input.limit) };
+}
+
 function rankedOut(r: RankedCode) {
   return {
     code_id: r.code_id,
@@ -81,13 +93,12 @@ export const analyzeContentForCodes = defineTool({
     'Writes nothing. Returns {source_id, source_name, segment_count, total_length, coded_length, uncoded_percentage, analysis, unit_count, range_count, offset, has_more, ' +
     'uncoded_segments: [{start_pos, end_pos, length, unit, speaker, text_excerpt, best_code: {code_id, code_name, confidence} | null}], uncovered_terms: [{term, unit_count}]}. ' +
     'Follow up with suggest_new_code. Errors: SOURCE_NOT_FOUND, INVALID_POSITION (a source without text).',
-  input: args({ source_id: id('the text source'), offset: pageOffset, limit: pageLimit }),
+  input: uncodedInput,
   effect: 'read',
   trust: 'read',
   run: (ctx, input) => {
-    const a = analyzeUncoded(ctx.domain, input.source_id);
+    const { a, p } = uncodedPage(ctx.domain, input);
     const ranker = new CodeRanker(ctx.domain.repo);
-    const p = page(a.ranges, input.offset, input.limit);
     const c = coverage(a);
     return {
       ...c,
@@ -166,12 +177,11 @@ export const analyzeUncodedText = defineTool({
     UNITS +
     'Writes nothing. Returns {source_id, source_name, total_length, coded_length, uncoded_length, uncoded_percentage, segment_count, unit_count, range_count, offset, has_more, ' +
     'uncoded_ranges: [{start_pos, end_pos, length, unit (turn | paragraph | sentences), speaker, text_excerpt}]}. Errors: SOURCE_NOT_FOUND, INVALID_POSITION (a source without text).',
-  input: args({ source_id: id('the text source'), offset: pageOffset, limit: pageLimit }),
+  input: uncodedInput,
   effect: 'read',
   trust: 'read',
   run: (ctx, input) => {
-    const a = analyzeUncoded(ctx.domain, input.source_id);
-    const p = page(a.ranges, input.offset, input.limit);
+    const { a, p } = uncodedPage(ctx.domain, input);
     return { ...coverage(a), offset: p.offset, has_more: p.has_more, uncoded_ranges: p.items.map(rangeOut) };
   },
 });

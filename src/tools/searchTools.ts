@@ -21,9 +21,9 @@ import { SOURCE_TYPES } from '../domain/model';
 import type { EmbeddingsPort, SearchFilter, SearchSegment } from '../domain/ports';
 import { checkFilter, searchCodes, searchText } from '../domain/search';
 import { QUERY_SYNTAX_HELP } from '../domain/searchQuery';
-import { bm25Segments, cosineSegments, MAX_PASSAGE_TEXT, overlapsSegment, requireSearchSegment, toPassages } from '../domain/similarSegments';
+import { bm25Segments, cosineSegments, cutPassageText, overlapsSegment, requireSearchSegment, toPassages } from '../domain/similarSegments';
 import type { ToolContext } from './context';
-import { defineTool, type ProjectReader } from './defineTool';
+import { defineTool, type PrepareContext, type ProjectReader } from './defineTool';
 import { codeOut } from './present';
 import { args, id, text } from './schemas';
 
@@ -164,6 +164,24 @@ function lexical(reason: string | null): SimilarityPrep {
 }
 
 /**
+ * The `prepare` of both similarity searches: lexical ranking without an embedding model (or an open project);
+ * else the vectors `embed` asks for, or lexical ranking with the endpoint's error as `fallback_reason` when
+ * `embed` rejects.
+ */
+async function prepareEmbeddings(
+  pctx: PrepareContext,
+  embed: (port: EmbeddingsPort, reader: ProjectReader) => Promise<{ query: number[] | null; fresh: { hash: string; vector: number[] }[] }>,
+): Promise<SimilarityPrep> {
+  const port = pctx.embeddings;
+  if (!port || !pctx.reader) return lexical(null);
+  try {
+    return { embeddings: { model: port.model, ...(await embed(port, pctx.reader)) }, fallback_reason: null };
+  } catch (e) {
+    return lexical((e as Error).message);
+  }
+}
+
+/**
  * The vectors of `segments` under `model` after caching `fresh` (in its own transaction; no research data
  * changes), by segment id; segments without one are left out.
  */
@@ -181,7 +199,6 @@ function vectorsFor(ctx: ToolContext, model: string, fresh: readonly { hash: str
 }
 
 function segmentSummary(s: SearchSegment) {
-  const cps = [...s.text];
   return {
     segment_id: s.segment_id,
     code_id: s.code_id,
@@ -190,7 +207,7 @@ function segmentSummary(s: SearchSegment) {
     source_name: s.source_name,
     start_pos: s.start_pos,
     end_pos: s.end_pos,
-    text: cps.length > MAX_PASSAGE_TEXT ? cps.slice(0, MAX_PASSAGE_TEXT).join('') : s.text,
+    text: cutPassageText(s.text).text,
   };
 }
 
@@ -212,17 +229,11 @@ export const searchSemanticTool = defineTool({
   }),
   effect: 'read',
   trust: 'search',
-  prepare: async (input, pctx): Promise<SimilarityPrep> => {
-    const port = pctx.embeddings;
-    if (!port || !pctx.reader) return lexical(null);
-    try {
-      const segments = pctx.reader.listSegmentsForSearch(toFilter(input.filters));
-      const r = await embedMissing(port, pctx.reader, segments, [input.query]);
-      return { embeddings: { model: port.model, query: r.extra[0] ?? null, fresh: r.fresh }, fallback_reason: null };
-    } catch (e) {
-      return lexical((e as Error).message);
-    }
-  },
+  prepare: (input, pctx) =>
+    prepareEmbeddings(pctx, async (port, reader) => {
+      const r = await embedMissing(port, reader, reader.listSegmentsForSearch(toFilter(input.filters)), [input.query]);
+      return { query: r.extra[0] ?? null, fresh: r.fresh };
+    }),
   run: (ctx, input, prep) => {
     const filter = toFilter(input.filters);
     checkFilter(ctx.domain, filter);
@@ -269,18 +280,14 @@ export const findSimilarSegmentsTool = defineTool({
   }),
   effect: 'read',
   trust: 'search',
-  prepare: async (input, pctx): Promise<SimilarityPrep> => {
-    const port = pctx.embeddings;
-    if (!port || !pctx.reader) return lexical(null);
-    const target = pctx.reader.getSegmentsForSearch([input.segment_id])[0];
+  prepare: async (input, pctx) => {
+    const target = pctx.embeddings ? pctx.reader?.getSegmentsForSearch([input.segment_id])[0] : undefined;
     // no such text segment: run answers SEGMENT_NOT_FOUND, saying so when the id is an AV segment's
     if (!target) return lexical(null);
-    try {
-      const r = await embedMissing(port, pctx.reader, pctx.reader.listSegmentsForSearch({}), [], target);
-      return { embeddings: { model: port.model, query: null, fresh: r.fresh }, fallback_reason: null };
-    } catch (e) {
-      return lexical((e as Error).message);
-    }
+    return prepareEmbeddings(pctx, async (port, reader) => ({
+      query: null,
+      fresh: (await embedMissing(port, reader, reader.listSegmentsForSearch({}), [], target)).fresh,
+    }));
   },
   run: (ctx, input, prep) => {
     const target = requireSearchSegment(ctx.domain, input.segment_id);

@@ -4,21 +4,33 @@
  */
 import type { EntityRef } from '../../domain/ports';
 
-/** The source ids a call's arguments name: `source_id`, and `source_id` inside array items (batch operations). */
-export function sourceIdsOf(input: unknown): number[] {
-  const ids = new Set<number>();
+/**
+ * Walks a call's arguments (one mechanism for every reader of them): every key of every object, inside array
+ * items too (batch operations), down to `maxDepth` levels below `input` (which is level 0). `onKey(key, value)`
+ * returns true when it took the value; otherwise an object or array value is walked in turn.
+ */
+export function forEachArgumentKey(input: unknown, maxDepth: number, onKey: (key: string, value: unknown) => boolean): void {
   const visit = (v: unknown, depth: number) => {
-    if (depth > 3 || v === null || typeof v !== 'object') return;
+    if (depth > maxDepth || v === null || typeof v !== 'object') return;
     if (Array.isArray(v)) {
       for (const x of v) visit(x, depth + 1);
       return;
     }
     for (const [k, x] of Object.entries(v)) {
-      if (k === 'source_id' && typeof x === 'number') ids.add(x);
-      else if (typeof x === 'object') visit(x, depth + 1);
+      if (!onKey(k, x) && typeof x === 'object') visit(x, depth + 1);
     }
   };
   visit(input, 0);
+}
+
+/** The source ids a call's arguments name: `source_id`, and `source_id` inside array items (batch operations). */
+export function sourceIdsOf(input: unknown): number[] {
+  const ids = new Set<number>();
+  forEachArgumentKey(input, 3, (k, x) => {
+    if (k !== 'source_id' || typeof x !== 'number') return false;
+    ids.add(x);
+    return true;
+  });
   return [...ids];
 }
 
@@ -38,18 +50,11 @@ export function entityRefsOf(toolName: string, input: unknown): EntityRef[] {
     if (key === 'segment_id') return toolName.includes('av_') ? undefined : 'segment';
     return undefined;
   };
-  const visit = (v: unknown, depth: number) => {
-    if (depth > 3 || v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) {
-      for (const x of v) visit(x, depth + 1);
-      return;
-    }
-    for (const [k, x] of Object.entries(v)) {
-      const kind = kindOf(k);
-      if (kind && typeof x === 'number' && Number.isInteger(x)) refs.set(`${kind}:${x}`, { kind, id: x });
-      else if (typeof x === 'object') visit(x, depth + 1);
-    }
-  };
-  visit(input, 0);
+  forEachArgumentKey(input, 3, (k, x) => {
+    const kind = kindOf(k);
+    if (!kind || typeof x !== 'number' || !Number.isInteger(x)) return false;
+    refs.set(`${kind}:${x}`, { kind, id: x });
+    return true;
+  });
   return [...refs.values()];
 }

@@ -1,23 +1,10 @@
 import * as path from 'node:path';
-import { codePointLength } from '../../core/text';
 import { MAX_ATTRIBUTE_NAME } from '../../domain/cases';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
-import { anchoringWarnings, ImportAnchoring } from '../reanchor';
 import { requireSchema, type ForeignDb } from '../sqlite';
 import { databaseImporter } from './database';
-import {
-  emptyPlan,
-  fitName,
-  memoOf,
-  normalizeColor,
-  PlannedCases,
-  skip,
-  warn,
-  type ImportOptions,
-  type ImportPlan,
-  type PlannedAttribute,
-  type PlannedSource,
-} from './plan';
+import { emptyPlan, fitName, memoOf, normalizeColor, PlannedCases, skip, warn, type ImportOptions, type ImportPlan, type PlannedSource } from './plan';
+import { linkCase, optionalColumn as col, PlannedCodings, typedAttribute, uniqueName } from './projectDatabase';
 
 /**
  * QualCoder project import: the `data.qda` SQLite database inside a QualCoder project folder (schema `v8`,
@@ -65,9 +52,33 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
       warn(plan, `The project's schema is ${version}; this importer was written for QualCoder's v8 and read what it recognises`);
   }
   const origin = `QualCoder: ${path.basename(path.dirname(filePath))}/${path.basename(filePath)}`;
+  const sources = planSources(db, plan, origin);
+  const parentOf = planCategories(db, plan);
+  const codeNames = planCodes(db, plan, parentOf);
+  const missing = 'codings_of_missing_codes_or_sources';
+  planCodings(db, new PlannedCodings(plan, options, sources, codeNames, { code: missing, source: missing }));
 
-  // -- sources
-  const texts = new Map<number, string>();
+  // -- attribute types (valuetype by name; QualCoder's attribute_type.name is its primary key)
+  const types = new Map<string, string>();
+  if (tables.has('attribute_type')) {
+    for (const t of db.all<{ name: string; valuetype: string | null }>('SELECT name, valuetype FROM attribute_type'))
+      types.set(t.name, (t.valuetype ?? '').toLowerCase());
+  }
+  if (tables.has('cases')) planCases(db, plan, sources, types);
+  if (tables.has('attribute')) planFileAttributes(db, plan, sources, types);
+
+  skip(plan, 'annotations', count('annotation'));
+  skip(plan, 'journals', count('journal'));
+  skip(plan, 'image_codings', count('code_image'));
+  skip(plan, 'av_codings', count('code_av'));
+  return plan;
+}
+
+/**
+ * Plans the `source` rows with a `fulltext` as text sources (names made unique, `mediapath` in the origin) and
+ * returns them by `id`; media sources (no text) are counted, with a warning.
+ */
+function planSources(db: ForeignDb, plan: ImportPlan, origin: string): Map<number, PlannedSource> {
   const plannedSources = new Map<number, PlannedSource>();
   const names = new Set<string>();
   for (const s of db.all<{ id: number; name: string; fulltext: string | null; mediapath: string | null; memo: string | null; owner: string | null }>(
@@ -77,13 +88,9 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
       skip(plan, 'media_sources');
       continue;
     }
-    texts.set(s.id, s.fulltext);
-    let name = fitName(s.name, MAX_SOURCE_NAME, `Source ${s.id}`);
-    if (names.has(name)) name = fitName(`${name} (${s.id})`, MAX_SOURCE_NAME, `Source ${s.id}`);
-    names.add(name);
     const planned: PlannedSource = {
       ref: `fid:${s.id}`,
-      name,
+      name: uniqueName(names, s.name, s.id, MAX_SOURCE_NAME, `Source ${s.id}`),
       text: s.fulltext,
       memo: memoOf(s.memo),
       origin: s.mediapath ? `${origin} (${s.mediapath})` : origin,
@@ -95,11 +102,11 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
   }
   if ((plan.skipped.media_sources ?? 0) > 0)
     warn(plan, `${plan.skipped.media_sources} audio, video or image source(s) were not imported (their files are outside the database)`);
+  return plannedSources;
+}
 
-  // -- categories, nested through supercatid
-  const parentOf = planCategories(db, plan);
-
-  // -- codes
+/** Plans the `code_name` rows as codes in their category (`catid`, as planned in `parentOf`); returns each code's planned name by `cid`. */
+function planCodes(db: ForeignDb, plan: ImportPlan, parentOf: Map<number, number | null>): Map<number, string> {
   const codeNames = new Map<number, string>();
   for (const c of db.all<{ cid: number; name: string; memo: string | null; catid: number | null; owner: string | null; color: string | null }>(
     `SELECT cid, name, ${col(db, 'code_name', 'memo')}, catid, ${col(db, 'code_name', 'owner')}, ${col(db, 'code_name', 'color')} FROM code_name ORDER BY cid`,
@@ -110,11 +117,12 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
     if (c.catid !== null && category === null) skip(plan, 'codes_with_missing_category');
     plan.codes.push({ ref: `cid:${c.cid}`, name, color: normalizeColor(c.color), memo: memoOf(c.memo), category, owner: c.owner });
   }
+  return codeNames;
+}
 
-  // -- codings, re-anchored by their seltext
-  const lengths = new Map([...texts].map(([id, t]) => [id, codePointLength(t)]));
-  const anchoring = new ImportAnchoring(options.reanchor !== false);
-  for (const g of db.all<{
+/** Plans the `code_text` rows as codings, re-anchored by their `seltext`; `important = 1` becomes importance 1. */
+function planCodings(db: ForeignDb, codings: PlannedCodings): void {
+  const rows = db.all<{
     cid: number;
     fid: number;
     seltext: string | null;
@@ -125,88 +133,32 @@ function planQualCoder(db: ForeignDb, filePath: string, options: ImportOptions):
     important: number | null;
   }>(
     `SELECT cid, fid, ${col(db, 'code_text', 'seltext')}, pos0, pos1, ${col(db, 'code_text', 'owner')}, ${col(db, 'code_text', 'memo')}, ${col(db, 'code_text', 'important')} FROM code_text ORDER BY fid, pos0, pos1, cid`,
+  );
+  for (const g of rows) {
+    const start = Math.round(Number(g.pos0));
+    codings.add({ ...g, start, end: Math.round(Number(g.pos1)), memo: memoOf(g.memo), importance: g.important ? 1 : 0 });
+  }
+  codings.finish();
+}
+
+/** Plans the `attribute` rows of `attr_type` `file` as document attributes of their (text) source; other kinds are counted. */
+function planFileAttributes(db: ForeignDb, plan: ImportPlan, sources: Map<number, PlannedSource>, types: Map<string, string>): void {
+  for (const a of db.all<{ name: string; value: string | null; id: number }>(
+    "SELECT name, value, id FROM attribute WHERE attr_type = 'file' ORDER BY id, name",
   )) {
-    const source = plannedSources.get(g.fid);
-    const code = codeNames.get(g.cid);
-    if (code === undefined || source === undefined) {
-      skip(plan, 'codings_of_missing_codes_or_sources');
+    const source = sources.get(a.id);
+    if (!source) {
+      skip(plan, db.all('SELECT 1 FROM source WHERE id = ?', [a.id]).length > 0 ? 'file_attributes_of_media_sources' : 'file_attributes_of_missing_sources');
       continue;
     }
-    const at = anchoring.place(source.ref, source.text, { source: source.name, code }, g.seltext, Math.round(Number(g.pos0)), Math.round(Number(g.pos1)));
-    if (at.status === 'unplaceable') {
-      skip(plan, 'codings_outside_their_source');
-      continue;
-    }
-    plan.segments.push({
-      code: `cid:${g.cid}`,
-      source: source.ref,
-      start_pos: at.start_pos,
-      end_pos: at.end_pos,
-      memo: memoOf(g.memo),
-      importance: g.important ? 1 : 0,
-      owner: g.owner,
-    });
+    const attribute = typedAttribute(fitName(a.name, MAX_ATTRIBUTE_NAME, 'Attribute'), a.value, types.get(a.name) ?? '');
+    if (attribute) (source.attributes ??= []).push(attribute);
   }
-  plan.anchoring = anchoring.report;
-  for (const w of anchoringWarnings(anchoring.report)) warn(plan, w);
-
-  // -- attribute types (valuetype by name; QualCoder's attribute_type.name is its primary key)
-  const types = new Map<string, string>();
-  if (tables.has('attribute_type')) {
-    for (const t of db.all<{ name: string; valuetype: string | null }>('SELECT name, valuetype FROM attribute_type'))
-      types.set(t.name, (t.valuetype ?? '').toLowerCase());
-  }
-
-  // -- cases
-  if (tables.has('cases')) planCases(db, plan, texts, lengths, types);
-
-  // -- file attributes -> document attributes
-  if (tables.has('attribute')) {
-    for (const a of db.all<{ name: string; value: string | null; id: number }>(
-      "SELECT name, value, id FROM attribute WHERE attr_type = 'file' ORDER BY id, name",
-    )) {
-      const source = plannedSources.get(a.id);
-      if (!source) {
-        skip(
-          plan,
-          texts.has(a.id) || db.all('SELECT 1 FROM source WHERE id = ?', [a.id]).length > 0
-            ? 'file_attributes_of_media_sources'
-            : 'file_attributes_of_missing_sources',
-        );
-        continue;
-      }
-      const attribute = typedAttribute(fitName(a.name, MAX_ATTRIBUTE_NAME, 'Attribute'), a.value, types.get(a.name) ?? '');
-      if (attribute) (source.attributes ??= []).push(attribute);
-    }
-    skip(
-      plan,
-      'attributes_of_other_kinds',
-      Number(db.all<{ n: number }>("SELECT COUNT(*) AS n FROM attribute WHERE attr_type IS NOT 'file' AND attr_type IS NOT 'case'")[0]?.n ?? 0),
-    );
-  }
-
-  skip(plan, 'annotations', count('annotation'));
-  skip(plan, 'journals', count('journal'));
-  skip(plan, 'image_codings', count('code_image'));
-  skip(plan, 'av_codings', count('code_av'));
-  return plan;
-}
-
-/**
- * A typed attribute from a QualCoder value and its `attribute_type.valuetype`: `numeric` -> number when the
- * value reads as a finite number, anything else text. Null for no value (NULL or blank: QualCoder stores ''
- * for an attribute not filled in).
- */
-function typedAttribute(name: string, raw: string | null, valuetype: string): PlannedAttribute | null {
-  if (raw === null || raw.trim() === '') return null;
-  const n = Number(raw.trim());
-  if (valuetype === 'numeric' && Number.isFinite(n)) return { name, type: 'number', value: n };
-  return { name, type: 'text', value: raw };
-}
-
-/** `column` when `table` has it, else `NULL AS column` (older schemas lack some columns). */
-function col(db: ForeignDb, table: string, column: string): string {
-  return db.columns(table).includes(column) ? column : `NULL AS ${column}`;
+  skip(
+    plan,
+    'attributes_of_other_kinds',
+    Number(db.all<{ n: number }>("SELECT COUNT(*) AS n FROM attribute WHERE attr_type IS NOT 'file' AND attr_type IS NOT 'case'")[0]?.n ?? 0),
+  );
 }
 
 /**
@@ -243,7 +195,12 @@ function planCategories(db: ForeignDb, plan: ImportPlan): Map<number, number | n
   }
   return parentOf;
 }
-function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, lengths: Map<number, number>, types: Map<string, string>): void {
+
+/**
+ * Plans the `cases` rows as cases, `case_text` rows as their links to whole sources or ranges, and the
+ * `attribute` rows of `attr_type` `case` as typed case attributes.
+ */
+function planCases(db: ForeignDb, plan: ImportPlan, sources: Map<number, PlannedSource>, types: Map<string, string>): void {
   const tables = db.tables();
   const cases = new PlannedCases(plan);
   for (const c of db.all<{ caseid: number; name: string; memo: string | null; owner: string | null }>(
@@ -257,17 +214,12 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, 
       'SELECT caseid, fid, pos0, pos1 FROM case_text ORDER BY caseid, fid, pos0',
     )) {
       const c = byId.get(l.caseid);
-      const length = lengths.get(l.fid);
-      if (!c || length === undefined || !texts.has(l.fid)) {
+      const source = sources.get(l.fid);
+      if (!c || !source) {
         skip(plan, 'case_links_to_missing_rows');
         continue;
       }
-      const start = Math.round(Number(l.pos0));
-      const end = Math.round(Number(l.pos1));
-      if ((start <= 0 && end >= length) || length === 0) {
-        if (!c.sources.includes(`fid:${l.fid}`)) c.sources.push(`fid:${l.fid}`);
-      } else if (start >= 0 && end > start && end <= length) c.ranges.push({ source: `fid:${l.fid}`, start_pos: start, end_pos: end });
-      else skip(plan, 'case_ranges_outside_their_source');
+      linkCase(plan, c, source, l.pos0, l.pos1);
     }
   }
   if (tables.has('attribute')) {

@@ -1,12 +1,11 @@
 import * as path from 'node:path';
-import { codePointLength } from '../../core/text';
 import { MAX_ATTRIBUTE_NAME } from '../../domain/cases';
 import { MAX_CODE_NAME, MAX_SOURCE_NAME } from '../../domain/rules';
-import { anchoringWarnings, ImportAnchoring } from '../reanchor';
 import { requireSchema, type ForeignDb } from '../sqlite';
 import { databaseImporter } from './database';
 import type { ImportOptions, ImportPlan, PlannedAttribute, PlannedSource } from './plan';
 import { emptyPlan, fitName, memoOf, normalizeColor, PlannedCases, skip, warn } from './plan';
+import { linkCase, PlannedCodings, typedAttribute, uniqueName } from './projectDatabase';
 
 /**
  * RQDA project import (`.rqda`, written by the RQDA R package; schema 0.2.2 as summarised in
@@ -55,10 +54,7 @@ function rMemo(raw: unknown): string | null {
  * a finite number, anything else text. Null for a missing value (NULL, blank, R's `NA`).
  */
 function rAttribute(name: string, raw: string | null, cls: string): PlannedAttribute | null {
-  if (raw === null || raw.trim() === '' || raw === 'NA') return null;
-  const n = Number(raw.trim());
-  if (cls === 'numeric' && Number.isFinite(n)) return { name, type: 'number', value: n };
-  return { name, type: 'text', value: raw };
+  return raw === 'NA' ? null : typedAttribute(name, raw, cls);
 }
 
 /** Adds to `plan.skipped` the rows of `table` RQDA does not show, by status: `soft_deleted_<noun>`, `unmarked_<noun>`, `<noun>_with_unknown_status`. */
@@ -84,116 +80,23 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
     coding: ['cid', 'fid', 'selfirst', 'selend', 'status'],
   });
   const plan = emptyPlan('rqda', filePath);
-  const tables = db.tables();
-  const has = (t: string) => tables.has(t);
-  const origin = `RQDA: ${path.basename(filePath)}`;
-  const countDeleted = (table: string, noun: string) => {
-    if (has(table)) countNotLive(db, plan, table, noun);
-  };
-
-  // -- file categories -> folders
+  const has = (t: string) => db.tables().has(t);
   const folderOf = planFolders(db, plan);
-
-  // -- sources
-  const texts = new Map<number, string>();
-  const plannedSources = new Map<number, PlannedSource>();
-  const sourceNames = new Set<string>();
-  for (const s of db.all<RqdaSource>(`SELECT id, name, file, memo, owner FROM source WHERE ${LIVE} ORDER BY id`)) {
-    if (texts.has(s.id)) {
-      skip(plan, 'duplicate_source_ids');
-      continue;
-    }
-    const text = s.file ?? '';
-    texts.set(s.id, text);
-    let name = fitName(s.name, MAX_SOURCE_NAME, `Source ${s.id}`);
-    if (sourceNames.has(name)) name = fitName(`${name} (${s.id})`, MAX_SOURCE_NAME, `Source ${s.id}`);
-    sourceNames.add(name);
-    const planned: PlannedSource = { ref: `fid:${s.id}`, name, text, memo: rMemo(s.memo), origin, folder: folderOf.get(s.id) ?? null, owner: s.owner };
-    plannedSources.set(s.id, planned);
-    plan.sources.push(planned);
-  }
-  countDeleted('source', 'sources');
-
-  // -- code categories
+  const sources = planSources(db, plan, `RQDA: ${path.basename(filePath)}`, folderOf);
   const categoryOf = planCategories(db, plan);
-
-  // -- codes
-  const codeNames = new Map<number, string>();
-  const hasColor = db.columns('freecode').includes('color');
-  for (const c of db.all<{ id: number; name: string; memo: string | null; owner: string | null; color?: string | null }>(
-    `SELECT id, name, memo, owner${hasColor ? ', color' : ''} FROM freecode WHERE ${LIVE} ORDER BY id`,
-  )) {
-    if (codeNames.has(c.id)) continue;
-    const name = fitName(c.name, MAX_CODE_NAME, `Code ${c.id}`);
-    codeNames.set(c.id, name);
-    plan.codes.push({ ref: `cid:${c.id}`, name, color: normalizeColor(c.color), memo: rMemo(c.memo), category: categoryOf.get(c.id) ?? null, owner: c.owner });
-  }
-  countDeleted('freecode', 'codes');
-
-  // -- codings, re-anchored by their seltext
-  const anchoring = new ImportAnchoring(options.reanchor !== false);
-  for (const g of db.all<{ cid: number; fid: number; seltext: string | null; selfirst: number; selend: number; owner: string | null; memo: string | null }>(
-    `SELECT cid, fid, seltext, selfirst, selend, owner, memo FROM coding WHERE ${LIVE} ORDER BY fid, selfirst, selend, cid`,
-  )) {
-    const code = codeNames.get(g.cid);
-    if (code === undefined) {
-      skip(plan, 'codings_of_deleted_codes');
-      continue;
-    }
-    const source = plannedSources.get(g.fid);
-    if (source === undefined) {
-      skip(plan, 'codings_of_deleted_sources');
-      continue;
-    }
-    // a negative selfirst marks a coding from the start of the file (RQDA stores some whole-file codings so)
-    const start = Math.max(0, Math.round(Number(g.selfirst)));
-    const end = Math.round(Number(g.selend));
-    const at = anchoring.place(source.ref, source.text, { source: source.name, code }, g.seltext, start, end);
-    if (at.status === 'unplaceable') {
-      skip(plan, 'codings_outside_their_source');
-      continue;
-    }
-    plan.segments.push({
-      code: `cid:${g.cid}`,
-      source: source.ref,
-      start_pos: at.start_pos,
-      end_pos: at.end_pos,
-      memo: rMemo(g.memo),
-      importance: 0,
-      owner: g.owner,
-    });
-  }
-  countDeleted('coding', 'codings');
-  plan.anchoring = anchoring.report;
-  for (const w of anchoringWarnings(anchoring.report)) warn(plan, w);
+  const codeNames = planCodes(db, plan, categoryOf);
+  const missing = { code: 'codings_of_deleted_codes', source: 'codings_of_deleted_sources' };
+  planCodings(db, plan, new PlannedCodings(plan, options, sources, codeNames, missing));
 
   // -- attribute definitions (shared by case and file attributes)
   const classes = new Map<string, string>();
   if (has('attributes')) {
     for (const a of db.all<{ name: string; class: string | null }>(`SELECT name, class FROM attributes WHERE ${LIVE}`))
       classes.set(a.name, (a.class ?? '').toLowerCase());
-    countDeleted('attributes', 'attribute_definitions');
+    countNotLive(db, plan, 'attributes', 'attribute_definitions');
   }
-
-  // -- cases, their ranges and attributes
-  if (has('cases')) planCases(db, plan, texts, classes);
-
-  // -- file attributes -> document attributes
-  if (has('fileAttr')) {
-    for (const v of db.all<{ variable: string; value: string | null; fileID: number }>(
-      `SELECT variable, value, fileID FROM fileAttr WHERE ${LIVE} ORDER BY fileID, rowid`,
-    )) {
-      const source = plannedSources.get(v.fileID);
-      const cls = classes.get(v.variable);
-      if (!source || cls === undefined) {
-        skip(plan, 'file_attributes_of_deleted_rows');
-        continue;
-      }
-      const attribute = rAttribute(fitName(v.variable, MAX_ATTRIBUTE_NAME, 'Attribute'), v.value, cls);
-      if (attribute) (source.attributes ??= []).push(attribute);
-    }
-    countDeleted('fileAttr', 'file_attributes');
-  }
+  if (has('cases')) planCases(db, plan, sources, classes);
+  if (has('fileAttr')) planFileAttributes(db, plan, sources, classes);
 
   // -- what Marginalia does not hold
   const countLive = (table: string, reason: string) => {
@@ -204,6 +107,78 @@ function planRqda(db: ForeignDb, filePath: string, options: ImportOptions): Impo
   countLive('imageCoding', 'image_codings');
   countLive('coding2', 'coding2_rows');
   return plan;
+}
+
+/** Plans the live `source` rows as text sources (names made unique, in their folder) and returns them by `id`; a repeated id is counted. */
+function planSources(db: ForeignDb, plan: ImportPlan, origin: string, folderOf: Map<number, string>): Map<number, PlannedSource> {
+  const plannedSources = new Map<number, PlannedSource>();
+  const sourceNames = new Set<string>();
+  for (const s of db.all<RqdaSource>(`SELECT id, name, file, memo, owner FROM source WHERE ${LIVE} ORDER BY id`)) {
+    if (plannedSources.has(s.id)) {
+      skip(plan, 'duplicate_source_ids');
+      continue;
+    }
+    const name = uniqueName(sourceNames, s.name, s.id, MAX_SOURCE_NAME, `Source ${s.id}`);
+    const planned: PlannedSource = {
+      ref: `fid:${s.id}`,
+      name,
+      text: s.file ?? '',
+      memo: rMemo(s.memo),
+      origin,
+      folder: folderOf.get(s.id) ?? null,
+      owner: s.owner,
+    };
+    plannedSources.set(s.id, planned);
+    plan.sources.push(planned);
+  }
+  countNotLive(db, plan, 'source', 'sources');
+  return plannedSources;
+}
+
+/** Plans the live `freecode` rows as codes (colour when valid) in their category (`categoryOf`); returns each code's planned name by `id`. */
+function planCodes(db: ForeignDb, plan: ImportPlan, categoryOf: Map<number, string>): Map<number, string> {
+  const codeNames = new Map<number, string>();
+  const hasColor = db.columns('freecode').includes('color');
+  for (const c of db.all<{ id: number; name: string; memo: string | null; owner: string | null; color?: string | null }>(
+    `SELECT id, name, memo, owner${hasColor ? ', color' : ''} FROM freecode WHERE ${LIVE} ORDER BY id`,
+  )) {
+    if (codeNames.has(c.id)) continue;
+    const name = fitName(c.name, MAX_CODE_NAME, `Code ${c.id}`);
+    codeNames.set(c.id, name);
+    plan.codes.push({ ref: `cid:${c.id}`, name, color: normalizeColor(c.color), memo: rMemo(c.memo), category: categoryOf.get(c.id) ?? null, owner: c.owner });
+  }
+  countNotLive(db, plan, 'freecode', 'codes');
+  return codeNames;
+}
+
+/** Plans the live `coding` rows as codings, re-anchored by their `seltext`; a negative `selfirst` is clamped to 0. */
+function planCodings(db: ForeignDb, plan: ImportPlan, codings: PlannedCodings): void {
+  for (const g of db.all<{ cid: number; fid: number; seltext: string | null; selfirst: number; selend: number; owner: string | null; memo: string | null }>(
+    `SELECT cid, fid, seltext, selfirst, selend, owner, memo FROM coding WHERE ${LIVE} ORDER BY fid, selfirst, selend, cid`,
+  )) {
+    // a negative selfirst marks a coding from the start of the file (RQDA stores some whole-file codings so)
+    const start = Math.max(0, Math.round(Number(g.selfirst)));
+    codings.add({ cid: g.cid, fid: g.fid, seltext: g.seltext, start, end: Math.round(Number(g.selend)), memo: rMemo(g.memo), importance: 0, owner: g.owner });
+  }
+  countNotLive(db, plan, 'coding', 'codings');
+  codings.finish();
+}
+
+/** Plans the live `fileAttr` rows as document attributes of their source, typed by the attribute's class. */
+function planFileAttributes(db: ForeignDb, plan: ImportPlan, sources: Map<number, PlannedSource>, classes: Map<string, string>): void {
+  for (const v of db.all<{ variable: string; value: string | null; fileID: number }>(
+    `SELECT variable, value, fileID FROM fileAttr WHERE ${LIVE} ORDER BY fileID, rowid`,
+  )) {
+    const source = sources.get(v.fileID);
+    const cls = classes.get(v.variable);
+    if (!source || cls === undefined) {
+      skip(plan, 'file_attributes_of_deleted_rows');
+      continue;
+    }
+    const attribute = rAttribute(fitName(v.variable, MAX_ATTRIBUTE_NAME, 'Attribute'), v.value, cls);
+    if (attribute) (source.attributes ??= []).push(attribute);
+  }
+  countNotLive(db, plan, 'fileAttr', 'file_attributes');
 }
 
 /** Plans RQDA's live file categories (`filecat`) as root folders; returns each source's folder ref by `fid` (its first category by id; further memberships are counted). */
@@ -263,7 +238,9 @@ function planCategories(db: ForeignDb, plan: ImportPlan): Map<number, string> {
   }
   return categoryOf;
 }
-function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, classes: Map<string, string>): void {
+
+/** Plans the live `cases` rows as cases, `caselinkage` rows as their links to whole sources or ranges, and `caseAttr` rows as typed case attributes. */
+function planCases(db: ForeignDb, plan: ImportPlan, sources: Map<number, PlannedSource>, classes: Map<string, string>): void {
   const tables = db.tables();
   const cases = new PlannedCases(plan);
   const byId = cases.byId;
@@ -278,19 +255,12 @@ function planCases(db: ForeignDb, plan: ImportPlan, texts: Map<number, string>, 
       `SELECT caseid, fid, selfirst, selend FROM caselinkage WHERE ${LIVE} ORDER BY caseid, fid, selfirst`,
     )) {
       const c = byId.get(l.caseid);
-      const text = texts.get(l.fid);
-      if (!c || text === undefined) {
+      const source = sources.get(l.fid);
+      if (!c || !source) {
         skip(plan, 'case_links_to_deleted_rows');
         continue;
       }
-      const length = codePointLength(text);
-      const start = Math.round(Number(l.selfirst));
-      const end = Math.round(Number(l.selend));
-      if ((start <= 0 && end >= length) || length === 0) {
-        if (!c.sources.includes(`fid:${l.fid}`)) c.sources.push(`fid:${l.fid}`);
-      } else if (start >= 0 && end > start && end <= length) {
-        c.ranges.push({ source: `fid:${l.fid}`, start_pos: start, end_pos: end });
-      } else skip(plan, 'case_ranges_outside_their_source');
+      linkCase(plan, c, source, l.selfirst, l.selend);
     }
     countNotLive(db, plan, 'caselinkage', 'case_links');
   }

@@ -228,139 +228,157 @@ function agentNameOf(arg: AgentsNode | string | undefined): string | undefined {
  *   when `confirmed` is true), revokes its credential, which ends its sessions; resolves to true when revoked.
  */
 export function connectedAgentsCommands(d: AgentCommandDeps): Record<string, (...args: any[]) => unknown> {
-  const factsOf = (projectPath: string, token: string): ConnectionFacts => {
-    const s = d.controller.serverState;
-    return {
-      port: s.state === 'running' ? s.port : undefined,
-      token,
-      projectPath,
-      cli: path.join(d.extensionPath, 'bin', 'marginalia.js'),
-      execPath: process.execPath,
-    };
-  };
   return {
-    'marginalia.agents.connect': async (nameArg?: string, clientArg?: string, targetArg?: string): Promise<ConnectResult | undefined> => {
-      const project = d.controller.current();
-      if (!project) return void vscode.window.showInformationMessage('Open a project first: agents connect to an open project.');
-      const title = 'Connect an Agent';
-      const taken = d.agent.credentials.list().map((c) => c.name);
-      let name = nameArg;
-      if (name !== undefined) {
-        const problem = agentNameProblem(name, taken);
-        if (problem) throw new Error(problem);
-      } else {
-        name = await vscode.window.showInputBox({
-          title,
-          prompt: "The agent's name: its codings, memos and requests are recorded under it, and you can end its sessions or revoke it by name.",
-          placeHolder: 'e.g. Claude coding pass 2',
-          ignoreFocusOut: true,
-          validateInput: (v) => agentNameProblem(v, taken),
-        });
-        if (name === undefined) return undefined;
-      }
-      const port = factsOf(project.path, '').port;
-      const client = await askClient(clientArg, `${title}: ${name}`, port);
-      if (!client) return undefined;
-      if (client === 'http' && port === undefined)
-        throw new Error(
-          'Other HTTP clients need the tool server, which is off (marginalia.server.enabled): turn it on, or pick Claude Code or Cursor (stdio).',
-        );
-      const where = configFileOf(client, project.path);
-      const target = await askTarget(targetArg, client, where, `${title}: ${name}`);
-      if (!target) return undefined;
-      // everything that could refuse the file is checked before the credential exists
-      const planned = target === 'file' && where ? plannedFileText(where.file, where.rel, mcpServerEntry(client, factsOf(project.path, ''))) : undefined;
-      let issued: { name: string; token: string };
-      try {
-        issued = d.agent.credentials.issue(name);
-      } catch (e) {
-        if (isToolError(e)) throw new Error(e.message, { cause: e });
-        throw e;
-      }
-      await d.agentSecrets.store(project.path, issued.name, issued.token);
-      d.connectedAgents.refresh();
-      const facts = factsOf(project.path, issued.token);
-      const withToken =
-        planned && where
-          ? mergeMcpConfig(fs.existsSync(where.file) ? fs.readFileSync(where.file, 'utf8') : undefined, mcpServerEntry(client, facts))
-          : undefined;
-      return deliver(d, issued.name, client, facts, target, where, withToken);
-    },
-
-    'marginalia.agents.copyConfiguration': async (arg?: AgentsNode | string, clientArg?: string, targetArg?: string): Promise<ConnectResult | undefined> => {
-      const project = d.controller.current();
-      const name = agentNameOf(arg);
-      if (!project || !name) return undefined;
-      const token = await d.agentSecrets.get(project.path, name);
-      if (!token) {
-        void vscode.window.showWarningMessage(
-          `The token of ${name} was not kept in this VS Code (it was issued elsewhere, e.g. by \`marginalia agent add\`): revoke it and connect the agent again.`,
-        );
-        return undefined;
-      }
-      const facts = factsOf(project.path, token);
-      const client = await askClient(clientArg, `Client configuration of ${name}`, facts.port);
-      if (!client) return undefined;
-      if (client === 'http' && facts.port === undefined) throw new Error('Other HTTP clients need the tool server, which is off (marginalia.server.enabled).');
-      const where = configFileOf(client, project.path);
-      const target = await askTarget(targetArg, client, where, `Client configuration of ${name}`);
-      if (!target) return undefined;
-      const planned = target === 'file' && where ? plannedFileText(where.file, where.rel, mcpServerEntry(client, facts)) : undefined;
-      return deliver(d, name, client, facts, target, where, planned);
-    },
-
-    'marginalia.agents.endSession': async (arg?: AgentsNode | string): Promise<boolean> => {
-      const id = typeof arg === 'string' ? arg : arg?.kind === 'session' ? arg.session_id : arg === undefined ? await pickSession(d) : undefined;
-      if (!id) return false;
-      const s = d.agent.sessions.get(id);
-      if (!s) {
-        d.connectedAgents.refresh();
-        void vscode.window.showInformationMessage('That session has ended already.');
-        return false;
-      }
-      // the researcher's end_session tool (src/tools/sessionTools.ts) through the pipeline, audited like every call
-      const out = await d.wb.pipeline.invoke('end_session', { session_id: id }, d.wb.caller());
-      d.connectedAgents.refresh();
-      if (!out.envelope.success) {
-        if (out.envelope.error_code !== 'TOOL_NOT_FOUND') throw new Error(out.envelope.error);
-        d.agent.sessions.end(id, 'ended_by_researcher');
-      }
-      void vscode.window.showInformationMessage(
-        `Ended ${s.owner}'s session with ${s.client_name}. The agent may connect again with its credential; Revoke Agent stops that.`,
-      );
-      return true;
-    },
-
-    'marginalia.agents.revoke': async (arg?: AgentsNode | string, confirmed?: boolean): Promise<boolean> => {
-      const project = d.controller.current();
-      const name = arg === undefined ? await pickAgent(d) : agentNameOf(arg);
-      if (!project || !name) return false;
-      if (name === BUILTIN_AGENT) {
-        void vscode.window.showInformationMessage(
-          '"agent" is the install\'s own token (MARGINALIA_TOKEN, the discovery file): it cannot be revoked here. End its sessions instead.',
-        );
-        return false;
-      }
-      if (!d.agent.credentials.list().some((c) => c.name === name)) {
-        d.connectedAgents.refresh();
-        return false;
-      }
-      if (confirmed !== true) {
-        const live = d.agent.sessions.list().filter((s) => s.owner === name).length;
-        const answer = await vscode.window.showWarningMessage(
-          `Revoke the agent "${name}"?`,
-          {
-            modal: true,
-            detail: `${live > 0 ? `Its ${live === 1 ? 'session ends' : `${live} sessions end`} now and its` : 'Its'} token stops working for good. What it coded and wrote stays, recorded as ${name}'s.`,
-          },
-          'Revoke Agent',
-        );
-        if (answer !== 'Revoke Agent') return false;
-      }
-      const revoked = d.agent.credentials.revoke(name);
-      await d.agentSecrets.delete(project.path, name);
-      d.connectedAgents.refresh();
-      return revoked;
-    },
+    'marginalia.agents.connect': (name?: string, client?: string, target?: string) => connectAgent(d, name, client, target),
+    'marginalia.agents.copyConfiguration': (arg?: AgentsNode | string, client?: string, target?: string) => copyConfiguration(d, arg, client, target),
+    'marginalia.agents.endSession': (arg?: AgentsNode | string) => endSession(d, arg),
+    'marginalia.agents.revoke': (arg?: AgentsNode | string, confirmed?: boolean) => revokeAgent(d, arg, confirmed),
   };
+}
+
+/** What a client needs to reach the open project: the tool server's port when it runs (else stdio through the bundled CLI), the token. */
+function connectionFacts(d: AgentCommandDeps, projectPath: string, token: string): ConnectionFacts {
+  const s = d.controller.serverState;
+  return {
+    port: s.state === 'running' ? s.port : undefined,
+    token,
+    projectPath,
+    cli: path.join(d.extensionPath, 'bin', 'marginalia.js'),
+    execPath: process.execPath,
+  };
+}
+
+/** The new agent's name: `given` checked as the credential store does (an Error when refused), else asked; undefined when cancelled. */
+async function askAgentName(d: AgentCommandDeps, given: string | undefined, title: string): Promise<string | undefined> {
+  const taken = d.agent.credentials.list().map((c) => c.name);
+  if (given !== undefined) {
+    const problem = agentNameProblem(given, taken);
+    if (problem) throw new Error(problem);
+    return given;
+  }
+  return vscode.window.showInputBox({
+    title,
+    prompt: "The agent's name: its codings, memos and requests are recorded under it, and you can end its sessions or revoke it by name.",
+    placeHolder: 'e.g. Claude coding pass 2',
+    ignoreFocusOut: true,
+    validateInput: (v) => agentNameProblem(v, taken),
+  });
+}
+
+/** Issues the agent's credential (a ToolError from the store becomes a plain Error with its message). */
+function issueCredential(d: AgentCommandDeps, name: string): { name: string; token: string } {
+  try {
+    return d.agent.credentials.issue(name);
+  } catch (e) {
+    if (isToolError(e)) throw new Error(e.message, { cause: e });
+    throw e;
+  }
+}
+
+/** `marginalia.agents.connect`: see {@link connectedAgentsCommands}. */
+async function connectAgent(d: AgentCommandDeps, nameArg?: string, clientArg?: string, targetArg?: string): Promise<ConnectResult | undefined> {
+  const project = d.controller.current();
+  if (!project) return void vscode.window.showInformationMessage('Open a project first: agents connect to an open project.');
+  const title = 'Connect an Agent';
+  const name = await askAgentName(d, nameArg, title);
+  if (name === undefined) return undefined;
+  const port = connectionFacts(d, project.path, '').port;
+  const client = await askClient(clientArg, `${title}: ${name}`, port);
+  if (!client) return undefined;
+  if (client === 'http' && port === undefined)
+    throw new Error('Other HTTP clients need the tool server, which is off (marginalia.server.enabled): turn it on, or pick Claude Code or Cursor (stdio).');
+  const where = configFileOf(client, project.path);
+  const target = await askTarget(targetArg, client, where, `${title}: ${name}`);
+  if (!target) return undefined;
+  // everything that could refuse the file is checked before the credential exists
+  const planned = target === 'file' && where ? plannedFileText(where.file, where.rel, mcpServerEntry(client, connectionFacts(d, project.path, ''))) : undefined;
+  const issued = issueCredential(d, name);
+  await d.agentSecrets.store(project.path, issued.name, issued.token);
+  d.connectedAgents.refresh();
+  const facts = connectionFacts(d, project.path, issued.token);
+  const withToken =
+    planned && where ? mergeMcpConfig(fs.existsSync(where.file) ? fs.readFileSync(where.file, 'utf8') : undefined, mcpServerEntry(client, facts)) : undefined;
+  return deliver(d, issued.name, client, facts, target, where, withToken);
+}
+
+/** `marginalia.agents.copyConfiguration`: see {@link connectedAgentsCommands}. */
+async function copyConfiguration(d: AgentCommandDeps, arg?: AgentsNode | string, clientArg?: string, targetArg?: string): Promise<ConnectResult | undefined> {
+  const project = d.controller.current();
+  const name = agentNameOf(arg);
+  if (!project || !name) return undefined;
+  const token = await d.agentSecrets.get(project.path, name);
+  if (!token) {
+    void vscode.window.showWarningMessage(
+      `The token of ${name} was not kept in this VS Code (it was issued elsewhere, e.g. by \`marginalia agent add\`): revoke it and connect the agent again.`,
+    );
+    return undefined;
+  }
+  const facts = connectionFacts(d, project.path, token);
+  const client = await askClient(clientArg, `Client configuration of ${name}`, facts.port);
+  if (!client) return undefined;
+  if (client === 'http' && facts.port === undefined) throw new Error('Other HTTP clients need the tool server, which is off (marginalia.server.enabled).');
+  const where = configFileOf(client, project.path);
+  const target = await askTarget(targetArg, client, where, `Client configuration of ${name}`);
+  if (!target) return undefined;
+  const planned = target === 'file' && where ? plannedFileText(where.file, where.rel, mcpServerEntry(client, facts)) : undefined;
+  return deliver(d, name, client, facts, target, where, planned);
+}
+
+/** `marginalia.agents.endSession`: see {@link connectedAgentsCommands}. */
+async function endSession(d: AgentCommandDeps, arg?: AgentsNode | string): Promise<boolean> {
+  const id = typeof arg === 'string' ? arg : arg?.kind === 'session' ? arg.session_id : arg === undefined ? await pickSession(d) : undefined;
+  if (!id) return false;
+  const s = d.agent.sessions.get(id);
+  if (!s) {
+    d.connectedAgents.refresh();
+    void vscode.window.showInformationMessage('That session has ended already.');
+    return false;
+  }
+  // the researcher's end_session tool (src/tools/sessionTools.ts) through the pipeline, audited like every call
+  const out = await d.wb.pipeline.invoke('end_session', { session_id: id }, d.wb.caller());
+  d.connectedAgents.refresh();
+  if (!out.envelope.success) {
+    if (out.envelope.error_code !== 'TOOL_NOT_FOUND') throw new Error(out.envelope.error);
+    d.agent.sessions.end(id, 'ended_by_researcher');
+  }
+  void vscode.window.showInformationMessage(
+    `Ended ${s.owner}'s session with ${s.client_name}. The agent may connect again with its credential; Revoke Agent stops that.`,
+  );
+  return true;
+}
+
+/** `marginalia.agents.revoke`: see {@link connectedAgentsCommands}. */
+async function revokeAgent(d: AgentCommandDeps, arg?: AgentsNode | string, confirmed?: boolean): Promise<boolean> {
+  const project = d.controller.current();
+  const name = arg === undefined ? await pickAgent(d) : agentNameOf(arg);
+  if (!project || !name) return false;
+  if (name === BUILTIN_AGENT) {
+    void vscode.window.showInformationMessage(
+      '"agent" is the install\'s own token (MARGINALIA_TOKEN, the discovery file): it cannot be revoked here. End its sessions instead.',
+    );
+    return false;
+  }
+  if (!d.agent.credentials.list().some((c) => c.name === name)) {
+    d.connectedAgents.refresh();
+    return false;
+  }
+  if (confirmed !== true && !(await confirmRevoke(d, name))) return false;
+  const revoked = d.agent.credentials.revoke(name);
+  await d.agentSecrets.delete(project.path, name);
+  d.connectedAgents.refresh();
+  return revoked;
+}
+
+/** The modal confirmation of Revoke Agent, naming the agent and how many of its sessions end. */
+async function confirmRevoke(d: AgentCommandDeps, name: string): Promise<boolean> {
+  const live = d.agent.sessions.list().filter((s) => s.owner === name).length;
+  const answer = await vscode.window.showWarningMessage(
+    `Revoke the agent "${name}"?`,
+    {
+      modal: true,
+      detail: `${live > 0 ? `Its ${live === 1 ? 'session ends' : `${live} sessions end`} now and its` : 'Its'} token stops working for good. What it coded and wrote stays, recorded as ${name}'s.`,
+    },
+    'Revoke Agent',
+  );
+  return answer === 'Revoke Agent';
 }

@@ -477,6 +477,11 @@ export class AgentContext implements Disposable {
     return this.pipeline.reject(requestId, caller, reason);
   }
 
+  /** Withdraws a pending request of the asking agent's own (see ToolPipeline.withdraw). */
+  withdraw(caller: Caller, requestId: string) {
+    return this.pipeline.withdraw(requestId, caller);
+  }
+
   /** Stored approval requests, oldest first (expired ones are rejected first). */
   listApprovals(status?: 'pending' | 'completed' | 'failed' | 'rejected') {
     return this.pipeline.listApprovals(status);

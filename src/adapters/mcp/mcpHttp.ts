@@ -14,6 +14,7 @@ import type { EventSubscription } from '../../agent/eventHub';
 import type { Caller } from '../../agent/pipeline';
 import { CLIENT_TYPES, type ClientType } from '../../agent/sessions';
 import { createMcpServerFor, type McpCallerHints } from './mcpServer';
+import { McpTaskStore } from './mcpTasks';
 import { resourcesTouchedBy } from './resourceEvents';
 
 /** Where the MCP endpoint is mounted on the HTTP tool server. */
@@ -115,6 +116,8 @@ function closeWithSession(agent: AgentContext, req: express.Request, res: expres
  */
 export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
   const logger = opts.logger ?? silentLogger;
+  // the tasks of held calls (2025 era): one store for every stateless request of this endpoint
+  const tasks = new McpTaskStore(opts.agent);
   const build = (era: 'legacy' | 'modern', request: { headers?: Headers }) =>
     createMcpServerFor(opts.agent, (hints) => mcpHttpCaller(opts.agent, request.headers, hints, opts.openAuthorization), {
       version: opts.version,
@@ -123,6 +126,7 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
       subscribe: era === 'modern',
       logger,
       onCall: opts.onCall,
+      tasks: era === 'legacy' ? tasks : undefined,
     });
   // 2025-era requests are served statelessly by a server instance each. Building one registers every tool,
   // resource and prompt (~0.4 ms, and garbage per request; bench/mcp.ts), so a finished instance goes back to
@@ -241,6 +245,7 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
       disposed = true;
       legacyPool.length = 0;
       subscription.close();
+      tasks.dispose();
       await handler.close();
     },
   };

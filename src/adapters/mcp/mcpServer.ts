@@ -33,6 +33,7 @@ import type { AnyTool, Effect } from '../../tools/defineTool';
 import { TOOLS } from '../../tools/registry';
 import { registerPrompts } from './mcpPrompts';
 import { registerResources } from './mcpResources';
+import { asStructured, MCP_TASKS_CAPABILITY, registerTaskHandlers, type McpTaskStore } from './mcpTasks';
 
 /** The server name MCP clients see (`serverInfo.name`). */
 export const MCP_SERVER_NAME = 'marginalia';
@@ -71,6 +72,11 @@ export interface McpServerForOptions {
   logger?: Logger;
   /** called once per tools/call with a one-line log entry (time, client, `mcp`, tool, outcome or error code, duration) */
   onCall?: (line: string) => void;
+  /**
+   * MCP tasks for held calls (2025-11-25 era only; mcpTasks.ts): declares `capabilities.tasks`, lists every tool
+   * with `execution.taskSupport: "optional"`, and answers task-augmented calls and `tasks/*` from this store.
+   */
+  tasks?: McpTaskStore;
 }
 
 /** What resources and prompts need to read the project on behalf of the requesting client. */
@@ -226,7 +232,7 @@ function listedSchemasOf(tool: AnyTool): { inputSchema: ListedTool['inputSchema'
  * `_meta["marginalia/trust_level"]` (`auto` | `notify` | `suggest` | `require` | `researcher_only`). Without a
  * viewer (the caller could not be resolved) the tools are listed as registered, without a trust level.
  */
-export function listToolsFor(agent: AgentContext, tools: readonly AnyTool[], viewer: ToolViewer | undefined): ListToolsResult['tools'] {
+export function listToolsFor(agent: AgentContext, tools: readonly AnyTool[], viewer: ToolViewer | undefined, tasks = false): ListToolsResult['tools'] {
   return tools.map((tool) => {
     const trust = viewer ? trustForViewer(agent.layer, tool, viewer) : undefined;
     return {
@@ -235,6 +241,8 @@ export function listToolsFor(agent: AgentContext, tools: readonly AnyTool[], vie
       description: `${tool.description}${trust?.note ?? ''}`,
       ...listedSchemasOf(tool),
       annotations: { title: tool.title, ...annotationsOf(tool.effect) },
+      // any call may be held (a session's trust floor, a pause), so every tool may be called as a task
+      ...(tasks ? { execution: { taskSupport: 'optional' as const } } : {}),
       ...(trust ? { _meta: { [TRUST_LEVEL_META_KEY]: trust.trust_level } } : {}),
     };
   });
@@ -248,11 +256,6 @@ function schemasOf(tool: AnyTool): { inputSchema: StandardSchemaWithJSON; output
   let s = schemaCache.get(tool);
   if (!s) schemaCache.set(tool, (s = { inputSchema: jsonSchemaOnly(toJsonSchema(tool.input)), outputSchema: outputSchemaOf(tool) }));
   return s;
-}
-
-/** A value as structuredContent: objects as they are, anything else under `value` (MCP wants an object). */
-function asObject(data: unknown): Record<string, unknown> {
-  return data !== null && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : { value: data };
 }
 
 /** A failure as an MCP tool result: `isError`, the code in the text, `{error, error_code, details?}` as structuredContent. */
@@ -272,7 +275,7 @@ export function errorResult(error_code: ErrorCode | string, error: string, detai
 export function toToolResult(outcome: InvokeOutcome): CallToolResult {
   const env = outcome.envelope;
   if (!env.success) return errorResult(env.error_code, env.error, env.details);
-  const data = asObject(env.data);
+  const data = asStructured(env.data);
   if (outcome.status === 'pending') {
     const p = env.data as PendingApproval;
     const text =
@@ -323,6 +326,33 @@ function progressSender(ctx: ServerContext, logger: Logger): InvokeOptions['onPr
 }
 
 /**
+ * One tools/call of `who` through the pipeline (`agent.call`: sessions, validation, rate limits, trust, approvals
+ * and audit as on HTTP), logged through `onCall`: the MCP tool result ({@link toToolResult}) and, for a held call,
+ * its pending answer. An unexpected throw is logged and answered TOOL_EXECUTION_ERROR.
+ */
+export async function runTool(
+  agent: AgentContext,
+  who: Caller,
+  name: string,
+  args: unknown,
+  ctx: ServerContext,
+  opts: { logger: Logger; onCall?: (line: string) => void },
+): Promise<{ result: CallToolResult; pending?: PendingApproval }> {
+  try {
+    const outcome = await agent.call(who, name, args ?? {}, { onProgress: progressSender(ctx, opts.logger) });
+    const result = outcome.status === 'pending' ? 'pending_approval' : outcome.envelope.success ? 'ok' : outcome.envelope.error_code;
+    opts.onCall?.(`${new Date().toISOString()} ${who.client_name} mcp ${name} ${result} ${outcome.durationMs.toFixed(2)}ms`);
+    return {
+      result: toToolResult(outcome),
+      ...(outcome.status === 'pending' ? { pending: (outcome.envelope as { data: unknown }).data as PendingApproval } : {}),
+    };
+  } catch (e) {
+    opts.logger.error(`MCP tools/call ${name} failed`, e);
+    return { result: errorResult('TOOL_EXECUTION_ERROR', `${name} failed unexpectedly; the server log has the details.`) };
+  }
+}
+
+/**
  * One MCP server instance over the agent context (the SDK's factory product: one per HTTP request, one per
  * stdio connection), for either protocol era (MCP 2025-11-25 and 2026-07-28):
  * - tools: a loop over the registry's agent-facing tools (JSON Schema input from `z.toJSONSchema`, output
@@ -338,7 +368,12 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
   const server = new McpServer(
     { name: MCP_SERVER_NAME, title: 'Marginalia', version: opts.version },
     {
-      capabilities: { tools: { listChanged: false }, resources: { subscribe: opts.subscribe, listChanged: opts.subscribe }, prompts: { listChanged: false } },
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { subscribe: opts.subscribe, listChanged: opts.subscribe },
+        prompts: { listChanged: false },
+        ...(opts.tasks ? { tasks: MCP_TASKS_CAPABILITY } : {}),
+      },
       instructions: MCP_INSTRUCTIONS,
       // tools and prompts never change while a server runs; resources change with every edit
       cacheHints: {
@@ -352,6 +387,8 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
   );
   const caller = (ctx: ServerContext | undefined): Caller => resolveCaller(hintsOf(server, ctx));
   const tools = (opts.tools ?? TOOLS).filter((t) => (t.audience ?? 'agents') === 'agents');
+  const names = new Set(tools.map((t) => t.name));
+  const run = (who: Caller, name: string, args: unknown, ctx: ServerContext) => runTool(agent, who, name, args, ctx, { logger, onCall: opts.onCall });
   for (const tool of tools) {
     server.registerTool(
       tool.name,
@@ -369,17 +406,19 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
           if (isToolError(e)) return errorResult(e.code, e.message, e.details);
           throw e;
         }
-        try {
-          const outcome = await agent.call(who, tool.name, args ?? {}, { onProgress: progressSender(ctx, logger) });
-          const result = outcome.status === 'pending' ? 'pending_approval' : outcome.envelope.success ? 'ok' : outcome.envelope.error_code;
-          opts.onCall?.(`${new Date().toISOString()} ${who.client_name} mcp ${tool.name} ${result} ${outcome.durationMs.toFixed(2)}ms`);
-          return toToolResult(outcome);
-        } catch (e) {
-          logger.error(`MCP tools/call ${tool.name} failed`, e);
-          return errorResult('TOOL_EXECUTION_ERROR', `${tool.name} failed unexpectedly; the server log has the details.`);
-        }
+        return (await run(who, tool.name, args, ctx)).result;
       },
     );
+  }
+  if (opts.tasks) {
+    const resolved = (ctx: ServerContext): Caller => {
+      try {
+        return caller(ctx);
+      } catch (e) {
+        throw toProtocolError(e);
+      }
+    };
+    registerTaskHandlers(server, { store: opts.tasks, caller: resolved, hasTool: (name) => names.has(name), run });
   }
   // the listing states the trust level that applies to this client (issue 14 item 6), as GET /tools does for its caller
   server.server.setRequestHandler('tools/list', (_request, ctx) => {
@@ -390,9 +429,8 @@ export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCaller
     } catch (e) {
       if (!isToolError(e)) throw e;
     }
-    return { tools: listToolsFor(agent, tools, viewer) };
+    return { tools: listToolsFor(agent, tools, viewer, opts.tasks !== undefined) };
   });
-  const names = new Set(tools.map((t) => t.name));
   const deps: McpReadDeps = {
     agent,
     hasTool: (name) => names.has(name),

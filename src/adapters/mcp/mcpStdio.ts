@@ -9,6 +9,7 @@ import type { AgentContext } from '../../agent/agentContext';
 import type { ContextBuilder } from '../../agent/contextBuilder';
 import type { ClientType } from '../../agent/sessions';
 import { createMcpServerFor } from './mcpServer';
+import { McpTaskStore } from './mcpTasks';
 import { resourcesTouchedBy } from './resourceEvents';
 
 /** Longest stdio line (one JSON-RPC message) accepted, bytes: the HTTP endpoint's body limit. */
@@ -130,6 +131,7 @@ export function serveMcpStdio(opts: McpStdioOptions): McpStdioConnection {
   const live = new Set<Live>();
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
+  const tasks = new McpTaskStore(opts.agent);
   const handle = serveStdio(
     ({ era }) => {
       const entry: Live = { server: undefined as unknown as McpServer, era, subscribed: new Set() };
@@ -143,6 +145,7 @@ export function serveMcpStdio(opts: McpStdioOptions): McpStdioConnection {
           subscribe: true,
           logger,
           onCall: opts.onCall,
+          tasks: era === 'legacy' ? tasks : undefined,
           onSubscribe: (uri, on) => void (on ? entry.subscribed.add(uri) : entry.subscribed.delete(uri)),
         },
       );
@@ -171,7 +174,10 @@ export function serveMcpStdio(opts: McpStdioOptions): McpStdioConnection {
     },
     { patterns: ['*'] },
   );
-  void closed.then(() => subscription.close());
+  void closed.then(() => {
+    subscription.close();
+    tasks.dispose();
+  });
   return {
     closed,
     async close() {

@@ -268,41 +268,62 @@ export async function approve(core: PipelineCore, requestId: string, approver: C
  * {@link approve}. Errors: APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING, APPROVAL_FORBIDDEN.
  */
 export function reject(core: PipelineCore, requestId: string, approver: Caller, reason?: string): InvokeOutcome {
+  return closeRequest(core, requestId, approver, 'reject', reason ?? null, decidable);
+}
+
+/** The reason stored on a request its own agent withdrew ({@link withdraw}). */
+export const WITHDRAWN_REASON = 'withdrawn by the agent';
+
+/**
+ * Withdraws a pending request on behalf of the agent that asked (issue 14 item 6: an MCP task's `tasks/cancel`):
+ * it is marked rejected with the reason {@link WITHDRAWN_REASON} and approval.denied is emitted, as for a
+ * rejection. Only the asking agent may: the same session, or another session of the same agent credential.
+ * Errors: NO_PROJECT, APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING, APPROVAL_FORBIDDEN (another caller's request).
+ */
+export function withdraw(core: PipelineCore, requestId: string, asker: Caller): InvokeOutcome {
+  return closeRequest(core, requestId, asker, 'withdraw', WITHDRAWN_REASON, withdrawable);
+}
+
+/** Rejects request `requestId` as `by` with `reason` when `check` allows it; audited as `what`. */
+function closeRequest(
+  core: PipelineCore,
+  requestId: string,
+  by: Caller,
+  what: 'reject' | 'withdraw',
+  reason: string | null,
+  check: (core: PipelineCore, requestId: string, by: Caller) => { project: OpenProject; record: ApprovalRecord },
+): InvokeOutcome {
   const started = performance.now();
   let events: EventRecord[] = [];
   let envelope: Envelope;
   let status: InvokeOutcome['status'] = 'ok';
   let refused = false;
   try {
-    const { project, record } = decidable(core, requestId, approver);
-    events = decideRejected(core, project, record, approver, reason ?? null);
-    envelope = ok({ request_id: requestId, status: 'rejected', tool: record.tool, reason: reason ?? null });
+    const { project, record } = check(core, requestId, by);
+    events = decideRejected(core, project, record, by, reason);
+    envelope = ok({ request_id: requestId, status: 'rejected', tool: record.tool, reason });
   } catch (e) {
     status = 'failed';
     refused = isDenial(e);
-    envelope = toFailure(core.logger, 'reject', e);
+    envelope = toFailure(core.logger, what, e);
   }
   const durationMs = performance.now() - started;
   audit(core, {
-    tool: 'reject',
-    caller: approver,
+    tool: what,
+    caller: by,
     status,
     decision: status === 'ok' ? 'permitted' : refused ? 'denied' : 'failed',
     request_id: requestId,
     error_code: envelope.success ? undefined : envelope.error_code,
     durationMs,
-    arguments: { reason },
+    arguments: { reason: reason ?? undefined },
   });
   if (events.length > 0) publish(core, events);
-  return { envelope, status, tool: 'reject', durationMs, events };
+  return { envelope, status, tool: what, durationMs, events };
 }
 
-/**
- * The open project and pending request `requestId`, when `approver` may decide it: the researcher, and never
- * for a request of their own session. Errors: NO_PROJECT, APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING,
- * APPROVAL_FORBIDDEN (denied).
- */
-function decidable(core: PipelineCore, requestId: string, approver: Caller): { project: OpenProject; record: ApprovalRecord } {
+/** The open project and request `requestId` while it is pending. Errors: NO_PROJECT, APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING. */
+function pendingRequest(core: PipelineCore, requestId: string): { project: OpenProject; record: ApprovalRecord } {
   const project = core.opts.project();
   if (!project) throw new StageFailure('NO_PROJECT', 'No project is open.');
   sweepApprovals(core);
@@ -314,6 +335,25 @@ function decidable(core: PipelineCore, requestId: string, approver: Caller): { p
       reason: record.reason,
     });
   }
+  return { project, record };
+}
+
+/** The pending request `requestId` when `asker` made it: its session, or a session of the same agent credential. Errors: see {@link withdraw}. */
+function withdrawable(core: PipelineCore, requestId: string, asker: Caller): { project: OpenProject; record: ApprovalRecord } {
+  const found = pendingRequest(core, requestId);
+  const sessions = core.opts.agent?.sessions;
+  const own = found.record.session_id === asker.session_id || (asker.agent !== undefined && sessions?.ownerOf(found.record.session_id) === asker.agent);
+  if (!own) throw new StageFailure('APPROVAL_FORBIDDEN', 'Only the agent that asked may withdraw its request', undefined, true);
+  return found;
+}
+
+/**
+ * The open project and pending request `requestId`, when `approver` may decide it: the researcher, and never
+ * for a request of their own session. Errors: NO_PROJECT, APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING,
+ * APPROVAL_FORBIDDEN (denied).
+ */
+function decidable(core: PipelineCore, requestId: string, approver: Caller): { project: OpenProject; record: ApprovalRecord } {
+  const { project, record } = pendingRequest(core, requestId);
   if (!approver.researcher)
     throw new StageFailure(
       'APPROVAL_FORBIDDEN',

@@ -17,7 +17,7 @@ import type { TrustLevel } from '../config';
 import { lookupTool, resolveSession, validateInput } from './admission';
 import { AgentTurns } from './agentTurns';
 import { awaitDecision, listApprovals, sweepApprovals } from './approvalQueue';
-import { approve, reject, requestApproval } from './approvals';
+import { approve, reject, requestApproval, withdraw } from './approvals';
 import { audit } from './audit';
 import { createCore, type PipelineCore } from './core';
 import { dryRun } from './dryRun';
@@ -217,6 +217,15 @@ export class ToolPipeline {
    */
   reject(requestId: string, approver: Caller, reason?: string): InvokeOutcome {
     return reject(this.core, requestId, approver, reason);
+  }
+
+  /**
+   * Withdraws a pending request on behalf of the agent that asked it (an MCP task's `tasks/cancel`): rejected
+   * with the reason `withdrawn by the agent` (approval.denied). Errors: APPROVAL_NOT_FOUND, APPROVAL_NOT_PENDING,
+   * APPROVAL_FORBIDDEN (not the asking agent's request).
+   */
+  withdraw(requestId: string, asker: Caller): InvokeOutcome {
+    return withdraw(this.core, requestId, asker);
   }
 
   /**

@@ -1,5 +1,5 @@
 // The Reports webview: code frequencies (bar chart), co-occurrence, code-by-case and code-by-attribute
-// matrices (heat maps), coder agreement (table). Charts are Chart.js 4 with the chartjs-chart-matrix plugin,
+// matrices (heat maps); coder agreement, disagreements side by side and human vs AI (reportsAgreement.ts). Charts are Chart.js 4 with the chartjs-chart-matrix plugin,
 // drawn on a canvas; every other text is set with textContent (never innerHTML), so names with markup in
 // them show as text. A click on a bar, a cell or a table row asks the extension for the coded segments
 // behind it. After each view is drawn the page reports what it drew ('rendered').
@@ -17,17 +17,8 @@ import {
   type Scale,
 } from 'chart.js';
 import { MatrixController, MatrixElement } from 'chartjs-chart-matrix';
-import type {
-  AgreementRow,
-  AgreementUnit,
-  DrillTarget,
-  ExportFormat,
-  FromReportsWebview,
-  HeatMap,
-  ReportRequest,
-  ReportsViewId,
-  ToReportsWebview,
-} from '../src/protocol/reports';
+import { drawAgreement, drawDisagreements, drawHumanAi, type ReportsUi } from './reportsAgreement';
+import type { DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../src/protocol/reports';
 
 /** "1 overlap", "2 overlaps": a count with its noun (the webview imports no src code but protocol types; src/core/plural.ts is the same rule). */
 function countOf(n: number, singular: string): string {
@@ -43,12 +34,14 @@ const TABS: { view: ReportsViewId; label: string }[] = [
   { view: 'frequency', label: 'Frequencies' },
   { view: 'cooccurrence', label: 'Co-occurrence' },
   { view: 'agreement', label: 'Coder agreement' },
+  { view: 'disagreements', label: 'Disagreements' },
+  { view: 'human_ai', label: 'Human vs AI' },
   { view: 'case', label: 'Code × case' },
   { view: 'attribute', label: 'Code × case attribute' },
   { view: 'document_attribute', label: 'Code × document attribute' },
 ];
 /** Views whose report export_report can write. */
-const EXPORTABLE = new Set<ReportsViewId>(['frequency', 'cooccurrence', 'agreement']);
+const EXPORTABLE = new Set<ReportsViewId>(['frequency', 'cooccurrence', 'agreement', 'disagreements']);
 
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const tabs = byId<HTMLDivElement>('tabs');
@@ -63,6 +56,8 @@ const details = document.getElementById('details') as HTMLDivElement | null;
 
 let request: ReportRequest = restoreRequest();
 let chart: Chart | undefined;
+/** charts on canvases of their own (the human-vs-AI view's weekly lines) */
+const extraCharts: Chart[] = [];
 
 function restoreRequest(): ReportRequest {
   const s = vscode.getState() as { request?: ReportRequest } | undefined;
@@ -115,6 +110,7 @@ function drill(target: DrillTarget): void {
 function reset(): void {
   chart?.destroy();
   chart = undefined;
+  for (const c of extraCharts.splice(0)) c.destroy();
   box.style.display = 'none';
   table.replaceChildren();
   table.style.display = 'none';
@@ -417,136 +413,22 @@ function drawDocumentAttribute(m: Extract<ToReportsWebview, { type: 'document_at
   });
 }
 
-// ------------------------------------------------------------------------------------------ agreement
+// ------------------------------------------------------------------------------------------ agreement views (reportsAgreement.ts)
 
-function fmt(v: number | null, digits: number, suffix = ''): string {
-  return v === null ? '–' : `${v.toFixed(digits)}${suffix}`;
-}
-
-/** The coder check boxes (two or more) and the unit picker of the agreement view. */
-function agreementControls(m: Extract<ToReportsWebview, { type: 'agreement' }>): void {
-  const chosen = new Set(m.selected ?? m.pair ?? []);
-  const boxes: HTMLInputElement[] = [];
-  const unit = el('select');
-  unit.id = 'agreement-unit';
-  for (const u of ['character', 'segment', 'sentence', 'paragraph'] as const) {
-    const o = el('option', u);
-    o.value = u;
-    o.selected = (m.unit ?? 'character') === u;
-    unit.append(o);
-  }
-  const change = () => {
-    const coders = boxes.filter((b) => b.checked).map((b) => b.value);
-    if (coders.length >= 2) ask({ view: 'agreement', coders, unit: unit.value as AgreementUnit });
-    else summary.textContent = 'Pick two coders or more.';
-  };
-  for (const c of m.coders) {
-    const label = el('label');
-    const box = el('input');
-    box.type = 'checkbox';
-    box.value = c;
-    box.checked = chosen.has(c);
-    box.addEventListener('change', change);
-    boxes.push(box);
-    label.append(box, document.createTextNode(` ${c}`));
-    controls.append(label);
-  }
-  unit.addEventListener('change', change);
-  const unitLabel = el('label', 'Unit ');
-  unitLabel.append(unit);
-  controls.append(unitLabel);
-}
-
-/** Per code a table (measure, coders, value, 95% interval), then the disagreements with their text, below the main table. */
-function drawAgreementDetails(m: Extract<ToReportsWebview, { type: 'agreement' }>): void {
-  if (!details) return;
-  const parts: HTMLElement[] = [];
-  for (const t of m.tables ?? []) {
-    parts.push(el('h3', `${t.name} (${countOf(t.units, m.unit ?? 'character')})`));
-    const tbl = el('table', undefined, 'measures');
-    const head = el('tr');
-    for (const h of ['Measure', 'Coders', 'Value', '95% interval']) head.append(el('th', h));
-    const thead = el('thead');
-    thead.append(head);
-    const body = el('tbody');
-    for (const r of t.measures) {
-      const tr = el('tr');
-      tr.append(
-        el('td', r.measure),
-        el('td', r.coders),
-        el('td', fmt(r.value, 3), 'n'),
-        el('td', r.ci_low === null || r.ci_high === null ? '–' : `[${fmt(r.ci_low, 3)}, ${fmt(r.ci_high, 3)}]`, 'n'),
-      );
-      body.append(tr);
-    }
-    tbl.append(thead, body);
-    parts.push(tbl);
-  }
-  const dis = m.disagreements ?? [];
-  if (dis.length > 0) {
-    parts.push(el('h3', `Disagreements (${dis.length} shown)`));
-    const list = el('table', undefined, 'disagreements');
-    const head = el('tr');
-    for (const h of ['Code', 'Source', 'Position', 'Coded by', 'Not coded by', 'Text']) head.append(el('th', h));
-    const thead = el('thead');
-    thead.append(head);
-    const body = el('tbody');
-    for (const d of dis) {
-      const tr = el('tr');
-      tr.append(
-        el('td', d.code),
-        el('td', d.source),
-        el('td', `${d.start_pos}–${d.end_pos}`, 'n'),
-        el('td', d.coded_by.join(', ')),
-        el('td', d.not_coded_by.join(', ')),
-        el('td', d.text, 'quote'),
-      );
-      body.append(tr);
-    }
-    list.append(thead, body);
-    parts.push(list);
-  }
-  details.replaceChildren(...parts);
-}
-
-function drawAgreement(m: Extract<ToReportsWebview, { type: 'agreement' }>): void {
-  if (m.coders.length >= 2) agreementControls(m);
-  if (m.note || !m.pair) {
-    summary.textContent = m.note ?? 'Pick two coders.';
-    return rendered('agreement', 0);
-  }
-  const selected = m.selected ?? m.pair;
-  const two = selected.length === 2;
-  const [a, b] = m.pair;
-  const unit = m.unit ?? 'character';
-  summary.textContent = `Agreement of ${selected.join(', ')} by ${unit} over ${countOf(m.total_characters, 'character')} of ${countOf(m.source_count, 'source')} coded by at least two of them; intervals: seeded bootstrap 95%. Click a row for the coders' segments of the code.`;
-  summary.title = m.method;
-  const head = el('tr');
-  for (const h of two ? ['Code', '% agreement', "Cohen's κ", 'both', `only ${a}`, `only ${b}`] : ['Code', '% agreement', "Fleiss' κ"]) head.append(el('th', h));
-  const thead = el('thead');
-  thead.append(head);
-  const body = el('tbody');
-  const row = (r: AgreementRow, total: boolean) => {
-    const tr = el('tr', undefined, total ? 'total' : 'clickable');
-    tr.append(el('td', r.name), el('td', fmt(r.percent_agreement, 1, '%'), 'n'), el('td', fmt(r.kappa, 3), 'n'));
-    if (two) tr.append(el('td', String(r.both), 'n'), el('td', String(r.only_a), 'n'), el('td', String(r.only_b), 'n'));
-    if (!total) {
-      tr.tabIndex = 0;
-      const go = () => drill({ kind: 'coders', code_id: r.code_id, coders: selected });
-      tr.addEventListener('click', go);
-      tr.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') go();
-      });
-    }
-    return tr;
-  };
-  for (const r of m.rows) body.append(row(r, false));
-  if (m.overall) body.append(row(m.overall, true));
-  table.replaceChildren(thead, body);
-  table.style.display = 'table';
-  drawAgreementDetails(m);
-  rendered('agreement', m.rows.length);
-}
+const ui: ReportsUi = {
+  el,
+  countOf,
+  css,
+  ask,
+  drill,
+  openSource: (source_id, start_pos, end_pos) => vscode.postMessage({ type: 'openSource', source_id, start_pos, end_pos }),
+  rendered,
+  keepChart: (c) => extraCharts.push(c),
+  summary,
+  controls,
+  table,
+  details,
+};
 
 // ------------------------------------------------------------------------------------------ plumbing
 
@@ -580,7 +462,11 @@ window.addEventListener('message', (e: MessageEvent<ToReportsWebview>) => {
     case 'cooccurrence':
       return drawCooccurrence(m);
     case 'agreement':
-      return drawAgreement(m);
+      return drawAgreement(ui, m);
+    case 'disagreements':
+      return drawDisagreements(ui, m);
+    case 'human_ai':
+      return drawHumanAi(ui, m);
     case 'case':
       return drawCase(m);
     case 'attribute':

@@ -7,7 +7,7 @@
  */
 
 /** The views of the Reports panel. */
-export type ReportsViewId = 'frequency' | 'cooccurrence' | 'agreement' | 'case' | 'attribute' | 'document_attribute';
+export type ReportsViewId = 'frequency' | 'cooccurrence' | 'agreement' | 'disagreements' | 'human_ai' | 'case' | 'attribute' | 'document_attribute';
 
 /** The units of the agreement view (generate_coder_comparison's `unit`). */
 export type AgreementUnit = 'character' | 'segment' | 'sentence' | 'paragraph';
@@ -20,6 +20,8 @@ export type ReportRequest =
   | { view: 'frequency' }
   | { view: 'cooccurrence' }
   | { view: 'agreement'; coders?: string[]; unit?: AgreementUnit }
+  | { view: 'disagreements'; coders?: string[]; unit?: AgreementUnit }
+  | { view: 'human_ai'; unit?: AgreementUnit }
   | { view: 'case' }
   | { view: 'attribute'; attribute?: string }
   | { view: 'document_attribute'; attribute?: string };
@@ -51,6 +53,9 @@ export interface AgreementRow {
   both: number;
   only_a: number;
   only_b: number;
+  /** the kappa's seeded bootstrap 95% interval (null: none) */
+  kappa_low?: number | null;
+  kappa_high?: number | null;
 }
 
 /** One measure of a code's agreement table: its name, the coders it is about ("all" or a pair), value and 95% interval (null: undefined). */
@@ -79,6 +84,59 @@ export interface AgreementDisagreement {
   text: string;
   coded_by: string[];
   not_coded_by: string[];
+}
+
+/** A value with its seeded bootstrap 95% interval (null: undefined or not computed). */
+export interface IntervalValue {
+  value: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+}
+
+/** One coding of a coder within a disagreement's passage: offsets from the passage's start (code points), its code and colour, whether it is the disputed code. */
+export interface PassageSpanView {
+  start: number;
+  end: number;
+  code: string;
+  color: string;
+  disputed: boolean;
+}
+
+/** A disagreement on its passage: the passage's text and place, the disputed stretches (offsets) and each coder's codings there, one column per coder. */
+export interface DisagreementPassageView {
+  code: string;
+  color: string;
+  source_id: number;
+  source: string;
+  start_pos: number;
+  end_pos: number;
+  text: string;
+  disputed: { start: number; end: number }[];
+  coders: { coder: string; coded: boolean; spans: PassageSpanView[] }[];
+}
+
+/** One code (or all codes) of an agent against one human: percent agreement (0-100), Cohen's kappa and Krippendorff's alpha with intervals. */
+export interface AgentCodeRow {
+  code: string;
+  units: number;
+  percent_agreement: IntervalValue;
+  cohen_kappa: IntervalValue;
+  krippendorff_alpha: IntervalValue;
+}
+
+/** A suggesting coder's suggestion outcomes of one code or one week (rates of the decided; null when none was decided). */
+export interface SuggestionOutcomeRow {
+  coder: string;
+  /** the code's name (per code) or the week's Monday, YYYY-MM-DD (per week) */
+  label: string;
+  suggested: number;
+  accepted: number;
+  edited: number;
+  rejected: number;
+  pending: number;
+  acceptance_rate: number | null;
+  edit_rate: number | null;
+  rejection_rate: number | null;
 }
 
 /** Extension -> webview: the data of one view, or a request to switch views. */
@@ -113,6 +171,31 @@ export type ToReportsWebview =
       /** why there is no table (fewer than two coders, an error) */
       note?: string;
     }
+  | {
+      type: 'disagreements';
+      project: string;
+      coders: string[];
+      /** the coders compared (two or more; null when fewer than two coders exist) and the unit */
+      selected: string[] | null;
+      unit: AgreementUnit;
+      passages: DisagreementPassageView[];
+      /** disagreements found (at most 25 per code), before merging into passages */
+      total: number;
+      note?: string;
+    }
+  | {
+      type: 'human_ai';
+      project: string;
+      unit: AgreementUnit;
+      agents: string[];
+      humans: string[];
+      /** each agent with segments against each human, separately */
+      pairs: { agent: string; human: string; sources: number; codes: AgentCodeRow[]; overall: AgentCodeRow | null; note: string | null }[];
+      /** each suggesting coder's outcomes per code and per week */
+      by_code: SuggestionOutcomeRow[];
+      by_week: SuggestionOutcomeRow[];
+      note?: string;
+    }
   | { type: 'case'; project: string; heat: HeatMap }
   | { type: 'attribute'; project: string; attributes: string[]; attribute: string | null; heat: HeatMap }
   | { type: 'document_attribute'; project: string; attributes: string[]; attribute: string | null; heat: HeatMap }
@@ -138,5 +221,7 @@ export type FromReportsWebview =
   | { type: 'export'; format: ExportFormat; request: ReportRequest }
   /** a button of an empty case view: the Cases view's command it names (New Case from Sources, the Case Attributes table) */
   | { type: 'caseCommand'; command: 'newFromSources' | 'openAttributes' }
+  /** a disagreement's "Open" button: the source at the passage's range (code points) */
+  | { type: 'openSource'; source_id: number; start_pos: number; end_pos: number }
   /** after a view is drawn: bars, cells or table rows drawn, and the canvas pixels painted (0 for tables) */
   | { type: 'rendered'; view: ReportsViewId; items: number; painted: number };

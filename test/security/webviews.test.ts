@@ -336,6 +336,19 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
         matrix: codes.map((_c, i) => labels.map((_l, j) => (i + j) % 3)),
       });
       const row = (name: string, code_id: number) => ({ code_id, name, percent_agreement: 50, kappa: 0.1, both: 1, only_a: 1, only_b: 1 });
+      const iv = { value: 0.5, ci_low: 0.25, ci_high: 0.75 };
+      const outcome = (coder: string, label: string) => ({
+        coder,
+        label,
+        suggested: 4,
+        accepted: 1,
+        edited: 1,
+        rejected: 1,
+        pending: 1,
+        acceptance_rate: 1 / 3,
+        edit_rate: 1 / 3,
+        rejection_rate: 1 / 3,
+      });
       const messages: [string, Record<string, unknown>][] = [
         ['frequency', { type: 'frequency', project: HOSTILE[0], codes, unused: 1, segments: 10, sources: 2 }],
         ['cooccurrence', { type: 'cooccurrence', project: HOSTILE[1], heat: heat(codes.map((c) => c.name)), total_overlaps: 3, same_code_overlaps: 1 }],
@@ -351,6 +364,65 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
             total_characters: 100,
             source_count: 1,
             method: HOSTILE[5],
+            tables: codes.slice(0, 3).map((c) => ({
+              code_id: c.code_id,
+              name: c.name,
+              units: 10,
+              measures: [{ measure: HOSTILE[6], coders: HOSTILE[7], ...iv }],
+            })),
+            disagreements: [
+              { code: HOSTILE[8], source: HOSTILE[9], start_pos: 0, end_pos: 3, text: HOSTILE[10], coded_by: [HOSTILE[0]], not_coded_by: [HOSTILE[1]] },
+            ],
+          },
+        ],
+        [
+          'disagreements',
+          {
+            type: 'disagreements',
+            project: HOSTILE[6],
+            coders: HOSTILE.slice(0, 3),
+            selected: HOSTILE.slice(0, 3),
+            unit: 'character',
+            total: 2,
+            passages: [
+              {
+                code: HOSTILE[7],
+                color: 'red;background:url(https://evil.example/x)',
+                source_id: 1,
+                source: HOSTILE[8],
+                start_pos: 0,
+                end_pos: 40,
+                text: HOSTILE.slice(0, 3).join(' '),
+                disputed: [{ start: 0, end: 5 }],
+                coders: HOSTILE.slice(0, 3).map((c, i) => ({
+                  coder: c,
+                  coded: i === 0,
+                  spans: [{ start: 0, end: 12, code: HOSTILE[i + 3], color: i === 1 ? 'url(https://evil.example/y)' : '#4E79A7', disputed: i === 0 }],
+                })),
+              },
+            ],
+          },
+        ],
+        [
+          'human_ai',
+          {
+            type: 'human_ai',
+            project: HOSTILE[9],
+            unit: 'segment',
+            agents: [HOSTILE[0], HOSTILE[3]],
+            humans: [HOSTILE[1]],
+            pairs: [
+              {
+                agent: HOSTILE[0],
+                human: HOSTILE[1],
+                sources: 1,
+                codes: codes.map((c) => ({ code: c.name, units: 3, percent_agreement: iv, cohen_kappa: iv, krippendorff_alpha: iv })),
+                overall: null,
+                note: HOSTILE[2],
+              },
+            ],
+            by_code: [outcome(HOSTILE[0] as string, HOSTILE[2] as string), outcome(HOSTILE[3] as string, HOSTILE[4] as string)],
+            by_week: [outcome(HOSTILE[0] as string, '2026-01-05'), outcome(HOSTILE[0] as string, HOSTILE[5] as string)],
           },
         ],
         ['case', { type: 'case', project: HOSTILE[3], heat: heat(HOSTILE.slice(6, 10)) }],
@@ -388,6 +460,17 @@ describe('security: webviews (CSP with a nonce, no inline script, names rendered
       await waitInPage(page, `document.querySelectorAll('#table tr').length > 1`);
       const a = await audit();
       for (const c of codes) assert.ok(a.text.includes(c.name.trim().slice(0, 20)), `agreement row shown as text: ${c.name}`);
+      // the disagreements' passages and the human-vs-AI tables are DOM text too
+      for (const [view, probe, shown] of [
+        ['disagreements', `document.querySelectorAll('.disagreement .coder').length === 3`, HOSTILE.slice(0, 3)],
+        ['human_ai', `document.querySelectorAll('#details table').length >= 3`, [HOSTILE[0], HOSTILE[2], HOSTILE[5]]],
+      ] as const) {
+        await post({ type: 'show', view });
+        await post(messages.find(([v]) => v === view)?.[1]);
+        await waitInPage(page, probe);
+        const b = await audit();
+        for (const h of shown) assert.ok(b.text.includes((h as string).trim().slice(0, 20)), `${view} shows as text: ${h}`);
+      }
       assert.deepEqual(errors, [], 'no page error');
       assert.deepEqual(elsewhere, [], 'nothing loaded from elsewhere');
       await page.close();

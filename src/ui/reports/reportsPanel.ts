@@ -2,7 +2,6 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EventRecord } from '../../domain/events';
 import type { Segment } from '../../domain/model';
-import type { ProjectRepository } from '../../domain/ports';
 import {
   attributeNames,
   bySourceAndPosition,
@@ -17,17 +16,8 @@ import {
   type CodeMatrixResult,
   type DocumentAttributeMatrixResult,
 } from '../../domain/codeMatrices';
-import {
-  coderComparisonReport,
-  cooccurrenceReport,
-  frequencyReport,
-  type AgreementMeasures,
-  type CodeAgreement,
-  type CoderComparisonResult,
-} from '../../domain/reports';
+import { cooccurrenceReport, frequencyReport } from '../../domain/reports';
 import type {
-  AgreementMeasureTable,
-  AgreementRow,
   AgreementUnit,
   DrillTarget,
   ExportFormat,
@@ -41,6 +31,7 @@ import { exportReportTool, generateCoderComparisonTool, generateCooccurrenceRepo
 import type { CodedSegmentDecorations } from '../decorations/codedSegmentDecorations';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import type { Workbench } from '../workbench';
+import { agreementView, disagreementsView, humanAiView } from './agreementData';
 import { reportsHtml } from './reportsPage';
 
 /** Most codes (rows) and columns a heat map shows: the most used are kept, in their order. */
@@ -70,19 +61,34 @@ export interface DrillItem {
   segment_id?: number;
 }
 
-const VIEWS: readonly unknown[] = ['frequency', 'cooccurrence', 'agreement', 'case', 'attribute', 'document_attribute'] satisfies ReportsViewId[];
+const VIEWS: readonly unknown[] = [
+  'frequency',
+  'cooccurrence',
+  'agreement',
+  'disagreements',
+  'human_ai',
+  'case',
+  'attribute',
+  'document_attribute',
+] satisfies ReportsViewId[];
 
 /** Whether `v` names a view of the Reports panel (command arguments and webview messages are checked). */
 export function isReportsView(v: unknown): v is ReportsViewId {
   return VIEWS.includes(v);
 }
-const EXPORTABLE: Partial<Record<ReportsViewId, string>> = { frequency: 'frequency', cooccurrence: 'cooccurrence', agreement: 'coder-comparison' };
+const EXPORTABLE: Partial<Record<ReportsViewId, string>> = {
+  frequency: 'frequency',
+  cooccurrence: 'cooccurrence',
+  agreement: 'coder-comparison',
+  disagreements: 'coder-comparison',
+};
 const FORMAT_LABELS: Record<ExportFormat, string> = { csv: 'CSV', json: 'JSON', html: 'HTML' };
 
 /**
  * The Reports panel (`marginalia.reports.open`): a webview with code frequencies (bar chart), code
- * co-occurrence, code-by-case and code-by-attribute heat maps, and coder agreement of two or more coders (table with Cohen's
- * kappa). Data comes from the domain's report functions reading the open project directly (UI reads do not
+ * co-occurrence, code-by-case and code-by-attribute heat maps, coder agreement of two or more coders (every
+ * measure with its 95% interval), the disagreements side by side on their passages (an "Open in source"
+ * button opens each), and each agent against the human coders with its suggestion outcomes (agreementData.ts). Data comes from the domain's report functions reading the open project directly (UI reads do not
  * go through the pipeline); exports go through the generate_* and export_report tools as the researcher.
  * A click on a bar, cell or row lists the coded segments behind it in a quick pick that opens the source
  * at the segment. Strict CSP with a nonce; the page renders names as text or on the canvas only. The open
@@ -201,6 +207,8 @@ export class ReportsPanel implements vscode.Disposable {
         if (!(m.format in FORMAT_LABELS) || !isReportsView(m.request?.view)) return;
         await this.exportReport(m.format, m.request);
         return;
+      case 'openSource':
+        return this.openSource(m.source_id, m.start_pos, m.end_pos);
       case 'caseCommand':
         if (m.command === 'newFromSources' || m.command === 'openAttributes') await vscode.commands.executeCommand(`marginalia.cases.${m.command}`);
         return;
@@ -272,7 +280,11 @@ export class ReportsPanel implements vscode.Disposable {
         return { type: 'cooccurrence', project: name, heat, total_overlaps: r.total_overlaps, same_code_overlaps: r.same_code_overlaps };
       }
       case 'agreement':
-        return agreement(repo, name, request.coders, request.unit);
+        return agreementView(repo, name, request.coders, request.unit);
+      case 'disagreements':
+        return disagreementsView(repo, name, request.coders, request.unit);
+      case 'human_ai':
+        return humanAiView(repo, name, request.unit);
       case 'case':
         return { type: 'case', project: name, heat: capHeat(codeByCaseMatrix(repo)) };
       case 'attribute': {
@@ -380,6 +392,14 @@ export class ReportsPanel implements vscode.Disposable {
     if (editor) this.decorations.flash({ source_id: it.source_id, start_pos: it.start_pos, end_pos: it.end_pos }, 500);
   }
 
+  /** Opens a source at a range the webview names (a disagreement's passage), when the numbers are sound and the source exists. */
+  async openSource(sourceId: unknown, start: unknown, end: unknown): Promise<void> {
+    const ok = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+    if (!ok(sourceId) || !ok(start) || !ok(end) || end < start || !this.wb.repo()?.getSource(sourceId)) return;
+    const editor = await this.docs.open(sourceId, { start, end });
+    if (editor) this.decorations.flash({ source_id: sourceId, start_pos: start, end_pos: end }, 500);
+  }
+
   // ---------------------------------------------------------------------------------------- export
 
   /**
@@ -396,8 +416,8 @@ export class ReportsPanel implements vscode.Disposable {
     }
     let coders: string[] | undefined;
     let unit: AgreementUnit | undefined;
-    if (request.view === 'agreement') {
-      const data = agreement(project.repo, project.name, request.coders, request.unit, 0);
+    if (request.view === 'agreement' || request.view === 'disagreements') {
+      const data = agreementView(project.repo, project.name, request.coders, request.unit, 0);
       if (data.type !== 'agreement' || !data.pair)
         return void vscode.window.showWarningMessage(data.type === 'agreement' && data.note ? data.note : 'Pick two coders first.');
       coders = data.selected ?? data.pair;
@@ -446,84 +466,6 @@ function changesReports(e: EventRecord): boolean {
   return (
     e.event_type.startsWith('coding.') || e.event_type.startsWith('source.') || e.event_type.startsWith('case.') || e.event_type === 'project.snapshot_restored'
   );
-}
-
-/**
- * The agreement view: the coders asked for (two or more, each with segments), else the two coders with the
- * most segments; the unit asked for (default character). Every measure per code with its seeded bootstrap
- * interval (`draws` resamples; 1000 as generate_coder_comparison's default) and the disagreements.
- */
-function agreement(repo: ProjectRepository, project: string, askedCoders: unknown, askedUnit: unknown, draws = 1000): ToReportsWebview {
-  // both come from the webview: untrusted shapes
-  const asked = Array.isArray(askedCoders) && askedCoders.every((c) => typeof c === 'string') ? (askedCoders as string[]) : undefined;
-  const unit: AgreementUnit = (['character', 'segment', 'sentence', 'paragraph'] as const).find((u) => u === askedUnit) ?? 'character';
-  const known = repo.listCoders();
-  const coders = known.map((c) => c.coder);
-  const base = { type: 'agreement' as const, project, coders, unit, rows: [], overall: null, total_characters: 0, source_count: 0, method: '' };
-  if (coders.length < 2) {
-    return {
-      ...base,
-      pair: null,
-      note: `Coder agreement compares coders' segments; this project has ${coders.length === 0 ? 'no coded segments' : `one coder (${coders[0] ?? ''})`}. Set marginalia.coder.name, or import another coder's work.`,
-    };
-  }
-  let selected: string[];
-  if (asked && asked.length >= 2 && new Set(asked).size === asked.length && asked.every((c) => coders.includes(c))) selected = [...asked];
-  else {
-    const top = [...known].sort((a, b) => b.segments - a.segments || (a.coder < b.coder ? -1 : 1));
-    selected = [(top[0] as (typeof top)[number]).coder, (top[1] as (typeof top)[number]).coder];
-  }
-  const pair: [string, string] = [selected[0] as string, selected[1] as string];
-  try {
-    const r = coderComparisonReport(repo, selected, {}, { unit, draws, seed: 1 });
-    const two = selected.length === 2;
-    const row = (name: string, code_id: number, t: CodeAgreement | NonNullable<CoderComparisonResult['overall']>): AgreementRow => ({
-      code_id,
-      name,
-      percent_agreement: t.measures.percent_agreement.value,
-      kappa: two ? (t.kappa ?? null) : t.measures.fleiss_kappa.value,
-      both: t.both ?? 0,
-      only_a: t.only_a ?? 0,
-      only_b: t.only_b ?? 0,
-    });
-    const table = (name: string, code_id: number, m: AgreementMeasures): AgreementMeasureTable => ({
-      code_id,
-      name,
-      units: m.units,
-      measures: [
-        { measure: 'Percent agreement', coders: 'all', ...m.percent_agreement },
-        ...m.cohen_kappa.map((k) => ({ measure: "Cohen's κ", coders: k.coders.join(' & '), value: k.value, ci_low: k.ci_low, ci_high: k.ci_high })),
-        { measure: "Fleiss' κ", coders: 'all', ...m.fleiss_kappa },
-        { measure: 'Brennan-Prediger κ', coders: 'all', ...m.brennan_prediger },
-        { measure: "Gwet's AC1", coders: 'all', ...m.gwet_ac1 },
-        { measure: "Krippendorff's α", coders: 'all', ...m.krippendorff_alpha },
-        { measure: 'Unitizing α', coders: 'all', ...m.unitizing_alpha },
-      ],
-    });
-    return {
-      ...base,
-      pair,
-      selected,
-      rows: r.codes.map((c) => row(c.name, c.code_id, c)),
-      overall: r.overall ? row('All codes', 0, r.overall) : null,
-      tables: [...r.codes.map((c) => table(c.name, c.code_id, c.measures)), ...(r.overall ? [table('All codes', 0, r.overall.measures)] : [])],
-      disagreements: r.disagreements.slice(0, 200).map((d) => ({
-        code: d.code,
-        source: d.source,
-        start_pos: d.start_pos,
-        end_pos: d.end_pos,
-        text: d.text,
-        coded_by: d.coded_by,
-        not_coded_by: d.not_coded_by,
-      })),
-      total_characters: r.total_characters,
-      source_count: r.sources.length,
-      method: r.method,
-      ...(r.sources.length === 0 ? { note: `${selected.join(', ')} have not coded any source in common.` } : {}),
-    };
-  } catch (e) {
-    return { ...base, pair, selected, note: (e as Error).message };
-  }
 }
 
 /** A code matrix (of cases, or of sources for document attributes) as a heat map, keeping the most used rows and columns (in their order) when there are many. */
@@ -585,4 +527,23 @@ select { color: var(--vscode-dropdown-foreground); background: var(--vscode-drop
 #details td.n { text-align: right; font-variant-numeric: tabular-nums; }
 #details td.quote { font-style: italic; max-width: 40em; }
 #details h3 { font-size: 1em; margin: 12px 0 2px; }
+#details h2 { font-size: 1.1em; margin: 16px 0 4px; border-bottom: 1px solid var(--vscode-panel-border); padding-bottom: 2px; }
+#details td.note, #details p.muted { color: var(--vscode-descriptionForeground); font-style: italic; }
+#details tr.total td { font-weight: 600; }
+#details button, #controls button { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); border: none; border-radius: 2px; padding: 2px 8px; cursor: pointer; font: inherit; }
+#details button.link { margin: 4px 0 8px; }
+section.disagreement { border: 1px solid var(--vscode-panel-border); border-radius: 4px; margin: 10px 0; padding: 6px 10px; }
+.dhead { display: flex; align-items: center; gap: 6px; margin-bottom: 6px; }
+.dhead .where { color: var(--vscode-descriptionForeground); flex: 1; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
+.sidebyside { display: grid; gap: 12px; }
+.coder { border-left: 3px solid var(--vscode-panel-border); padding-left: 8px; }
+.coder.coded { border-left-color: var(--vscode-focusBorder); }
+.ctitle { margin-bottom: 4px; }
+.ctitle .no { color: var(--vscode-descriptionForeground); }
+.passage { font-family: var(--vscode-editor-font-family); line-height: 1.6; white-space: pre-wrap; }
+.passage .other { border-bottom: 2px solid transparent; }
+.passage .dispute { text-decoration: underline wavy var(--vscode-editorWarning-foreground, #cca700); text-underline-offset: 3px; }
+.chips { color: var(--vscode-descriptionForeground); font-size: 0.9em; margin-top: 4px; }
+.linechart { position: relative; height: 220px; max-width: 720px; margin: 4px 0 8px; }
 `;

@@ -39,7 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Margin
   const observer = startObserver(context, core, views);
   const events = routeEvents(context, core, views, observer);
   followProject(context, core, views);
-  context.subscriptions.push(...registerChatSurfaces(core, core.controller));
+  registerChatSurfaces(context, core);
   registerCommandTable(context, core, views, observer);
 
   const api = marginaliaApi(core, views, observer, events);

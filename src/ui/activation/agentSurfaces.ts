@@ -66,13 +66,13 @@ export async function startToolServer(d: SurfaceDeps, current: () => OpenProject
 
 /**
  * Registers the registry's tools as VS Code language-model tools (called as the install's agent, client
- * `vscode-chat-agent`) and the MCP server definition provider (marginalia.provideMcpServer). Dispose to unregister both.
+ * `vscode-chat-agent`) and the MCP server definition provider (marginalia.provideMcpServer); pushes both to
+ * `context.subscriptions`.
  */
-export function registerChatSurfaces(d: SurfaceDeps, controller: ProjectController): vscode.Disposable[] {
-  return [
-    registerLmTools(d.pipeline, [...TOOLS, ...EDITOR_TOOLS], () =>
-      d.agent.implicitCaller(`Bearer ${d.tokens.agent}`, LM_CLIENT_NAME, 'CUSTOM', 'vscode-chat-agent'),
-    ),
-    registerMcpProvider({ controller, tokens: d.tokens, enabled: settings.provideMcpServer, version: VERSION }),
-  ];
+export function registerChatSurfaces(context: vscode.ExtensionContext, core: SurfaceDeps & { controller: ProjectController }): void {
+  const { pipeline, agent, tokens } = core;
+  context.subscriptions.push(
+    registerLmTools(pipeline, [...TOOLS, ...EDITOR_TOOLS], () => agent.implicitCaller(`Bearer ${tokens.agent}`, LM_CLIENT_NAME, 'CUSTOM', 'vscode-chat-agent')),
+    registerMcpProvider({ controller: core.controller, tokens, enabled: settings.provideMcpServer, version: VERSION }),
+  );
 }

@@ -34,9 +34,6 @@ export const MAX_FUNCTION_LINES = 120;
  */
 export const ALLOWLIST: ReadonlyMap<string, string> = new Map([
   // Other changes of issue 17 own these files right now.
-  ['src/store/sqlRepository.ts', 'being split in issue 17 (repository port split by aggregate)'],
-  ['src/domain/ports.ts', 'being split in issue 17 (repository port split by aggregate)'],
-  ['src/store/migrations.ts', 'being split in issue 17 (several features add migrations)'],
   ['src/vcs/snapshotter.ts', 'being split in issue 17 (team sync)'],
   // Grew past a limit when Prettier first formatted the tree (printWidth 160); to split in issue 17.
   ['src/adapters/http/httpServer.ts', 'grew past a limit under Prettier; to split in issue 17'],
@@ -46,6 +43,7 @@ export const ALLOWLIST: ReadonlyMap<string, string> = new Map([
   ['src/adapters/ws/wsAdapter.ts', 'grew past a limit under Prettier; to split in issue 17'],
   ['src/cli/cliCommand.ts', 'grew past a limit under Prettier; to split in issue 17'],
   ['src/cli/main.ts', 'grew past a limit under Prettier; to split in issue 17'],
+  ['src/exchange/exports.ts', 'grew past a limit under Prettier; to split in issue 17'],
   ['src/exchange/refiQda/refiExport.ts', 'grew past a limit under Prettier; to split in issue 17'],
   ['src/vcs/merge/mergeDumps.ts', 'grew past a limit under Prettier; to split in issue 17'],
   // Functions still to shorten.

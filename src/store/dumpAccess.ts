@@ -2,6 +2,11 @@ import type { SqlValue } from 'sql.js';
 import type { ProjectRows, Row, TableChange, TableInfo } from '../domain/versionControl';
 import type { ProjectStore } from './projectStore';
 
+/** Rows per multi-row INSERT of {@link StoreDumpAccess.applyChanges}. */
+const INSERT_ROWS = 500;
+/** Bound values per statement, below SQLite's SQLITE_MAX_VARIABLE_NUMBER (32,766). */
+const MAX_PARAMS = 30_000;
+
 /** `name` as an SQL identifier (double quotes, inner quotes doubled). */
 function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
@@ -15,8 +20,14 @@ function ident(name: string): string {
 export class StoreDumpAccess implements ProjectRows {
   private info: Map<string, TableInfo> | undefined;
   private infoVersion = -1;
+  private readonly guids: TriggerGuids;
+  /** per table, the columns of its unique indexes (re-read with the table list) */
+  private readonly unique = new Map<string, string[]>();
 
-  constructor(private readonly store: ProjectStore) {}
+  /** Also makes the GUIDs the store's triggers draw durable across a journal replay ({@link TriggerGuids}). */
+  constructor(private readonly store: ProjectStore) {
+    this.guids = TriggerGuids.of(store);
+  }
 
   /** Every ordinary table (`PRAGMA table_list` type `table`, without `sqlite_*`), by name; columns in schema order. */
   tables(): TableInfo[] {
@@ -33,8 +44,10 @@ export class StoreDumpAccess implements ProjectRows {
   /**
    * Applies `changes` inside the current transaction with foreign keys deferred to the commit
    * (`PRAGMA defer_foreign_keys`, journaled with the rest): deletes, then updates, then inserts, each table
-   * in the order given. Columns a row carries that the table lacks are ignored. Throws outside a transaction
-   * (programming error) and on constraint failures (the caller's transaction rolls back).
+   * in the order given. Columns a row carries that the table lacks are ignored. Rows of one table with the same
+   * columns are inserted by multi-row `INSERT` statements ({@link INSERT_ROWS} rows, at most {@link MAX_PARAMS}
+   * values each), so a merge of 100,000 rows is a few hundred statements in the journal. Throws outside a
+   * transaction (programming error) and on constraint failures (the caller's transaction rolls back).
    */
   applyChanges(changes: readonly TableChange[]): void {
     if (!this.store.inTransaction) throw new Error('StoreDumpAccess.applyChanges must run inside a store transaction');
@@ -58,6 +71,21 @@ export class StoreDumpAccess implements ProjectRows {
     for (const c of changes) {
       const t = this.table(c.table);
       const pk = new Set(c.primaryKey);
+      // two rows trading unique values (a fast-forward renumbering codes: 2 'A', 3 'B' -> 2 'B', 3 'A') must not
+      // collide on the way: the unique columns being written first get a placeholder unique to the row
+      const unique = c.update.length > 1 ? this.uniqueColumns(t.name).filter((col) => !pk.has(col)) : [];
+      if (unique.length > 0) {
+        const where = c.primaryKey.map((k) => `${ident(k)} IS ?`).join(' AND ');
+        for (const row of c.update) {
+          const cols = unique.filter((col) => col in row);
+          if (cols.length === 0) continue;
+          const hold = `\u0001${c.primaryKey.map((k) => String(row[k])).join('\u0001')}`;
+          this.store.run(`UPDATE ${ident(t.name)} SET ${cols.map((col) => `${ident(col)} = ?`).join(', ')} WHERE ${where}`, [
+            ...cols.map(() => hold),
+            ...c.primaryKey.map((k) => value(row[k])),
+          ]);
+        }
+      }
       for (const row of c.update) {
         const cols = t.columns.filter((col) => !pk.has(col) && col in row);
         if (cols.length === 0) continue;
@@ -65,17 +93,48 @@ export class StoreDumpAccess implements ProjectRows {
         this.store.run(sql, [...cols.map((col) => value(row[col])), ...c.primaryKey.map((k) => value(row[k]))]);
       }
     }
-    for (const c of changes) {
-      const t = this.table(c.table);
-      for (const row of c.insert) {
-        const cols = t.columns.filter((col) => col in row);
-        const sql = `INSERT INTO ${ident(t.name)} (${cols.map(ident).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
-        this.store.run(
-          sql,
-          cols.map((col) => value(row[col])),
-        );
+    for (const c of changes) this.insertRows(this.table(c.table), c.insert);
+  }
+
+  /** Inserts `rows` into `t` by multi-row statements, rows with the same columns together (see {@link applyChanges}). */
+  private insertRows(t: TableInfo, rows: readonly Row[]): void {
+    const byColumns = new Map<string, { cols: string[]; rows: Row[] }>();
+    for (const row of rows) {
+      const cols = t.columns.filter((col) => col in row);
+      const key = cols.join('\u0000');
+      let group = byColumns.get(key);
+      if (!group) byColumns.set(key, (group = { cols, rows: [] }));
+      group.rows.push(row);
+    }
+    const withGuid = t.columns.includes('guid');
+    for (const { cols, rows: group } of byColumns.values()) {
+      const per = Math.max(1, Math.min(INSERT_ROWS, Math.floor(MAX_PARAMS / Math.max(1, cols.length))));
+      const tuple = `(${cols.map(() => '?').join(',')})`;
+      const head = `INSERT INTO ${ident(t.name)} (${cols.map(ident).join(', ')}) VALUES `;
+      for (let i = 0; i < group.length; i += per) {
+        const batch = group.slice(i, i + per);
+        const params: SqlValue[] = [];
+        for (const row of batch) for (const col of cols) params.push(value(row[col]));
+        this.store.run(head + Array(batch.length).fill(tuple).join(','), params);
+        if (withGuid) for (const row of batch) if (typeof row.guid === 'string' && typeof row.id === 'number') this.guids.insertedWithGuid(t.name, row.id);
       }
     }
+  }
+
+  /** The columns of `table` in a UNIQUE index or constraint (not expressions), text-valued in practice (names, keys, GUIDs). */
+  private uniqueColumns(table: string): string[] {
+    this.tableMap();
+    let cols = this.unique.get(table);
+    if (!cols) {
+      const set = new Set<string>();
+      for (const idx of this.store.all<{ name: string; unique: number }>('SELECT name, "unique" FROM pragma_index_list(?)', [table])) {
+        if (!idx.unique) continue;
+        for (const c of this.store.all<{ name: string | null }>('SELECT name FROM pragma_index_info(?)', [idx.name])) if (c.name) set.add(c.name);
+      }
+      cols = [...set];
+      this.unique.set(table, cols);
+    }
+    return cols;
   }
 
   private table(name: string): TableInfo {
@@ -107,10 +166,73 @@ export class StoreDumpAccess implements ProjectRows {
     }
     this.info = info;
     this.infoVersion = version;
+    this.unique.clear();
     return info;
   }
 }
 
 function value(v: Row[string] | undefined): SqlValue {
   return v === undefined ? null : v;
+}
+
+/**
+ * Makes the GUIDs that the store's `<table>_guid_ai` triggers draw (migration 17: a random UUID v4 for a row
+ * inserted without one) durable across a journal replay. The journal records a transaction's statements, not the
+ * rows they made; replaying an INSERT fires the trigger again, which draws a different GUID, so after a crash
+ * (SIGKILL before the next checkpoint) every entity created since the checkpoint would come back under a new
+ * identity while the history and the other copies know it under the old one: the next merge would see it
+ * deleted here and created anew (spurious `*_deleted_used` and `name_clash` conflicts, duplicated entities).
+ * After every commit that inserted such rows, one more journaled transaction writes their GUIDs explicitly
+ * (`UPDATE <table> SET guid = ? WHERE id = ?`: no change now, the original GUID on replay). It runs in the
+ * store's commit hook, before the committing call returns, so nothing can have seen a GUID that a crash would
+ * change. Rows a restore or merge inserts with their GUID ({@link StoreDumpAccess.applyChanges}) are skipped.
+ * One per store ({@link TriggerGuids.of}).
+ */
+export class TriggerGuids {
+  private static readonly byStore = new WeakMap<ProjectStore, TriggerGuids>();
+  /** per table with a GUID trigger: the highest row id whose GUID is durable */
+  private readonly seen = new Map<string, number>();
+  /** ids inserted with an explicit GUID since the last commit, by table */
+  private readonly explicit = new Map<string, Set<number>>();
+
+  /** The instance of `store`, created (and hooked into its commits) on first use. */
+  static of(store: ProjectStore): TriggerGuids {
+    let g = TriggerGuids.byStore.get(store);
+    if (!g) {
+      g = new TriggerGuids(store);
+      TriggerGuids.byStore.set(store, g);
+    }
+    return g;
+  }
+
+  private constructor(private readonly store: ProjectStore) {
+    const tables = store.all<{ tbl_name: string }>("SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_guid\\_ai' ESCAPE '\\'");
+    for (const { tbl_name: t } of tables) this.seen.set(t, Number(store.get<{ m: number | null }>(`SELECT max(id) AS m FROM ${ident(t)}`)?.m ?? 0));
+    store.onDidCommit(() => this.afterCommit());
+  }
+
+  /** Notes that row `id` of `table` was inserted with its own GUID (no fix-up needed). */
+  insertedWithGuid(table: string, id: number): void {
+    if (!this.seen.has(table)) return;
+    let s = this.explicit.get(table);
+    if (!s) this.explicit.set(table, (s = new Set()));
+    s.add(id);
+  }
+
+  private afterCommit(): void {
+    const fixes: { table: string; rows: { id: number; guid: string | null }[] }[] = [];
+    for (const [table, from] of this.seen) {
+      const rows = this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id > ? ORDER BY id`, [from]);
+      if (rows.length === 0) continue;
+      this.seen.set(table, rows[rows.length - 1]!.id);
+      const skip = this.explicit.get(table);
+      const drawn = skip ? rows.filter((r) => !skip.has(r.id)) : rows;
+      if (drawn.length > 0) fixes.push({ table, rows: drawn });
+    }
+    this.explicit.clear();
+    if (fixes.length === 0) return;
+    this.store.transaction(() => {
+      for (const f of fixes) for (const r of f.rows) this.store.run(`UPDATE ${ident(f.table)} SET guid = ? WHERE id = ?`, [r.guid, r.id]);
+    });
+  }
 }

@@ -114,11 +114,17 @@ export function conflictId(kind: string, table: string, guid: string, field: str
   return createHash('sha1').update(`${kind}\u0000${table}\u0000${guid}\u0000${field}`).digest('hex').slice(0, 24);
 }
 
-/**
+/** A row's range as text: `start-end` of the two columns. */
+function spanOf(r: Row, start: string, end: string): string {
+  return `${String(r[start])}-${String(r[end])}`;
+}
 
 /**
- * Entities created on both sides matched by name (module comment): the theirs key of each is replaced by the
- * ours key. Returns how many were matched.
+ * Entities created on both sides matched (module comment of mergeDumps.ts): codes, cases by name; categories and
+ * folders by name and parent; sources by name and text; codings by code, source, range, text and coder (the same
+ * coder's identical coding made on two copies, or a coding and its copy under a new GUID); AV codings by code,
+ * source, time range and coder; case ranges by case, source, range and text. The theirs key of each is replaced by
+ * the ours key. Returns how many were matched.
  */
 export function unifyNew(
   base: ParsedDump,
@@ -138,6 +144,22 @@ export function unifyNew(
     ['codes', (r) => String(r.name_key)],
     ['cases', (r) => String(r.name_key)],
     ['sources', (r) => `${String(r.name)}\u0000${String(r.content)}`],
+    // one coder's identical coding made on two copies is one coding; different coders' codings stay apart
+    [
+      'segments',
+      (r, km) =>
+        `${refKey(km, 'codes', r.code_id)}\u0000${refKey(km, 'sources', r.source_id)}\u0000${spanOf(r, 'start_pos', 'end_pos')}\u0000${String(r.owner)}\u0000${String(r.text)}`,
+    ],
+    [
+      'av_segments',
+      (r, km) => `${refKey(km, 'codes', r.code_id)}\u0000${refKey(km, 'sources', r.source_id)}\u0000${spanOf(r, 'start_ms', 'end_ms')}\u0000${String(r.owner)}`,
+    ],
+    // a case range is the case's, whoever marked it
+    [
+      'case_segments',
+      (r, km) =>
+        `${refKey(km, 'cases', r.case_id)}\u0000${refKey(km, 'sources', r.source_id)}\u0000${spanOf(r, 'start_pos', 'end_pos')}\u0000${String(r.text)}`,
+    ],
   ];
   void base;
   for (const [table, sig] of plan) {

@@ -17,13 +17,16 @@
  * 4. A row new on one side without a GUID is that side's own entity.
  * Entities new on both sides are then matched by name: categories (same name, same parent), codes (same name;
  * different categories are a `code_moved_both` conflict, since a code name is unique in a project), folders
- * (same name and parent), cases (same name), sources (same name and same text).
+ * (same name and parent), cases (same name), sources (same name and same text); and codings: one coder's identical
+ * coding (same code, source, range and text) made on both sides is one coding, while different coders' codings of
+ * the same words stay apart (AV codings likewise; case ranges by case, source and range, whoever marked them).
  *
  * Rules, per entity (references between tables compared by identity, not by local id):
  * - changed on one side only → that side's version; equal changes → once; a field changed on both sides
  *   differently → ours, and a conflict (renamed, moved, memo edited, recoded, other field), except bookkeeping
  *   fields (timestamps, version counters, session, derived lengths and quotes), which take ours silently;
- * - added on either side → kept (codings by different coders on the same text all land); theirs' new rows get
+ * - added on either side → kept (codings by different coders on the same text all land, one coder's identical
+ *   coding once); theirs' new rows get
  *   new local ids above every id of the three dumps (and `opts.idFloor`), references rewritten;
  * - deleted on one side and unchanged on the other → deleted; deleted on one side and edited on the other →
  *   ours, and a `deleted_edited` conflict; deleted on one side and used on the other (a code with new codings,
@@ -42,8 +45,7 @@ import type { Row, RowValue } from '../../domain/versionControl';
 import { deriveGuid } from '../../domain/exchangeIds';
 import { nameKey } from '../../domain/rules';
 import { hasAstral } from '../../core/text';
-import type { TextEdit } from '../../domain/sourceEdits';
-import { editsBetween, mapRange, mergeText } from './textMerge';
+import { editsBetween, mapRange, mergeText, type MergeEdit } from './textMerge';
 import { conflictId, keysOf, REF, toKeyed, unifyNew, type KeyedTables, type KeyMap } from './keys';
 import {
   ANCHORED,
@@ -137,7 +139,7 @@ class Merger {
   /** the side whose positions a row carries */
   private readonly origin = new PerTable<Side>();
   /** source key -> the edits that turn each side's text into the merged one */
-  private readonly textEdits = new Map<string, { ours: TextEdit[]; theirs: TextEdit[] }>();
+  private readonly textEdits = new Map<string, { ours: MergeEdit[]; theirs: MergeEdit[] }>();
   private readonly orphans: { segment: string; row: Row }[] = [];
   private readonly tableNames: string[];
   private readonly primaryKeys = new Map<string, string[]>();

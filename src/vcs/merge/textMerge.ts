@@ -41,13 +41,22 @@ export interface TextOverlap {
   theirs_end_pos: number;
 }
 
+/**
+ * An edit of a merge: typed text ({@link TextEdit}, moved through by the editor's rules), or, with `passage`, one
+ * side's version of a conflicting passage replaced by the merged text's version of the same passage: a range that
+ * covered any of the replaced words covers the whole replacement (see {@link mapRange}).
+ */
+export interface MergeEdit extends TextEdit {
+  passage?: boolean;
+}
+
 /** The result of {@link mergeText}. */
 export interface TextMergeResult {
   text: string;
   /** edits (in order, each in the coordinates the previous ones left) turning ours' text into `text` */
-  oursEdits: TextEdit[];
+  oursEdits: MergeEdit[];
   /** the same for theirs' text */
-  theirsEdits: TextEdit[];
+  theirsEdits: MergeEdit[];
   overlaps: TextOverlap[];
 }
 
@@ -149,8 +158,8 @@ export function mergeText(base: string, ours: string, theirs: string): TextMerge
   let dO = 0; // ours' position minus base position, before the current cluster
   let dT = 0;
   let dM = 0;
-  const oursEdits: TextEdit[] = [];
-  const theirsEdits: TextEdit[] = [];
+  const oursEdits: MergeEdit[] = [];
+  const theirsEdits: MergeEdit[] = [];
   const found: TextOverlap[] = [];
   for (const c of clusters) {
     const baseRegion = cps.slice(c.A, c.B).join('');
@@ -162,9 +171,12 @@ export function mergeText(base: string, ours: string, theirs: string): TextMerge
     const mStart = c.A + dM;
     const oStart = c.A + dO;
     const tStart = c.A + dT;
+    const conflict = c.o.length > 0 && c.t.length > 0 && oRegion !== tRegion;
+    // a conflicting passage: the side left out has its version replaced as a whole, so its codings keep the passage
+    if (conflict) theirsEdits.push({ start_pos: tStart, end_pos: tStart + cpLen(tRegion), text: merged, passage: true });
+    else if (tRegion !== merged) for (const h of diffHunks(tRegion, merged)) theirsEdits.push({ start_pos: tStart + h.a, end_pos: tStart + h.b, text: h.text });
     if (oRegion !== merged) for (const h of diffHunks(oRegion, merged)) oursEdits.push({ start_pos: oStart + h.a, end_pos: oStart + h.b, text: h.text });
-    if (tRegion !== merged) for (const h of diffHunks(tRegion, merged)) theirsEdits.push({ start_pos: tStart + h.a, end_pos: tStart + h.b, text: h.text });
-    if (c.o.length > 0 && c.t.length > 0 && oRegion !== tRegion) {
+    if (conflict) {
       found.push({
         base: baseRegion,
         ours: oRegion,
@@ -185,20 +197,20 @@ export function mergeText(base: string, ours: string, theirs: string): TextMerge
 }
 
 /** The edits (in order, as {@link mapRange} takes them) turning `from` into `to`. */
-export function editsBetween(from: string, to: string): TextEdit[] {
+export function editsBetween(from: string, to: string): MergeEdit[] {
   return toEdits(diffHunks(from, to));
 }
 
 /** Hunks of one text (ascending, in its coordinates) as edits to apply in order, each in the coordinates the previous ones left. */
-function toEdits(hunks: readonly Hunk[]): TextEdit[] {
+function toEdits(hunks: readonly Hunk[]): MergeEdit[] {
   return shiftSequential(hunks.map((h) => ({ start_pos: h.a, end_pos: h.b, text: h.text })));
 }
 
 /** Ascending edits in the original coordinates -> the same edits in the coordinates each previous one left. */
-function shiftSequential(edits: readonly TextEdit[]): TextEdit[] {
+function shiftSequential(edits: readonly MergeEdit[]): MergeEdit[] {
   let d = 0;
   return edits.map((e) => {
-    const out = { start_pos: e.start_pos + d, end_pos: e.end_pos + d, text: e.text };
+    const out: MergeEdit = { ...e, start_pos: e.start_pos + d, end_pos: e.end_pos + d };
     d += cpLen(e.text) - (e.end_pos - e.start_pos);
     return out;
   });
@@ -206,15 +218,26 @@ function shiftSequential(edits: readonly TextEdit[]): TextEdit[] {
 
 /**
  * Moves `[start, end)` through `edits` (in order, as {@link applySourceEdits} applies them) with the editor's
- * rules: null when the range's text was deleted entirely (the editor orphans such a coding).
+ * rules (`mapStart`/`mapEnd` of src/domain/sourceEdits.ts: text typed at a range's edges stays outside it); a
+ * `passage` edit (a conflicting passage replaced by the other side's version) is taken in whole instead: a range
+ * starting or ending inside or at the edge of the replaced words covers the replacement, so a coding spanning the
+ * passage keeps covering it and one of words inside it stays on that passage. Null when the range's text was
+ * deleted entirely (the editor orphans such a coding).
  */
-export function mapRange(edits: readonly TextEdit[], start: number, end: number): { start_pos: number; end_pos: number } | null {
+export function mapRange(edits: readonly MergeEdit[], start: number, end: number): { start_pos: number; end_pos: number } | null {
   let s = start;
   let e = end;
   for (const ed of edits) {
     const n = cpLen(ed.text);
-    s = mapStart(s, ed.start_pos, ed.end_pos, n);
-    e = mapEnd(e, ed.start_pos, ed.end_pos, n);
+    const a = ed.start_pos;
+    const b = ed.end_pos;
+    if (ed.passage && a < b) {
+      s = s < a ? s : s >= b ? s + n - (b - a) : a;
+      e = e <= a ? e : e > b ? e + n - (b - a) : a + n;
+    } else {
+      s = mapStart(s, a, b, n);
+      e = mapEnd(e, a, b, n);
+    }
     if (s >= e) return null;
   }
   return { start_pos: s, end_pos: e };

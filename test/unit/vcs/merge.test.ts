@@ -354,6 +354,57 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
     );
   });
 
+  it("one coder's identical coding made on both copies is one coding; another coder's coding of the same words stays its own", async () => {
+    const content = 'The market closed early. Prices went up.';
+    const src = await both(async (fx) => (await fx.ok('add_text_source', { name: 'Market', content })).source_id as number);
+    const code = await both(async (fx) => (await fx.ok('create_code', { name: 'Prices', color: '#4E79A7' })).code_id as number);
+    await base();
+    const at = { code_id: code, source_id: src, start_pos: content.indexOf('Prices'), end_pos: content.length };
+    // alice codes the sentence here and, on her other device (theirs), again; bob codes it there too
+    await ours.ok('apply_code', at);
+    await their().ok('apply_code', at);
+    await their().ok('apply_code', at, BOB);
+    const { conflicts, summary } = await merge();
+    assert.deepEqual(conflicts, []);
+    assert.equal(summary.unified, 1);
+    const { segs } = await textAndSegments(src);
+    assert.deepEqual(segs.map((s) => `${s.owner ?? s.coder}: ${s.words}`).sort(), ['alice: Prices went up.', 'bob: Prices went up.']);
+  });
+
+  it('codings spanning a passage both sides edited differently keep covering it: the whole passage, in the version the text keeps', async () => {
+    const content = 'We lived near the river. The flood came in May. Nobody helped us.';
+    const src = await both(async (fx) => (await fx.ok('add_text_source', { name: 'Flood', content })).source_id as number);
+    const code = await both(async (fx) => (await fx.ok('create_code', { name: 'Disaster', color: '#4E79A7' })).code_id as number);
+    await base();
+    const edit = (text: string) => ({ source_id: src, edits: [{ start_pos: content.indexOf('May'), end_pos: content.indexOf('May') + 3, text }] });
+    await ours.ok('apply_source_edits', edit('early May'), ALICE_EDITOR);
+    await their().ok('apply_source_edits', edit('the first days of June'), BOB_EDITOR);
+    const oText = (await ours.ok('read_source_content', { source_id: src })).content as string;
+    const tText = (await their().ok('read_source_content', { source_id: src })).content as string;
+    const codeWords = async (fx: Fixture, text: string, words: string, caller = ALICE) => {
+      const at = text.indexOf(words);
+      assert.ok(at >= 0, words);
+      await fx.ok('apply_code', { code_id: code, source_id: src, start_pos: at, end_pos: at + words.length }, caller);
+    };
+    await codeWords(ours, oText, 'flood came in early May. Nobody');
+    // bob: a sentence spanning his version of the passage, one starting in it, one ending in it, and the passage alone
+    await codeWords(their(), tText, 'The flood came in the first days of June.', BOB);
+    await codeWords(their(), tText, 'first days of June. Nobody helped', BOB);
+    await codeWords(their(), tText, 'came in the first days', BOB);
+    await codeWords(their(), tText, 'the first days of June', BOB);
+    const { conflicts } = await merge();
+    assert.equal(only(conflicts, 'source_text_overlap').length, 1);
+    const { text, segs } = await textAndSegments(src);
+    assert.equal(text, 'We lived near the river. The flood came in early May. Nobody helped us.');
+    assert.deepEqual(segs.map((s) => s.words).sort(), [
+      'The flood came in early May.',
+      'came in early May',
+      'early May',
+      'early May. Nobody helped',
+      'flood came in early May. Nobody',
+    ]);
+  });
+
   it('two different entities given one name (a rename on one side, a new code on the other) are kept apart: name_clash', async () => {
     const code = await both(async (fx) => (await fx.ok('create_code', { name: 'Fear', color: '#4E79A7' })).code_id as number);
     await base();

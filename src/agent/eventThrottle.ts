@@ -1,7 +1,7 @@
 /**
  * The pace of one event stream (issue 14 item 10: SSE honours `rate_limits.events_per_second` like WebSocket).
  * The hub (src/agent/eventHub.ts) already paces each of its subscriptions, but a stream re-subscribes whenever
- * its transport's buffer fills or the hub overflows (src/adapters/rest/eventStreams.ts ResumableSubscription),
+ * its transport's buffer fills or the hub overflows (src/agent/kit/subscriptions.ts ResumableSubscription),
  * and every new hub subscription starts with a fresh second. This throttle belongs to the stream itself, so
  * its budget survives those re-subscriptions: SSE (`GET /events/stream`) and WebSocket subscriptions both
  * pass it the same setting.

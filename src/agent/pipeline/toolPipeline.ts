@@ -9,6 +9,7 @@ import { toDisposable } from '../../core/lifecycle';
 import type { PathPolicy } from '../../core/pathPolicy';
 import type { CausedBy, DomainEvent, EventRecord } from '../../domain/events';
 import type { CoderRole } from '../../domain/model';
+import { readScopeFor, teamSettingsOf, type ReadScope } from '../../domain/teamSettings';
 import type { ApprovalRecord } from '../../domain/ports';
 import type { AnyTool } from '../../tools/defineTool';
 import type { AgentView } from '../agentAccess';
@@ -188,6 +189,15 @@ export class ToolPipeline {
    */
   redactEvent(event: EventRecord): EventRecord {
     return redactEvent(this.core, event);
+  }
+
+  /**
+   * What `caller` may read of other coders' codings now (blind coding, src/domain/teamSettings.ts readScopeFor):
+   * null (everything) while blind coding is off, for the lead, or with no project open; else the caller's own.
+   */
+  readScopeOf(caller: Caller): ReadScope {
+    const project = this.core.opts.project();
+    return project ? readScopeFor(teamSettingsOf(project.repo, project.writeGeneration), { user: caller.user, role: roleOf(caller) }) : null;
   }
 
   /**

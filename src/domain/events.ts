@@ -72,6 +72,9 @@ export type EventType =
   | 'suggestion.rejected'
   // version control (QualCoder-v2's projects.snapshot_restored; payload: ref, short_ref, message, before_ref, before_short_ref)
   | 'project.snapshot_restored'
+  // a sync with the history's remote changed the project (sync_project, src/tools/remoteTools.ts; issue 16): {outcome:
+  // fast_forward | merged, ref, short_ref, remote, received, sent, changes: {table: {inserted, updated, deleted}}, conflicts (count)}
+  | 'project.synced'
   // the project opened or about to close (the spec's ProjectOpened / ProjectClosed; src/cli/compose.ts announceProject):
   // {project_name, host: "vscode" | "serve"}
   | 'project.opened'

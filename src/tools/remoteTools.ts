@@ -58,7 +58,7 @@ export const syncProjectTool = defineTool({
   description:
     "Synchronise the project with its configured remote: snapshot now, fetch, then fast-forward (the remote's snapshots are applied to the project), " +
     'push (the remote lacks snapshots made here), or, when both moved on, merge the two histories entity by entity (matched by GUID) and commit the merge authored by your coder name, ' +
-    'then push. The project changes in one journaled transaction. Returns {outcome: up_to_date | pushed | fast_forward | merged, remote: {name, url}, ref, short_ref, ' +
+    'then push. The project changes in one journaled transaction; a sync that changed it emits project.synced (outcome, ref, changes per table, conflicts). Returns {outcome: up_to_date | pushed | fast_forward | merged, remote: {name, url}, ref, short_ref, ' +
     "received, sent (snapshots), pushed, changes: {table: {inserted, updated, deleted}}, merge (the merge's counts), conflicts (to resolve), in_words}. " +
     'Errors: REMOTE_NOT_CONFIGURED (configure_remote first), SYNC_DIVERGED (both moved on and no merge is available; nothing changed), ' +
     "VERSION_CONTROL_NOT_INITIALIZED, REMOTE_UNREACHABLE (502: git could not read or write the remote: not a repository, no access, no network, a rejected push; git's message says why), " +
@@ -67,7 +67,28 @@ export const syncProjectTool = defineTool({
   effect: 'bulk',
   trust: 'bulk',
   prepare: (_input, ctx) => remoteOf(ctx).sync(actorOf(ctx)),
-  run: (_ctx, _input, result) => result,
+  run: (ctx, _input, result) => {
+    // the sync wrote its changes in a transaction of its own, without per-entity events: one event tells every
+    // subscriber (views, event streams, MCP resources) that the project changed, with the counts per table
+    if (Object.keys(result.changes).length > 0) {
+      ctx.domain.events.emit({
+        event_type: 'project.synced',
+        aggregate_type: 'project',
+        aggregate_id: result.ref,
+        payload: {
+          outcome: result.outcome,
+          ref: result.ref,
+          short_ref: result.short_ref,
+          remote: result.remote.name,
+          received: result.received,
+          sent: result.sent,
+          changes: result.changes,
+          conflicts: result.conflicts.length,
+        },
+      });
+    }
+    return result;
+  },
 });
 
 export const getRemoteStatusTool = defineTool({

@@ -569,9 +569,9 @@ function changeLine(c: PendingChange): string {
   return `- ${what} (session ${c.session_id}, ${c.client_type}, user ${c.user})`;
 }
 
-/** Events that change nothing a snapshot holds: sessions, approval bookkeeping, the project opened or closed. */
+/** Events that change nothing a snapshot holds: sessions, approval bookkeeping, the project opened or closed, a sync (which commits its own snapshot). */
 function isBookkeeping(type: string): boolean {
-  return type.startsWith('session.') || type.startsWith('approval.') || type === 'project.opened' || type === 'project.closed';
+  return type.startsWith('session.') || type.startsWith('approval.') || type === 'project.opened' || type === 'project.closed' || type === 'project.synced';
 }
 
 /** An agent's suggestions in words (describeEvents names coding changes; suggestions are recorded proposals). */

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import type { Caller } from '../../../src/agent/pipeline';
 import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
-import { fixedClock } from '../domain/projectFixture';
+import { fixedClock, storedEvents } from '../domain/projectFixture';
 
 const RESEARCHER = (user: string): Caller => ({ session_id: 'local', client_type: 'LOCAL_UI', client_name: 'vscode', user });
 
@@ -165,8 +165,16 @@ describe('vcs sync: a sync interrupted at any step and run again is idempotent',
     for (const f of fs.readdirSync(path.dirname(ana.file))) if (f.startsWith(path.basename(ana.file))) fs.rmSync(path.join(path.dirname(ana.file), f));
     crashCopy(saved, path.dirname(ana.file));
     await ana.open();
-    // Ben receives Ana's code and codes with it
+    // Ben receives Ana's code and codes with it; the sync tells subscribers what changed (one project.synced event)
+    const synced = () => storedEvents(ben.handle).filter((e) => e.event_type === 'project.synced');
+    const before = synced().length;
     assert.equal((await ben.ok('sync_project')).outcome, 'fast_forward');
+    const ev = synced().slice(before);
+    assert.equal(ev.length, 1);
+    assert.equal(ev[0]!.payload.outcome, 'fast_forward');
+    assert.deepEqual((ev[0]!.payload.changes as Record<string, { inserted: number }>).codes!.inserted, 1);
+    assert.equal((await ben.ok('sync_project')).outcome, 'up_to_date');
+    assert.equal(synced().length, before + 1, 'a sync that changed nothing emits nothing');
     const benCode = ((await ben.ok('list_codes')).codes as { name: string; code_id: number }[]).find((c) => c.name === 'Before the crash')!.code_id;
     await ben.ok('batch_apply_codes', { operations: [{ code_id: benCode, source_id: sourceId, start_position: 46, end_position: 70 }] });
     await ben.ok('create_code', { name: 'Ben after', color: '#123456' });

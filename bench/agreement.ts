@@ -11,10 +11,15 @@
  * each passage with probability 0.8 (else skips it) with boundaries moved by up to ±20 characters. Reading the
  * rows from SQLite is the reports bench's business (bench/reports.ts); this is the statistics' cost.
  * Floor, same run: one pass over the 1,000,000 ranges summing the coded length per code and coder (the least
- * any comparison reading every range pays).
+ * any comparison reading every range pays). Also reported: the CPU time of the comparison (user + system: on
+ * a loaded machine the wall time also counts waiting for a core), and the unitizing alpha alone
+ * (unitizingAlpha per code over the sources where it occurs, with every source's length as background, as
+ * compareCoders computes it when its bootstrap budget leaves the unitizing interval out, which it does at
+ * this size).
  */
 import type { ComparisonSource } from '../src/domain/agreement/comparison';
 import { compareCoders } from '../src/domain/agreement/comparison';
+import { sortedLengths, unitizingAlpha, type Continuum, type SortedLengths } from '../src/domain/agreement/unitizing';
 import { comparisonSources } from '../src/domain/coderComparison';
 import type { CodedRanges } from '../src/domain/ports';
 import { mulberry32 } from './lib/generate';
@@ -77,13 +82,41 @@ function floor(r: CodedRanges): number {
   return sums.reduce((a, b) => a + b, 0);
 }
 
-function comparison(r: CodedRanges, lengths: Map<number, number>): { sources: ComparisonSource[]; fleiss: number | null; intervals: number } {
+function codesOf(x: { codeIds: number[] } | undefined): number {
+  return x?.codeIds.length ?? 0;
+}
+
+function comparison(
+  r: CodedRanges,
+  lengths: Map<number, number>,
+): { sources: ComparisonSource[]; codeIds: number[]; fleiss: number | null; intervals: number } {
   const extents = new Map([...lengths].map(([s, len]) => [s, [0, len]]));
   const input = comparisonSources(r, [0, 1, 2, 3, 4], CODERS, extents, 'character', undefined, () => []);
   const out = compareCoders(input.sources, input.codeIds, CODERS, { draws: DRAWS, seed: 1, maxDisagreements: 25 });
   let intervals = 0;
   for (const c of out.codes.values()) if (c.measures.fleiss_kappa.ci_low !== null) intervals++;
-  return { sources: input.sources, fleiss: out.overall?.fleiss_kappa.value ?? null, intervals };
+  return { sources: input.sources, codeIds: input.codeIds, fleiss: out.overall?.fleiss_kappa.value ?? null, intervals };
+}
+
+/** Per code its continua (the sources where it occurs, whole: one continuum each), and every source's length as background. */
+function unitizingInput(sources: readonly ComparisonSource[], codeIds: readonly number[]): { perCode: Continuum[][]; background: SortedLengths } {
+  const index = new Map(codeIds.map((code, i) => [code, i]));
+  const perCode: Continuum[][] = codeIds.map(() => []);
+  for (const s of sources) for (const [code, coders] of s.codes) perCode[index.get(code) as number]?.push({ length: s.extent[1] as number, coders });
+  return { perCode, background: sortedLengths(sources.map((s) => (s.extent[1] as number) - (s.extent[0] as number))) };
+}
+
+/** The unitizing alpha of every code (as compareCoders computes it when its bootstrap budget leaves the unitizing interval out); how many are defined. */
+function unitizingOnly(input: ReturnType<typeof unitizingInput>): number {
+  let defined = 0;
+  for (const cs of input.perCode) if (unitizingAlpha(cs, input.background).alpha !== null) defined++;
+  return defined;
+}
+
+/** Milliseconds of CPU (user + system) since `start`. */
+function cpuMs(start: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(start);
+  return (u.user + u.system) / 1000;
 }
 
 async function run(): Promise<SectionResult> {
@@ -91,17 +124,32 @@ async function run(): Promise<SectionResult> {
   const segments = ranges.source_id.length;
   const floors: number[] = [];
   const times: number[] = [];
+  const cpus: number[] = [];
+  const unitizingTimes: number[] = [];
+  const unitizingCpus: number[] = [];
   let last: ReturnType<typeof comparison> | undefined;
+  let unitizingDefined = 0;
   for (let i = 0; i < REPS; i++) {
     let t = performance.now();
     floor(ranges);
     floors.push(performance.now() - t);
     t = performance.now();
+    const cpu = process.cpuUsage();
     last = comparison(ranges, lengths);
     times.push(performance.now() - t);
+    cpus.push(cpuMs(cpu));
+    const input = unitizingInput(last.sources, last.codeIds);
+    t = performance.now();
+    const cpu2 = process.cpuUsage();
+    unitizingDefined = unitizingOnly(input);
+    unitizingTimes.push(performance.now() - t);
+    unitizingCpus.push(cpuMs(cpu2));
   }
   const t = stats(times);
+  const c = stats(cpus);
   const f = stats(floors);
+  const un = stats(unitizingTimes);
+  const uc = stats(unitizingCpus);
   const size = `${SOURCES.toLocaleString('en')} sources, ${segments.toLocaleString('en')} segments, ${CODERS} coders, ${CODES} codes, ${DRAWS} draws`;
   const error = last && last.intervals === 0 ? 'no code got a bootstrap interval' : undefined;
   return {
@@ -110,14 +158,17 @@ async function run(): Promise<SectionResult> {
       machineLine(),
       '',
       table(
-        ['what', 'median ms', 'p90 ms', 'runs'],
+        ['what', 'min ms', 'median ms', 'p90 ms', 'runs'],
         [
-          [`compare ${size}`, ms(t.p50), ms(t.p90), String(REPS)],
-          ['floor: one pass summing coded length per code and coder', ms(f.p50), ms(f.p90), String(REPS)],
+          [`compare ${size}`, ms(t.min), ms(t.p50), ms(t.p90), String(REPS)],
+          ['  the same, CPU time (user + system)', ms(c.min), ms(c.p50), ms(c.p90), String(REPS)],
+          [`unitizing alpha alone, ${codesOf(last)} codes (point estimates)`, ms(un.min), ms(un.p50), ms(un.p90), String(REPS)],
+          ['  the same, CPU time (user + system)', ms(uc.min), ms(uc.p50), ms(uc.p90), String(REPS)],
+          ['floor: one pass summing coded length per code and coder', ms(f.min), ms(f.p50), ms(f.p90), String(REPS)],
         ],
       ),
       '',
-      `overall Fleiss' kappa ${last?.fleiss?.toFixed(4) ?? 'null'}; codes with intervals ${last?.intervals ?? 0} of ${CODES}`,
+      `overall Fleiss' kappa ${last?.fleiss?.toFixed(4) ?? 'null'}; codes with intervals ${last?.intervals ?? 0} of ${CODES}; codes with a unitizing alpha ${unitizingDefined}`,
     ],
     figures: [
       {
@@ -127,6 +178,12 @@ async function run(): Promise<SectionResult> {
         goal: GOAL_MS,
         goalSource: 'issue 16',
         floor: { label: 'one pass over the ranges', value: f.p50 },
+        atGoalSize: FULL,
+      },
+      {
+        name: `the unitizing alpha alone (${size})`,
+        value: un.p50,
+        unit: 'ms',
         atGoalSize: FULL,
       },
     ],

@@ -108,6 +108,11 @@ function pairKappa(counts: ArrayLike<number>, i: number, j: number, n: number): 
     else if (a) onlyI += c;
     else if (b) onlyJ += c;
   }
+  return kappaOf(both, onlyI, onlyJ, n);
+}
+
+/** Cohen's kappa of a 2x2 table of n units: both coders applied the code to `both`, only the first to `onlyI`, only the second to `onlyJ`. */
+function kappaOf(both: number, onlyI: number, onlyJ: number, n: number): number | null {
   const neither = n - both - onlyI - onlyJ;
   const pA = (both + onlyI) / n;
   const pB = (both + onlyJ) / n;
@@ -115,8 +120,8 @@ function pairKappa(counts: ArrayLike<number>, i: number, j: number, n: number): 
   return pe >= 1 - 1e-12 ? null : ((both + neither) / n - pe) / (1 - pe);
 }
 
-/** Per m: the popcount of every mask and, per pair, the masks where i, j applied the code. */
-const TABLES = new Map<number, { ones: Uint8Array; pairs: [number, number][] }>();
+/** Per m: the popcount of every mask, the pairs, and a scratch for the superset sums. */
+const TABLES = new Map<number, { ones: Uint8Array; pairs: [number, number][]; sup: Float64Array }>();
 
 /**
  * The coefficients of {@link binaryAgreement} written into `out` without allocating (the bootstrap's inner
@@ -128,7 +133,7 @@ export function binaryAgreementInto(counts: ArrayLike<number>, m: number, out: F
   if (!t) {
     const ones = new Uint8Array(1 << m);
     for (let mask = 0; mask < ones.length; mask++) ones[mask] = bits(mask);
-    TABLES.set(m, (t = { ones, pairs: coderPairs(m) }));
+    TABLES.set(m, (t = { ones, pairs: coderPairs(m), sup: new Float64Array(1 << m) }));
   }
   let n = 0;
   let agree = 0;
@@ -164,8 +169,17 @@ export function binaryAgreementInto(counts: ArrayLike<number>, m: number, out: F
   const n0 = o00 + o01;
   const total = (n1 + n0) / (m - 1);
   out[4] = n1 > 0 && n0 > 0 ? 1 - ((total - 1) * (2 * o01)) / (m - 1) / ((2 * n0 * n1) / ((m - 1) * (m - 1))) : NaN;
+  // Cohen's kappa per pair from the superset sums sup[S] = Σ_{mask ⊇ S} counts[mask] (units where every coder
+  // of S applied the code): coder i applied it to sup[{i}] units, i and j both to sup[{i, j}]; the counts are
+  // integers, so these sums are exact and equal pairKappa's
+  const sup = t.sup;
+  for (let mask = 0; mask < sup.length; mask++) sup[mask] = counts[mask] ?? 0;
+  for (let b = 1; b < sup.length; b <<= 1) {
+    for (let mask = 0; mask < sup.length; mask++) if (!(mask & b)) sup[mask] = (sup[mask] as number) + (sup[mask | b] as number);
+  }
   for (let p = 0; p < t.pairs.length; p++) {
     const [i, j] = t.pairs[p] as [number, number];
-    out[5 + p] = pairKappa(counts, i, j, n) ?? NaN;
+    const both = sup[(1 << i) | (1 << j)] as number;
+    out[5 + p] = kappaOf(both, (sup[1 << i] as number) - both, (sup[1 << j] as number) - both, n) ?? NaN;
   }
 }

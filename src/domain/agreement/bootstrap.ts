@@ -9,72 +9,119 @@
 export { mulberry32 } from '../../core/random';
 import { mulberry32 } from '../../core/random';
 
-let spare = NaN;
-let spareOf: (() => number) | undefined;
+/**
+ * A seeded stream of deviates over a uniform generator: uniforms, standard normals (Box-Muller, both
+ * deviates of a pair used: the spare is kept for the next call) and binomials. The bootstrap's inner loop
+ * draws from one of these without allocating.
+ */
+class Deviates {
+  private spare = NaN;
+  constructor(readonly rand: () => number) {}
 
-/** A standard normal deviate (Box-Muller, both deviates of a pair used; the spare belongs to the generator that made it). */
-function normal(rand: () => number): number {
-  if (spareOf === rand && !Number.isNaN(spare)) {
-    const z = spare;
-    spare = NaN;
-    return z;
+  /** A standard normal deviate. */
+  normal(): number {
+    if (!Number.isNaN(this.spare)) {
+      const z = this.spare;
+      this.spare = NaN;
+      return z;
+    }
+    const r = Math.sqrt(-2 * Math.log(1 - this.rand()));
+    const t = 2 * Math.PI * this.rand();
+    this.spare = r * Math.sin(t);
+    return r * Math.cos(t);
   }
-  const r = Math.sqrt(-2 * Math.log(1 - rand()));
-  const t = 2 * Math.PI * rand();
-  spare = r * Math.sin(t);
-  spareOf = rand;
-  return r * Math.cos(t);
+
+  /** A Binomial(n, p) deviate; see {@link binomial}. */
+  binomial(n: number, p: number): number {
+    if (n <= 0 || p <= 0) return 0;
+    if (p >= 1) return n;
+    if (p > 0.5) return n - this.binomial(n, 1 - p);
+    const variance = n * p * (1 - p);
+    if (variance >= 50) {
+      const x = Math.round(n * p + Math.sqrt(variance) * this.normal());
+      return Math.min(n, Math.max(0, x));
+    }
+    const q = 1 - p;
+    const s = p / q;
+    const a = (n + 1) * s;
+    let r = Math.pow(q, n);
+    let u = this.rand();
+    let x = 0;
+    while (u > r && x < n) {
+      u -= r;
+      x++;
+      r *= a / x - s;
+    }
+    return x;
+  }
+}
+
+/** The deviates of the last generator given to {@link binomial} or {@link resampleCounts}: its spare normal belongs to it. */
+let lastDeviates: Deviates | undefined;
+
+function deviatesOf(rand: () => number): Deviates {
+  if (lastDeviates?.rand !== rand) lastDeviates = new Deviates(rand);
+  return lastDeviates;
 }
 
 /**
  * A Binomial(n, p) deviate: inversion (the BINV algorithm of V. Kachitvichyanukul & B. W. Schmeiser,
  * "Binomial random variate generation", Communications of the ACM 31(2), 1988) on the rarer side when
  * n·p·(1 − p) < 50, else the normal approximation with continuity correction (de Moivre-Laplace), whose
- * error there is far below the bootstrap's own Monte Carlo error.
+ * error there is far below the bootstrap's own Monte Carlo error. Normals come from Box-Muller, both
+ * deviates of a pair used (the spare belongs to `rand`).
  */
 export function binomial(n: number, p: number, rand: () => number): number {
-  if (n <= 0 || p <= 0) return 0;
-  if (p >= 1) return n;
-  if (p > 0.5) return n - binomial(n, 1 - p, rand);
-  const variance = n * p * (1 - p);
-  if (variance >= 50) {
-    const x = Math.round(n * p + Math.sqrt(variance) * normal(rand));
-    return Math.min(n, Math.max(0, x));
+  return deviatesOf(rand).binomial(n, p);
+}
+
+/**
+ * A multinomial resampler of pattern counts: the patterns with units, visited in order, each drawing a
+ * binomial of the units left (the last takes the rest).
+ */
+class Resampler {
+  private readonly index: Int32Array;
+  private readonly count: Float64Array;
+  private readonly total: number;
+
+  constructor(counts: ArrayLike<number>) {
+    const index: number[] = [];
+    let total = 0;
+    for (let k = 0; k < counts.length; k++) {
+      if ((counts[k] as number) > 0) {
+        index.push(k);
+        total += counts[k] as number;
+      }
+    }
+    this.index = Int32Array.from(index);
+    this.count = Float64Array.from(index, (k) => counts[k] as number);
+    this.total = total;
   }
-  const q = 1 - p;
-  const s = p / q;
-  const a = (n + 1) * s;
-  let r = Math.pow(q, n);
-  let u = rand();
-  let x = 0;
-  while (u > r && x < n) {
-    u -= r;
-    x++;
-    r *= a / x - s;
+
+  /** One draw into `out` (patterns without units stay as they are: zero). */
+  draw(dev: Deviates, out: Float64Array): void {
+    const { index, count } = this;
+    const last = index.length - 1;
+    let left = this.total;
+    let mass = left;
+    for (let j = 0; j <= last; j++) {
+      if (left <= 0) {
+        out[index[j] as number] = 0;
+        continue;
+      }
+      const c = count[j] as number;
+      const x = j === last ? left : dev.binomial(left, c / mass);
+      out[index[j] as number] = x;
+      left -= x;
+      mass -= c;
+    }
   }
-  return x;
 }
 
 /** One bootstrap draw: `counts[k]` units resampled from N = Σ counts over the patterns (a multinomial draw), into `out`. */
 export function resampleCounts(counts: ArrayLike<number>, rand: () => number, out: Float64Array): void {
-  let left = 0;
-  let last = -1;
-  for (let k = 0; k < counts.length; k++) {
-    out[k] = 0;
-    if ((counts[k] as number) > 0) {
-      left += counts[k] as number;
-      last = k;
-    }
-  }
-  let mass = left;
-  for (let k = 0; k <= last && left > 0; k++) {
-    const c = counts[k] as number;
-    if (c <= 0) continue;
-    const x = k === last ? left : binomial(left, c / mass, rand);
-    out[k] = x;
-    left -= x;
-    mass -= c;
-  }
+  out.fill(0, 0, counts.length);
+  new Resampler(counts).draw(deviatesOf(rand), out);
 }
 
 /** A 95% percentile interval: `[low, high]`, from `draws` resamples (`valid`: how many gave a defined value). */
@@ -99,12 +146,14 @@ export function bootstrapIntervals(
   draws: number,
   seed: number,
 ): (Interval | null)[] {
-  const rand = mulberry32(seed);
+  const dev = new Deviates(mulberry32(seed));
+  lastDeviates = dev;
+  const resampler = new Resampler(counts);
   const values = Array.from({ length: size }, () => new Float64Array(draws));
-  const valid = new Array<number>(size).fill(0);
+  const valid = new Int32Array(size);
   const buf = new Float64Array(counts.length);
   for (let d = 0; d < draws; d++) {
-    resampleCounts(counts, rand, buf);
+    resampler.draw(dev, buf);
     const got = stats(buf);
     for (let s = 0; s < size; s++) {
       const v = got[s];
@@ -114,16 +163,61 @@ export function bootstrapIntervals(
   return values.map((all, s) => percentileInterval(all.subarray(0, valid[s]), draws));
 }
 
-/** The 2.5th and 97.5th percentiles (type 7) of `xs` (sorted here, in place); null when fewer than half of `draws`. */
+/** The 2.5th and 97.5th percentiles (type 7) of `xs` (reordered here, in place: not sorted); null when fewer than half of `draws`. */
 export function percentileInterval(xs: Float64Array, draws: number): Interval | null {
   const n = xs.length;
   if (n === 0 || n < draws / 2) return null;
-  xs.sort();
+  // the order statistics each percentile needs, selected in increasing order: each selection leaves the
+  // larger values to its right, so the next looks only there
+  let from = 0;
   const q = (p: number): number => {
     const h = (n - 1) * p;
     const lo = Math.floor(h);
-    const hi = Math.min(n - 1, lo + 1);
-    return (xs[lo] as number) + (h - lo) * ((xs[hi] as number) - (xs[lo] as number));
+    const at = select(xs, lo, from, n - 1);
+    from = lo;
+    let next = at;
+    if (lo + 1 < n) {
+      next = Infinity;
+      for (let i = lo + 1; i < n; i++) if ((xs[i] as number) < next) next = xs[i] as number;
+    }
+    return at + (h - lo) * (next - at);
   };
-  return { low: q(0.025), high: q(0.975), draws, valid: n };
+  const low = q(0.025);
+  const high = q(0.975);
+  return { low, high, draws, valid: n };
+}
+
+/**
+ * The k-th smallest of `xs[left..right]` (0-based, k within), moved to index k with smaller or equal values
+ * before it and larger or equal ones after it, up to `right` (Hoare's FIND, C. A. R. Hoare, "Algorithm 65:
+ * find", Communications of the ACM 4(7), 1961, with the median of three as pivot). No NaN in `xs`.
+ */
+function select(xs: Float64Array, k: number, left: number, right: number): number {
+  let l = left;
+  let r = right;
+  while (r > l) {
+    const mid = (l + r) >> 1;
+    // median of xs[l], xs[mid], xs[r] as pivot
+    const a = xs[l] as number;
+    const b = xs[mid] as number;
+    const c = xs[r] as number;
+    const pivot = a < b ? (b < c ? b : a < c ? c : a) : a < c ? a : b < c ? c : b;
+    let i = l;
+    let j = r;
+    while (i <= j) {
+      while ((xs[i] as number) < pivot) i++;
+      while ((xs[j] as number) > pivot) j--;
+      if (i <= j) {
+        const t = xs[i] as number;
+        xs[i] = xs[j] as number;
+        xs[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) r = j;
+    else if (k >= i) l = i;
+    else break;
+  }
+  return xs[k] as number;
 }

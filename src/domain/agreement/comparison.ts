@@ -7,15 +7,10 @@
  */
 import { binaryAgreement, binaryAgreementInto, coderPairs } from './binary';
 import { bootstrapIntervals, mulberry32, percentileInterval, type Interval } from './bootstrap';
-import { sortedLengths, unitizingAlpha, type Continuum, type SortedLengths } from './krippendorff';
+import { packComparison, type CodePack, type ComparisonSource, type PackedComparison } from './packing';
+import { packContinua, sortedLengths, unitizingPacked, type Continuum, type PackedContinua, type SortedLengths } from './unitizing';
 
-/** One compared source: its compared extent, its units (null: every character is a unit) and per code each coder's coded stretches (disjoint, sorted, within the extent). */
-export interface ComparisonSource {
-  source_id: number;
-  extent: readonly number[];
-  units: readonly number[] | null;
-  codes: ReadonlyMap<number, readonly (readonly number[])[]>;
-}
+export type { ComparisonSource } from './packing';
 
 /** A coefficient with its seeded percentile bootstrap 95% interval (null bounds: undefined on too many resamples, or not bootstrapped). */
 export interface Measure {
@@ -97,83 +92,91 @@ function measures(counts: Float64Array, m: number, opts: CompareOptions, unitizi
   };
 }
 
-/** Adds one source's character patterns of one code to `counts` (uncovered characters to mask 0) and its disagreeing stretches to `out`: a merge of the coders' sorted stretches. */
-function characterPatterns(
-  src: ComparisonSource,
-  code: number,
-  coders: readonly (readonly number[])[],
-  m: number,
-  counts: Float64Array,
-  out: Disagreement[],
-  keep: number,
-): void {
-  const at = new Int32Array(m);
-  let extent = 0;
-  for (let k = 0; k < src.extent.length; k += 2) extent += (src.extent[k + 1] as number) - (src.extent[k] as number);
-  let covered = 0;
-  const full = (1 << m) - 1;
-  let pos = -1;
-  for (;;) {
-    // the next boundary after pos: the least start or end of a stretch not yet passed
-    let next = Infinity;
-    for (let c = 0; c < m; c++) {
-      const r = coders[c] as readonly number[];
-      const i = at[c] as number;
-      if (i < r.length) {
-        const x = r[i] as number;
-        if (x < next) next = x;
-      }
-    }
-    if (next === Infinity) break;
-    if (pos >= 0 && next > pos) {
-      let mask = 0;
-      for (let c = 0; c < m; c++) if ((at[c] as number) & 1) mask |= 1 << c;
-      if (mask !== 0) {
-        counts[mask] = (counts[mask] as number) + (next - pos);
-        covered += next - pos;
-        if (mask !== full && out.length < keep) out.push({ code_id: code, source_id: src.source_id, start: pos, end: next, mask });
-      }
-    }
-    pos = next;
-    // pass every boundary at pos (an odd index: inside the coder's stretch)
-    for (let c = 0; c < m; c++) {
-      const r = coders[c] as readonly number[];
-      while ((at[c] as number) < r.length && r[at[c] as number] === pos) at[c] = (at[c] as number) + 1;
-    }
+/** Where the pattern walks keep each coder's next boundary and the end of its stretches (grown on demand). */
+let walk = { at: new Int32Array(0), begin: new Int32Array(0), end: new Int32Array(0) };
+
+/** Sets `walk` to entry e's coders' stretches: coder c's boundaries are pos[begin[c] .. end[c]). */
+function startWalk(pack: CodePack, e: number, m: number): typeof walk {
+  if (walk.at.length < m) walk = { at: new Int32Array(m), begin: new Int32Array(m), end: new Int32Array(m) };
+  for (let c = 0; c < m; c++) {
+    walk.begin[c] = walk.at[c] = pack.bounds[e * (m + 1) + c] as number;
+    walk.end[c] = pack.bounds[e * (m + 1) + c + 1] as number;
   }
-  counts[0] = (counts[0] as number) + extent - covered;
+  return walk;
 }
 
-/** Adds one source's unit patterns of one code to `counts` (a coder applied the code to a unit when one of their stretches overlaps it) and its disagreeing units to `out`. */
-function unitPatterns(
-  src: ComparisonSource,
-  code: number,
-  coders: readonly (readonly number[])[],
-  m: number,
-  counts: Float64Array,
-  out: Disagreement[],
-  keep: number,
-): void {
-  const units = src.units as readonly number[];
-  const at = new Array<number>(m).fill(0);
+/** Adds entry e's character patterns (its code on its source of `characters` characters) to `counts` (uncovered characters to mask 0) and its disagreeing stretches to `out`: a merge of the coders' sorted stretches. */
+function characterPatterns(pack: CodePack, e: number, m: number, characters: number, counts: Float64Array, found: Found): void {
+  const pos = pack.continua.pos;
+  const { at, begin, end } = startWalk(pack, e, m);
+  let covered = 0;
+  const full = (1 << m) - 1;
+  let here = -1;
+  for (;;) {
+    // the next boundary after here: the least start or end of a stretch not yet passed
+    let next = Infinity;
+    for (let c = 0; c < m; c++) {
+      const i = at[c] as number;
+      if (i < (end[c] as number) && (pos[i] as number) < next) next = pos[i] as number;
+    }
+    if (next === Infinity) break;
+    if (here >= 0 && next > here) {
+      // inside coder c's stretch: an odd number of its boundaries passed
+      let mask = 0;
+      for (let c = 0; c < m; c++) if (((at[c] as number) - (begin[c] as number)) & 1) mask |= 1 << c;
+      if (mask !== 0) {
+        counts[mask] = (counts[mask] as number) + (next - here);
+        covered += next - here;
+        if (mask !== full) found.add(here, next, mask);
+      }
+    }
+    here = next;
+    // pass every boundary at here
+    for (let c = 0; c < m; c++) {
+      let i = at[c] as number;
+      while (i < (end[c] as number) && pos[i] === here) i++;
+      at[c] = i;
+    }
+  }
+  counts[0] = (counts[0] as number) + characters - covered;
+}
+
+/** Adds entry e's unit patterns (its code on its source, with `units` flat) to `counts` (a coder applied the code to a unit when one of their stretches overlaps it) and its disagreeing units to `found`. */
+function unitPatterns(pack: CodePack, e: number, m: number, units: readonly number[], counts: Float64Array, found: Found): void {
+  const pos = pack.continua.pos;
+  const { at, end } = startWalk(pack, e, m);
   const full = (1 << m) - 1;
   for (let u = 0; u < units.length; u += 2) {
     const s = units[u] as number;
-    const e = units[u + 1] as number;
+    const t = units[u + 1] as number;
     let mask = 0;
     for (let c = 0; c < m; c++) {
-      const r = coders[c] ?? [];
+      const r = end[c] as number;
       let k = at[c] as number;
-      while (k < r.length && (r[k + 1] as number) <= s) k += 2;
+      while (k < r && (pos[k + 1] as number) <= s) k += 2;
       at[c] = k;
-      if (k < r.length && (r[k] as number) < e) mask |= 1 << c;
+      if (k < r && (pos[k] as number) < t) mask |= 1 << c;
     }
     counts[mask] = (counts[mask] as number) + 1;
-    if (mask !== 0 && mask !== full && out.length < keep) out.push({ code_id: code, source_id: src.source_id, start: s, end: e, mask });
+    if (mask !== 0 && mask !== full) found.add(s, t, mask);
   }
 }
 
-/** A code's continua for the unitizing alpha: every extent range of every source, its coders' stretches shifted into it (sources without the code share empty coders). */
+/** A code's disagreements as they are found on one source, at most `keep`. */
+class Found {
+  readonly list: Disagreement[] = [];
+  source = 0;
+  constructor(
+    readonly code: number,
+    readonly keep: number,
+  ) {}
+
+  add(start: number, end: number, mask: number): void {
+    if (this.list.length < this.keep) this.list.push({ code_id: this.code, source_id: this.source, start, end, mask });
+  }
+}
+
+/** A code's continua over every source for the unitizing bootstrap: every extent range of every source, its coders' stretches shifted into it (sources without the code share empty coders). */
 function continua(sources: readonly ComparisonSource[], code: number, m: number): Continuum[] {
   const out: Continuum[] = [];
   const empty: number[][] = Array.from({ length: m }, () => []);
@@ -184,58 +187,75 @@ function continua(sources: readonly ComparisonSource[], code: number, m: number)
       const e = src.extent[k + 1] as number;
       if (!coders) {
         out.push({ length: e - s, coders: empty });
-        continue;
+      } else if (s === 0 && src.extent.length === 2) {
+        out.push({ length: e, coders });
+      } else {
+        const shifted = Array.from({ length: m }, (_, c) => {
+          const r = coders[c] ?? [];
+          const x: number[] = [];
+          for (let i = 0; i < r.length; i += 2) {
+            const a = Math.max(s, r[i] as number);
+            const b = Math.min(e, r[i + 1] as number);
+            if (a < b) x.push(a - s, b - s);
+          }
+          return x;
+        });
+        out.push({ length: e - s, coders: shifted });
       }
-      if (s === 0 && src.extent.length === 2) {
-        // one extent from 0: the stretches are already within it
-        out.push({ length: e, coders: coders.map((r) => r ?? []) });
-        continue;
-      }
-      const shifted = Array.from({ length: m }, (_, c) => {
-        const r = coders[c] ?? [];
-        const x: number[] = [];
-        for (let i = 0; i < r.length; i += 2) {
-          const a = Math.max(s, r[i] as number);
-          const b = Math.min(e, r[i + 1] as number);
-          if (a < b) x.push(a - s, b - s);
-        }
-        return x;
-      });
-      out.push({ length: e - s, coders: shifted });
     }
   }
   return out;
 }
 
-/** The unitizing alpha of a code, with a bootstrap interval over continua (sources resampled whole) when `bootstrap` and there are two or more continua. */
+/** The unitizing alpha of a code over continua `cs`, with a bootstrap interval over continua (sources resampled whole) when `bootstrap` and there are two or more continua. */
 function unitizing(
-  cs: Continuum[],
+  cs: PackedContinua,
   opts: CompareOptions,
   bootstrap: boolean,
   background?: SortedLengths,
 ): { measure: Measure; observed: number; expected: number } {
-  const parts = unitizingAlpha(cs, background);
-  if (!bootstrap || opts.draws <= 0 || parts.alpha === null || cs.length < 2) {
+  const n = cs.length.length;
+  const parts = unitizingPacked(cs, null, n, background);
+  if (!bootstrap || opts.draws <= 0 || parts.alpha === null || n < 2) {
     return { measure: measure(parts.alpha, null), observed: parts.observed, expected: parts.expected };
   }
   const rand = mulberry32(opts.seed);
   const xs = new Float64Array(opts.draws);
-  let n = 0;
+  const pick = new Int32Array(n);
+  let valid = 0;
   for (let d = 0; d < opts.draws; d++) {
-    const pick = Array.from({ length: cs.length }, () => cs[Math.floor(rand() * cs.length)] as Continuum);
-    const a = unitizingAlpha(pick).alpha;
-    if (a !== null && Number.isFinite(a)) xs[n++] = a;
+    for (let q = 0; q < n; q++) pick[q] = Math.floor(rand() * n);
+    const a = unitizingPacked(cs, pick, n).alpha;
+    if (a !== null && Number.isFinite(a)) xs[valid++] = a;
   }
-  return { measure: measure(parts.alpha, percentileInterval(xs.subarray(0, n), opts.draws)), observed: parts.observed, expected: parts.expected };
+  return { measure: measure(parts.alpha, percentileInterval(xs.subarray(0, valid), opts.draws)), observed: parts.observed, expected: parts.expected };
+}
+
+/** A code's pattern histogram over every source where it occurs (plus the units of the others as pattern 0), its disagreements into `found`. */
+function patterns(p: PackedComparison, pack: CodePack, sources: readonly ComparisonSource[], allUnits: number, found: Found): Float64Array {
+  const m = p.m;
+  const counts = new Float64Array(1 << m);
+  // units of sources where nobody applied the code are pattern 0
+  counts[0] = allUnits;
+  for (let e = 0; e < pack.sources.length; e++) {
+    const s = pack.sources[e] as number;
+    const src = sources[s] as ComparisonSource;
+    counts[0] = (counts[0] as number) - (p.units[s] as number);
+    found.source = src.source_id;
+    if (src.units === null) characterPatterns(pack, e, m, p.units[s] as number, counts, found);
+    else unitPatterns(pack, e, m, src.units, counts, found);
+  }
+  return counts;
 }
 
 /**
  * Compares m ≥ 2 coders on `codeIds` over `sources`: per code the pattern histogram over the units
  * (characters of the extents when a source has no `units`, else its units), every coefficient of
  * ./binary.ts with a seeded percentile bootstrap 95% interval resampling units, and the unitizing alpha
- * (./krippendorff.ts) with an interval resampling sources; overall: the histograms summed (every code and
+ * (./unitizing.ts) with an interval resampling sources; overall: the histograms summed (every code and
  * unit one decision) and the unitizing alpha 1 − ΣDo / ΣDe over codes (no interval). Disagreements: at
- * most `maxDisagreements` per code, in source and position order.
+ * most `maxDisagreements` per code, in source and position order. The sources are packed once into typed
+ * arrays (./packing.ts); each code then visits only the sources where it occurs.
  */
 export function compareCoders(sources: readonly ComparisonSource[], codeIds: readonly number[], m: number, opts: CompareOptions): Comparison {
   const codes: Comparison['codes'] = new Map();
@@ -243,51 +263,24 @@ export function compareCoders(sources: readonly ComparisonSource[], codeIds: rea
   const pooled = new Float64Array(1 << m);
   let dO = 0;
   let dE = 0;
-  // every source's units and extent ranges once; per code only the sources where it occurs are visited
+  const p = packComparison(sources, codeIds, m);
   let allUnits = 0;
-  const extentLengths: number[] = [];
-  const where = new Map<number, ComparisonSource[]>();
-  for (const src of sources) {
-    allUnits += unitsOf(src);
-    for (let k = 0; k < src.extent.length; k += 2) extentLengths.push((src.extent[k + 1] as number) - (src.extent[k] as number));
-    for (const code of src.codes.keys()) {
-      let list = where.get(code);
-      if (!list) where.set(code, (list = []));
-      list.push(src);
-    }
-  }
-  const background = sortedLengths(extentLengths);
+  for (const u of p.units) allUnits += u;
+  const background = sortedLengths(p.extentLengths);
   // the unitizing bootstrap's work: per code and source every coder's sections (stretches and gaps)
-  let work = codeIds.length * m * extentLengths.length;
-  for (const src of sources) for (const per of src.codes.values()) for (const r of per) work += r.length / 2;
+  const work = codeIds.length * m * p.extentLengths.length + p.stretches;
   const bootstrapUnitizing = opts.draws > 0 && opts.draws * work <= (opts.unitizingBudget ?? 2e7);
   for (const code of codeIds) {
-    const counts = new Float64Array(1 << m);
-    const found: Disagreement[] = [];
-    const present = where.get(code) ?? [];
-    // units of sources where nobody applied the code are pattern 0
-    counts[0] = allUnits;
-    for (const src of present) {
-      counts[0] = (counts[0] as number) - unitsOf(src);
-      const coders = src.codes.get(code) as readonly (readonly number[])[];
-      if (src.units === null) characterPatterns(src, code, coders, m, counts, found, opts.maxDisagreements);
-      else unitPatterns(src, code, coders, m, counts, found, opts.maxDisagreements);
-    }
-    const u = bootstrapUnitizing ? unitizing(continua(sources, code, m), opts, true) : unitizing(continua(present, code, m), opts, false, background);
+    const pack = p.codes.get(code) as CodePack;
+    const found = new Found(code, opts.maxDisagreements);
+    const counts = patterns(p, pack, sources, allUnits, found);
+    const u = bootstrapUnitizing ? unitizing(packContinua(continua(sources, code, m), m), opts, true) : unitizing(pack.continua, opts, false, background);
     dO += u.observed;
     dE += u.expected;
     codes.set(code, { counts, measures: measures(counts, m, opts, u.measure) });
     for (let k = 0; k < pooled.length; k++) pooled[k] = (pooled[k] as number) + (counts[k] as number);
-    disagreements.push(...found);
+    for (const d of found.list) disagreements.push(d);
   }
   const overall = codeIds.length > 0 ? measures(pooled, m, opts, measure(dE > 0 ? 1 - dO / dE : null, null)) : null;
   return { codes, overall, disagreements };
-}
-
-/** A source's number of units: characters of its extent, or its units. */
-function unitsOf(src: ComparisonSource): number {
-  if (src.units !== null) return src.units.length / 2;
-  let n = 0;
-  for (let k = 0; k < src.extent.length; k += 2) n += (src.extent[k + 1] as number) - (src.extent[k] as number);
-  return n;
 }

@@ -3,14 +3,14 @@ import { parseArgs } from 'node:util';
 import { isToolError, ToolError } from '../core/errors';
 import { cliExitOf } from '../agent/errorClasses';
 import type { Logger } from '../core/log';
+import type { AgentContext } from '../agent/agentContext';
 import { CLIENT_TYPES, type ClientType } from '../agent/sessions';
 import { LocalCliBackend, runLineProtocol, type CliBackend } from '../adapters/cli/cliAdapter';
 import { ForwardCliBackend } from '../adapters/cli/forwardBackend';
-import { startHttpServer } from '../adapters/http/httpServer';
-import { mountRest } from '../adapters/rest/restAdapter';
 import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from './compose';
-import { loadTokens, readDiscovery, writeDiscovery, type DiscoveryInfo } from './credentials';
-import { createServeMcp } from './mcpCommand';
+import { loadTokens, readDiscovery, type DiscoveryInfo } from './credentials';
+import { OWNED_SURFACES } from './mcpCommand';
+import { startSurfaces, type RunningSurfaces } from './surfaces';
 
 /** The usage lines of `marginalia cli` (main.ts prints them in its help). */
 export const CLI_USAGE = `  marginalia cli --project PATH [--client NAME] [--client-type TYPE]
@@ -63,94 +63,16 @@ function flushed(): Promise<void> {
  * (usage), NO_PROJECT, PROJECT_LOCKED, UNAUTHORIZED, INVALID_CONFIG (2); SESSION_LIMIT, RATE_LIMITED (3).
  */
 export async function runCli(argv: string[], version: string): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { project: { type: 'string' }, client: { type: 'string' }, 'client-type': { type: 'string' } },
-    strict: true,
-  });
-  const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
-  if (!projectPath) throw new ToolError('INVALID_ARGUMENTS', 'cli needs --project PATH (or MARGINALIA_PROJECT)');
-  const clientName = (values.client ?? 'cli').slice(0, 100);
-  const types = CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI');
-  const clientType = (values['client-type'] ?? 'CUSTOM') as ClientType;
-  if (!(types as readonly string[]).includes(clientType)) throw new ToolError('INVALID_ARGUMENTS', `--client-type must be one of ${types.join(', ')}`);
-  const abs = path.resolve(projectPath);
+  const { abs, clientName, clientType } = cliArgs(argv);
   const logger = jsonLogger();
-
   let backend: CliBackend | undefined;
-  let project: ProjectHandle | undefined;
-  let cleanup: () => Promise<void> = async () => {};
-  /** Forwards to `owner`; undefined when it does not answer (it died after writing its discovery file). */
-  const forward = async (owner: DiscoveryInfo): Promise<CliBackend | undefined> => {
-    const { token, role } = cliToken(process.env, owner.token);
-    try {
-      const b = await ForwardCliBackend.connect({ url: owner.url, token, clientName, clientType });
-      stderrJson({ type: 'ready', mode: 'forward', project: abs, owner: { url: owner.url, pid: owner.pid }, session_id: b.sessionId || null, role });
-      return b;
-    } catch (e) {
-      if (!(isToolError(e) && e.code === 'NO_PROJECT')) throw e;
-      logger.warn(`the owner at ${owner.url} does not answer; opening the project directly`);
-      return undefined;
-    }
-  };
+  let owned: OwnedCli | undefined;
   try {
-    const owner = readDiscovery(abs);
-    if (owner) backend = await forward(owner);
-    if (!backend) {
-      try {
-        project = await openProjectHandle(abs, { create: false, logger });
-      } catch (e) {
-        // an owner that started meanwhile: forward to it after all
-        const late = isToolError(e) && e.code === 'PROJECT_LOCKED' ? readDiscovery(abs) : undefined;
-        backend = late ? await forward(late) : undefined;
-        if (!backend) throw e;
-      }
-    }
-    if (!backend && project) {
-      const open = project;
-      const tokens = loadTokens();
-      const { token, role } = cliToken(process.env, tokens.agent);
-      const agent = createAgentContextFor(abs, { project: () => open, logger, tokens });
-      const pipeline = createPipeline({ project: () => open, host: headlessHost, logger, agent });
-      const sweeper = setInterval(() => {
-        agent.sessions.sweep();
-        pipeline.sweepApprovals();
-      }, 1000);
-      sweeper.unref();
-      // while the CLI owns the project, the researcher (and other processes: marginalia mcp, another cli) reach it over HTTP
-      let rest: { dispose(): void } | undefined;
-      const mcp = createServeMcp({ agent, project: () => open, projectPath: abs, version, logger });
-      const server = await startHttpServer({
-        pipeline,
-        port: 0,
-        logger,
-        version,
-        agent,
-        extend: (app) => {
-          rest = mountRest(app, { agent, pipeline, logger });
-          mcp.endpoint.mount(app);
-        },
-      });
-      const url = `http://127.0.0.1:${server.port}`;
-      const removeDiscovery = writeDiscovery({
-        project: abs,
-        pid: process.pid,
-        url,
-        port: server.port,
-        token: tokens.agent,
-        mcp_url: `${url}/mcp`,
-        started_at: new Date().toISOString(),
-      });
-      cleanup = async () => {
-        clearInterval(sweeper);
-        removeDiscovery();
-        rest?.dispose();
-        await mcp.dispose();
-        agent.dispose();
-        await server.close();
-      };
-      backend = new LocalCliBackend({ agent, pipeline, authorization: `Bearer ${token}`, clientName, clientType });
-      stderrJson({ type: 'ready', mode: 'local', project: abs, session_id: backend.sessionId, role, url });
+    const found = await connectOrOpen(abs, clientName, clientType, logger);
+    backend = found.backend;
+    if (found.project) {
+      owned = await ownCli(found.project, abs, { clientName, clientType, version, logger });
+      backend = owned.backend;
     }
     if (!backend) throw new ToolError('NO_PROJECT', `Could not open ${abs}`);
     const active = backend;
@@ -170,17 +92,120 @@ export async function runCli(argv: string[], version: string): Promise<void> {
     if (isToolError(e)) {
       stderrJson({ type: 'error', error: e.message, error_code: e.code });
       await backend?.close().catch(() => undefined);
-      await cleanup();
-      await project?.close();
+      await owned?.close();
       await flushed();
       process.exit(cliExitOf(e.code));
     }
     throw e;
   }
   await backend.close();
-  await cleanup();
   // checkpoint: everything acknowledged is in the project file, the journal is empty
-  await project?.close();
+  await owned?.close();
   await flushed();
   process.exit(0);
+}
+
+/** The arguments of `marginalia cli`. Errors: INVALID_ARGUMENTS. */
+function cliArgs(argv: string[]): { abs: string; clientName: string; clientType: ClientType } {
+  const { values } = parseArgs({
+    args: argv,
+    options: { project: { type: 'string' }, client: { type: 'string' }, 'client-type': { type: 'string' } },
+    strict: true,
+  });
+  const projectPath = values.project ?? process.env.MARGINALIA_PROJECT;
+  if (!projectPath) throw new ToolError('INVALID_ARGUMENTS', 'cli needs --project PATH (or MARGINALIA_PROJECT)');
+  const types = CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI');
+  const clientType = (values['client-type'] ?? 'CUSTOM') as ClientType;
+  if (!(types as readonly string[]).includes(clientType)) throw new ToolError('INVALID_ARGUMENTS', `--client-type must be one of ${types.join(', ')}`);
+  return { abs: path.resolve(projectPath), clientName: (values.client ?? 'cli').slice(0, 100), clientType };
+}
+
+/**
+ * A backend forwarding to the live owner of `abs` (its discovery file), or else the project opened here (its lock
+ * taken); an owner that started meanwhile is forwarded to after all. Errors: NO_PROJECT, PROJECT_LOCKED, UNAUTHORIZED.
+ */
+async function connectOrOpen(
+  abs: string,
+  clientName: string,
+  clientType: ClientType,
+  logger: Logger,
+): Promise<{ backend?: CliBackend; project?: ProjectHandle }> {
+  /** Forwards to `owner`; undefined when it does not answer (it died after writing its discovery file). */
+  const forward = async (owner: DiscoveryInfo): Promise<CliBackend | undefined> => {
+    const { token, role } = cliToken(process.env, owner.token);
+    try {
+      const b = await ForwardCliBackend.connect({ url: owner.url, token, clientName, clientType });
+      stderrJson({ type: 'ready', mode: 'forward', project: abs, owner: { url: owner.url, pid: owner.pid }, session_id: b.sessionId || null, role });
+      return b;
+    } catch (e) {
+      if (!(isToolError(e) && e.code === 'NO_PROJECT')) throw e;
+      logger.warn(`the owner at ${owner.url} does not answer; opening the project directly`);
+      return undefined;
+    }
+  };
+  const owner = readDiscovery(abs);
+  const backend = owner ? await forward(owner) : undefined;
+  if (backend) return { backend };
+  try {
+    return { project: await openProjectHandle(abs, { create: false, logger }) };
+  } catch (e) {
+    const late = isToolError(e) && e.code === 'PROJECT_LOCKED' ? readDiscovery(abs) : undefined;
+    const after = late ? await forward(late) : undefined;
+    if (!after) throw e;
+    return { backend: after };
+  }
+}
+
+/** The CLI owning its project: the local backend, and close() for everything it started and the project. */
+interface OwnedCli {
+  backend: CliBackend;
+  close(): Promise<void>;
+}
+
+/**
+ * The CLI owning `project`: an agent context of its own, the surfaces of the one composition it wants while it runs
+ * (src/cli/surfaces.ts: the HTTP tool interface with REST and `/mcp`, a discovery file, the sweeper), so the
+ * researcher can approve what the CLI's agent asks for and other processes forward to it; and the local backend.
+ * The project is closed again when this fails. Errors: INVALID_CONFIG, UNAUTHORIZED, SESSION_LIMIT.
+ */
+async function ownCli(
+  project: ProjectHandle,
+  abs: string,
+  o: { clientName: string; clientType: ClientType; version: string; logger: Logger },
+): Promise<OwnedCli> {
+  const tokens = loadTokens();
+  const { token, role } = cliToken(process.env, tokens.agent);
+  let agent: AgentContext | undefined;
+  let running: RunningSurfaces | undefined;
+  try {
+    agent = createAgentContextFor(abs, { project: () => project, logger: o.logger, tokens });
+    const pipeline = createPipeline({ project: () => project, host: headlessHost, logger: o.logger, agent });
+    running = await startSurfaces({
+      agent,
+      pipeline,
+      project: () => project,
+      projectPath: abs,
+      tokens,
+      logger: o.logger,
+      version: o.version,
+      port: 0,
+      ...OWNED_SURFACES,
+    });
+    const backend = new LocalCliBackend({ agent, pipeline, authorization: `Bearer ${token}`, clientName: o.clientName, clientType: o.clientType });
+    stderrJson({ type: 'ready', mode: 'local', project: abs, session_id: backend.sessionId, role, url: running.base });
+    const [a, r] = [agent, running];
+    return {
+      backend,
+      close: async () => {
+        await r.close();
+        a.dispose();
+        await project.close();
+      },
+    };
+  } catch (e) {
+    await running?.close();
+    agent?.dispose();
+    await project.close();
+    throw e;
+  }
 }

@@ -6,7 +6,7 @@ import { cliExitOf } from '../agent/errorClasses';
 import { stderrLogger } from '../core/log';
 import { DEFAULT_PORT } from '../adapters/http/httpServer';
 import { announceProject, createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
-import { loadTokens, writeDiscovery } from './credentials';
+import { loadTokens } from './credentials';
 import { researcherCoderName } from './coderName';
 import { seedProject } from './seed';
 import { MCP_USAGE, McpUsageError, runMcp } from './mcpCommand';
@@ -171,6 +171,8 @@ async function serve(argv: string[]): Promise<void> {
       grpcPort: grpcPortArg,
       grpcCertDir: values['grpc-certs'],
       mcpOpen,
+      // the discovery file (marginalia mcp, cli and watch find this server there) and the one-second sweeper
+      headless: true,
     });
   } catch (e) {
     await project.close();
@@ -179,32 +181,12 @@ async function serve(argv: string[]): Promise<void> {
     if ((e as Error).message.startsWith('gRPC')) throw new UsageError(`${(e as Error).message}. Pass --grpc-port N (0 picks a free port).`);
     throw e;
   }
-  const base = `http://${server.host === '::1' ? '[::1]' : server.host}:${server.port}`;
-  const removeDiscovery = writeDiscovery({
-    project: abs,
-    pid: process.pid,
-    url: base,
-    port: server.port,
-    token: tokens.agent,
-    mcp_url: `${base}/mcp`,
-    started_at: new Date().toISOString(),
-  });
-  // expired sessions end and unanswered approval requests are rejected on time, even when idle
-  const sweeper = setInterval(() => {
-    // a credential revoked by `marginalia agent revoke` (another process) ends its sessions within a second
-    agent.credentials.refresh();
-    agent.sessions.sweep();
-    pipeline.sweepApprovals();
-  }, 1000);
-  sweeper.unref();
   // handlers first: a client that stops the server as soon as it reads the banner still gets a checkpoint
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info(`${signal}: stopping`);
-    clearInterval(sweeper);
-    removeDiscovery();
     announceProject(pipeline, project, 'closed', 'serve', coder, logger);
     await server.close();
     agent.dispose();
@@ -214,28 +196,41 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  const auth = `-H 'Authorization: Bearer ${tokens.agent}'`;
+  printBanner(server, project.name, pipeline.listTools().length, tokens.agent, hybrid ? abs : undefined);
+}
+
+/**
+ * What `marginalia serve` prints on stdout once it listens: where it serves (the first line, which tests and scripts
+ * wait for), the agent token, MCP and the surfaces on, hybrid mode (`hybridProject`: the project path), and curl
+ * examples for an agent and for the researcher.
+ */
+function printBanner(server: RunningSurfaces, projectName: string, toolCount: number, agentToken: string, hybridProject: string | undefined): void {
+  const auth = `-H 'Authorization: Bearer ${agentToken}'`;
   const json = `-H 'Content-Type: application/json'`;
   if (server.grpcPort !== undefined)
     process.stdout.write(`gRPC (mutual TLS) at 127.0.0.1:${server.grpcPort} (client certificates: marginalia certs --client NAME --role agent|researcher)\n`);
   process.stdout.write(
-    `Marginalia is serving "${project.name}" at ${base} (${pipeline.listTools().length} tools). Ctrl+C stops it.\n\n` +
-      `Agent token:    ${tokens.agent}\n` +
+    `Marginalia is serving "${projectName}" at ${server.base} (${toolCount} tools). Ctrl+C stops it.\n\n` +
+      `Agent token:    ${agentToken}\n` +
       `Reviewer token: not shown (the researcher's: approves what agents propose; do not give it to agents). \`marginalia token --reviewer\` prints it.\n` +
-      (server.surfaces.includes('mcp') ? `MCP:            ${base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n` : '') +
+      (server.surfaces.includes('mcp')
+        ? `MCP:            ${server.base}/mcp  (Streamable HTTP, MCP 2025-11-25 and 2026-07-28; same Authorization header)\n`
+        : '') +
       `Surfaces:       ${server.surfaces.join(', ')} (agent_context.protocols in .marginalia/config.yaml)\n` +
-      (hybrid ? `Mode:           hybrid (--ai-primary): watch agents and decide their requests with \`marginalia watch --project ${abs}\`\n` : '') +
+      (hybridProject
+        ? `Mode:           hybrid (--ai-primary): watch agents and decide their requests with \`marginalia watch --project ${hybridProject}\`\n`
+        : '') +
       `\n` +
       `Try (as an agent):\n` +
-      `  curl -s ${base}/tools ${auth}\n` +
-      `  curl -s -X POST ${base}/tools/get_project_context ${auth} ${json} -d '{"arguments":{}}'\n` +
-      `  curl -s -X POST ${base}/tools/list_codes ${auth} ${json} -d '{"arguments":{}}'\n` +
-      `  curl -s -X POST ${base}/tools/read_source_content ${auth} ${json} -d '{"arguments":{"source_id":1,"max_length":400}}'\n` +
-      `  curl -s -X POST ${base}/tools/create_code ${auth} ${json} -d '{"arguments":{"name":"Hope","color":"#59A14F"}}'   # waits for approval (202)\n` +
+      `  curl -s ${server.base}/tools ${auth}\n` +
+      `  curl -s -X POST ${server.base}/tools/get_project_context ${auth} ${json} -d '{"arguments":{}}'\n` +
+      `  curl -s -X POST ${server.base}/tools/list_codes ${auth} ${json} -d '{"arguments":{}}'\n` +
+      `  curl -s -X POST ${server.base}/tools/read_source_content ${auth} ${json} -d '{"arguments":{"source_id":1,"max_length":400}}'\n` +
+      `  curl -s -X POST ${server.base}/tools/create_code ${auth} ${json} -d '{"arguments":{"name":"Hope","color":"#59A14F"}}'   # waits for approval (202)\n` +
       `Then, as the researcher:\n` +
       `  REVIEWER=$(npx marginalia token --reviewer)\n` +
-      `  curl -s ${base}/approvals?status=pending -H "Authorization: Bearer $REVIEWER"\n` +
-      `  curl -s -X POST ${base}/approvals/REQUEST_ID/approve -H "Authorization: Bearer $REVIEWER" ${json} -d '{}'\n`,
+      `  curl -s ${server.base}/approvals?status=pending -H "Authorization: Bearer $REVIEWER"\n` +
+      `  curl -s -X POST ${server.base}/approvals/REQUEST_ID/approve -H "Authorization: Bearer $REVIEWER" ${json} -d '{}'\n`,
   );
 }
 

@@ -4,18 +4,14 @@ import { parseArgs } from 'node:util';
 import { isToolError, ToolError } from '../core/errors';
 import { stderrLogger, type Logger } from '../core/log';
 import type { AgentContext } from '../agent/agentContext';
-import { ContextBuilder } from '../agent/contextBuilder';
 import { CLIENT_TYPES, type ClientType } from '../agent/sessions';
-import { startHttpServer } from '../adapters/http/httpServer';
 import { forwardMcpStdio } from '../adapters/mcp/mcpForward';
-import { mountRest } from '../adapters/rest/restAdapter';
-import { createMcpHttpEndpoint, MCP_PATH, type McpHttpEndpoint } from '../adapters/mcp/mcpHttp';
 import { serveMcpStdio } from '../adapters/mcp/mcpStdio';
-import type { OpenProject } from '../tools/context';
-import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle } from './compose';
+import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from './compose';
 import { AgentCredentials } from '../agent/agentCredentials';
-import { fileAgentCredentialStorage, loadTokens, readDiscovery, writeDiscovery } from './credentials';
-import { projectInfoReader } from './projectInfo';
+import { fileAgentCredentialStorage, loadTokens, readDiscovery } from './credentials';
+import { createMcpContext } from './serveMcp';
+import { startSurfaces, type RunningSurfaces, type SurfaceOptions } from './surfaces';
 
 /** The `marginalia mcp` lines of the usage text. */
 export const MCP_USAGE = `  marginalia mcp --project PATH [--create] [--client-type TYPE]
@@ -29,56 +25,8 @@ export const MCP_USAGE = `  marginalia mcp --project PATH [--create] [--client-t
       to stderr. --client-type (or MARGINALIA_CLIENT_TYPE) sets the session's client type
       (ASSISTANT_A_CLI, ASSISTANT_B_CLI, CUSTOM; default CUSTOM).`;
 
-/** The MCP endpoint of `marginalia serve` and the ContextBuilder behind its resources. */
-export interface ServeMcp {
-  readonly endpoint: McpHttpEndpoint;
-  readonly context: ContextBuilder;
-  dispose(): Promise<void>;
-}
-
-/**
- * The MCP Streamable HTTP endpoint for a headless server or the VS Code host: a ContextBuilder over the
- * open project (its research frame from `.marginalia/project.yaml` beside whichever project `project()`
- * returns, else beside `projectPath`) and the `/mcp` endpoint (mount it with
- * `endpoint.mount(app)` in `HttpOptions.extend`). `openAgentToken` is for `--mcp-open` only (conformance
- * runs): requests without a token then act as the agent.
- */
-export function createServeMcp(opts: {
-  agent: AgentContext;
-  project: () => OpenProject | null;
-  projectPath: string;
-  version: string;
-  logger: Logger;
-  openAgentToken?: string;
-  onCall?: (line: string) => void;
-}): ServeMcp {
-  // the research frame follows the open project (in VS Code it changes while the server runs); projectPath is the fallback
-  const readers = new Map<string, ReturnType<typeof projectInfoReader>>();
-  const info = () => {
-    const file = opts.project()?.path ?? (opts.projectPath || undefined);
-    if (!file) return undefined;
-    let read = readers.get(file);
-    if (!read) readers.set(file, (read = projectInfoReader(file, opts.logger)));
-    return read();
-  };
-  const context = new ContextBuilder({ project: opts.project, hub: opts.agent.hub, info });
-  const endpoint = createMcpHttpEndpoint({
-    agent: opts.agent,
-    context,
-    version: opts.version,
-    logger: opts.logger,
-    openAuthorization: opts.openAgentToken === undefined ? undefined : `Bearer ${opts.openAgentToken}`,
-    onCall: opts.onCall,
-  });
-  return {
-    endpoint,
-    context,
-    async dispose() {
-      await endpoint.dispose();
-      context.dispose();
-    },
-  };
-}
+// the /mcp endpoint of every host (src/cli/surfaces.ts composes it); re-exported for the hosts and tests that build one
+export { createServeMcp, type ServeMcp } from './serveMcp';
 
 /** Errors of `marginalia mcp`'s arguments (the caller prints the usage). */
 export class McpUsageError extends Error {}
@@ -102,7 +50,6 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
   const typeArg = values['client-type'] ?? process.env.MARGINALIA_CLIENT_TYPE ?? 'CUSTOM';
   if (!(CLIENT_TYPES as readonly string[]).includes(typeArg) || typeArg === 'LOCAL_UI')
     throw new McpUsageError(`--client-type must be one of ${CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI').join(', ')} (got ${typeArg})`);
-  const clientType = typeArg as ClientType;
   const logger = stderrLogger('marginalia-mcp: ');
   const abs = path.resolve(projectPath);
 
@@ -120,6 +67,16 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
     throw e;
   }
   logger.info(`opened project ${project.name} at ${abs}; serving MCP on stdio`);
+  await serveOwned(project, abs, typeArg as ClientType, version, logger);
+}
+
+/**
+ * `marginalia mcp` owning the project: the surfaces of the one composition (src/cli/surfaces.ts) that this host
+ * wants (the HTTP tool interface, REST with its event stream for forwarding 2025-era clients, `/mcp`), with the
+ * discovery file and the sweeper, and MCP on stdio. Resolves never: exits when stdin closes or on SIGINT/SIGTERM,
+ * after the project is checkpointed and closed. Errors: INVALID_CONFIG; the HTTP server's.
+ */
+async function serveOwned(project: ProjectHandle, abs: string, clientType: ClientType, version: string, logger: Logger): Promise<void> {
   // MARGINALIA_TOKEN may be a named agent's own credential (Connect an Agent, `marginalia agent add`): the stdio
   // client then acts as that agent; any other value is the install's own agent token, as in `marginalia serve`
   const envToken = process.env.MARGINALIA_TOKEN || undefined;
@@ -133,66 +90,27 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
     throw e;
   }
   const pipeline = createPipeline({ project: () => project, host: headlessHost, logger, agent });
-  const mcp = createServeMcp({ agent, project: () => project, projectPath: abs, version, logger, onCall: (l) => logger.info(l) });
-  let server;
-  // the REST routes too: their event stream (GET /events/stream) is how a `marginalia mcp` forwarding here
-  // tells its 2025-era client of resource changes
-  let rest: { dispose(): void } | undefined;
+  const onCall = (l: string) => logger.info(l);
+  let running: RunningSurfaces;
   try {
-    server = await startHttpServer({
-      pipeline,
-      port: 0,
-      logger,
-      version,
-      agent,
-      onCall: (l) => logger.info(l),
-      extend: (app) => {
-        mcp.endpoint.mount(app);
-        rest = mountRest(app, { agent, pipeline, logger });
-      },
-    });
+    running = await startSurfaces({ agent, pipeline, project: () => project, projectPath: abs, tokens, logger, version, port: 0, onCall, ...OWNED_SURFACES });
   } catch (e) {
-    rest?.dispose();
-    await mcp.dispose();
+    agent.dispose();
     await project.close();
     throw e;
   }
-  const base = `http://127.0.0.1:${server.port}`;
-  const removeDiscovery = writeDiscovery({
-    project: abs,
-    pid: process.pid,
-    url: base,
-    port: server.port,
-    token: tokens.agent,
-    mcp_url: `${base}${MCP_PATH}`,
-    started_at: new Date().toISOString(),
-  });
-  logger.info(`also serving HTTP at ${base} (approve requests there with the reviewer token: GET ${base}/approvals?status=pending)`);
-  const sweeper = setInterval(() => {
-    agent.sessions.sweep();
-    pipeline.sweepApprovals();
-  }, 1000);
-  sweeper.unref();
-  const stdio = serveMcpStdio({
-    agent,
-    context: mcp.context,
-    version,
-    authorization: `Bearer ${named ? envToken : tokens.agent}`,
-    clientType,
-    logger,
-    onCall: (l) => logger.info(l),
-  });
+  logger.info(`also serving HTTP at ${running.base} (approve requests there with the reviewer token: GET ${running.base}/approvals?status=pending)`);
+  // the resources' builder of /mcp, or one of its own when the configuration turned /mcp off
+  const context = running.mcp?.context ?? createMcpContext({ agent, project: () => project, projectPath: abs, logger });
+  const stdio = serveMcpStdio({ agent, context, version, authorization: `Bearer ${named ? envToken : tokens.agent}`, clientType, logger, onCall });
   let stopping: Promise<void> | undefined;
   const stop = (why: string) =>
     (stopping ??= (async () => {
       logger.info(`${why}: stopping`);
-      clearInterval(sweeper);
-      removeDiscovery();
       await stdio.close().catch(() => undefined);
-      rest?.dispose();
-      await mcp.dispose();
+      if (!running.mcp) context.dispose();
+      await running.close();
       agent.dispose();
-      await server.close();
       await project.close();
       logger.info('checkpointed and closed');
     })());
@@ -202,6 +120,13 @@ export async function runMcp(argv: string[], version: string): Promise<void> {
   await stop('stdin closed');
   process.exit(0);
 }
+
+/**
+ * What `marginalia mcp` and `marginalia cli` serve over HTTP while they own a project (the configuration may turn
+ * some off): the tool interface, REST with `GET /events/stream` (how a forwarding `marginalia mcp` tells its
+ * 2025-era client of changes) and `/mcp`; with the discovery file and the sweeper of a headless host.
+ */
+export const OWNED_SURFACES = { surfaces: ['http', 'rest', 'sse', 'mcp'], headless: true } as const satisfies Pick<SurfaceOptions, 'surfaces' | 'headless'>;
 
 /**
  * Forwards stdio to the owner's `/mcp`. The credential is the agent's own: `MARGINALIA_TOKEN` when set (a named

@@ -1,6 +1,10 @@
 /**
- * The one composition of the protocol surfaces (issue 14, items 7 and 12): `marginalia serve` and the VS Code
- * extension both call {@link startSurfaces}, so both serve the same surfaces under the same configuration.
+ * The one composition of the protocol surfaces (issue 14, items 7 and 12): `marginalia serve`, the VS Code
+ * extension, and `marginalia mcp` and `marginalia cli` while they own a project all call {@link startSurfaces},
+ * so every host serves its surfaces under the same configuration. A host names the surfaces it wants
+ * (`SurfaceOptions.surfaces`: `mcp` and `cli` want the HTTP tool interface, REST with its event stream and
+ * `/mcp`, for the researcher and for the processes that forward to them); the configuration decides which
+ * of those are on.
  *
  * The HTTP tool interface (`/tools`, `/approvals`, `/session/*`) is always served: it is the base every other
  * HTTP surface mounts on. `agent_context.protocols.<name>.enabled: false` in `.marginalia/config.yaml` removes
@@ -12,11 +16,12 @@
 import type { AgentContext, Tokens } from '../agent/agentContext';
 import type { ToolPipeline } from '../agent/pipeline';
 import type { Logger } from '../core/log';
+import { writeDiscovery } from './credentials';
 import type { OpenProject } from '../tools/context';
 import { startHttpServer } from '../adapters/http/httpServer';
 import { mountRest } from '../adapters/rest/restAdapter';
 import { createWsAdapter, WS_PATH } from '../adapters/ws/wsAdapter';
-import { createServeMcp } from './mcpCommand';
+import { createServeMcp, type ServeMcp } from './serveMcp';
 import { startGrpcForServe } from './grpcCommands';
 
 /** A surface a server can run: the always-on HTTP tool interface and the four configurable protocols. */
@@ -31,6 +36,10 @@ export interface RunningSurfaces {
   grpcPort?: number;
   /** the surfaces on, in a fixed order */
   surfaces: SurfaceName[];
+  /** the HTTP server's base URL, e.g. `http://127.0.0.1:8765` */
+  base: string;
+  /** the MCP endpoint and the ContextBuilder behind its resources, when MCP is on (stdio servers share the builder) */
+  mcp?: ServeMcp;
   /** stops every surface (the project stays open) */
   close(): Promise<void>;
 }
@@ -53,6 +62,14 @@ export interface SurfaceOptions {
   grpcCertDir?: string;
   /** MCP conformance suite only: /mcp without a token, as the agent */
   mcpOpen?: boolean;
+  /** the surfaces this host wants (default: every surface); the configuration turns each on or off, HTTP is always on */
+  surfaces?: readonly SurfaceName[];
+  /**
+   * Headless hosts: write the discovery file of `projectPath` (URL, agent token; `marginalia mcp`, `cli` and
+   * `watch` find the owner there) while the surfaces run, and every second end expired sessions, reject
+   * requests whose time is up and re-read revoked credentials (`marginalia agent revoke` in another process).
+   */
+  headless?: boolean;
 }
 
 /** The surfaces the configuration turns on (gRPC also when a port is given). */
@@ -74,7 +91,7 @@ export function enabledSurfaces(agent: AgentContext, grpcPort?: number): Surface
  */
 export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfaces> {
   const { agent, pipeline, logger } = opts;
-  const on = enabledSurfaces(agent, opts.grpcPort);
+  const on = enabledSurfaces(agent, opts.grpcPort).filter((s) => s === 'http' || !opts.surfaces || opts.surfaces.includes(s));
   const ws = on.includes('websocket') ? createWsAdapter({ agent, pipeline, logger, onCall: opts.onCall }) : undefined;
   const mcp = on.includes('mcp')
     ? createServeMcp({
@@ -122,6 +139,8 @@ export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfac
     }
   }
   agent.served = { host: http.host, port: http.port, grpc_port: grpc?.port ?? null, surfaces: [...on] };
+  const base = `http://${http.host === '::1' ? '[::1]' : http.host}:${http.port}`;
+  const upkeep = opts.headless ? startUpkeep(opts, base) : undefined;
   logger.info(
     `serving ${on.join(', ')} on ${http.host}:${http.port}${grpc ? ` (gRPC with mutual TLS on 127.0.0.1:${grpc.port})` : ''}; off: ${(['rest', 'websocket', 'mcp', 'grpc'] as const).filter((s) => !on.includes(s)).join(', ') || 'none'}`,
   );
@@ -130,7 +149,10 @@ export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfac
     port: http.port,
     grpcPort: grpc?.port,
     surfaces: on,
+    base,
+    mcp,
     close: async () => {
+      upkeep?.();
       agent.served = undefined;
       ws?.dispose();
       rest?.dispose();
@@ -138,5 +160,30 @@ export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfac
       await grpc?.close();
       await http.close();
     },
+  };
+}
+
+/** The discovery file and the one-second sweeper of a headless host ({@link SurfaceOptions.headless}); returns their stop. */
+function startUpkeep(opts: SurfaceOptions, base: string): () => void {
+  const { agent, pipeline } = opts;
+  const removeDiscovery = writeDiscovery({
+    project: opts.projectPath,
+    pid: process.pid,
+    url: base,
+    port: Number(new URL(base).port),
+    token: opts.tokens.agent,
+    mcp_url: `${base}/mcp`,
+    started_at: new Date().toISOString(),
+  });
+  const sweeper = setInterval(() => {
+    // a credential revoked by `marginalia agent revoke` (another process) ends its sessions within a second
+    agent.credentials.refresh();
+    agent.sessions.sweep();
+    pipeline.sweepApprovals();
+  }, 1000);
+  sweeper.unref();
+  return () => {
+    clearInterval(sweeper);
+    removeDiscovery();
   };
 }

@@ -3,10 +3,11 @@
  * {@link ProjectRepository}, which is all of them. The store implements it over SQLite
  * (src/store/sqlRepository.ts, one module per aggregate under src/store/repository/).
  *
- * Contract of every method: writes run inside the caller's transaction (`ProjectStore.transaction`) and check
- * nothing the domain has not checked (names free, ids existing, ranges valid); a violated constraint fails as the
- * SQLite error. Text positions count code points, AV positions are integer milliseconds, times are ISO 8601 UTC
- * strings. Names compare through `name_key` (`nameKey` of src/domain/rules.ts).
+ * Contract of every method: writes run inside the caller's transaction (`ProjectStore.transaction`) and do not
+ * validate: the domain service has checked that names are free, ids exist and ranges are valid, and a violated
+ * constraint fails with SQLite's error. Reads of an unknown id give undefined (or an empty list). Text positions
+ * count code points, AV positions are integer milliseconds, times are ISO 8601 UTC strings. Names compare through
+ * `name_key` (`nameKey` of src/domain/rules.ts).
  */
 import type { AgentAccessRepository } from './ports/agentAccess';
 import type { ApprovalRepository } from './ports/approvals';

@@ -9,7 +9,7 @@ export interface ProjectHandleLike extends OpenProject {
   close(): Promise<void>;
 }
 
-/** Opens (or with `create`, creates) a project file; injected by extension.ts (the store lives there). */
+/** Opens (or with `create`, creates) a project file; injected by startAgentCore (src/ui/activation/agentCore.ts), where the store is opened. */
 export type ProjectOpener = (filePath: string, create: boolean) => Promise<ProjectHandleLike>;
 
 /** A running tool server, as the UI sees it. */
@@ -18,7 +18,7 @@ export interface ServerHandle {
   close(): Promise<void>;
 }
 
-/** Starts the HTTP tool server on a port; rejects with EADDRINUSE when taken. Injected by extension.ts. */
+/** Starts the HTTP tool server on a port; rejects with EADDRINUSE when taken. Injected by startAgentCore (src/ui/activation/agentCore.ts). */
 export type ServerStarter = (port: number) => Promise<ServerHandle>;
 
 /** State of the HTTP tool server, shown in the status bar. */

@@ -119,7 +119,7 @@ export async function newCaseFromSources(wb: Workbench, sources?: unknown, selec
 }
 
 /**
- * Registers the Cases commands and returns their table for registerCommands (src/extension.ts). Command ids
+ * The Cases commands, id to handler, joined into the one command table by commandTable (src/ui/commands/index.ts). Command ids
  * are `marginalia.cases.*`; see package.json for titles and menus.
  */
 export function casesCommands(d: CasesCommandDeps): Record<string, (...args: any[]) => unknown> {

@@ -114,7 +114,7 @@ function isSubsequence(needle: string, hay: string): boolean {
 }
 
 /**
- * The codebook commands, id to handler (merged into the command table by extension.ts). Arguments:
+ * The codebook commands, id to handler (joined into the one command table by commandTable in src/ui/commands/index.ts). Arguments:
  * - `marginalia.codes.create(name?, where?)`: title-bar New Code; `where` a category id or null (top level), asked for when absent.
  * - `marginalia.codes.createCategory(name?, where?)`: title-bar New Category; `where` a category id or null (top level);
  *   asked for when the name was asked for, else the top level.

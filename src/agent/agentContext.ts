@@ -6,10 +6,12 @@ import type { Disposable } from '../core/lifecycle';
 import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
 import type { EventRecord } from '../domain/events';
+import type { ReadScope } from '../domain/teamSettings';
 import type { OpenProject } from '../tools/context';
 import type { AnyTool } from '../tools/defineTool';
 import { AgentCredentials, BUILTIN_AGENT, RESEARCHER_OWNER, type AgentCredentialStorage } from './agentCredentials';
 import { AuditLog, type AuditStorage } from './auditLog';
+import { inScope } from './contextBuilder';
 import { defaultConfig, parseConfig, type AgentContextConfig } from './config';
 import { EventHub } from './eventHub';
 import type { AgentLayer, Caller, InvokeOptions, ToolPipeline } from './pipeline';
@@ -390,11 +392,23 @@ export class AgentContext implements Disposable {
 
   /**
    * `data` read on `caller`'s behalf outside a tool call (the MCP resources and prompts the ContextBuilder
-   * answers), with the words of sources closed to that agent replaced by a marker (ToolPipeline.redactFor,
-   * src/agent/agentAccess.ts); unchanged for the researcher.
+   * answers), as `caller` may see it: under blind coding a ContextBuilder answer made for everyone is made again
+   * from the caller's own codings (inScope, ./contextBuilder.ts; the lead and everyone while blind coding is off
+   * get it unchanged), and the words of sources closed to that agent are replaced by a marker
+   * (ToolPipeline.redactFor, src/agent/agentAccess.ts; unchanged for the researcher). Errors: SEGMENT_NOT_FOUND
+   * for another coder's segment under blind coding.
    */
   redactFor<T>(caller: Caller, data: T): T {
-    return this.pipeline.redactFor(caller, data);
+    return this.pipeline.redactFor(caller, inScope(data, this.pipeline.readScopeOf(caller)));
+  }
+
+  /**
+   * What `caller` may read of the coders' codings now (blind coding, src/domain/teamSettings.ts): null (everything)
+   * while blind coding is off, for the lead, or with no project open; else the caller's own. The scope the
+   * ContextBuilder's reads take.
+   */
+  readScopeOf(caller: Caller): ReadScope {
+    return this.pipeline.readScopeOf(caller);
   }
 
   /** Approves a request (see ToolPipeline.approve). */

@@ -4,8 +4,9 @@ import { ToolError } from '../core/errors';
 import type { Disposable } from '../core/lifecycle';
 import type { EventRecord } from '../domain/events';
 import type { Segment } from '../domain/model';
-import type { CodeWithCounts, SourceWithCounts } from '../domain/ports';
+import type { CodeWithCounts, ProjectRepository, SourceWithCounts } from '../domain/ports';
 import { textSegmentNotFound } from '../domain/segmentKinds';
+import { isVisible, scopeKey, scopedRepository, type ReadScope } from '../domain/teamSettings';
 import type { OpenProject } from '../tools/context';
 import { segmentOut } from '../tools/present';
 import type { EventHub, EventSubscription } from './eventHub';
@@ -129,9 +130,8 @@ export interface ContextBuilderOptions {
   recentActivity?: number;
 }
 
-interface Cache {
-  project: OpenProject;
-  seq: number;
+/** The summaries of one read scope (blind coding: each coder's own; everyone's under the key of null). */
+interface Views {
   state?: StateSummary;
   briefing?: ProjectBriefing;
   /**
@@ -143,12 +143,61 @@ interface Cache {
   cooccurrences?: CodeCooccurrence[];
 }
 
+interface Cache {
+  project: OpenProject;
+  seq: number;
+  /** by scopeKey of the read scope */
+  views: Map<string, Views>;
+}
+
+/** What one read works on: the cache entry, the scope's summaries, and the repository as the scope sees it. */
+interface View {
+  c: Cache;
+  v: Views;
+  repo: ProjectRepository;
+  scope: ReadScope;
+}
+
+/** Answers a builder made for everyone (read scope null), each with how to make it for another scope ({@link inScope}). */
+const everyone = new WeakMap<object, (scope: ReadScope) => unknown>();
+
+/**
+ * `data` as a coder in `scope` may see it (blind coding, src/domain/teamSettings.ts): an answer a
+ * {@link ContextBuilder} made for everyone (no scope given) is made again for `scope`, from that coder's codings
+ * only (or SEGMENT_NOT_FOUND for another coder's segment); anything else, and everything for scope null, is
+ * returned as it is. AgentContext.redactFor applies it to what the MCP resources and prompts read on a caller's
+ * behalf, so a blind coder never sees the other coders' counts, segments or coding events through them.
+ */
+export function inScope<T>(data: T, scope: ReadScope): T {
+  if (scope === null || typeof data !== 'object' || data === null) return data;
+  const remake = everyone.get(data);
+  return remake ? (remake(scope) as T) : data;
+}
+
+/** Event types about one coding (a text or AV segment): under blind coding only its coder sees them. */
+const CODING_EVENT = /^coding\.(av_)?segment_/;
+
+/** True when `scope` may see event `e`: every event but another coder's coding event (owner and role from the payload, else who caused it). */
+function eventVisible(scope: ReadScope, e: EventRecord): boolean {
+  if (scope === null || !CODING_EVENT.test(e.event_type)) return true;
+  const p = e.payload;
+  return isVisible(scope, {
+    owner: typeof p.owner === 'string' ? p.owner : e.caused_by.user,
+    coder_role: p.coder_role === 'agent' || p.coder_role === 'researcher' ? p.coder_role : (e.caused_by.role ?? null),
+  });
+}
+
 /**
  * The Context Builder and State Cache of the agent-context spec (section 1, components): builds the
  * project briefing (`build_project_briefing`) and the state summary (`build_state_summary`) from the
  * open project's repository, and keeps them (plus statistics and code co-occurrences) in a cache that
  * every published event invalidates. A read also checks the store's last event sequence number, so a
  * change whose events are still queued in the hub is never served stale.
+ *
+ * Blind coding (issue 16 item 5): every read takes the asker's read scope (ToolPipeline.readScopeOf; null or
+ * absent: everyone's codings). A scope reads through scopedRepository, so counts, coverage, co-occurrences,
+ * segments and coding events are that coder's own, and is cached apart from the others. An answer made for
+ * everyone can be made again for a scope with {@link inScope}.
  *
  * Reads run outside any transaction and never write. Errors: NO_PROJECT when no project is open;
  * {@link segment} throws SEGMENT_NOT_FOUND.
@@ -194,23 +243,38 @@ export class ContextBuilder implements Disposable {
   private entry(): Cache {
     const project = this.project();
     const seq = project.repo.lastEventSeq();
-    if (!this.cache || this.cache.project !== project || this.cache.seq !== seq) this.cache = { project, seq };
+    if (!this.cache || this.cache.project !== project || this.cache.seq !== seq) this.cache = { project, seq, views: new Map() };
     return this.cache;
+  }
+
+  /** The cache entry and the summaries of `scope`, with the repository as `scope` sees it. */
+  private view(scope: ReadScope): View {
+    const c = this.entry();
+    const key = scopeKey(scope);
+    let v = c.views.get(key);
+    if (!v) c.views.set(key, (v = {}));
+    return { c, v, repo: scopedRepository(c.project.repo, scope), scope };
+  }
+
+  /** `answer`, remembered (when made for everyone) with how to make it for another scope. */
+  private shared<T extends object>(answer: T, scope: ReadScope, remake: (scope: ReadScope) => T): T {
+    if (scope === null) everyone.set(answer, remake);
+    return answer;
   }
 
   /**
    * `build_state_summary`: codes, categories, sources and cases with their counts, and the number of
-   * pending approval requests. Cached until the next event. Errors: NO_PROJECT.
+   * pending approval requests, the counts of `scope`'s codings (default: everyone's). Cached until the next
+   * event. Errors: NO_PROJECT.
    */
-  buildStateSummary(): StateSummary {
-    const c = this.entry();
-    if (c.state) return c.state;
-    const repo = c.project.repo;
+  buildStateSummary(scope: ReadScope = null): StateSummary {
+    const { c, v, repo } = this.view(scope);
+    if (v.state) return v.state;
     const counts = repo.counts();
     const sources = repo.listSources();
     const cases = repo.listCases();
     const coded = sources.filter((s) => s.segment_count + s.av_segment_count > 0).length;
-    c.state = {
+    v.state = {
       project_name: c.project.name,
       project_path: c.project.path,
       counts: { ...counts, coded_sources: coded, cases: cases.length, pending_approvals: repo.listApprovals('pending').length },
@@ -243,21 +307,22 @@ export class ContextBuilder implements Disposable {
       last_event_seq: c.seq,
       generated_at: isoTime(this.clock.now()),
     };
-    return c.state;
+    return this.shared(v.state, scope, (s) => this.buildStateSummary(s));
   }
 
   /**
    * `build_project_briefing`: the spec's briefing shape (see {@link ProjectBriefing}): the research frame,
    * coding progress, the most used and the newest codes, and recent activity from the stored events
-   * (session connects and disconnects left out). Cached until the next event. Errors: NO_PROJECT.
+   * (session connects and disconnects left out), counting `scope`'s codings (default: everyone's) and leaving out
+   * the other coders' coding events. Cached until the next event. Errors: NO_PROJECT.
    */
-  buildProjectBriefing(): ProjectBriefing {
-    const c = this.entry();
+  buildProjectBriefing(scope: ReadScope = null): ProjectBriefing {
+    const view = this.view(scope);
+    const { c, v, repo } = view;
     const info = this.projectInfo();
     const infoKey = JSON.stringify(info);
-    if (c.briefing && c.briefingInfo === infoKey) return c.briefing;
-    const repo = c.project.repo;
-    const state = this.buildStateSummary();
+    if (v.briefing && v.briefingInfo === infoKey) return v.briefing;
+    const state = this.buildStateSummary(scope);
     const codes = repo.listCodes();
     const top = [...codes]
       .map((k) => ({ name: k.name, count: k.segment_count + k.av_segment_count }))
@@ -267,8 +332,8 @@ export class ContextBuilder implements Disposable {
       .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.code_id - a.code_id))
       .slice(0, this.opts.topCodes ?? 10)
       .map((k) => k.name);
-    c.briefingInfo = infoKey;
-    c.briefing = {
+    v.briefingInfo = infoKey;
+    v.briefing = {
       project_name: c.project.name,
       description: info.description,
       research_questions: info.research_questions,
@@ -280,13 +345,13 @@ export class ContextBuilder implements Disposable {
         total_segments: state.counts.segments + state.counts.av_segments,
       },
       code_summary: { top_codes: top, recent_codes: recent },
-      recent_activity: this.recentActivity(c, codes, repo.listSources()),
+      recent_activity: this.recentActivity(view, codes, repo.listSources()),
     };
-    return c.briefing;
+    return this.shared(v.briefing, scope, (s) => this.buildProjectBriefing(s));
   }
 
-  /** The newest stored events other than session.*, newest first, with the names they concern. */
-  private recentActivity(c: Cache, codes: CodeWithCounts[], sources: SourceWithCounts[]): ProjectBriefing['recent_activity'] {
+  /** The newest stored events other than session.* (and other coders' coding events for a scope), newest first, with the names they concern. */
+  private recentActivity({ c, scope }: View, codes: CodeWithCounts[], sources: SourceWithCounts[]): ProjectBriefing['recent_activity'] {
     const want = this.opts.recentActivity ?? 20;
     const codeName = new Map(codes.map((k) => [k.code_id, k.name]));
     const sourceName = new Map(sources.map((s) => [s.source_id, s.name]));
@@ -299,7 +364,7 @@ export class ContextBuilder implements Disposable {
       const page = c.project.repo.listEventsSince(from, upper - from).filter((e) => e.metadata.sequence_number <= upper);
       for (let i = page.length - 1; i >= 0 && picked.length < want; i--) {
         const e = page[i] as EventRecord;
-        if (!e.event_type.startsWith('session.')) picked.push(e);
+        if (!e.event_type.startsWith('session.') && eventVisible(scope, e)) picked.push(e);
       }
       upper = from;
     }
@@ -324,13 +389,12 @@ export class ContextBuilder implements Disposable {
   /**
    * Statistics for `qda://project/statistics`: totals, coverage of text sources by codings (code points
    * covered by at least one text segment over all text code points), codings per code, source, category
-   * and coder (owner). Cached until the next event. Errors: NO_PROJECT.
+   * and coder (owner), of `scope`'s codings (default: everyone's). Cached until the next event. Errors: NO_PROJECT.
    */
-  buildStatistics(): ProjectStatistics {
-    const c = this.entry();
-    if (c.statistics) return c.statistics;
-    const repo = c.project.repo;
-    const state = this.buildStateSummary();
+  buildStatistics(scope: ReadScope = null): ProjectStatistics {
+    const { c, v, repo } = this.view(scope);
+    if (v.statistics) return v.statistics;
+    const state = this.buildStateSummary(scope);
     const codes = repo.listCodes();
     const sources = repo.listSources();
     const codeSources = new Map<number, Set<number>>();
@@ -357,7 +421,7 @@ export class ContextBuilder implements Disposable {
     const byCategory = new Map<number | null, number>();
     for (const k of codes) byCategory.set(k.category_id, (byCategory.get(k.category_id) ?? 0) + 1);
     const categories = repo.listCategories();
-    c.statistics = {
+    v.statistics = {
       totals: state.counts,
       coverage: {
         coded_sources: state.counts.coded_sources,
@@ -386,18 +450,17 @@ export class ContextBuilder implements Disposable {
       last_event_seq: c.seq,
       generated_at: isoTime(this.clock.now()),
     };
-    return c.statistics;
+    return this.shared(v.statistics, scope, (s) => this.buildStatistics(s));
   }
 
   /**
    * Code co-occurrence: pairs of codes whose text segments overlap in the same source
    * (`a.start_pos < b.end_pos && b.start_pos < a.end_pos`), counted once per overlapping segment pair,
-   * most frequent first. Cached until the next event. Errors: NO_PROJECT.
+   * most frequent first, among `scope`'s codings (default: everyone's). Cached until the next event. Errors: NO_PROJECT.
    */
-  cooccurrences(): CodeCooccurrence[] {
-    const c = this.entry();
-    if (c.cooccurrences) return c.cooccurrences;
-    const repo = c.project.repo;
+  cooccurrences(scope: ReadScope = null): CodeCooccurrence[] {
+    const { v, repo } = this.view(scope);
+    if (v.cooccurrences) return v.cooccurrences;
     const names = new Map(repo.listCodes().map((k) => [k.code_id, k.name]));
     const pairs = new Map<string, { a: number; b: number; count: number; sources: Set<number> }>();
     for (const s of repo.listSources('text')) {
@@ -417,7 +480,7 @@ export class ContextBuilder implements Disposable {
         open.push(g);
       }
     }
-    c.cooccurrences = [...pairs.values()]
+    v.cooccurrences = [...pairs.values()]
       .map((p) => ({
         code_a: { code_id: p.a, name: names.get(p.a) ?? `#${p.a}` },
         code_b: { code_id: p.b, name: names.get(p.b) ?? `#${p.b}` },
@@ -425,16 +488,20 @@ export class ContextBuilder implements Disposable {
         sources: p.sources.size,
       }))
       .sort((x, y) => y.count - x.count || x.code_a.name.localeCompare(y.code_a.name) || x.code_b.name.localeCompare(y.code_b.name));
-    return c.cooccurrences;
+    return this.shared(v.cooccurrences, scope, (s) => this.cooccurrences(s));
   }
 
-  /** One text segment with its code's and source's names. Errors: NO_PROJECT, SEGMENT_NOT_FOUND (also for an AV segment's id, naming list_av_segments). */
-  segment(segmentId: number) {
-    const repo = this.project().repo;
+  /**
+   * One text segment with its code's and source's names, when `scope` may see it (default: everyone's). Errors:
+   * NO_PROJECT, SEGMENT_NOT_FOUND (also for an AV segment's id, naming list_av_segments, and for another coder's
+   * segment under blind coding).
+   */
+  segment(segmentId: number, scope: ReadScope = null): ReturnType<typeof segmentOut> & { source_name: string | null } {
+    const repo = scopedRepository(this.project().repo, scope);
     const s = repo.getSegment(segmentId);
     if (!s) throw textSegmentNotFound(repo, segmentId, 'list_av_segments lists the AV segments of a source');
     const code = repo.getCode(s.code_id);
-    return { ...segmentOut(s, code), source_name: repo.getSource(s.source_id)?.name ?? null };
+    return this.shared({ ...segmentOut(s, code), source_name: repo.getSource(s.source_id)?.name ?? null }, scope, (x) => this.segment(segmentId, x));
   }
 
   dispose(): void {

@@ -9,10 +9,11 @@
  *
  * Measured, per repetition, on a fresh copy of the ours project (what RemoteSync.syncOnce does between reading
  * the dumps and moving the git branch; the git plumbing around it is not counted):
- * 1. parseDump of the three dumps;
+ * 1. parseForMerge of the three dumps (src/vcs/syncMerge.ts: rows identical in all three are left out unparsed);
  * 2. mergeDumps(base, ours, theirs, {now, idFloor}) with the idFloor from sqlite_sequence, as src/cli/compose.ts;
- * 3. the apply, as RemoteSync.apply: one journaled store transaction that re-reads and re-dumps the project (the
- *    "project unchanged since the snapshot" check), plans the restore (planRestore) and applies the row changes.
+ * 3. the apply, as RemoteSync.apply: one journaled store transaction that checks the project is unchanged since its
+ *    dump (the store's write generation), plans the changes from ours (planMergeChanges) and applies them, with the
+ *    commit's follow-up that journals the GUIDs the insert triggers drew (StoreDumpAccess, TriggerGuids).
  * The goal figure is 1 + 2 + 3. Cross-check: the project then holds 2 x N segments (base + both sides' new ones),
  * every GUID once, and the merge reported no conflict.
  *
@@ -29,7 +30,8 @@ import * as path from 'node:path';
 import { nameKey } from '../src/domain/rules';
 import { ProjectStore } from '../src/store/projectStore';
 import { StoreDumpAccess } from '../src/store/dumpAccess';
-import { canonicalDump, parseDump, planRestore, readProjectTables } from '../src/vcs/canonicalDump';
+import { canonicalDump, isDumpedTable, readProjectTables } from '../src/vcs/canonicalDump';
+import { parseForMerge, planMergeChanges } from '../src/vcs/syncMerge';
 import { mergeDumps } from '../src/vcs/merge/mergeDumps';
 import { mulberry32 } from './lib/generate';
 import { FULL, QUICK, machineLine, sectionMain, type SectionResult } from './lib/section';
@@ -272,11 +274,11 @@ async function run(): Promise<SectionResult> {
       const store = await ProjectStore.open(work, { checkpointIdleMs: 0, journalMaxBytes: Number.MAX_SAFE_INTEGER });
       try {
         const rows = new StoreDumpAccess(store);
+        // the generation the sync reads with its dump of ours
+        const generation = rows.writeGeneration;
         const c0 = cpuMs();
         const t0 = performance.now();
-        const base = parseDump(baseDump);
-        const ours = parseDump(oursDump);
-        const theirs = parseDump(theirsDump);
+        const { base, ours, theirs, skipped } = parseForMerge(baseDump, oursDump, theirsDump);
         const t1 = performance.now();
         const c1 = cpuMs();
         const idFloor = Object.fromEntries(
@@ -287,10 +289,14 @@ async function run(): Promise<SectionResult> {
         const c2 = cpuMs();
         // RemoteSync.apply: one journaled transaction, only if the project still equals the snapshot
         const applied = store.transaction(() => {
-          const current = readProjectTables(rows);
-          const now = canonicalDump(current);
-          if (now.size !== oursDump.size || [...now].some(([k, v]) => oursDump.get(k) !== v)) return false;
-          rows.applyChanges(planRestore(current, outcome.merged));
+          if (rows.writeGeneration !== generation) return false;
+          rows.applyChanges(
+            planMergeChanges(
+              rows.tables().filter((x) => isDumpedTable(x.name)),
+              ours,
+              outcome.merged,
+            ),
+          );
           return true;
         });
         const t3 = performance.now();
@@ -312,13 +318,13 @@ async function run(): Promise<SectionResult> {
         const c = store.get<{ n: number; g: number; alice: number; bob: number }>(
           "SELECT count(*) AS n, count(DISTINCT guid) AS g, sum(owner = 'alice') AS alice, sum(owner = 'bob') AS bob FROM segments",
         ) as { n: number; g: number; alice: number; bob: number };
-        const mergedRows = outcome.merged.get('segments')?.rows.length ?? 0;
+        const mergedRows = (outcome.merged.get('segments')?.rows.length ?? 0) + (skipped.segments ?? 0);
         const problems = [
           !applied ? 'the project differed from the ours dump' : '',
           c.n !== want ? `${c.n} segments in the project, expected ${want}` : '',
           c.g !== c.n ? `${c.n - c.g} duplicate segment GUIDs` : '',
           c.alice !== ADDED || c.bob !== ADDED ? `alice ${c.alice}, bob ${c.bob} segments, expected ${ADDED} each` : '',
-          mergedRows !== want ? `${mergedRows} segments in the merged dump` : '',
+          mergedRows !== want ? `${mergedRows} segments in the merged dump and left out as unchanged` : '',
           outcome.conflicts.length > 0 ? `${outcome.conflicts.length} conflicts (none expected)` : '',
         ].filter(Boolean);
         if (problems.length > 0) error = `cross-check failed: ${problems.join('; ')}`;
@@ -345,9 +351,9 @@ async function run(): Promise<SectionResult> {
         table(
           ['step', `median ms (n=${REPS})`, 'min ms', 'max ms', '/ floor', 'CPU ms, median'],
           [
-            row('parseDump of base, ours and theirs', s.parse, cpu.parse),
+            row('parseForMerge of base, ours and theirs (unchanged rows left out)', s.parse, cpu.parse),
             row('mergeDumps', s.merge, cpu.merge),
-            row('apply: one journaled transaction (re-dump check, planRestore, row changes)', s.apply, cpu.apply),
+            row('apply: one journaled transaction (generation check, planMergeChanges, row changes, GUID follow-up)', s.apply, cpu.apply),
             row('total: parse + merge + apply (the goal figure)', s.total, cpu.total),
             row(
               `FLOOR: git merge --no-edit of the same dump files (exit ${gitStatus}${gitStatus === 1 ? ': textual conflict in tables/segments.jsonl, both sides append rows with the same new ids' : ''})`,

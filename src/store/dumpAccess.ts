@@ -29,6 +29,11 @@ export class StoreDumpAccess implements ProjectRows {
     this.guids = TriggerGuids.of(store);
   }
 
+  /** The store's write generation (ProjectStore.writeGeneration): equal values mean unchanged rows, so a sync can check the project is still the state it dumped without dumping it again. */
+  get writeGeneration(): number {
+    return this.store.writeGeneration;
+  }
+
   /** Every ordinary table (`PRAGMA table_list` type `table`, without `sqlite_*`), by name; columns in schema order. */
   tables(): TableInfo[] {
     return [...this.tableMap().values()];

@@ -204,10 +204,11 @@ function compareText(a: string, b: string): number {
 
 /**
  * Reads a dump back (the inverse of {@link canonicalDump}): the tables the manifest lists with their rows,
- * each source's text put back into `content` (null when it has no text file and no inline content).
+ * each source's text put back into `content` (null when it has no text file and no inline content). With
+ * `keep`, only the row lines it accepts are parsed (src/vcs/syncMerge.ts leaves out rows a merge cannot change).
  * Throws (an Error naming the file) when a file is unreadable.
  */
-export function parseDump(files: ReadonlyMap<string, string>): ParsedDump {
+export function parseDump(files: ReadonlyMap<string, string>, keep?: (table: string, line: string) => boolean): ParsedDump {
   const manifestText = files.get(MANIFEST_PATH);
   if (manifestText === undefined) throw new Error(`the snapshot has no ${MANIFEST_PATH}`);
   const manifest = JSON.parse(manifestText) as { format?: string; tables?: Record<string, { primary_key?: string[] }> };
@@ -219,15 +220,20 @@ export function parseDump(files: ReadonlyMap<string, string>): ParsedDump {
     let lineNo = 0;
     for (const line of text.split('\n')) {
       lineNo++;
-      if (line === '') continue;
+      if (line === '' || (keep && !keep(name, line))) continue;
       let parsed: Record<string, unknown>;
       try {
         parsed = JSON.parse(line) as Record<string, unknown>;
       } catch {
         throw new Error(`${tablePath(name)} line ${lineNo} is not JSON`);
       }
-      const row: Row = {};
-      for (const [k, v] of Object.entries(parsed)) row[k] = decodeValue(v);
+      // plain JSON values are row values as they are: only blobs and non-finite numbers ({"$blob"}, {"$real"}) are decoded
+      const row = parsed as Row;
+      for (const k in parsed) {
+        const v = parsed[k];
+        if (v !== null && typeof v === 'object') row[k] = decodeValue(v);
+        else if (typeof v === 'boolean' || v === undefined) throw new Error(`unreadable value in dump: ${JSON.stringify(v)}`);
+      }
       if (name === 'sources' && !('content' in row)) row.content = files.get(sourceTextPath(row.id ?? null)) ?? null;
       rows.push(row);
     }

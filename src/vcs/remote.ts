@@ -30,8 +30,19 @@ import * as path from 'node:path';
 import { ToolError } from '../core/errors';
 import type { Actor } from '../domain/model';
 import type { RemoteStatus, RemoteSyncPort, SyncResult } from '../domain/remoteSync';
-import type { ProjectRows, TableChange } from '../domain/versionControl';
-import { canonicalDump, MANIFEST_PATH, parseDump, planRestore, readProjectTables, type ParsedDump } from './canonicalDump';
+import type { ProjectRows, Row, TableChange } from '../domain/versionControl';
+import {
+  canonicalDump,
+  EXCLUDED_META_KEYS,
+  isDumpedTable,
+  MANIFEST_PATH,
+  parseDump,
+  planRestore,
+  readProjectTables,
+  type DumpTable,
+  type ParsedDump,
+} from './canonicalDump';
+import { parseForMerge, planMergeChanges } from './syncMerge';
 import { COMMITTER, gitEnvironment, identEmail, identName, type HistoryRepo } from './historyRepo';
 
 /** The branch every history uses (historyRepo.ts init). */
@@ -63,8 +74,11 @@ export interface HistoryAccess {
 /** Options of {@link RemoteSync}. */
 export interface RemoteSyncOptions {
   history: HistoryAccess;
-  /** the store's rows (read for the dump, written by a fast-forward or merge) */
-  rows: ProjectRows;
+  /**
+   * the store's rows (read for the dump, written by a fast-forward or merge); with `writeGeneration` (the store's,
+   * StoreDumpAccess), "the project still holds the dump just taken" is checked by it instead of by dumping again
+   */
+  rows: ProjectRows & { readonly writeGeneration?: number };
   /** runs `fn` as one durable, journaled store transaction */
   transaction: <T>(fn: () => T) => T;
   /** the three-way merge of dumps; absent: diverged histories fail with SYNC_DIVERGED */
@@ -191,14 +205,10 @@ export class RemoteSync implements RemoteSyncPort {
     await git(this.dir, this.netEnv, ['push', '--quiet', '--no-verify', name, `refs/heads/${BRANCH}:refs/heads/${BRANCH}`]);
   }
 
-  /** Reads the dump of commit `sha`. */
-  private async dumpAt(repo: HistoryRepo, sha: string): Promise<ParsedDump> {
+  /** Reads the dump files of commit `sha`. */
+  private async filesAt(repo: HistoryRepo, sha: string): Promise<Map<string, string>> {
     const paths = [...(await repo.listTree(sha)).keys()].filter((p) => p === MANIFEST_PATH || p.startsWith('tables/') || p.startsWith('sources/'));
-    try {
-      return parseDump(await repo.readFiles(sha, paths));
-    } catch (e) {
-      throw new ToolError('TOOL_EXECUTION_ERROR', `Snapshot ${sha.slice(0, 7)} is unreadable: ${(e as Error).message}`);
-    }
+    return repo.readFiles(sha, paths);
   }
 
   async configure(url: string, name: string = DEFAULT_REMOTE): Promise<{ name: string; url: string; replaced: boolean }> {
@@ -267,6 +277,7 @@ export class RemoteSync implements RemoteSyncPort {
     const r = await this.mustRemote();
     const author = actor.user || 'researcher';
     // 1. snapshot now
+    const generation = this.opts.rows.writeGeneration;
     const before = currentDump();
     repo.writeTree(before);
     await repo.commit('Snapshot before syncing', `Taken by ${author} before syncing with ${r.name}.`, author, false);
@@ -308,10 +319,11 @@ export class RemoteSync implements RemoteSyncPort {
       const joining = baseSha === '' && isEmptyProject(before);
       const fastForward = sameTree || joining || (await this.isAncestor(local, remote));
       const received = await this.count(`${local}..${remote}`);
-      const theirs = await this.dumpAt(repo, remote);
+      const theirsFiles = await this.filesAt(repo, remote);
       if (fastForward) {
         // 3b. fast-forward: the remote's state becomes the project's
-        const changes = this.apply(before, theirs);
+        const theirs = unreadable(remote, () => parseDump(theirsFiles));
+        const changes = this.apply(before, generation, (current) => planRestore(current, theirs));
         if (changes === 'retry') return 'retry';
         await this.moveTo(repo, currentDump, remote, null, author);
         res = result('fast_forward', (await this.resolve('HEAD'))!, received, 0, true, changes);
@@ -330,12 +342,20 @@ export class RemoteSync implements RemoteSyncPort {
             { ahead: await this.count(`${remote}..${local}`), behind: received },
           );
         }
-        const base = baseSha ? await this.dumpAt(repo, baseSha) : new Map();
-        const ours = parseDump(before);
-        const outcome = merge(base, ours, theirs);
-        const changes = this.apply(before, outcome.merged, () => {
-          if (outcome.conflicts.length > 0) this.opts.recordConflicts?.(outcome.conflicts, remote);
-        });
+        const baseFiles = baseSha ? await this.filesAt(repo, baseSha) : new Map<string, string>();
+        // rows identical in the three dumps are left out: the merge cannot change them (src/vcs/syncMerge.ts)
+        const input = unreadable(baseSha || remote, () =>
+          baseSha ? parseForMerge(baseFiles, before, theirsFiles) : { base: new Map(), ours: parseDump(before), theirs: parseDump(theirsFiles) },
+        );
+        const outcome = merge(input.base, input.ours, input.theirs);
+        const changes = this.apply(
+          before,
+          generation,
+          (current) => planMergeChanges(current, input.ours, outcome.merged),
+          () => {
+            if (outcome.conflicts.length > 0) this.opts.recordConflicts?.(outcome.conflicts, remote);
+          },
+        );
         if (changes === 'retry') return 'retry';
         const sent = await this.count(`${remote}..${local}`);
         await this.moveTo(repo, currentDump, remote, local, author, outcome.conflicts.length);
@@ -350,16 +370,28 @@ export class RemoteSync implements RemoteSyncPort {
   }
 
   /**
-   * Applies `target` to the project in one journaled transaction, if the project still holds `before` (the
-   * dump just snapshotted); returns the counts per table, or 'retry' when the project changed meanwhile.
+   * Applies the row changes `plan` makes (given the project's tables, with their rows when the project was read
+   * for the check) in one journaled transaction, if the project still holds `before` (the dump just snapshotted, at
+   * write generation `generation`); returns the counts per table, or 'retry' when the project changed meanwhile.
    */
-  private apply(before: ReadonlyMap<string, string>, target: ParsedDump, alsoInTransaction?: () => void): SyncResult['changes'] | 'retry' {
+  private apply(
+    before: ReadonlyMap<string, string>,
+    generation: number | undefined,
+    plan: (current: DumpTable[]) => TableChange[],
+    alsoInTransaction?: () => void,
+  ): SyncResult['changes'] | 'retry' {
     return this.opts.transaction(() => {
-      const current = readProjectTables(this.opts.rows);
-      const now = canonicalDump(current);
-      if (now.size !== before.size || [...now].some(([k, v]) => before.get(k) !== v)) return 'retry' as const;
-      const changes: TableChange[] = planRestore(current, target);
-      this.opts.rows.applyChanges(changes);
+      const rows = this.opts.rows;
+      const cheap = generation !== undefined && rows.writeGeneration !== undefined;
+      if (cheap && rows.writeGeneration !== generation) return 'retry' as const;
+      // with the generation unchanged, the rows are read only when the plan needs them (planRestore's do)
+      const current = cheap ? lazyTables(rows) : readProjectTables(rows);
+      if (!cheap) {
+        const now = canonicalDump(current);
+        if (now.size !== before.size || [...now].some(([k, v]) => before.get(k) !== v)) return 'retry' as const;
+      }
+      const changes: TableChange[] = plan(current);
+      rows.applyChanges(changes);
       alsoInTransaction?.();
       const out: SyncResult['changes'] = {};
       for (const c of changes) {
@@ -406,6 +438,32 @@ export class RemoteSync implements RemoteSyncPort {
     }
     await this.run(['update-ref', `refs/heads/${BRANCH}`, head]);
     await this.run(['read-tree', head]);
+  }
+}
+
+/** The project's dumped tables with their rows read on first use (a merge's plan needs only the columns). */
+function lazyTables(rows: ProjectRows): DumpTable[] {
+  return rows
+    .tables()
+    .filter((t) => isDumpedTable(t.name))
+    .map((t) => {
+      let read: Row[] | undefined;
+      return {
+        ...t,
+        get rows(): Row[] {
+          read ??= rows.readRows(t.name).filter((r) => t.name !== 'meta' || !EXCLUDED_META_KEYS.has(String(r.key)));
+          return read;
+        },
+      };
+    });
+}
+
+/** `parse()`, its failure a TOOL_EXECUTION_ERROR naming snapshot `sha`. */
+function unreadable<T>(sha: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw new ToolError('TOOL_EXECUTION_ERROR', `Snapshot ${sha.slice(0, 7)} is unreadable: ${(e as Error).message}`);
   }
 }
 

@@ -2,12 +2,15 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ToolError } from '../../core/errors';
 import { failure, parseJsonObject, toCallResponse, type ApproveRequest, type CallToolRequest, type CallToolResponse, type RejectRequest } from './messages';
-import { callerOf, logCall, unary, type GrpcServerContext } from './serverContext';
+import { callerOf, grpcStatusWord, logCall, unary, type GrpcServerContext } from './serverContext';
+import { decideApproval, listApprovals } from '../../agent/kit';
+import type { InvokeOutcome } from '../../agent/pipeline';
 
 /** The handlers of tool calls and approvals; every call goes through the agent context (AgentContext.call/approve/reject). */
 export function callHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImplementation {
   const agent = ctx.agent;
   const pipeline = ctx.opts.pipeline;
+  const decisionLog = { sink: ctx.opts.onCall, status: (o: InvokeOutcome) => `grpc:${grpcStatusWord(o)}` };
   return {
     ListTools: unary<Record<string, never>, { tools: unknown[] }>(ctx, () => ({
       tools: pipeline.listTools().map((t) => ({
@@ -40,31 +43,25 @@ export function callHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImpleme
         const caller = callerOf(ctx, id, req.session_id);
         if (!req.request_id) throw new ToolError('INVALID_ARGUMENTS', 'request_id is required');
         const edited = parseJsonObject(req.arguments_json, 'arguments_json', undefined);
-        const outcome = await agent.approve(caller, req.request_id, edited);
-        logCall(ctx, caller, outcome.tool === 'approve' ? 'approve' : `approve:${outcome.tool}`, outcome);
-        const res = toCallResponse(outcome);
-        return { ...res, request_id: req.request_id };
+        const outcome = await decideApproval(agent, caller, { decision: 'approve', request_id: req.request_id, arguments: edited }, decisionLog);
+        return { ...toCallResponse(outcome), request_id: req.request_id };
       },
       failure,
     ),
 
     Reject: unary<RejectRequest, CallToolResponse>(
       ctx,
-      (req, id) => {
+      async (req, id) => {
         const caller = callerOf(ctx, id, req.session_id);
         if (!req.request_id) throw new ToolError('INVALID_ARGUMENTS', 'request_id is required');
-        const outcome = agent.reject(caller, req.request_id, req.reason ? req.reason.slice(0, 2000) : undefined);
-        logCall(ctx, caller, 'reject', outcome);
+        const outcome = await decideApproval(agent, caller, { decision: 'reject', request_id: req.request_id, reason: req.reason || undefined }, decisionLog);
         return { ...toCallResponse(outcome), request_id: req.request_id };
       },
       failure,
     ),
 
     ListApprovals: unary<{ status: string }, { approvals: unknown[] }>(ctx, (req) => {
-      const valid = ['pending', 'completed', 'failed', 'rejected'] as const;
-      if (req.status && !(valid as readonly string[]).includes(req.status))
-        throw new ToolError('INVALID_ARGUMENTS', `status must be one of ${valid.join(', ')}`);
-      const list = agent.listApprovals((req.status || undefined) as (typeof valid)[number] | undefined);
+      const list = listApprovals(agent, req.status);
       return {
         approvals: list.map((a) => ({
           request_id: a.request_id,

@@ -6,6 +6,8 @@
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { AgentContext, Role } from '../../agent/agentContext';
+import { RESEARCHER_OWNER } from '../../agent/agentCredentials';
+import { bindCaller, logCall as logKitCall } from '../../agent/kit';
 import { grpcStatusOf } from '../../agent/errorClasses';
 import type { Caller, InvokeOutcome } from '../../agent/pipeline';
 import { isToolError, ToolError } from '../../core/errors';
@@ -27,31 +29,61 @@ export function tokenOf(ctx: GrpcServerContext, role: Role): string {
   return role === 'researcher' ? ctx.opts.tokens.reviewer : ctx.opts.tokens.agent;
 }
 
-/** The verified certificate's identity; a refusal (UNAUTHORIZED: no known role) is audited with the RPC's path. */
+/**
+ * Who calls (issue 14 item 3: one credential on every surface): with `authorization: Bearer <token>` in the call's
+ * metadata, the credential the token proves, looked up as HTTP looks it up (AgentContext.identify: the reviewer
+ * token, the install's agent token or a named agent credential); without it, the verified client certificate.
+ * A bearer identity's `fingerprint` is `bearer:<owner>` (the agent's name, or `researcher`), so its streams and
+ * sessions belong to the credential, whichever certificate carries the connection.
+ */
+export interface GrpcIdentity extends CertIdentity {
+  /** what the agent layer authenticates: the presented `Bearer <token>`, or the install token of the certificate's role */
+  authorization: string;
+  /** true when the identity is a bearer token's (sessions then belong to the credential, checked by the agent context) */
+  bearer: boolean;
+}
+
+/**
+ * The caller's identity ({@link GrpcIdentity}); a refusal is audited with the RPC's path. Errors: UNAUTHORIZED (a
+ * bearer token that proves nothing, as over HTTP; or no certificate of a known role).
+ */
 export function identity(
   ctx: GrpcServerContext,
-  call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null; getPath?(): string },
-): CertIdentity {
+  call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null; getPath?(): string; metadata?: grpc.Metadata },
+): GrpcIdentity {
   const cert = call.getAuthContext()?.sslPeerCertificate;
+  const presented = call.metadata?.get('authorization')[0];
+  const route = `grpc ${call.getPath?.() ?? ''}`.trim();
+  if (presented !== undefined) {
+    const auth = typeof presented === 'string' ? presented : presented.toString('utf8');
+    const who = ctx.agent.identify(auth);
+    if (who === null) {
+      ctx.agent.auditRefusal({ route, error_code: 'UNAUTHORIZED', client_name: 'grpc:bearer' });
+      throw new ToolError('UNAUTHORIZED', 'The bearer token in the metadata is not a credential of this project: send authorization: Bearer <token>');
+    }
+    const name = who.role === 'researcher' ? RESEARCHER_OWNER : who.agent;
+    return { role: who.role, name, fingerprint: `bearer:${name}`, authorization: auth, bearer: true };
+  }
   try {
-    return identityOfCertificate(cert);
+    const id = identityOfCertificate(cert);
+    return { ...id, authorization: `Bearer ${tokenOf(ctx, id.role)}`, bearer: false };
   } catch (e) {
     const cn = cert?.subject?.CN;
-    ctx.agent.auditRefusal({
-      route: `grpc ${call.getPath?.() ?? ''}`.trim(),
-      error_code: isToolError(e) ? e.code : 'UNAUTHORIZED',
-      client_name: typeof cn === 'string' ? `grpc:${cn}` : undefined,
-    });
+    ctx.agent.auditRefusal({ route, error_code: isToolError(e) ? e.code : 'UNAUTHORIZED', client_name: typeof cn === 'string' ? `grpc:${cn}` : undefined });
     throw e;
   }
 }
 
-/** The caller of a request: its explicit session (owned by this certificate) or the certificate's implicit one. Errors: UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_FORBIDDEN (another certificate's session), SESSION_EXPIRED, SESSION_LIMIT. */
-export function callerOf(ctx: GrpcServerContext, id: CertIdentity, sessionId: string, correlation?: string): Caller {
+/**
+ * The caller of a request (the adapter kit's session binding): its explicit session or the identity's implicit one
+ * (client name `grpc:<CN>`, or the credential's implicit session shared with every surface). A certificate's
+ * explicit session must be one it opened (several certificates of a role share the install's token); a bearer
+ * token's is checked by the agent context like HTTP's. Errors: UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_FORBIDDEN,
+ * SESSION_EXPIRED, SESSION_LIMIT.
+ */
+export function callerOf(ctx: GrpcServerContext, id: GrpcIdentity, sessionId: string, correlation?: string): Caller {
   const { agent, owners } = ctx;
-  const auth = `Bearer ${tokenOf(ctx, id.role)}`;
-  let caller: Caller;
-  if (sessionId) {
+  if (sessionId && !id.bearer) {
     const owner = owners.get(sessionId);
     if (owner !== undefined && !agent.sessions.get(sessionId)) owners.delete(sessionId);
     if (owner !== id.fingerprint || !agent.sessions.get(sessionId)) {
@@ -65,29 +97,33 @@ export function callerOf(ctx: GrpcServerContext, id: CertIdentity, sessionId: st
           : `No session ${sessionId.slice(0, 100)} of this certificate: open one with OpenSession, or leave session_id empty`,
       );
     }
-    caller = agent.callerFor(sessionId, auth);
-  } else {
-    caller = agent.implicitCaller(auth, `grpc:${id.name}`, 'CUSTOM');
   }
-  return correlation ? { ...caller, correlation_id: correlation.slice(0, 100) } : caller;
+  return bindCaller(agent, {
+    authorization: id.authorization,
+    session_id: sessionId,
+    client_name: `grpc:${id.name}`,
+    client_type: 'CUSTOM',
+    correlation_id: correlation,
+  });
 }
 
-/** The one-line call log (GrpcOptions.onCall): time, client, tool, gRPC status, outcome and duration. */
+/** The one-line call log (GrpcOptions.onCall, through the adapter kit): time, client, tool, gRPC status, outcome and duration. */
 export function logCall(ctx: GrpcServerContext, caller: Caller | undefined, name: string, outcome: InvokeOutcome): void {
-  const status = outcome.status === 'pending' ? 'PENDING_APPROVAL' : outcome.envelope.success ? 'OK' : 'FAILED';
-  ctx.opts.onCall?.(
-    `${new Date().toISOString()} ${caller?.client_name ?? 'grpc'} ${name} grpc:${status} ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
-    outcome,
-  );
+  logKitCall(ctx.opts.onCall, caller, name, `grpc:${grpcStatusWord(outcome)}`, outcome, 'grpc');
+}
+
+/** The call-log status word of an outcome: PENDING_APPROVAL, OK or FAILED. */
+export function grpcStatusWord(outcome: InvokeOutcome): string {
+  return outcome.status === 'pending' ? 'PENDING_APPROVAL' : outcome.envelope.success ? 'OK' : 'FAILED';
 }
 
 /**
  * A unary handler: authenticates the certificate (UNAUTHENTICATED otherwise) and turns ToolErrors into
  * `onError`'s response, or, without `onError`, into INVALID_ARGUMENT with the code in the `error_code` trailer.
  */
-export function unary<Req, Res>(ctx: GrpcServerContext, fn: (req: Req, id: CertIdentity) => Promise<Res> | Res, onError?: (e: ToolError) => Res) {
+export function unary<Req, Res>(ctx: GrpcServerContext, fn: (req: Req, id: GrpcIdentity) => Promise<Res> | Res, onError?: (e: ToolError) => Res) {
   return (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
-    let id: CertIdentity;
+    let id: GrpcIdentity;
     try {
       id = identity(ctx, call);
     } catch (e) {

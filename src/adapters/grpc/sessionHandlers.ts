@@ -4,9 +4,8 @@ import type { TrustLevel } from '../../agent/config';
 import { TRUST_LEVELS } from '../../agent/config';
 import { CLIENT_TYPES, type ClientType } from '../../agent/sessions';
 import { ToolError } from '../../core/errors';
-import type { CertIdentity } from './certIdentity';
 import type { OpenSessionRequest, SessionResponse } from './messages';
-import { tokenOf, unary, type GrpcServerContext } from './serverContext';
+import { unary, type GrpcIdentity, type GrpcServerContext } from './serverContext';
 
 /** The SessionResponse of session `sessionId` as it is now (status ENDED when it is gone) for a certificate of `role`. */
 function sessionResponse(ctx: GrpcServerContext, sessionId: string, role: string): SessionResponse {
@@ -40,9 +39,17 @@ const sessionFailure = (e: ToolError): SessionResponse => ({
   timeout_minutes: 0,
 });
 
-/** An explicit session of this certificate. Errors: SESSION_NOT_FOUND, SESSION_FORBIDDEN (another certificate's), INVALID_ARGUMENTS. */
-function ownSession(ctx: GrpcServerContext, sessionId: string, id: CertIdentity): string {
+/**
+ * An explicit session of this caller: a certificate's own (the one that opened it), or, for a bearer token, one its
+ * credential opened on any surface (AgentContext checks it, audited). Errors: SESSION_NOT_FOUND, SESSION_FORBIDDEN
+ * (another certificate's or credential's), UNAUTHORIZED, INVALID_ARGUMENTS (none given).
+ */
+function ownSession(ctx: GrpcServerContext, sessionId: string, id: GrpcIdentity): string {
   if (!sessionId) throw new ToolError('INVALID_ARGUMENTS', 'session_id is required (from OpenSession)');
+  if (id.bearer) {
+    ctx.agent.callerFor(sessionId, id.authorization);
+    return sessionId;
+  }
   if (!ctx.agent.sessions.get(sessionId)) throw new ToolError('SESSION_NOT_FOUND', `No session ${sessionId.slice(0, 100)} of this certificate`);
   if (ctx.owners.get(sessionId) !== id.fingerprint)
     throw new ToolError('SESSION_FORBIDDEN', `Session ${sessionId.slice(0, 100)} belongs to another certificate`);
@@ -63,7 +70,7 @@ export function sessionHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImpl
           throw new ToolError('INVALID_ARGUMENTS', `trust_level must be one of ${TRUST_LEVELS.join(', ')}`);
         const name = (req.client_name || `grpc:${id.name}`).slice(0, 100);
         const { session } = agent.openSession({
-          authorization: `Bearer ${tokenOf(ctx, id.role)}`,
+          authorization: id.authorization,
           client_type: clientType,
           client_name: name,
           user: req.user ? req.user.slice(0, 100) : undefined,

@@ -4,12 +4,11 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { grpcStatusOf } from '../../agent/errorClasses';
+import { openSubscription, parsePatterns } from '../../agent/kit';
 import type { Caller } from '../../agent/pipeline';
 import { isToolError, ToolError } from '../../core/errors';
-import { parsePatterns, ResumableSubscription } from '../rest/eventStreams';
-import type { CertIdentity } from './certIdentity';
 import { toProtoEvent, type SubscribeRequest } from './messages';
-import { callerOf, identity, type GrpcServerContext } from './serverContext';
+import { callerOf, identity, type GrpcIdentity, type GrpcServerContext } from './serverContext';
 
 /** Most Subscribe streams open at once per server. */
 export const MAX_GRPC_STREAMS = 100;
@@ -23,13 +22,8 @@ export function streamHandlers(ctx: GrpcServerContext): grpc.UntypedServiceImple
       call: grpc.ServerUnaryCall<{ subscription_id: string }, { subscription_id: string }>,
       callback: grpc.sendUnaryData<{ subscription_id: string }>,
     ) => {
-      let id: CertIdentity;
-      try {
-        id = identity(ctx, call);
-      } catch (e) {
-        callback({ code: grpc.status.UNAUTHENTICATED, details: (e as Error).message });
-        return;
-      }
+      const id = authenticated(ctx, call, (e) => callback({ code: grpc.status.UNAUTHENTICATED, details: e.message }));
+      if (!id) return;
       const s = ctx.streams.get(call.request.subscription_id);
       if (!s || s.fingerprint !== id.fingerprint) {
         callback({ code: grpc.status.NOT_FOUND, details: `No subscription ${call.request.subscription_id.slice(0, 100)} of this certificate` });
@@ -56,15 +50,10 @@ function subscribe(ctx: GrpcServerContext, call: grpc.ServerWritableStream<Subsc
     if (isToolError(e)) metadata.set('error_code', e.code);
     call.emit('error', { code, details: e.message, metadata });
   };
-  let id: CertIdentity;
+  const id = authenticated(ctx, call, (e) => refuse(grpc.status.UNAUTHENTICATED, e));
+  if (!id) return;
   let caller: Caller;
   let patterns: string[];
-  try {
-    id = identity(ctx, call);
-  } catch (e) {
-    refuse(grpc.status.UNAUTHENTICATED, e as Error);
-    return;
-  }
   try {
     caller = callerOf(ctx, id, call.request.session_id);
     agent.sessions.touch(caller.session_id);
@@ -83,19 +72,17 @@ function subscribe(ctx: GrpcServerContext, call: grpc.ServerWritableStream<Subsc
     if (ended || call.cancelled) return false;
     return call.write(msg);
   };
-  const sub = new ResumableSubscription(
-    agent.hub,
+  // the adapter kit's subscription: default patterns, events_per_second pace, blind coding, the session's list
+  const kitSub = openSubscription(agent, ctx.opts.pipeline, {
+    caller,
     patterns,
-    from,
-    {
+    fromSeq: from,
+    sink: {
       event: (e) => write({ event: toProtoEvent(e) }),
       overflow: (n) => void write({ overflow: { last_delivered_seq: n.last_delivered_seq, dropped: n.dropped } }),
     },
-    agent.config.events.default_subscriptions,
-  );
-  const session = agent.sessions.get(caller.session_id);
-  const record = { subscription_id: sub.id, event_patterns: [...sub.effectivePatterns], created_at: new Date().toISOString() };
-  session?.subscriptions.push(record);
+  });
+  const sub = kitSub.sub;
   const onDrain = () => sub.resume();
   call.on('drain', onDrain);
   const touch = setInterval(() => {
@@ -111,10 +98,9 @@ function subscribe(ctx: GrpcServerContext, call: grpc.ServerWritableStream<Subsc
     if (ended) return;
     ended = true;
     clearInterval(touch);
-    sub.close();
+    kitSub.close();
     streams.delete(sub.id);
     call.off('drain', onDrain);
-    if (session) session.subscriptions = session.subscriptions.filter((s) => s !== record);
     if (finish && !call.cancelled) call.end();
   };
   streams.set(sub.id, { fingerprint: id.fingerprint, end: () => end(true) });
@@ -124,4 +110,14 @@ function subscribe(ctx: GrpcServerContext, call: grpc.ServerWritableStream<Subsc
   // the client learns the subscription id before replayed events arrive
   write({ subscribed: { subscription_id: sub.id, patterns: [...sub.effectivePatterns], from_sequence: from, session_id: caller.session_id } });
   sub.open();
+}
+
+/** The caller's identity, or undefined after `refuse` was told why not (UNAUTHORIZED, audited by {@link identity}). */
+function authenticated(ctx: GrpcServerContext, call: Parameters<typeof identity>[1], refuse: (e: Error) => void): GrpcIdentity | undefined {
+  try {
+    return identity(ctx, call);
+  } catch (e) {
+    refuse(e as Error);
+    return undefined;
+  }
 }

@@ -6,9 +6,19 @@ import { parseStrictJson } from '../../core/strictJson';
 import { classify } from '../../agent/errorClasses';
 import type { Logger } from '../../core/log';
 import type { AgentContext } from '../../agent/agentContext';
+import {
+  decideApproval,
+  logCall as logKitCall,
+  openSubscription,
+  parsePatterns,
+  parseSeq,
+  remoteClientType,
+  type ApprovalDecision,
+  type CallLogSink,
+  type KitSubscription,
+} from '../../agent/kit';
 import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
-import { CLIENT_TYPES, type ClientType, type Session } from '../../agent/sessions';
-import { parsePatterns, parseSeq, ResumableSubscription } from '../rest/eventStreams';
+import type { Session } from '../../agent/sessions';
 
 /** The path the WebSocket adapter answers on. */
 export const WS_PATH = '/ws';
@@ -35,7 +45,7 @@ export interface WsOptions {
   pipeline: ToolPipeline;
   logger: Logger;
   /** called once per tool call, for the one-line call log */
-  onCall?: (line: string, outcome: InvokeOutcome) => void;
+  onCall?: CallLogSink;
   /** ping interval (default {@link WS_PING_MS}) */
   pingMs?: number;
 }
@@ -124,42 +134,53 @@ function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message:
   );
 }
 
-/** One WebSocket connection: its session, opened on connect and ended on close, and its messages. */
-function connection(opts: WsOptions, ws: WebSocket, req: http.IncomingMessage): void {
-  const { agent, pipeline } = opts;
+/**
+ * Opens the session of a new connection with its bearer token and the client it states (headers, or `?client_type=`,
+ * `?client_name=`, `?user=`, `?model=`); a refusal is sent as an `error` message and closes the socket (1013 for a
+ * retry-later refusal such as SESSION_LIMIT, else 1008): undefined.
+ */
+function openWsSession(
+  agent: AgentContext,
+  ws: WebSocket,
+  req: http.IncomingMessage,
+  send: (msg: unknown) => boolean,
+): { session: Session; caller: Caller } | undefined {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const header = (h: string) => {
     const v = req.headers[h];
     return typeof v === 'string' ? v : undefined;
   };
   // as POST /session/create and gRPC OpenSession: a stated client_type must be one of the spec's ClientType values (never LOCAL_UI)
-  const typeText = header('x-marginalia-client-type') ?? url.searchParams.get('client_type') ?? 'CUSTOM';
-  const clientTypes = CLIENT_TYPES.filter((t) => t !== 'LOCAL_UI');
-  const clientType = typeText as ClientType;
+  const typeText = header('x-marginalia-client-type') ?? url.searchParams.get('client_type') ?? undefined;
   const clientName = (header('x-marginalia-client') ?? url.searchParams.get('client_name') ?? 'ws-client').slice(0, 100);
   const user = (header('x-marginalia-user') ?? url.searchParams.get('user') ?? undefined)?.slice(0, 100);
-  const send = (msg: unknown): boolean => {
-    if (ws.readyState !== WebSocket.OPEN) return false;
-    ws.send(JSON.stringify(msg));
-    return ws.bufferedAmount < WS_HIGH_WATER_BYTES;
-  };
 
-  let session: Session;
-  let caller: Caller;
   try {
-    if (!(clientTypes as readonly string[]).includes(typeText))
-      throw new ToolError('INVALID_ARGUMENTS', `client_type must be one of ${clientTypes.join(', ')}`);
+    const clientType = remoteClientType(typeText, 'CUSTOM');
     const model = (header('x-marginalia-model') ?? url.searchParams.get('model') ?? undefined)?.slice(0, 200);
-    ({ session, caller } = agent.openSession({ authorization: req.headers.authorization, client_type: clientType, client_name: clientName, user, model }));
+    return agent.openSession({ authorization: req.headers.authorization, client_type: clientType, client_name: clientName, user, model });
   } catch (e) {
     if (!isToolError(e)) throw e;
     send({ type: 'error', ok: false, error: e.message, error_code: e.code });
     // a refusal for now (SESSION_LIMIT: src/agent/errorClasses.ts class retry_later) is 1013 Try Again Later; any other 1008
     ws.close(classify(e.code).class === 'retry_later' ? CLOSE_TRY_LATER : CLOSE_POLICY, e.code);
-    return;
+    return undefined;
   }
+}
+
+/** One WebSocket connection: its session, opened on connect and ended on close, and its messages. */
+function connection(opts: WsOptions, ws: WebSocket, req: http.IncomingMessage): void {
+  const { agent, pipeline } = opts;
+  const send = (msg: unknown): boolean => {
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(msg));
+    return ws.bufferedAmount < WS_HIGH_WATER_BYTES;
+  };
+  const opened = openWsSession(agent, ws, req, send);
+  if (!opened) return;
+  const { session, caller } = opened;
   const sessionId = session.session_id;
-  const subs = new Map<string, ResumableSubscription>();
+  const subs = new Map<string, KitSubscription>();
   let drainWatch: NodeJS.Timeout | undefined;
 
   /** Resumes paused subscriptions once the socket's buffer has drained. */
@@ -170,7 +191,7 @@ function connection(opts: WsOptions, ws: WebSocket, req: http.IncomingMessage): 
       if (ws.bufferedAmount >= WS_LOW_WATER_BYTES) return;
       clearInterval(drainWatch);
       drainWatch = undefined;
-      for (const s of subs.values()) s.resume();
+      for (const s of subs.values()) s.sub.resume();
     }, 25);
     drainWatch.unref();
   };
@@ -184,13 +205,9 @@ function connection(opts: WsOptions, ws: WebSocket, req: http.IncomingMessage): 
 
   send(welcomeOf(opts, session));
 
-  const logCall = (tool: string, outcome: InvokeOutcome) =>
-    opts.onCall?.(
-      `${new Date().toISOString()} ${caller.client_name} ${tool} ws ${outcome.envelope.success ? 'ok' : outcome.envelope.error_code} ${outcome.durationMs.toFixed(2)}ms`,
-      outcome,
-    );
+  const logCall = (tool: string, outcome: InvokeOutcome) => logKitCall(opts.onCall, caller, tool, 'ws', outcome);
 
-  const conn: WsConnection = { agent, pipeline, caller, session, sessionId, subs, send, watchDrain, touch, logCall };
+  const conn: WsConnection = { agent, pipeline, caller, sessionId, subs, send, watchDrain, touch, logCall, onCall: opts.onCall };
   const handle = (msg: Record<string, unknown>) => handleOp(conn, msg);
 
   ws.on('message', (raw: RawData, isBinary: boolean) => {
@@ -258,18 +275,18 @@ interface WsConnection {
   agent: WsOptions['agent'];
   pipeline: WsOptions['pipeline'];
   caller: Caller;
-  session: Session;
   sessionId: string;
-  subs: Map<string, ResumableSubscription>;
+  subs: Map<string, KitSubscription>;
   send: (msg: unknown) => boolean;
   watchDrain: () => void;
   touch: () => void;
   logCall: (tool: string, outcome: InvokeOutcome) => void;
+  onCall: CallLogSink | undefined;
 }
 
 /** Handles one client message; resolves with its reply, or null when it has replied already. */
 async function handleOp(c: WsConnection, msg: Record<string, unknown>): Promise<Reply | null> {
-  const { agent, pipeline, caller, session, sessionId, subs, send, watchDrain, touch, logCall } = c;
+  const { agent, pipeline, caller, sessionId, subs, send, watchDrain, touch, logCall, onCall } = c;
   const id = msg.id ?? null;
   const op = msg.op;
   const allowedKeys: Record<string, string[]> = {
@@ -297,17 +314,12 @@ async function handleOp(c: WsConnection, msg: Record<string, unknown>): Promise<
     }
     case 'approve':
     case 'reject': {
-      if (typeof msg.request_id !== 'string' || !msg.request_id) throw new ToolError('INVALID_ARGUMENTS', `${op} needs "request_id"`);
       touch();
-      if (op === 'approve') {
-        const outcome = await agent.approve(caller, msg.request_id, msg.arguments);
-        logCall(outcome.tool === 'approve' ? 'approve' : `approve:${outcome.tool}`, outcome);
-        return replyOf(id, outcome);
-      }
-      if (msg.reason !== undefined && typeof msg.reason !== 'string') throw new ToolError('INVALID_ARGUMENTS', '"reason" must be a string');
-      const outcome = agent.reject(caller, msg.request_id, msg.reason === undefined ? undefined : msg.reason.slice(0, 2000));
-      logCall('reject', outcome);
-      return replyOf(id, outcome);
+      const decision: ApprovalDecision =
+        op === 'approve'
+          ? { decision: 'approve', request_id: msg.request_id, arguments: msg.arguments }
+          : { decision: 'reject', request_id: msg.request_id, reason: msg.reason };
+      return replyOf(id, await decideApproval(agent, caller, decision, { sink: onCall, status: () => 'ws' }));
     }
     case 'subscribe': {
       touch();
@@ -321,20 +333,17 @@ async function handleOp(c: WsConnection, msg: Record<string, unknown>): Promise<
         if (!more) watchDrain();
         return more;
       };
-      const s: ResumableSubscription = new ResumableSubscription(
-        agent.hub,
+      const k = openSubscription(agent, pipeline, {
+        caller,
         patterns,
-        since ?? head,
-        {
-          event: (event) => push({ type: 'event', subscription_id: s.id, event }),
-          overflow: (n) => void push({ type: 'overflow', subscription_id: s.id, ...n, resumed: true }),
+        fromSeq: since ?? head,
+        sink: {
+          event: (event) => push({ type: 'event', subscription_id: k.sub.id, event }),
+          overflow: (n) => void push({ type: 'overflow', subscription_id: k.sub.id, ...n, resumed: true }),
         },
-        agent.config.events.default_subscriptions,
-        // the stream's own pace, kept across re-subscriptions (src/agent/eventThrottle.ts; issue 14 item 10)
-        () => agent.config.rate_limits.events_per_second,
-      );
-      subs.set(s.id, s);
-      session.subscriptions.push({ subscription_id: s.id, event_patterns: [...s.effectivePatterns], created_at: new Date().toISOString() });
+      });
+      const s = k.sub;
+      subs.set(s.id, k);
       // the reply goes first, so the client knows the subscription id before replayed events arrive
       send({
         type: 'reply',
@@ -348,12 +357,11 @@ async function handleOp(c: WsConnection, msg: Record<string, unknown>): Promise<
     case 'unsubscribe': {
       touch();
       const sid = msg.subscription_id;
-      const s = typeof sid === 'string' ? subs.get(sid) : undefined;
-      if (!s) throw new ToolError('INVALID_ARGUMENTS', `No subscription ${String(sid).slice(0, 100)} on this connection`);
-      s.close();
-      subs.delete(s.id);
-      session.subscriptions = session.subscriptions.filter((x) => x.subscription_id !== s.id);
-      return { type: 'reply', id, ok: true, data: { subscription_id: s.id, unsubscribed: true, last_seq: s.lastSeq } };
+      const k = typeof sid === 'string' ? subs.get(sid) : undefined;
+      if (!k) throw new ToolError('INVALID_ARGUMENTS', `No subscription ${String(sid).slice(0, 100)} on this connection`);
+      k.close();
+      subs.delete(k.sub.id);
+      return { type: 'reply', id, ok: true, data: { subscription_id: k.sub.id, unsubscribed: true, last_seq: k.sub.lastSeq } };
     }
     case 'heartbeat': {
       const { session: s, heartbeat_interval_seconds } = agent.sessions.heartbeat(sessionId);

@@ -1,5 +1,5 @@
 // The Reports webview: code frequencies (bar chart), co-occurrence, code-by-case and code-by-attribute
-// matrices (heat maps); coder agreement, disagreements side by side and human vs AI (reportsAgreement.ts). Charts are Chart.js 4 with the chartjs-chart-matrix plugin,
+// matrices (heat maps); coder agreement, disagreements side by side and human vs AI (reports/agreement.ts). Charts are Chart.js 4 with the chartjs-chart-matrix plugin,
 // drawn on a canvas; every other text is set with textContent (never innerHTML), so names with markup in
 // them show as text. A click on a bar, a cell or a table row asks the extension for the coded segments
 // behind it. After each view is drawn the page reports what it drew ('rendered').
@@ -17,7 +17,7 @@ import {
   type Scale,
 } from 'chart.js';
 import { MatrixController, MatrixElement } from 'chartjs-chart-matrix';
-import { drawAgreement, drawDisagreements, drawHumanAi, type ReportsUi } from './reportsAgreement';
+import { drawAgreement, drawDisagreements, drawHumanAi, type ReportsUi } from './reports/agreement';
 import type { DrillTarget, ExportFormat, FromReportsWebview, HeatMap, ReportRequest, ReportsViewId, ToReportsWebview } from '../src/protocol/reports';
 
 /** "1 overlap", "2 overlaps": a count with its noun (the webview imports no src code but protocol types; src/core/plural.ts is the same rule). */
@@ -413,7 +413,7 @@ function drawDocumentAttribute(m: Extract<ToReportsWebview, { type: 'document_at
   });
 }
 
-// ------------------------------------------------------------------------------------------ agreement views (reportsAgreement.ts)
+// ------------------------------------------------------------------------------------------ agreement views (reports/agreement.ts)
 
 const ui: ReportsUi = {
   el,

@@ -53,7 +53,7 @@ export interface AgreementRow {
   both: number;
   only_a: number;
   only_b: number;
-  /** the kappa's seeded bootstrap 95% interval (null: none) */
+  /** the kappa's (Cohen's with two coders, Fleiss' with more) seeded bootstrap 95% interval (null: none) */
   kappa_low?: number | null;
   kappa_high?: number | null;
 }

@@ -2,7 +2,7 @@
 // docs/images). The workspace is the sample study with a seeded project (prepareScreenshotWorkspace.mjs),
 // which Marginalia opens on activation because it is the workspace's only .qda file.
 // Each step gets { page, outDir, workspace, log, home }; a step that throws fails the run.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const row = (page, text) => page.locator('.monaco-list-row', { hasText: text }).first();
@@ -253,6 +253,76 @@ export const steps = [
       await page.locator('.markers-panel .monaco-list-row').first().waitFor({ timeout: 30_000 });
       await page.waitForTimeout(800);
       await page.screenshot({ path: join(outDir, 'codebook-health.png') });
+    },
+  },
+  {
+    name: 'team coding',
+    async run({ page, workspace }) {
+      // the pictures above show one coder; for the team's reports the project becomes its copy after a team's
+      // work (prepareScreenshotWorkspace.mjs: Sam and the agent Claude Code coded Priya's passages again): closed
+      // here, replaced, and opened again by reloading the window (the workspace's only .qda opens on activation)
+      await page.keyboard.press('Escape');
+      await palette(page, 'Marginalia: Close Project');
+      await page.getByText('No Marginalia project is open').first().waitFor({ timeout: 30_000 });
+      copyFileSync(join(workspace, '.marginalia', 'team-project.qda-copy'), join(workspace, 'community-gardens.qda'));
+      await palette(page, 'Developer: Reload Window');
+      const item = page.locator('.activitybar [aria-label^="Marginalia"]').first();
+      await item.waitFor({ timeout: 60_000 });
+      const codes = page.locator('.part.sidebar .monaco-list-row', { hasText: 'Earning membership' }).first();
+      if (!(await codes.isVisible().catch(() => false))) await item.click();
+      await codes.waitFor({ timeout: 60_000 });
+      await page.waitForTimeout(1000);
+    },
+  },
+  {
+    name: 'coder agreement',
+    async run({ page, outDir }) {
+      // the Reports panel's Coder agreement tab: Priya, Sam and Claude Code by sentence, every measure with its interval
+      // the Problems panel of the step before and the agents' notifications would cover the report
+      for (const command of ['View: Hide Panel', 'Notifications: Clear All Notifications']) {
+        await page.keyboard.press('Escape');
+        await palette(page, command).catch(() => page.keyboard.press('Escape'));
+      }
+      await palette(page, 'Marginalia: Open Reports');
+      const view = await frameWith(page, 'Coder agreement');
+      await view.locator('button.tab', { hasText: 'Coder agreement' }).click();
+      await view.getByText('Agreement of', { exact: false }).first().waitFor({ timeout: 30_000 });
+      await view.locator('#agreement-unit').selectOption('sentence');
+      await view.getByText('by sentence', { exact: false }).first().waitFor({ timeout: 30_000 });
+      await view.locator('#controls input[value="Claude Code"]').click();
+      await view.getByText('Agreement of Claude Code, Priya, Sam', { exact: false }).first().waitFor({ timeout: 30_000 });
+      await view.locator('#details h3').first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'reports-agreement.png') });
+    },
+  },
+  {
+    name: 'disagreements side by side',
+    async run({ page, outDir }) {
+      const view = await frameWith(page, 'Coder agreement');
+      // one column per coder: Priya and Sam (the two with most segments), then Claude Code as well
+      await view.locator('button.tab', { hasText: 'Disagreements' }).click();
+      await view.locator('section.disagreement').first().waitFor({ timeout: 30_000 });
+      await view.locator('#controls input[value="Claude Code"]').click();
+      await view.locator('section.disagreement .coder:nth-child(3)').first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'reports-disagreements.png') });
+    },
+  },
+  {
+    name: 'human vs AI',
+    async run({ page, outDir }) {
+      const view = await frameWith(page, 'Coder agreement');
+      await view.locator('button.tab', { hasText: 'Human vs AI' }).click();
+      await view.locator('#details h2').first().waitFor({ timeout: 60_000 });
+      await view.locator('#agreement-unit').selectOption('sentence');
+      await view.getByText('by sentence', { exact: false }).first().waitFor({ timeout: 60_000 });
+      await view.locator('#details h2').first().waitFor({ timeout: 60_000 });
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'reports-human-ai.png') });
+      await view.locator('.linechart').first().scrollIntoViewIfNeeded();
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'reports-human-ai-weeks.png') });
     },
   },
 ];

@@ -68,7 +68,8 @@ export function agreementView(repo: ProjectRepository, project: string, askedCod
       both: t.both ?? 0,
       only_a: t.only_a ?? 0,
       only_b: t.only_b ?? 0,
-      ...(two ? { kappa_low: t.measures.cohen_kappa[0]?.ci_low ?? null, kappa_high: t.measures.cohen_kappa[0]?.ci_high ?? null } : {}),
+      kappa_low: (two ? t.measures.cohen_kappa[0] : t.measures.fleiss_kappa)?.ci_low ?? null,
+      kappa_high: (two ? t.measures.cohen_kappa[0] : t.measures.fleiss_kappa)?.ci_high ?? null,
     });
     const table = (name: string, code_id: number, m: AgreementMeasures): AgreementMeasureTable => ({
       code_id,

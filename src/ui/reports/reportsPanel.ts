@@ -518,13 +518,14 @@ select { color: var(--vscode-dropdown-foreground); background: var(--vscode-drop
 #chart-box { position: relative; width: 100%; display: none; }
 #table { border-collapse: collapse; display: none; min-width: 60%; }
 #table th, #table td { border-bottom: 1px solid var(--vscode-panel-border); padding: 3px 10px; text-align: left; }
-#table td.n { text-align: right; font-variant-numeric: tabular-nums; }
+#table td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 #table tr.clickable { cursor: pointer; }
 #table tr.clickable:hover, #table tr.clickable:focus { background: var(--vscode-list-hoverBackground); outline: none; }
 #table tr.total td { font-weight: 600; }
 #details table { border-collapse: collapse; margin: 4px 0 12px; }
 #details th, #details td { border-bottom: 1px solid var(--vscode-panel-border); padding: 2px 10px; text-align: left; }
-#details td.n { text-align: right; font-variant-numeric: tabular-nums; }
+#details td.n, #details th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+#details th.group { text-align: center; border-bottom: none; }
 #details td.quote { font-style: italic; max-width: 40em; }
 #details h3 { font-size: 1em; margin: 12px 0 2px; }
 #details h2 { font-size: 1.1em; margin: 16px 0 4px; border-bottom: 1px solid var(--vscode-panel-border); padding-bottom: 2px; }
@@ -542,7 +543,7 @@ section.disagreement { border: 1px solid var(--vscode-panel-border); border-radi
 .ctitle { margin-bottom: 4px; }
 .ctitle .no { color: var(--vscode-descriptionForeground); }
 .passage { font-family: var(--vscode-editor-font-family); line-height: 1.6; white-space: pre-wrap; }
-.passage .other { border-bottom: 2px solid transparent; }
+.passage .other { border-bottom: 2px dotted transparent; }
 .passage .dispute { text-decoration: underline wavy var(--vscode-editorWarning-foreground, #cca700); text-underline-offset: 3px; }
 .chips { color: var(--vscode-descriptionForeground); font-size: 0.9em; margin-top: 4px; }
 .linechart { position: relative; height: 220px; max-width: 720px; margin: 4px 0 8px; }

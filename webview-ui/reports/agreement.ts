@@ -10,14 +10,17 @@ import type {
   AgreementUnit,
   DisagreementPassageView,
   DrillTarget,
+  IntervalValue,
   PassageSpanView,
   ReportRequest,
   ReportsViewId,
   SuggestionOutcomeRow,
   ToReportsWebview,
-} from '../src/protocol/reports';
+} from '../../src/protocol/reports';
 
 Chart.register(LineController, LineElement, PointElement, Legend);
+// the legend is for the weekly lines only: the other charts of the page have none
+Chart.defaults.plugins.legend.display = false;
 
 /** What the agreement views need of the page (reports.ts owns the page and its state). */
 export interface ReportsUi {
@@ -42,8 +45,11 @@ type HumanAiMsg = Extract<ToReportsWebview, { type: 'human_ai' }>;
 
 const UNITS: readonly AgreementUnit[] = ['character', 'segment', 'sentence', 'paragraph'];
 
+/** `v` with `digits` decimals ("–" for null); a value that rounds to zero shows without a minus sign. */
 function fmt(v: number | null, digits: number, suffix = ''): string {
-  return v === null ? '–' : `${v.toFixed(digits)}${suffix}`;
+  if (v === null) return '–';
+  const text = v.toFixed(digits);
+  return `${Number(text) === 0 ? (0).toFixed(digits) : text}${suffix}`;
 }
 
 function interval(low: number | null | undefined, high: number | null | undefined, digits = 3): string {
@@ -159,7 +165,9 @@ export function drawAgreement(ui: ReportsUi, m: AgreementMsg): void {
   ui.summary.textContent = `Agreement of ${selected.join(', ')} by ${unit} over ${ui.countOf(m.total_characters, 'character')} of ${ui.countOf(m.source_count, 'source')} coded by at least two of them; intervals: seeded bootstrap 95%. Click a row for the coders' segments of the code.`;
   ui.summary.title = m.method;
   const head = ui.el('tr');
-  const names = two ? ['Code', '% agreement', "Cohen's κ", '95% interval', 'both', `only ${a}`, `only ${b}`] : ['Code', '% agreement', "Fleiss' κ"];
+  const names = two
+    ? ['Code', '% agreement', "Cohen's κ", '95% interval', 'both', `only ${a}`, `only ${b}`]
+    : ['Code', '% agreement', "Fleiss' κ", '95% interval'];
   for (const h of names) head.append(ui.el('th', h));
   const thead = ui.el('thead');
   thead.append(head);
@@ -167,10 +175,8 @@ export function drawAgreement(ui: ReportsUi, m: AgreementMsg): void {
   const row = (r: AgreementRow, total: boolean) => {
     const tr = ui.el('tr', undefined, total ? 'total' : 'clickable');
     tr.append(ui.el('td', r.name), ui.el('td', fmt(r.percent_agreement, 1, '%'), 'n'), ui.el('td', fmt(r.kappa, 3), 'n'));
-    if (two) {
-      tr.append(ui.el('td', interval(r.kappa_low, r.kappa_high), 'n'));
-      tr.append(ui.el('td', String(r.both), 'n'), ui.el('td', String(r.only_a), 'n'), ui.el('td', String(r.only_b), 'n'));
-    }
+    tr.append(ui.el('td', interval(r.kappa_low, r.kappa_high), 'n'));
+    if (two) tr.append(ui.el('td', String(r.both), 'n'), ui.el('td', String(r.only_a), 'n'), ui.el('td', String(r.only_b), 'n'));
     if (!total) {
       tr.tabIndex = 0;
       const go = () => ui.drill({ kind: 'coders', code_id: r.code_id, coders: selected });
@@ -213,7 +219,7 @@ function passageText(ui: ReportsUi, text: string, spans: PassageSpanView[], disp
       piece.style.backgroundColor = rgba(main.color, 0.45);
     } else if (over.length > 0) {
       piece.className = 'other';
-      piece.style.borderBottomColor = rgba((over[0] as PassageSpanView).color, 0.9);
+      piece.style.borderBottomColor = rgba((over[0] as PassageSpanView).color, 1);
     }
     if (disputed.some((d) => d.start < b && a < d.end)) piece.classList.add('dispute');
     if (over.length > 0) piece.title = over.map((s) => s.code).join(', ');
@@ -264,24 +270,48 @@ export function drawDisagreements(ui: ReportsUi, m: DisagreementsMsg): void {
 
 // ------------------------------------------------------------------------------------------ human vs AI
 
-function agentAgreementTable(ui: ReportsUi, pairs: HumanAiMsg['pairs']): HTMLTableElement {
-  const cells = (human: string, r: AgentCodeRow): [string, string?][] => [
-    [r.code],
-    [human],
-    [String(r.units), 'n'],
-    [fmt(r.percent_agreement.value, 1, '%'), 'n'],
-    [fmt(r.cohen_kappa.value, 3), 'n'],
-    [interval(r.cohen_kappa.ci_low, r.cohen_kappa.ci_high), 'n'],
-    [fmt(r.krippendorff_alpha.value, 3), 'n'],
-    [interval(r.krippendorff_alpha.ci_low, r.krippendorff_alpha.ci_high), 'n'],
-  ];
-  const rows: { cells: [string, string?][]; cls?: string }[] = [];
+/** A value with its interval in one cell: "0.67 [0.41, 0.88]". */
+function withInterval(m: IntervalValue, digits: number): string {
+  return m.value === null ? '–' : `${fmt(m.value, digits)} ${interval(m.ci_low, m.ci_high, digits)}`;
+}
+
+/** One row per code, per human two columns (Cohen's kappa and Krippendorff's alpha, each with its interval), the pooled row last. */
+function agentAgreementTable(ui: ReportsUi, pairs: HumanAiMsg['pairs'], unit: AgreementUnit): HTMLTableElement {
+  const t = ui.el('table', undefined, 'measures human-ai');
+  const top = ui.el('tr');
+  const second = ui.el('tr');
+  top.append(ui.el('th', 'Code'));
+  second.append(ui.el('th', ''));
   for (const p of pairs) {
-    if (p.note) rows.push({ cells: [['–'], [p.human], [p.note, 'note']] });
-    for (const r of p.codes) rows.push({ cells: cells(p.human, r) });
-    if (p.overall) rows.push({ cells: cells(p.human, p.overall), cls: 'total' });
+    const units = p.codes[0]?.units ?? 0;
+    const h = ui.el('th', `vs ${p.human}${units > 0 ? ` (${ui.countOf(units, unit)})` : ''}`, 'group');
+    h.colSpan = 2;
+    top.append(h);
+    second.append(ui.el('th', "Cohen's κ [95%]", 'n'), ui.el('th', "Krippendorff's α [95%]", 'n'));
   }
-  return makeTable(ui, ['Code', 'Human coder', 'Units', '% agreement', "Cohen's κ", '95% interval', "Krippendorff's α", '95% interval'], rows, 'measures');
+  const thead = ui.el('thead');
+  thead.append(top, second);
+  const body = ui.el('tbody');
+  const names = [...new Set(pairs.flatMap((p) => p.codes.map((c) => c.code)))].sort((a, b) => a.localeCompare(b));
+  const line = (name: string, pick: (p: HumanAiMsg['pairs'][number]) => AgentCodeRow | null | undefined, cls?: string) => {
+    const tr = ui.el('tr', undefined, cls);
+    tr.append(ui.el('td', name));
+    for (const p of pairs) {
+      const r = pick(p);
+      if (p.note && cls === 'total') {
+        const td = ui.el('td', p.note, 'note');
+        td.colSpan = 2;
+        tr.append(td);
+        continue;
+      }
+      tr.append(ui.el('td', r ? withInterval(r.cohen_kappa, 2) : '–', 'n'), ui.el('td', r ? withInterval(r.krippendorff_alpha, 2) : '–', 'n'));
+    }
+    body.append(tr);
+  };
+  for (const name of names) line(name, (p) => p.codes.find((c) => c.code === name));
+  line('All codes', (p) => p.overall, 'total');
+  t.append(thead, body);
+  return t;
 }
 
 function outcomeTable(ui: ReportsUi, first: string, rows: SuggestionOutcomeRow[]): HTMLTableElement {
@@ -344,7 +374,7 @@ function weeklyChart(ui: ReportsUi, weeks: SuggestionOutcomeRow[]): HTMLElement 
         x: { ticks: { color: fg }, grid: { color: grid } },
         y: { min: 0, max: 100, ticks: { color: fg, callback: (v) => `${v}%` }, grid: { color: grid } },
       },
-      plugins: { legend: { labels: { color: fg } } },
+      plugins: { legend: { display: true, labels: { color: fg } } },
     },
   };
   // drawn once the holder is in the page (Chart.js measures its parent)
@@ -364,7 +394,7 @@ export function drawHumanAi(ui: ReportsUi, m: HumanAiMsg): void {
     section.append(ui.el('h2', `${agent} (agent)`));
     const pairs = m.pairs.filter((p) => p.agent === agent);
     if (pairs.length > 0) {
-      section.append(ui.el('h3', 'Agreement with the human coders, per code'), agentAgreementTable(ui, pairs));
+      section.append(ui.el('h3', 'Agreement with each human coder, per code'), agentAgreementTable(ui, pairs, m.unit));
       items += pairs.reduce((n, p) => n + p.codes.length, 0);
     } else section.append(ui.el('p', `${agent} has no coded segments of its own to compare.`, 'muted'));
     const codes = m.by_code.filter((r) => r.coder === agent);

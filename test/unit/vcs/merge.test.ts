@@ -17,6 +17,7 @@ import { StoreDumpAccess } from '../../../src/store/dumpAccess';
 import { canonicalDump, parseDump, planRestore, readProjectTables, type ParsedDump } from '../../../src/vcs/canonicalDump';
 import { mergeDumps, type MergeConflict } from '../../../src/vcs/merge/mergeDumps';
 import { mapRange, mergeText } from '../../../src/vcs/merge/textMerge';
+import { parseForMerge, planMergeChanges } from '../../../src/vcs/syncMerge';
 import { ALICE, fixedClock, openFixture, type Fixture } from '../domain/projectFixture';
 
 const BOB: Caller = { session_id: 'sess-bob', client_type: 'REST_CLIENT', client_name: 'unit-test', user: 'bob' };
@@ -63,13 +64,6 @@ function dumpOf(fx: Fixture): ParsedDump {
   return parseDump(canonicalDump(readProjectTables(new StoreDumpAccess(fx.handle.store))));
 }
 
-/** Restores `merged` into `fx`'s project (the store's constraints check it). */
-function restoreInto(fx: Fixture, merged: ParsedDump): void {
-  const access = new StoreDumpAccess(fx.handle.store);
-  fx.handle.store.transaction(() => access.applyChanges(planRestore(readProjectTables(access), merged)));
-  assert.equal(fx.handle.store.get('PRAGMA foreign_key_check'), undefined, 'no dangling reference');
-}
-
 /** Code point slice, written here independently of the code under test. */
 function cut(text: string, start: number, end: number): string {
   return Array.from(text).slice(start, end).join('');
@@ -94,15 +88,33 @@ describe('vcs merge: entity-level three-way merge of two histories', function ()
   }
   const their = () => theirs!;
 
+  /**
+   * The merge as a sync makes it (src/vcs/remote.ts): the three dumps' files parsed without the rows identical in
+   * all three (parseForMerge), merged with ours' sqlite_sequence as the id floor, the changes from ours applied
+   * (planMergeChanges). The full parse gives the same project (checked here each time).
+   */
   async function merge() {
-    const result = mergeDumps(baseDump, dumpOf(ours), dumpOf(their()), { now: '2026-02-01T00:00:00.000Z' });
-    restoreInto(ours, result.merged);
+    const files = (fx: Fixture) => canonicalDump(readProjectTables(new StoreDumpAccess(fx.handle.store)));
+    const idFloor = Object.fromEntries(
+      ours.handle.store.all<{ name: string; seq: number }>('SELECT name, seq FROM sqlite_sequence').map((r) => [r.name, r.seq]),
+    );
+    const opts = { now: '2026-02-01T00:00:00.000Z', idFloor };
+    const input = parseForMerge(baseFiles, files(ours), files(their()));
+    const result = mergeDumps(input.base, input.ours, input.theirs, opts);
+    const full = mergeDumps(baseDump, dumpOf(ours), dumpOf(their()), opts);
+    const access = new StoreDumpAccess(ours.handle.store);
+    ours.handle.store.transaction(() => access.applyChanges(planMergeChanges(access.tables(), input.ours, result.merged)));
+    assert.equal(ours.handle.store.get('PRAGMA foreign_key_check'), undefined, 'no dangling reference');
+    assert.deepEqual(result.conflicts, full.conflicts);
+    assert.deepEqual(planRestore(readProjectTables(access), full.merged), [], 'the same project as merging every row');
     return result;
   }
   let baseDump: ParsedDump;
+  let baseFiles: Map<string, string>;
   /** The copies diverge here: theirs is a copy of ours, and both dumps are the base. */
   const base = async () => {
     baseDump = dumpOf(ours);
+    baseFiles = canonicalDump(readProjectTables(new StoreDumpAccess(ours.handle.store)));
     theirs = await copyOf(ours);
     assert.deepEqual(
       canonicalDump(readProjectTables(new StoreDumpAccess(theirs.handle.store))),

@@ -34,12 +34,10 @@ export const MAX_FUNCTION_LINES = 120;
  */
 export const ALLOWLIST: ReadonlyMap<string, string> = new Map([
   // Other changes of issue 17 own these files right now.
+  ['src/vcs/snapshotter.ts', 'being split in issue 17 (team sync)'],
   // Grew past a limit when Prettier first formatted the tree (printWidth 160); to split in issue 17.
-  ['src/adapters/mcp/mcpHttp.ts', 'grew past a limit under Prettier; to split in issue 17'],
-  ['src/adapters/mcp/mcpResources.ts', 'grew past a limit under Prettier; to split in issue 17'],
+  ['src/vcs/merge/mergeDumps.ts', 'grew past a limit under Prettier; to split in issue 17'],
   // Functions still to shorten.
-  ['src/adapters/mcp/mcpForward.ts', 'being split in issue 17 (file in another change: MCP stdio notifications)'],
-  ['src/cli/watchCommand.ts', 'being split in issue 17'],
 ]);
 
 /** One place over a limit. */

@@ -173,14 +173,6 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
     { patterns: ['*'] },
   );
   const node = toNodeHandler(handler, { maxRequestBodySize: MCP_MAX_BODY_BYTES, onerror: (e) => logger.error('MCP request failed', e) });
-  const rawBody = express.raw({ type: () => true, limit: MCP_MAX_BODY_BYTES });
-  /** A JSON-RPC error answer written before the SDK sees the request (id null: the request could not be read). */
-  const rpcError = (res: express.Response, status: number, code: number, message: string, data: Record<string, unknown>) => {
-    res
-      .status(status)
-      .type('application/json')
-      .send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data } }));
-  };
   return {
     handler,
     mount(app) {
@@ -197,48 +189,7 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
           node(req, res).catch(next);
           return;
         }
-        // The body is read and parsed here, strictly (src/core/strictJson.ts: valid UTF-8 or the declared
-        // charset, no lone surrogate escape, no duplicated key), and handed to the SDK parsed; a body that
-        // fails is a JSON-RPC parse error (-32700, HTTP 400, data.error_code INVALID_JSON with the byte
-        // offset) and reaches no server instance.
-        rawBody(req, res, (err?: unknown) => {
-          if (err) {
-            const e = err as { status?: number; message?: string };
-            const status = e.status ?? 400;
-            rpcError(res, status, status === 413 ? -32000 : -32700, e.message ?? 'The body could not be read', {
-              error_code: status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_ARGUMENTS',
-            });
-            return;
-          }
-          const bytes: unknown = req.body;
-          let parsed: unknown;
-          try {
-            parsed = Buffer.isBuffer(bytes) ? parseStrictJson(bytes, { charset: charsetOf(req.get('content-type')) }) : undefined;
-          } catch (e) {
-            if (!isToolError(e)) return next(e);
-            opts.agent.auditRefusal({
-              route: `POST ${MCP_PATH}`,
-              error_code: e.code,
-              client_name: req.get('x-marginalia-client'),
-              correlation_id: req.get('x-correlation-id'),
-              decision: 'failed',
-            });
-            // the status and JSON-RPC code of the one error classification (INVALID_JSON 400, UNSUPPORTED_MEDIA_TYPE 415; both -32700)
-            const shape = mcpErrorOf(e.code);
-            rpcError(res, httpStatusOf(e.code), shape.kind === 'jsonrpc' ? shape.code : JSONRPC_ERROR.PARSE_ERROR, `Parse error: ${e.message}`, {
-              error_code: e.code,
-              ...(e.details as Record<string, unknown> | undefined),
-            });
-            return;
-          }
-          if (parsed === undefined) {
-            rpcError(res, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message', { error_code: 'INVALID_JSON' });
-            return;
-          }
-          if (who !== null && typeof parsed === 'object' && parsed !== null && (parsed as { method?: unknown }).method === 'subscriptions/listen')
-            closeWithSession(opts.agent, req, res, who);
-          node(req, res, parsed).catch(next);
-        });
+        postMcp(opts, node, who, req, res, next);
       });
     },
     async dispose() {
@@ -249,4 +200,70 @@ export function createMcpHttpEndpoint(opts: McpHttpOptions): McpHttpEndpoint {
       await handler.close();
     },
   };
+}
+
+/** A JSON-RPC error answer written before the SDK sees the request (id null: the request could not be read). */
+function rpcError(res: express.Response, status: number, code: number, message: string, data: Record<string, unknown>): void {
+  res
+    .status(status)
+    .type('application/json')
+    .send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data } }));
+}
+
+const rawBody = express.raw({ type: () => true, limit: MCP_MAX_BODY_BYTES });
+
+/**
+ * A POST to `/mcp`: the body is read and parsed here, strictly, then handed to the SDK's node handler `node`
+ * parsed; a `subscriptions/listen` stream of `who` ends with its session ({@link closeWithSession}).
+ */
+function postMcp(
+  opts: McpHttpOptions,
+  node: (req: express.Request, res: express.Response, parsed?: unknown) => Promise<void>,
+  who: Identity | null,
+  req: express.Request,
+  res: express.Response,
+  next: express.NextFunction,
+): void {
+  // The body is read and parsed here, strictly (src/core/strictJson.ts: valid UTF-8 or the declared
+  // charset, no lone surrogate escape, no duplicated key), and handed to the SDK parsed; a body that
+  // fails is a JSON-RPC parse error (-32700, HTTP 400, data.error_code INVALID_JSON with the byte
+  // offset) and reaches no server instance.
+  rawBody(req, res, (err?: unknown) => {
+    if (err) {
+      const e = err as { status?: number; message?: string };
+      const status = e.status ?? 400;
+      rpcError(res, status, status === 413 ? -32000 : -32700, e.message ?? 'The body could not be read', {
+        error_code: status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_ARGUMENTS',
+      });
+      return;
+    }
+    const bytes: unknown = req.body;
+    let parsed: unknown;
+    try {
+      parsed = Buffer.isBuffer(bytes) ? parseStrictJson(bytes, { charset: charsetOf(req.get('content-type')) }) : undefined;
+    } catch (e) {
+      if (!isToolError(e)) return next(e);
+      opts.agent.auditRefusal({
+        route: `POST ${MCP_PATH}`,
+        error_code: e.code,
+        client_name: req.get('x-marginalia-client'),
+        correlation_id: req.get('x-correlation-id'),
+        decision: 'failed',
+      });
+      // the status and JSON-RPC code of the one error classification (INVALID_JSON 400, UNSUPPORTED_MEDIA_TYPE 415; both -32700)
+      const shape = mcpErrorOf(e.code);
+      rpcError(res, httpStatusOf(e.code), shape.kind === 'jsonrpc' ? shape.code : JSONRPC_ERROR.PARSE_ERROR, `Parse error: ${e.message}`, {
+        error_code: e.code,
+        ...(e.details as Record<string, unknown> | undefined),
+      });
+      return;
+    }
+    if (parsed === undefined) {
+      rpcError(res, 400, -32700, 'Parse error: the body is empty; send a JSON-RPC message', { error_code: 'INVALID_JSON' });
+      return;
+    }
+    if (who !== null && typeof parsed === 'object' && parsed !== null && (parsed as { method?: unknown }).method === 'subscriptions/listen')
+      closeWithSession(opts.agent, req, res, who);
+    node(req, res, parsed).catch(next);
+  });
 }

@@ -228,8 +228,15 @@ function registerStaticResources(server: McpServer, deps: McpReadDeps): void {
 
 /** The templated resources (one code, category, source, segment, case, report and their parts), listing what resources/list names. */
 function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
-  // resources/list names each code, category, source and case (their sub-resources are templates)
-  const listed = (kind: 'codes' | 'categories' | 'sources' | 'cases') => async (): Promise<{ resources: Resource[] }> => {
+  const template = templateOn(server);
+  registerCodeTemplates(template, deps);
+  registerSourceTemplates(template, deps);
+  registerSegmentCaseReportTemplates(template, deps);
+}
+
+/** resources/list names each code, category, source and case (their sub-resources are templates): the list callback of `kind`, at most 500. */
+function listed(deps: McpReadDeps, kind: 'codes' | 'categories' | 'sources' | 'cases'): () => Promise<{ resources: Resource[] }> {
+  return async () => {
     let state;
     try {
       state = deps.context.buildStateSummary();
@@ -262,21 +269,37 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
         .map((c) => ({ uri: `qda://cases/${c.case_id}`, name: `case ${c.name}`, title: c.name, mimeType: 'application/json' })),
     };
   };
-  const template = (
-    name: string,
-    uriTemplate: (typeof RESOURCE_TEMPLATES)[number] | (typeof REPORT_TEMPLATES)[number],
-    title: string,
-    read: (u: URL, vars: Record<string, string | string[]>, ctx: ServerContext) => Promise<ReadResourceResult | unknown> | ReadResourceResult | unknown,
-    list?: ReturnType<typeof listed>,
-    mimeType = 'application/json',
-  ) => {
+}
+
+/** Registers one resource template: `read` answers a JSON value (sent as JSON) or a whole ReadResourceResult. */
+type TemplateFn = (
+  name: string,
+  uriTemplate: (typeof RESOURCE_TEMPLATES)[number] | (typeof REPORT_TEMPLATES)[number],
+  title: string,
+  read: (u: URL, vars: Record<string, string | string[]>, ctx: ServerContext) => Promise<ReadResourceResult | unknown> | ReadResourceResult | unknown,
+  list?: () => Promise<{ resources: Resource[] }>,
+  mimeType?: string,
+) => void;
+
+/** The {@link TemplateFn} of `server`. */
+function templateOn(server: McpServer): TemplateFn {
+  return (name, uriTemplate, title, read, list, mimeType = 'application/json') => {
     server.registerResource(name, new ResourceTemplate(uriTemplate, { list }), { title, mimeType }, async (u, vars, ctx) => {
       const out = await read(u, vars as Record<string, string | string[]>, ctx);
       return out !== null && typeof out === 'object' && 'contents' in out ? (out as ReadResourceResult) : json(u, out);
     });
   };
+}
 
-  template('code', 'qda://codes/{code_id}', 'A code', (u, v, ctx) => deps.read(ctx, getCode.name, { code_id: idOf(u, v.code_id) }, u.href), listed('codes'));
+/** qda://codes/{id}, its segments, qda://categories/{id}. */
+function registerCodeTemplates(template: TemplateFn, deps: McpReadDeps): void {
+  template(
+    'code',
+    'qda://codes/{code_id}',
+    'A code',
+    (u, v, ctx) => deps.read(ctx, getCode.name, { code_id: idOf(u, v.code_id) }, u.href),
+    listed(deps, 'codes'),
+  );
   template('code-segments', 'qda://codes/{code_id}/segments', 'The segments of a code', (u, v, ctx) =>
     allSegments(deps, ctx, { code_id: idOf(u, v.code_id) }, u),
   );
@@ -293,15 +316,25 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
       const children = (cats.categories as any[]).filter((k) => k.parent_id === id).map((k) => ({ category_id: k.category_id, name: k.name }));
       return { ...category, subcategories: children, codes: (codes.codes as any[]).filter((c) => c.category_id === id) };
     },
-    listed('categories'),
+    listed(deps, 'categories'),
   );
+}
+
+/** qda://sources/{id}, its content, segments and annotations. */
+function registerSourceTemplates(template: TemplateFn, deps: McpReadDeps): void {
   const sourceOf = async (u: URL, id: number, ctx: ServerContext) => {
     const all = await deps.read(ctx, listSources.name, {}, u.href);
     const source = (all.sources as any[]).find((s) => s.source_id === id);
     if (!source) throw new ResourceNotFoundError(u.href, `SOURCE_NOT_FOUND: no source with source_id ${id}`);
     return source;
   };
-  template('source', 'qda://sources/{source_id}', 'A source (without its text)', (u, v, ctx) => sourceOf(u, idOf(u, v.source_id), ctx), listed('sources'));
+  template(
+    'source',
+    'qda://sources/{source_id}',
+    'A source (without its text)',
+    (u, v, ctx) => sourceOf(u, idOf(u, v.source_id), ctx),
+    listed(deps, 'sources'),
+  );
   template(
     'source-content',
     'qda://sources/{source_id}/content',
@@ -341,6 +374,10 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
       }));
     return { source_id: id, source_name: source.name, memo: source.memo, count: annotations.length, annotations };
   });
+}
+
+/** qda://segments?..., qda://segments/{id}, qda://cases/{id} and its parts, qda://reports/{id} and its data. */
+function registerSegmentCaseReportTemplates(template: TemplateFn, deps: McpReadDeps): void {
   template('segments-of-code', 'qda://segments{?code_id}', 'Segments of a code', (u, v, ctx) => allSegments(deps, ctx, { code_id: idOf(u, v.code_id) }, u));
   template('segments-of-source', 'qda://segments{?source_id}', 'Segments of a source', (u, v, ctx) =>
     allSegments(deps, ctx, { source_id: idOf(u, v.source_id) }, u),
@@ -354,7 +391,7 @@ function registerResourceTemplates(server: McpServer, deps: McpReadDeps): void {
     'qda://cases/{case_id}',
     'A case',
     (u, v, ctx) => deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href),
-    listed('cases'),
+    listed(deps, 'cases'),
   );
   template('case-members', 'qda://cases/{case_id}/members', 'The sources and source ranges of a case', async (u, v, ctx) => {
     const c = await deps.read(ctx, getCaseTool.name, { case_id: idOf(u, v.case_id) }, u.href);

@@ -1,6 +1,6 @@
 /**
- * The Reports panel's agreement views' data (src/domain/agreementViews.ts, issue 16 items 6 and 7) on real
- * project files: disagreements as passages with each coder's codings side by side, and each agent against
+ * The Reports panel's agreement views' data (src/domain/agreementViews.ts and the messages of
+ * src/ui/reports/agreementData.ts, issue 16 items 6 and 7) on real project files: disagreements as passages with each coder's codings side by side, and each agent against
  * each human per code. Positions come from searching the test's own strings; the passages' windows, the 2x2
  * counts, Cohen's kappa and Krippendorff's alpha are worked out by hand in the comments.
  */
@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { Caller } from '../../../src/agent/pipeline';
 import { codersByRole, disagreementPassages, humanAiAgreement } from '../../../src/domain/agreementViews';
 import { coderComparisonReport } from '../../../src/domain/coderComparison';
+import { agreementView, disagreementsView, humanAiView, pickCoders } from '../../../src/ui/reports/agreementData';
 import { openFixture, type Fixture } from './projectFixture';
 
 const DANA: Caller = { session_id: 'sess-dana', client_type: 'LOCAL_UI', client_name: 'vscode', user: 'dana' };
@@ -141,5 +142,101 @@ describe('the Reports agreement views (agreementViews.ts)', () => {
       r.suggestions.by_code.map((c) => [c.coder, c.code, c.suggested, c.pending]),
       [['gpt-suggester', 'X', 1, 1]],
     );
+  });
+});
+
+describe("the Reports panel's agreement messages (src/ui/reports/agreementData.ts)", () => {
+  let fx: Fixture;
+  beforeEach(async () => {
+    fx = await openFixture();
+  });
+  afterEach(async () => {
+    await fx.close();
+  });
+
+  it('picks the coders asked for (else the two with most segments), checks the unit, and passes colours, intervals and notes', async () => {
+    const T = 'One. Two. Three. Four.';
+    const s = (await fx.ok<{ source_id: number }>('import_text', { name: 'Four', content: T })).source_id;
+    const x = (await fx.ok<{ code_id: number }>('create_code', { name: 'X', color: '#E15759' })).code_id;
+    const apply = (who: Caller, part: string) => {
+      const start = T.indexOf(part);
+      return fx.ok('apply_code', { code_id: x, source_id: s, start_position: start, end_position: start + part.length }, who);
+    };
+    // one coder: nothing to compare, said in words
+    await apply(DANA, 'One.');
+    const alone = disagreementsView(fx.handle.repo, 'p', undefined, undefined);
+    assert.equal(alone.type, 'disagreements');
+    assert.ok(alone.type === 'disagreements' && alone.selected === null && /one coder \(dana\)/.test(alone.note ?? ''), JSON.stringify(alone));
+    await apply(DANA, 'Two.');
+    await apply(RUI, 'One.');
+    await apply(CLAUDE, 'Three.');
+    // dana has 2 segments, rui and claude-coder 1 each: by default dana and the first of the others by name
+    const picked = pickCoders(fx.handle.repo, 'not a list', 'word');
+    assert.deepEqual(picked, { coders: ['claude-coder', 'dana', 'rui'], selected: ['dana', 'claude-coder'], unit: 'character' });
+    // an unknown coder or a repeated one falls back to the default
+    assert.deepEqual(pickCoders(fx.handle.repo, ['dana', 'nobody'], 'sentence').selected, ['dana', 'claude-coder']);
+    assert.deepEqual(pickCoders(fx.handle.repo, ['rui', 'rui'], 'sentence').selected, ['dana', 'claude-coder']);
+    assert.deepEqual(pickCoders(fx.handle.repo, ['rui', 'dana'], 'sentence'), {
+      coders: ['claude-coder', 'dana', 'rui'],
+      selected: ['rui', 'dana'],
+      unit: 'sentence',
+    });
+
+    // dana and rui by sentence: both coded One, dana alone Two; 4 sentences: po = 3/4, pa = 1/2, pb = 1/4,
+    // pe = 1/8 + 3/8 = 1/2, kappa = (3/4 - 1/2) / (1/2) = 1/2
+    const a = agreementView(fx.handle.repo, 'p', ['dana', 'rui'], 'sentence', 100);
+    assert.ok(a.type === 'agreement');
+    assert.equal(a.rows.length, 1);
+    const row = a.rows[0]!;
+    assert.deepEqual([row.name, row.both, row.only_a, row.only_b], ['X', 1, 1, 0]);
+    close(row.kappa, 0.5, 'kappa');
+    assert.ok(
+      row.kappa_low !== null &&
+        row.kappa_low !== undefined &&
+        row.kappa_high !== null &&
+        row.kappa_high !== undefined &&
+        row.kappa_low <= 0.5 &&
+        0.5 <= row.kappa_high,
+    );
+    // three coders: Fleiss' kappa with its interval in the row
+    const three = agreementView(fx.handle.repo, 'p', ['dana', 'rui', 'claude-coder'], 'sentence', 100);
+    assert.ok(three.type === 'agreement');
+    close(three.rows[0]!.kappa, three.tables![0]!.measures.find((m) => m.measure === "Fleiss' κ")!.value as number, "the row's kappa is Fleiss'");
+    assert.equal(three.rows[0]!.kappa_low, three.tables![0]!.measures.find((m) => m.measure === "Fleiss' κ")!.ci_low);
+
+    // the disagreement on "Two." as a passage with each coder's column and the code's colour
+    const d = disagreementsView(fx.handle.repo, 'p', ['dana', 'rui'], 'sentence');
+    assert.ok(d.type === 'disagreements');
+    assert.equal(d.total, 1);
+    assert.equal(d.passages[0]!.color, '#E15759');
+    assert.equal(d.passages[0]!.text, T);
+    assert.deepEqual(
+      d.passages[0]!.coders.map((c) => [c.coder, c.coded, c.spans.map((x) => [T.slice(x.start, x.end), x.color, x.disputed])]),
+      [
+        [
+          'dana',
+          true,
+          [
+            ['One.', '#E15759', true],
+            ['Two.', '#E15759', true],
+          ],
+        ],
+        ['rui', false, [['One.', '#E15759', true]]],
+      ],
+    );
+
+    // human vs AI: claude-coder against dana and rui, with a note when no agent suggested
+    const h = humanAiView(fx.handle.repo, 'p', 'sentence', 50);
+    assert.ok(h.type === 'human_ai');
+    assert.deepEqual(h.agents, ['claude-coder']);
+    assert.deepEqual(
+      h.pairs.map((p) => [p.agent, p.human, p.codes.length]),
+      [
+        ['claude-coder', 'dana', 1],
+        ['claude-coder', 'rui', 1],
+      ],
+    );
+    assert.deepEqual([h.by_code, h.by_week], [[], []]);
+    assert.equal(h.note, undefined);
   });
 });

@@ -132,6 +132,9 @@ export interface Interval {
   valid: number;
 }
 
+/** The draws' values of every statistic, reused from call to call (grown on demand): a comparison bootstraps hundreds of histograms. */
+let scratch = new Float64Array(0);
+
 /**
  * The seeded percentile bootstrap 95% intervals of several statistics over pattern counts `counts` (units
  * per pattern, integers): `draws` multinomial resamples of the units, each giving `stats(resampled)` (one
@@ -149,7 +152,8 @@ export function bootstrapIntervals(
   const dev = new Deviates(mulberry32(seed));
   lastDeviates = dev;
   const resampler = new Resampler(counts);
-  const values = Array.from({ length: size }, () => new Float64Array(draws));
+  if (scratch.length < size * draws) scratch = new Float64Array(size * draws);
+  const values = Array.from({ length: size }, (_, s) => scratch.subarray(s * draws, (s + 1) * draws));
   const valid = new Int32Array(size);
   const buf = new Float64Array(counts.length);
   for (let d = 0; d < draws; d++) {

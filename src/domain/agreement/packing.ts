@@ -38,10 +38,13 @@ export interface PackedComparison {
   stretches: number;
 }
 
-/** A growable Int32Array. */
+/** A growable Int32Array (`capacity`: the expected size, so that it need not grow). */
 class Ints {
-  a = new Int32Array(64);
+  a: Int32Array;
   n = 0;
+  constructor(capacity = 64) {
+    this.a = new Int32Array(Math.max(capacity, 8));
+  }
   push(x: number): void {
     if (this.n === this.a.length) {
       const b = new Int32Array(this.a.length * 2);
@@ -50,22 +53,40 @@ class Ints {
     }
     this.a[this.n++] = x;
   }
+  /** The values pushed (a view: no copy). */
   done(): Int32Array {
-    return this.a.slice(0, this.n);
+    return this.a.subarray(0, this.n);
   }
 }
 
-/** A code's pack while it is built. */
+/** An {@link Ints} holding the first `n` values of `x`. */
+function copyOf(x: Ints, n: number): Ints {
+  const y = new Ints(x.a.length);
+  for (let i = 0; i < n; i++) y.push(x.a[i] as number);
+  return y;
+}
+
+/** A code's pack while it is built: first sized (entries and positions counted), then filled. */
 class CodeBuilder {
-  readonly pos = new Ints();
+  entries = 0;
+  positions = 0;
+  pos = new Ints(0);
   readonly lengths: number[] = [];
-  readonly continuumBounds = new Ints();
-  readonly sources = new Ints();
-  readonly bounds = new Ints();
+  /** the continua's bounds; undefined while they are the entries' bounds (every source so far one extent from 0) */
+  continuumBounds: Ints | undefined;
+  sources = new Ints(0);
+  bounds = new Ints(0);
+
+  /** Allocates for the entries and positions counted (twice the positions when an entry may need shifted copies). */
+  size(m: number, shifted: boolean): void {
+    this.pos = new Ints(shifted ? 2 * this.positions : this.positions);
+    this.sources = new Ints(this.entries);
+    this.bounds = new Ints(this.entries * (m + 1));
+  }
 
   /** Adds the code on source s (extent `ext`) with its coders' stretches. */
   add(s: number, ext: readonly number[], coders: readonly (readonly number[])[], m: number): void {
-    const { pos, bounds, continuumBounds } = this;
+    const { pos, bounds } = this;
     this.sources.push(s);
     for (let c = 0; c < m; c++) {
       bounds.push(pos.n);
@@ -75,9 +96,11 @@ class CodeBuilder {
     if (ext.length === 2 && ext[0] === 0) {
       // one extent from 0: the stretches are already within it
       this.lengths.push(ext[1] as number);
-      for (let c = 0; c <= m; c++) continuumBounds.push(bounds.a[bounds.n - 1 - m + c] as number);
+      for (let c = 0; c <= m; c++) this.continuumBounds?.push(bounds.a[bounds.n - 1 - m + c] as number);
       return;
     }
+    // the first source with other extents: the continua's bounds part from the entries' from here on
+    const continuumBounds = (this.continuumBounds ??= copyOf(bounds, bounds.n - m - 1));
     for (let k = 0; k < ext.length; k += 2) {
       const a = ext[k] as number;
       const b = ext[k + 1] as number;
@@ -100,7 +123,7 @@ class CodeBuilder {
 
   done(m: number): CodePack {
     return {
-      continua: { m, length: Float64Array.from(this.lengths), bounds: this.continuumBounds.done(), pos: this.pos.done() },
+      continua: { m, length: Float64Array.from(this.lengths), bounds: (this.continuumBounds ?? this.bounds).done(), pos: this.pos.done() },
       sources: this.sources.done(),
       bounds: this.bounds.done(),
     };
@@ -110,6 +133,18 @@ class CodeBuilder {
 /** Packs `sources` for the codes `codeIds` (other codes of the sources are left out but counted in `stretches`). */
 export function packComparison(sources: readonly ComparisonSource[], codeIds: readonly number[], m: number): PackedComparison {
   const builders = new Map<number, CodeBuilder>(codeIds.map((c) => [c, new CodeBuilder()]));
+  // sized first, so the arrays are allocated once
+  let shifted = false;
+  for (const src of sources) {
+    if (src.extent.length !== 2 || src.extent[0] !== 0) shifted = true;
+    for (const [code, coders] of src.codes) {
+      const b = builders.get(code);
+      if (!b) continue;
+      b.entries++;
+      for (const r of coders) b.positions += r.length;
+    }
+  }
+  for (const b of builders.values()) b.size(m, shifted);
   const units = new Float64Array(sources.length);
   const extentLengths: number[] = [];
   let stretches = 0;

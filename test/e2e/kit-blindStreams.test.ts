@@ -19,7 +19,7 @@ async function post(s: Stack, path: string, token: string, body: unknown): Promi
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-marginalia-client': 'blind-test' },
     body: JSON.stringify(body),
   });
-  const out = await r.json();
+  const out = (await r.json()) as { data: any };
   assert.equal(r.status, 200, JSON.stringify(out));
   return out.data;
 }
@@ -150,7 +150,7 @@ describe('e2e: blind coding on the event streams (SSE, WebSocket, gRPC, history)
       // the history answers alpha the same way; the lead sees both
       const history = async (token: string, extra: Record<string, string> = {}) => {
         const r = await fetch(`${s.base}/events/history?since=${head}&patterns=coding.*`, { headers: { authorization: `Bearer ${token}`, ...extra } });
-        return ((await r.json()).data.events as any[])
+        return ((await r.json()) as { data: { events: any[] } }).data.events
           .filter((e) => e.event_type === 'coding.segment_coded')
           .map((e) => `${e.caused_by.coder}:${e.payload.segment_id}`);
       };

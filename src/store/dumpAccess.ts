@@ -227,10 +227,17 @@ export class TriggerGuids {
   private afterCommit(): void {
     const fixes: { table: string; rows: { id: number; guid: string | null }[] }[] = [];
     for (const [table, from] of this.seen) {
+      const skip = this.explicit.get(table);
+      const news = this.store.get<{ n: number; m: number | null }>(`SELECT count(*) AS n, max(id) AS m FROM ${ident(table)} WHERE id > ?`, [from]);
+      if (!news || news.n === 0) continue;
+      // every new row came with its GUID (a merge's inserts): nothing to read
+      if (skip && skip.size >= news.n && [...skip].filter((id) => id > from).length === news.n) {
+        this.seen.set(table, Number(news.m));
+        continue;
+      }
       const rows = this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id > ? ORDER BY id`, [from]);
       if (rows.length === 0) continue;
       this.seen.set(table, rows[rows.length - 1]!.id);
-      const skip = this.explicit.get(table);
       const drawn = skip ? rows.filter((r) => !skip.has(r.id)) : rows;
       if (drawn.length > 0) fixes.push({ table, rows: drawn });
     }

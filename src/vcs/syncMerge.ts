@@ -29,6 +29,61 @@ export interface MergeInput {
 
 /** `"source_id":<n>` in a canonical row line (keys are quoted, values plain JSON). */
 const SOURCE_ID = /"source_id":(-?\d+)[,}]/;
+/** How a row line of a table keyed by an integer `id` starts (the key comes first: canonicalDump). */
+const ID_PREFIX = '{"id":';
+
+/** The integer id a row line starts with, or NaN. */
+function lineId(line: string): number {
+  if (!line.startsWith(ID_PREFIX)) return NaN;
+  let n = 0;
+  let i = ID_PREFIX.length;
+  const neg = line.charCodeAt(i) === 45;
+  if (neg) i++;
+  const from = i;
+  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(++i)) n = n * 10 + (c - 48);
+  const end = line.charCodeAt(i);
+  return i > from && (end === 44 || end === 125) ? (neg ? -n : n) : NaN;
+}
+
+/**
+ * Marks the lines of `o` that equal a line of both `b` and `t`, and those lines in `b` and `t` (the returned sets of
+ * line indexes). Tables keyed by `id` are walked in step (rows are sorted by id), others compared through sets.
+ */
+function commonLines(b: string[], o: string[], t: string[], byId: boolean, eligible: (line: string) => boolean): [Set<number>, Set<number>, Set<number>] {
+  const cb = new Set<number>();
+  const co = new Set<number>();
+  const ct = new Set<number>();
+  if (byId) {
+    let ib = 0;
+    let it = 0;
+    for (let io = 0; io < o.length; io++) {
+      const line = o[io]!;
+      const id = lineId(line);
+      if (Number.isNaN(id)) continue;
+      while (ib < b.length && !(lineId(b[ib]!) >= id)) ib++;
+      while (it < t.length && !(lineId(t[it]!) >= id)) it++;
+      if (ib < b.length && it < t.length && b[ib] === line && t[it] === line && eligible(line)) {
+        cb.add(ib);
+        co.add(io);
+        ct.add(it);
+      }
+    }
+    return [cb, co, ct];
+  }
+  const index = (lines: string[]) => new Map(lines.map((l, i) => [l, i]));
+  const inB = index(b);
+  const inT = index(t);
+  for (let io = 0; io < o.length; io++) {
+    const line = o[io]!;
+    const ib = inB.get(line);
+    const it = inT.get(line);
+    if (line === '' || ib === undefined || it === undefined || !eligible(line)) continue;
+    cb.add(ib);
+    co.add(io);
+    ct.add(it);
+  }
+  return [cb, co, ct];
+}
 
 /**
  * Parses three dumps (path -> content, as canonicalDump writes them) for mergeDumps, leaving out the rows identical
@@ -44,35 +99,34 @@ export function parseForMerge(base: ReadonlyMap<string, string>, ours: ReadonlyM
     const b = base.get(p);
     return b !== undefined && ours.get(p) === b && theirs.get(p) === b;
   };
-  const common = new Map<string, Set<string>>();
+  const files = [new Map(base), new Map(ours), new Map(theirs)];
   const skipped: Record<string, number> = {};
   for (const [table, spec] of Object.entries(specs)) {
-    if (!isDumpedTable(table) || UNIQUE[table] || LOCAL_TABLES.has(table) || (spec.primary_key ?? []).length === 0) continue;
+    const pk = spec.primary_key ?? [];
+    if (!isDumpedTable(table) || UNIQUE[table] || LOCAL_TABLES.has(table) || pk.length === 0) continue;
     const path = tablePath(table);
-    const [b, o, t] = [base.get(path), ours.get(path), theirs.get(path)];
-    if (!b || !o || !t) continue;
-    const inBase = new Set(b.split('\n'));
-    const inTheirs = new Set(t.split('\n'));
-    const same = new Set<string>();
-    const anchored = ANCHORED.has(table);
+    const texts = files.map((f) => f.get(path));
+    if (texts.some((x) => !x)) continue;
+    const lines = texts.map((x) => x!.split('\n'));
     const stable = new Map<string, boolean>();
-    for (const line of o.split('\n')) {
-      if (line === '' || !inBase.has(line) || !inTheirs.has(line)) continue;
-      if (anchored) {
-        const id = SOURCE_ID.exec(line)?.[1];
-        if (id === undefined) continue;
-        let ok = stable.get(id);
-        if (ok === undefined) stable.set(id, (ok = stableText(id)));
-        if (!ok) continue;
-      }
-      same.add(line);
-    }
-    if (same.size === 0) continue;
-    common.set(table, same);
-    skipped[table] = same.size;
+    const eligible = !ANCHORED.has(table)
+      ? () => true
+      : (line: string) => {
+          const id = SOURCE_ID.exec(line)?.[1];
+          if (id === undefined) return false;
+          let ok = stable.get(id);
+          if (ok === undefined) stable.set(id, (ok = stableText(id)));
+          return ok;
+        };
+    const marks = commonLines(lines[0]!, lines[1]!, lines[2]!, pk.length === 1 && pk[0] === 'id', eligible);
+    if (marks[1].size === 0) continue;
+    skipped[table] = marks[1].size;
+    files.forEach((f, i) => {
+      const drop = marks[i]!;
+      f.set(path, lines[i]!.filter((l, j) => l !== '' && !drop.has(j)).join('\n'));
+    });
   }
-  const keep = (table: string, line: string) => !common.get(table)?.has(line);
-  return { base: parseDump(base, keep), ours: parseDump(ours, keep), theirs: parseDump(theirs, keep), skipped };
+  return { base: parseDump(files[0]!), ours: parseDump(files[1]!), theirs: parseDump(files[2]!), skipped };
 }
 
 /**
@@ -98,10 +152,17 @@ export function planMergeChanges(tables: readonly TableInfo[], from: ParsedDump,
     for (const r of from.get(t.name)?.rows ?? []) if (!(t.name === 'meta' && isExcludedMeta(r))) have.set(key(r), r);
     const change: TableChange = { table: t.name, primaryKey: [...t.primaryKey], delete: [], update: [], insert: [] };
     const seen = new Set<unknown>();
+    const known = new Set(cols);
     for (const w of to.get(t.name)?.rows ?? []) {
       if (t.name === 'meta' && isExcludedMeta(w)) continue;
-      const row: Row = {};
-      for (const c of cols) if (c in w) row[c] = w[c]!;
+      let row = w;
+      for (const c in w) {
+        if (known.has(c)) continue;
+        // a column the current schema lacks: left out
+        row = {};
+        for (const k of cols) if (k in w) row[k] = w[k]!;
+        break;
+      }
       const k = key(row);
       seen.add(k);
       const old = have.get(k);

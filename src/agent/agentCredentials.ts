@@ -77,6 +77,8 @@ export class AgentCredentials {
   private readonly listeners = new Set<(name: string) => void>();
   /** in-memory last use per name (ms), written to the store at most every {@link LAST_USED_WRITE_MS} */
   private readonly lastUsed = new Map<string, number>();
+  /** `last_used_at` of the store per name, parsed (ms), so a call does not parse it again; forgotten when the list changes */
+  private readonly lastWritten = new Map<string, number>();
   /**
    * Tokens identified since the list last changed (at most {@link RECENT_MAX}, oldest dropped first), with their
    * credential's name: a hit skips the SHA-256 (an HTTP request identifies its token twice: the guard, then
@@ -211,6 +213,7 @@ export class AgentCredentials {
   }
 
   private setList(list: StoredAgentCredential[]): void {
+    this.lastWritten.clear();
     this.stored = list.filter((c) => typeof c?.name === 'string' && typeof c.token_sha256 === 'string' && /^[0-9a-f]{64}$/.test(c.token_sha256));
     this.hashes = this.stored.map((c) => ({ name: c.name, hash: Buffer.from(c.token_sha256, 'hex') }));
     this.recent = this.recent.filter((r) => {
@@ -232,9 +235,15 @@ export class AgentCredentials {
 
   private used(name: string, now: number): void {
     this.lastUsed.set(name, now);
+    const written = this.lastWritten.get(name);
+    if (written !== undefined && now - written < LAST_USED_WRITE_MS) return;
     const c = this.stored.find((x) => x.name === name);
     if (!c) return;
-    if (c.last_used_at !== null && now - Date.parse(c.last_used_at) < LAST_USED_WRITE_MS) return;
+    if (c.last_used_at !== null) {
+      const at = Date.parse(c.last_used_at);
+      this.lastWritten.set(name, at);
+      if (now - at < LAST_USED_WRITE_MS) return;
+    }
     try {
       this.mutate((list) => list.map((x) => (x.name === name ? { ...x, last_used_at: isoTime(now) } : x)));
     } catch {

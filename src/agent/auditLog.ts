@@ -47,6 +47,13 @@ export function hashLongStrings(v: unknown, max = AUDIT_TEXT_MAX_CODE_POINTS): u
 }
 
 /** How a call ended, as the audit log records it. */
+/** The last own enumerable key of `o` (JSON.stringify's order), without allocating a key list. */
+function lastKey(o: object): string | undefined {
+  let last: string | undefined;
+  for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k)) last = k;
+  return last;
+}
+
 export type AuditDecision = 'permitted' | 'notified' | 'pending' | 'denied' | 'failed';
 
 /** One line of the audit log (JSONL). Times ISO 8601 UTC; duration in milliseconds. */
@@ -126,7 +133,9 @@ export class AuditLog implements AuditRedaction {
     let line: string;
     try {
       const recorded = cfg.include_payload === 'full' ? args : hashLongStrings(args);
-      line = JSON.stringify(cfg.include_payload !== false && args !== undefined ? { ...rest, arguments: recorded } : rest);
+      // the entry as it is when that writes the same text (nothing hashed, `arguments` last or absent): no copies
+      if (args === undefined || (cfg.include_payload !== false && recorded === args && lastKey(entry) === 'arguments')) line = JSON.stringify(entry);
+      else line = JSON.stringify(cfg.include_payload !== false && args !== undefined ? { ...rest, arguments: recorded } : rest);
     } catch (e) {
       // arguments JSON cannot write (nested deeper than the stack allows): the call is still audited, without them
       line = JSON.stringify({ ...rest, arguments_omitted: `the arguments could not be recorded: ${e instanceof Error ? e.message : String(e)}` });

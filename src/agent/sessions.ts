@@ -194,7 +194,7 @@ export class SessionManager {
       );
     }
     s.status = 'ACTIVE';
-    s.last_activity = isoTime(now);
+    if (this.lastMs.get(id) !== now) s.last_activity = isoTime(now);
     this.lastMs.set(id, now);
     return s;
   }

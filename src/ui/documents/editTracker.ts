@@ -2,7 +2,9 @@ import * as vscode from 'vscode';
 import { OffsetMap } from '../../core/offsets';
 import type { TextEdit } from '../../domain/sourceEdits';
 import { applySourceEditsTool, reconcileSourceTextTool } from '../../tools/editorTools';
+import { editBoundActions } from '../undo/editBoundActions';
 import type { Workbench } from '../workbench';
+import { EditedCodings, type EditBatch } from './editedCodings';
 import type { SourceDocuments } from './sourceDocuments';
 
 /**
@@ -13,6 +15,8 @@ import type { SourceDocuments } from './sourceDocuments';
  * - a file that changed outside VS Code is reconciled when it is opened (`reconcile_source_text`):
  *   segments are re-anchored by their quoted text, and those that cannot be are listed for the
  *   researcher (they are kept aside, never silently dropped).
+ * - codings an edit deletes or cuts at an edge are taken off as undoable actions of the researcher, and put back
+ *   (or taken off again) when VS Code's own undo (or redo) reverses the edit: {@link EditedCodings}.
  * Calls are serialised so edits reach the project in the order they were typed.
  */
 export class EditTracker implements vscode.Disposable {
@@ -22,7 +26,9 @@ export class EditTracker implements vscode.Disposable {
   /** when the researcher last edited each source (ms since epoch) */
   private readonly lastEdit = new Map<number, number>();
   /** edits typed but not yet stored, per document: sent together after a short pause (or on flush) */
-  private readonly pendingEdits = new Map<string, { sourceId: number; doc: vscode.TextDocument; edits: TextEdit[]; after: string }>();
+  private readonly pendingEdits = new Map<string, EditBatch>();
+  /** keeps the codings an edit takes away undoable with it */
+  private readonly codings: EditedCodings;
   private sendTimer: NodeJS.Timeout | undefined;
   /** how long typing may pause before its edits are stored, in milliseconds (one store call per burst) */
   static readonly BATCH_MS = 250;
@@ -35,9 +41,13 @@ export class EditTracker implements vscode.Disposable {
     private readonly wb: Workbench,
     private readonly docs: SourceDocuments,
   ) {
+    this.codings = new EditedCodings(wb, editBoundActions(wb));
     this.subscriptions.push(
       vscode.workspace.onDidOpenTextDocument((d) => this.enqueue(() => this.track(d))),
-      vscode.workspace.onDidCloseTextDocument((d) => this.shadow.delete(d.uri.toString())),
+      vscode.workspace.onDidCloseTextDocument((d) => {
+        this.shadow.delete(d.uri.toString());
+        editBoundActions(wb).forgetDocument(d.uri.toString());
+      }),
       vscode.workspace.onDidChangeTextDocument((e) => this.onChange(e)),
     );
   }
@@ -47,6 +57,7 @@ export class EditTracker implements vscode.Disposable {
     this.shadow.clear();
     // source ids of the previous project mean nothing in this one
     this.lastEdit.clear();
+    editBoundActions(this.wb).clear();
     return this.enqueue(async () => {
       for (const d of vscode.workspace.textDocuments) await this.track(d);
     });
@@ -68,7 +79,7 @@ export class EditTracker implements vscode.Disposable {
   flush(): Promise<void> {
     if (this.sendTimer) clearTimeout(this.sendTimer);
     this.sendTimer = undefined;
-    for (const key of [...this.pendingEdits.keys()]) void this.enqueue(() => this.send(key));
+    for (const batch of [...this.pendingEdits.values()]) this.sendNow(batch);
     return this.enqueue(async () => undefined);
   }
 
@@ -118,7 +129,8 @@ export class EditTracker implements vscode.Disposable {
   /**
    * Converts a change to code point edits against the text before it (synchronously, so every change is
    * measured against the right text) and adds them to the document's pending batch; the batch is stored
-   * after a pause of {@link EditTracker.BATCH_MS} (typing a word is one store call, not one per key).
+   * after a pause of {@link EditTracker.BATCH_MS} (typing a word is one store call, not one per key). An
+   * undo or redo of the editor is a batch of its own, stored at once (its codings follow it: {@link EditedCodings}).
    */
   private onChange(e: vscode.TextDocumentChangeEvent): void {
     if (e.contentChanges.length === 0) return;
@@ -136,29 +148,52 @@ export class EditTracker implements vscode.Disposable {
     }));
     const after = e.document.getText();
     this.shadow.set(key, { sourceId: tracked.sourceId, text: after });
+    const reason = e.reason === vscode.TextDocumentChangeReason.Undo ? 'undo' : e.reason === vscode.TextDocumentChangeReason.Redo ? 'redo' : 'typed';
     const batch = this.pendingEdits.get(key);
-    if (batch) {
+    if (batch && batch.reason === 'typed' && reason === 'typed') {
       batch.edits.push(...edits);
       batch.after = after;
-    } else this.pendingEdits.set(key, { sourceId: tracked.sourceId, doc: e.document, edits, after });
+    } else {
+      // typing before an undo is stored before it
+      if (batch) this.sendNow(batch);
+      const next: EditBatch = { key, sourceId: tracked.sourceId, doc: e.document, edits, before: tracked.text, after, reason };
+      if (reason !== 'typed') {
+        this.sendNow(next);
+        return;
+      }
+      this.pendingEdits.set(key, next);
+    }
     if (this.sendTimer) clearTimeout(this.sendTimer);
     this.sendTimer = setTimeout(() => void this.flush(), EditTracker.BATCH_MS);
   }
 
-  /** Stores one document's pending batch through the pipeline; on drift, reconciles by quoted text. */
-  private async send(key: string): Promise<void> {
-    const batch = this.pendingEdits.get(key);
-    if (!batch) return;
-    this.pendingEdits.delete(key);
+  /** Takes a batch out of the pending ones and queues it for storing. */
+  private sendNow(batch: EditBatch): void {
+    if (this.pendingEdits.get(batch.key) === batch) this.pendingEdits.delete(batch.key);
+    void this.enqueue(() => this.send(batch));
+  }
+
+  /**
+   * Stores one batch through the pipeline, with the codings it takes away or that follow an undo or redo
+   * ({@link EditedCodings}); on drift, reconciles by quoted text.
+   */
+  private async send(batch: EditBatch): Promise<void> {
+    const prepared = await this.codings.beforeStore(batch);
     const expected = new OffsetMap(batch.after).cpLength;
     const r = await this.wb.call(applySourceEditsTool, { source_id: batch.sourceId, edits: batch.edits, expected_length: expected }, { quiet: true });
     if (!r) {
       // the editor and the project drifted apart: store the editor's text and re-anchor by quotes
+      this.codings.abandon(prepared);
       await this.reconcile(batch.sourceId, batch.doc, batch.after);
-    } else if (r.removed.length > 0) {
-      this.removedEmitter.fire({ sourceId: batch.sourceId, count: r.removed.length });
+      return;
+    }
+    await this.codings.afterStore(batch, prepared);
+    const removed = [...r.removed.map((x) => x.text), ...prepared.removed.map((x) => x.text)];
+    if (removed.length > 0) {
+      this.removedEmitter.fire({ sourceId: batch.sourceId, count: removed.length });
+      const undoable = prepared.removed.length > 0 ? ' (Undo puts them back)' : '';
       void vscode.window.showInformationMessage(
-        `Removed ${r.removed.length} coding(s) whose text was deleted: ${r.removed.map((x) => `“${x.text.slice(0, 40)}”`).join(', ')}`,
+        `Removed ${removed.length} coding(s) whose text was deleted: ${removed.map((x) => `“${x.slice(0, 40)}”`).join(', ')}${undoable}`,
       );
     }
   }

@@ -5,6 +5,7 @@ import { redoTool, undoTool } from '../../tools/undoTools';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import type { MarginaliaStatusBar } from '../statusBar';
 import { LOCAL_SESSION, type Workbench } from '../workbench';
+import { editBoundActions, type EditBoundActions } from './editBoundActions';
 import { EditorUndoFrames } from './editorUndoFrames';
 
 /**
@@ -27,6 +28,11 @@ import { EditorUndoFrames } from './editorUndoFrames';
  * ("Undid: coded 'Food security' in interview-04", "Undid: typing in interview-04"); nothing left to undo is
  * a quiet status bar message; an action that cannot be undone (a merge, deleting a code with its codings)
  * is a warning naming it; undo stops there (it never skips it).
+ *
+ * The Marginalia actions the edit tracker makes for a text edit (codings whose text the edit deleted or whose edge
+ * it cut, src/ui/undo/editBoundActions.ts) belong to the text: they do not end a frame of typing, and when one of
+ * the active editor's document is next to undo or redo, the editor's own undo or redo runs; the edit tracker then
+ * undoes or redoes the action with it (stored before the command returns, so the next step sees the result).
  */
 
 /** The context key: the active editor shows a source of the open project (set by {@link UndoCommands}). */
@@ -43,9 +49,12 @@ export type UndoStep =
   | { by: 'none' }
   | { by: 'refused'; message: string };
 
-/** Event types that are bookkeeping, not an action of the researcher (as src/domain/undoRedo.ts). */
-function isResearcherAction(e: EventRecord): boolean {
-  if (e.caused_by.session_id !== LOCAL_SESSION) return false;
+/**
+ * Event types that are bookkeeping, not an action of the researcher (as src/domain/undoRedo.ts), and the calls the
+ * edit tracker makes for a text edit (`bound`).
+ */
+function isResearcherAction(e: EventRecord, bound: EditBoundActions): boolean {
+  if (e.caused_by.session_id !== LOCAL_SESSION || bound.isBound(e.metadata.correlation_id)) return false;
   if (/^(approval|session|suggestion|analysis)\./.test(e.event_type) || e.event_type === 'source.metadata_suggested') return false;
   if (e.event_type === 'source.text_edited' || e.event_type === 'source.text_reconciled') return false;
   return !(e.event_type === 'coding.segment_uncoded' && e.payload.reason === 'text deleted');
@@ -65,6 +74,8 @@ export class UndoCommands implements vscode.Disposable {
   /** undo/redo steps run one after the other (a held Ctrl+Z sends many) */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly subscriptions: vscode.Disposable[] = [];
+  /** the Marginalia actions that belong to text edits (shared with the edit tracker) */
+  private readonly bound: EditBoundActions;
 
   constructor(
     private readonly wb: Workbench,
@@ -72,6 +83,7 @@ export class UndoCommands implements vscode.Disposable {
     private readonly flushEdits: () => Promise<void>,
     private readonly statusBar: MarginaliaStatusBar,
   ) {
+    this.bound = editBoundActions(wb);
     this.subscriptions.push(
       vscode.workspace.onDidOpenTextDocument((d) => this.track(d)),
       vscode.workspace.onDidCloseTextDocument((d) => this.texts.delete(d.uri.toString())),
@@ -121,8 +133,10 @@ export class UndoCommands implements vscode.Disposable {
     if (editor) {
       const key = editor.document.uri.toString();
       const typedAt = this.frames.undoStamp(key);
-      // the editor's text goes first when it was typed after the researcher's last Marginalia action
-      if (next === null || (typedAt !== null && next.sequence_number <= typedAt)) {
+      // the editor's text goes first when it was typed after the researcher's last Marginalia action, or when
+      // that action belongs to a text edit of this document (the tracker undoes it with the text)
+      const ofThisText = next !== null && this.bound.get(next.correlation_id)?.key === key;
+      if (next === null || ofThisText || (typedAt !== null && next.sequence_number <= typedAt)) {
         if (await this.editorStep(editor, 'undo')) return this.editorDone(editor, 'Undid');
         // the editor had nothing to undo after all (its stack was lost): Marginalia's turn
         this.frames.forgetUndo(key);
@@ -148,8 +162,9 @@ export class UndoCommands implements vscode.Disposable {
     if (editor) {
       const key = editor.document.uri.toString();
       const textUndoneAt = this.frames.redoStamp(key);
-      // whichever was undone last is redone first
-      if (undoneAt === null || (textUndoneAt !== null && textUndoneAt >= undoneAt)) {
+      // whichever was undone last is redone first; an action of a text edit of this document comes back with its text
+      const ofThisText = top !== null && this.bound.get(top.action.correlation_id)?.key === key;
+      if (undoneAt === null || ofThisText || (textUndoneAt !== null && textUndoneAt >= undoneAt)) {
         if (await this.editorStep(editor, 'redo')) return this.editorDone(editor, 'Redid');
         this.frames.forgetRedo(key);
       }
@@ -165,14 +180,17 @@ export class UndoCommands implements vscode.Disposable {
 
   /**
    * Runs VS Code's own `undo` or `redo` on `editor` (focused first, so the command reaches it and not a view
-   * that had focus). True when the document changed.
+   * that had focus), then has the edit tracker store the change (and the codings that follow it). True when the
+   * document changed.
    */
   private async editorStep(editor: vscode.TextEditor, kind: 'undo' | 'redo'): Promise<boolean> {
     const doc = editor.document;
     const version = doc.version;
     await vscode.window.showTextDocument(doc, { viewColumn: editor.viewColumn, preserveFocus: false });
     await vscode.commands.executeCommand(kind);
-    return doc.version !== version;
+    if (doc.version === version) return false;
+    await this.flushEdits();
+    return true;
   }
 
   private editorDone(editor: vscode.TextEditor, verb: 'Undid' | 'Redid'): UndoStep {
@@ -244,7 +262,7 @@ export class UndoCommands implements vscode.Disposable {
   private onEvents(events: EventRecord[]): void {
     let sources = false;
     for (const e of events) {
-      if (isResearcherAction(e)) this.lastActionSeq = Math.max(this.lastActionSeq, e.metadata.sequence_number);
+      if (isResearcherAction(e, this.bound)) this.lastActionSeq = Math.max(this.lastActionSeq, e.metadata.sequence_number);
       if (/^source\.(imported|deleted|renamed|moved)$/.test(e.event_type)) sources = true;
     }
     if (sources) this.retrack();

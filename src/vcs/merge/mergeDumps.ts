@@ -381,7 +381,8 @@ class Merger {
         const refs = Object.entries(REFS[table] ?? {});
         const poly = POLY[table];
         if (refs.length === 0 && !poly) continue;
-        for (const [key, row] of [...rows]) {
+        // deleting the visited entry while iterating a Map is safe; rows brought back are visited too
+        for (const [key, row] of rows) {
           const targets: [Ref, string][] = [];
           for (const [col, ref] of refs) {
             const v = row[col];

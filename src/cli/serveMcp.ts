@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../core/log';
 import type { AgentContext } from '../agent/agentContext';
+import type { CallLogSink } from '../agent/kit';
 import { ContextBuilder } from '../agent/contextBuilder';
 import { createMcpHttpEndpoint, type McpHttpEndpoint } from '../adapters/mcp/mcpHttp';
 import type { OpenProject } from '../tools/context';
@@ -30,7 +31,7 @@ export function createServeMcp(opts: {
   version: string;
   logger: Logger;
   openAgentToken?: string;
-  onCall?: (line: string) => void;
+  onCall?: CallLogSink;
 }): ServeMcp {
   const context = createMcpContext(opts);
   const endpoint = createMcpHttpEndpoint({

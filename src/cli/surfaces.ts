@@ -15,6 +15,7 @@
  */
 import type { AgentContext, Tokens } from '../agent/agentContext';
 import type { ToolPipeline } from '../agent/pipeline';
+import type { CallLogSink } from '../agent/kit';
 import type { Logger } from '../core/log';
 import { writeDiscovery } from './credentials';
 import type { OpenProject } from '../tools/context';
@@ -55,8 +56,8 @@ export interface SurfaceOptions {
   version: string;
   port: number;
   host?: string;
-  /** the call log (one line per call) */
-  onCall?: (line: string) => void;
+  /** the call log (adapter kit: one line per call) */
+  onCall?: CallLogSink;
   /** gRPC: a port given on the command line (0: a free one), which turns gRPC on whatever the configuration says */
   grpcPort?: number;
   grpcCertDir?: string;

@@ -3,19 +3,26 @@ import { isToolError, ToolError } from '../../core/errors';
 import { parseStrictJsonText, readStrictLines, type StrictLineItem } from '../../core/strictJson';
 import type { EventRecord } from '../../domain/events';
 import type { AgentContext } from '../../agent/agentContext';
-import type { ApprovalRecord } from '../../domain/ports';
-import type { Caller, InvokeOutcome, ToolPipeline } from '../../agent/pipeline';
+import type { Caller, ToolPipeline } from '../../agent/pipeline';
 import type { ClientType } from '../../agent/sessions';
-import { parsePatterns, parseSeq, ResumableSubscription } from '../rest/eventStreams';
+import {
+  approvalStatusOf,
+  decideApproval,
+  logCall,
+  MAX_REASON_LENGTH,
+  openSubscription,
+  parsePatterns,
+  parseSeq,
+  type ApprovalStatus,
+  type CallLogSink,
+  type KitSubscription,
+} from '../../agent/kit';
 import { approvalOut } from '../../tools/approvalTools';
 
 /** Longest accepted command line, bytes (the HTTP server's body limit). */
 export const CLI_MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** Most subscriptions one CLI session may hold. */
 export const MAX_CLI_SUBSCRIPTIONS = 20;
-
-/** The statuses an approval listing may filter by. */
-const APPROVAL_STATUSES = ['pending', 'completed', 'failed', 'rejected'] as const;
 
 /** Where a subscription's deliveries go (stderr, as JSON lines). */
 export interface CliEventSink {
@@ -49,7 +56,7 @@ export interface CliBackend {
   approve(requestId: string, editedArguments?: Record<string, unknown>): Promise<Envelope>;
   reject(requestId: string, reason?: string): Promise<Envelope>;
   listTools(): Promise<Envelope>;
-  listApprovals(status?: (typeof APPROVAL_STATUSES)[number]): Promise<Envelope>;
+  listApprovals(status?: ApprovalStatus): Promise<Envelope>;
   heartbeat(): Promise<Envelope>;
   /**
    * Subscribes; `sinkFor` is called once with the new subscription's id. Delivery starts with
@@ -141,7 +148,7 @@ export async function runCommand(backend: CliBackend, msg: Record<string, unknow
         return await backend.approve(requestIdArg(msg.request_id, op), objectArg(msg.arguments, 'arguments'));
       case 'reject': {
         if (msg.reason !== undefined && typeof msg.reason !== 'string') throw new ToolError('INVALID_ARGUMENTS', '"reason" must be a string');
-        return await backend.reject(requestIdArg(msg.request_id, op), msg.reason === undefined ? undefined : msg.reason.slice(0, 2000));
+        return await backend.reject(requestIdArg(msg.request_id, op), msg.reason === undefined ? undefined : msg.reason.slice(0, MAX_REASON_LENGTH));
       }
       case 'subscribe': {
         const patterns = parsePatterns(msg.patterns);
@@ -156,12 +163,8 @@ export async function runCommand(backend: CliBackend, msg: Record<string, unknow
       }
       case 'list_tools':
         return await backend.listTools();
-      case 'list_approvals': {
-        const st = msg.status;
-        if (st !== undefined && !(APPROVAL_STATUSES as readonly unknown[]).includes(st))
-          throw new ToolError('INVALID_ARGUMENTS', `status must be one of ${APPROVAL_STATUSES.join(', ')}`);
-        return await backend.listApprovals(st as (typeof APPROVAL_STATUSES)[number] | undefined);
-      }
+      case 'list_approvals':
+        return await backend.listApprovals(approvalStatusOf(msg.status));
       default:
         return await backend.heartbeat();
     }
@@ -262,14 +265,14 @@ export async function runLineProtocol(
 /** Options of {@link LocalCliBackend}. */
 export interface LocalBackendOptions {
   agent: AgentContext;
-  /** only for list_tools; every call goes through `agent` */
+  /** for list_tools and the blind-coding filter of subscriptions; every call goes through `agent` */
   pipeline: ToolPipeline;
   /** `Bearer <token>`: the agent token, or the reviewer token for the researcher */
   authorization: string;
   clientName: string;
   clientType: ClientType;
-  /** called once per call (the CLI has no call log on stderr; tests and hosts may listen) */
-  onCall?: (tool: string, outcome: InvokeOutcome) => void;
+  /** the call log (adapter kit): one line per call and decision, with the status `cli` (the CLI writes none on stderr; hosts and tests may listen) */
+  onCall?: CallLogSink;
 }
 
 /**
@@ -282,7 +285,7 @@ export class LocalCliBackend implements CliBackend {
   readonly mode = 'local' as const;
   readonly sessionId: string;
   private readonly caller: Caller;
-  private readonly subs = new Map<string, ResumableSubscription>();
+  private readonly subs = new Map<string, KitSubscription>();
   private readonly beat: NodeJS.Timeout;
 
   constructor(private readonly opts: LocalBackendOptions) {
@@ -300,27 +303,25 @@ export class LocalCliBackend implements CliBackend {
     this.beat.unref();
   }
 
-  private log(tool: string, outcome: InvokeOutcome): Envelope {
-    this.opts.onCall?.(tool, outcome);
+  /** Calls a tool through the agent context (every stage applies). */
+  async call(tool: string, args: Record<string, unknown>): Promise<Envelope> {
+    const outcome = await this.opts.agent.call(this.caller, tool, args);
+    logCall(this.opts.onCall, this.caller, tool, 'cli', outcome);
     return outcome.envelope;
   }
 
-  /** Calls a tool through the agent context (every stage applies). */
-  async call(tool: string, args: Record<string, unknown>): Promise<Envelope> {
-    return this.log(tool, await this.opts.agent.call(this.caller, tool, args));
-  }
-
-  /** Approves a request (only with the reviewer token). */
+  /** Approves a request (only with the reviewer token): the adapter kit's decision. */
   async approve(requestId: string, editedArguments?: Record<string, unknown>): Promise<Envelope> {
     this.opts.agent.sessions.touch(this.sessionId);
-    const outcome = await this.opts.agent.approve(this.caller, requestId, editedArguments);
-    return this.log(outcome.tool === 'approve' ? 'approve' : `approve:${outcome.tool}`, outcome);
+    const decision = { decision: 'approve' as const, request_id: requestId, arguments: editedArguments };
+    return (await decideApproval(this.opts.agent, this.caller, decision, { sink: this.opts.onCall, status: () => 'cli' })).envelope;
   }
 
-  /** Rejects a request (only with the reviewer token). */
+  /** Rejects a request (only with the reviewer token): the adapter kit's decision. */
   async reject(requestId: string, reason?: string): Promise<Envelope> {
     this.opts.agent.sessions.touch(this.sessionId);
-    return this.log('reject', this.opts.agent.reject(this.caller, requestId, reason));
+    const decision = { decision: 'reject' as const, request_id: requestId, reason };
+    return (await decideApproval(this.opts.agent, this.caller, decision, { sink: this.opts.onCall, status: () => 'cli' })).envelope;
   }
 
   /** `{count, tools}` as `GET /tools` lists them, with the trust level that applies to this caller. */
@@ -331,7 +332,7 @@ export class LocalCliBackend implements CliBackend {
   }
 
   /** `{count, approvals}`, oldest first. */
-  async listApprovals(status?: ApprovalRecord['status']): Promise<Envelope> {
+  async listApprovals(status?: ApprovalStatus): Promise<Envelope> {
     this.opts.agent.sessions.touch(this.sessionId);
     const list = this.opts.agent.listApprovals(status).map(approvalOut);
     return ok({ count: list.length, approvals: list });
@@ -343,53 +344,51 @@ export class LocalCliBackend implements CliBackend {
     return ok({ session_id: session.session_id, status: session.status, last_activity: session.last_activity, heartbeat_interval_seconds });
   }
 
-  /** Subscribes on the hub; replays after `since` first when given. Errors: INVALID_ARGUMENTS, SESSION_NOT_FOUND, SESSION_EXPIRED. */
+  /**
+   * Subscribes on the hub through the adapter kit (the configured default patterns, the events_per_second pace,
+   * the blind-coding filter, the entry in the session's subscriptions); replays after `since` first when given.
+   * Errors: INVALID_ARGUMENTS, SESSION_NOT_FOUND, SESSION_EXPIRED.
+   */
   async subscribe(patterns: string[], since: number | undefined, sinkFor: (subscriptionId: string) => CliEventSink): Promise<CliSubscription> {
-    const { agent } = this.opts;
+    const { agent, pipeline } = this.opts;
     agent.sessions.touch(this.sessionId);
     if (this.subs.size >= MAX_CLI_SUBSCRIPTIONS)
       throw new ToolError('INVALID_ARGUMENTS', `At most ${MAX_CLI_SUBSCRIPTIONS} subscriptions per session; unsubscribe one first`);
     // the sink needs the subscription's id, which exists once the subscription does (nothing is delivered before open)
     const ref: { sink?: CliEventSink } = {};
-    const s = new ResumableSubscription(
-      agent.hub,
+    const k = openSubscription(agent, pipeline, {
+      caller: this.caller,
       patterns,
-      since ?? agent.headSeq(),
-      { event: (e) => (ref.sink as CliEventSink).event(e), overflow: (n) => ref.sink?.overflow(n) },
-      agent.config.events.default_subscriptions,
-    );
-    ref.sink = sinkFor(s.id);
-    this.subs.set(s.id, s);
-    agent.sessions
-      .get(this.sessionId)
-      ?.subscriptions.push({ subscription_id: s.id, event_patterns: [...s.effectivePatterns], created_at: new Date().toISOString() });
-    return { subscription_id: s.id, patterns: s.effectivePatterns, since: since ?? null };
+      fromSeq: since ?? agent.headSeq(),
+      sink: { event: (e) => (ref.sink as CliEventSink).event(e), overflow: (n) => ref.sink?.overflow(n) },
+    });
+    ref.sink = sinkFor(k.sub.id);
+    this.subs.set(k.sub.id, k);
+    return { subscription_id: k.sub.id, patterns: k.sub.effectivePatterns, since: since ?? null };
   }
 
   /** Opens a subscription made by {@link subscribe}: replays after `since`, then goes live. */
   startDelivery(subscriptionId: string): void {
-    this.subs.get(subscriptionId)?.open();
+    this.subs.get(subscriptionId)?.sub.open();
   }
 
-  /** Ends a subscription; false when unknown. */
+  /** Ends a subscription (and its entry in the session); false when unknown. */
   unsubscribe(subscriptionId: string): boolean {
-    const s = this.subs.get(subscriptionId);
-    if (!s) return false;
-    s.close();
+    const k = this.subs.get(subscriptionId);
+    if (!k) return false;
+    k.close();
     this.subs.delete(subscriptionId);
-    const session = this.opts.agent.sessions.get(this.sessionId);
-    if (session) session.subscriptions = session.subscriptions.filter((x) => x.subscription_id !== subscriptionId);
     return true;
   }
 
   /** Resumes subscriptions paused by a full event output. */
   resumeAll(): void {
-    for (const s of this.subs.values()) s.resume();
+    for (const k of this.subs.values()) k.sub.resume();
   }
 
   /** True while a subscription is paused by a full event output. */
   hasPaused(): boolean {
-    return [...this.subs.values()].some((s) => s.isPaused);
+    return [...this.subs.values()].some((k) => k.sub.isPaused);
   }
 
   /** Ends the subscriptions and the session (session.disconnected). */

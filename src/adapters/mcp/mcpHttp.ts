@@ -12,7 +12,8 @@ import { RESEARCHER_OWNER } from '../../agent/agentCredentials';
 import type { ContextBuilder } from '../../agent/contextBuilder';
 import type { EventSubscription } from '../../agent/eventHub';
 import type { Caller } from '../../agent/pipeline';
-import { CLIENT_TYPES, type ClientType } from '../../agent/sessions';
+import type { ClientType } from '../../agent/sessions';
+import { bindCaller, REMOTE_CLIENT_TYPES, type CallLogSink } from '../../agent/kit';
 import { createMcpServerFor, type McpCallerHints } from './mcpServer';
 import { McpTaskStore } from './mcpTasks';
 import { resourcesTouchedBy } from './resourceEvents';
@@ -45,8 +46,8 @@ export interface McpHttpOptions {
    * `HttpOptions.unauthenticatedPaths`); Host and Origin are still checked.
    */
   openAuthorization?: string;
-  /** one log line per tools/call (see McpServerForOptions.onCall) */
-  onCall?: (line: string) => void;
+  /** one call-log line per tools/call (see McpServerForOptions.onCall) */
+  onCall?: CallLogSink;
 }
 
 /** The MCP Streamable HTTP endpoint: mount it on the express app; dispose it when the server stops. */
@@ -71,18 +72,18 @@ function header(headers: Headers | undefined, name: string): string | undefined 
  * Errors (thrown ToolError): UNAUTHORIZED, SESSION_NOT_FOUND, SESSION_EXPIRED, SESSION_LIMIT.
  */
 export function mcpHttpCaller(agent: AgentContext, headers: Headers | undefined, hints: McpCallerHints, openAuthorization?: string): Caller {
-  const auth = header(headers, 'authorization') ?? openAuthorization;
-  const sessionId = header(headers, 'x-marginalia-session');
-  const client = (header(headers, 'x-marginalia-client') ?? hints.clientName ?? 'mcp-client').slice(0, 100);
+  // an unknown or LOCAL_UI X-Marginalia-Client-Type labels the implicit session CUSTOM (headers are hints here, as on HTTP)
   const typeHeader = header(headers, 'x-marginalia-client-type');
-  const clientType: ClientType =
-    typeHeader && (CLIENT_TYPES as readonly string[]).includes(typeHeader) && typeHeader !== 'LOCAL_UI' ? (typeHeader as ClientType) : 'CUSTOM';
-  const user = header(headers, 'x-marginalia-user')?.slice(0, 100);
-  const correlation = header(headers, 'x-correlation-id')?.slice(0, 100);
-  const caller = sessionId
-    ? agent.callerFor(sessionId, auth)
-    : agent.implicitCaller(auth, client, clientType, user, header(headers, 'x-marginalia-model')?.slice(0, 200));
-  return correlation ? { ...caller, correlation_id: correlation } : caller;
+  const clientType = typeHeader !== undefined && (REMOTE_CLIENT_TYPES as readonly string[]).includes(typeHeader) ? (typeHeader as ClientType) : 'CUSTOM';
+  return bindCaller(agent, {
+    authorization: header(headers, 'authorization') ?? openAuthorization,
+    session_id: header(headers, 'x-marginalia-session'),
+    client_name: header(headers, 'x-marginalia-client') ?? hints.clientName ?? 'mcp-client',
+    client_type: clientType,
+    user: header(headers, 'x-marginalia-user'),
+    model: header(headers, 'x-marginalia-model'),
+    correlation_id: header(headers, 'x-correlation-id'),
+  });
 }
 
 /**

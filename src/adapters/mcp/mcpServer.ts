@@ -18,6 +18,7 @@ import { silentLogger } from '../../core/log';
 import { jsonText } from '../../core/sharedResult';
 import type { AgentContext } from '../../agent/agentContext';
 import { classify } from '../../agent/errorClasses';
+import { logCall, type CallLogSink } from '../../agent/kit';
 import type { ContextBuilder } from '../../agent/contextBuilder';
 import {
   describeProgress,
@@ -70,8 +71,8 @@ export interface McpServerForOptions {
   /** the registry (default: every agent-facing tool of TOOLS) */
   tools?: readonly AnyTool[];
   logger?: Logger;
-  /** called once per tools/call with a one-line log entry (time, client, `mcp`, tool, outcome or error code, duration) */
-  onCall?: (line: string) => void;
+  /** the call log (adapter kit): one line per tools/call, with the status `mcp` (`mcp:pending_approval` for a held call) */
+  onCall?: CallLogSink;
   /**
    * MCP tasks for held calls (2025-11-25 era only; mcpTasks.ts): declares `capabilities.tasks`, lists every tool
    * with `execution.taskSupport: "optional"`, and answers task-augmented calls and `tasks/*` from this store.
@@ -336,12 +337,11 @@ export async function runTool(
   name: string,
   args: unknown,
   ctx: ServerContext,
-  opts: { logger: Logger; onCall?: (line: string) => void },
+  opts: { logger: Logger; onCall?: CallLogSink },
 ): Promise<{ result: CallToolResult; pending?: PendingApproval }> {
   try {
     const outcome = await agent.call(who, name, args ?? {}, { onProgress: progressSender(ctx, opts.logger) });
-    const result = outcome.status === 'pending' ? 'pending_approval' : outcome.envelope.success ? 'ok' : outcome.envelope.error_code;
-    opts.onCall?.(`${new Date().toISOString()} ${who.client_name} mcp ${name} ${result} ${outcome.durationMs.toFixed(2)}ms`);
+    logCall(opts.onCall, who, name, outcome.status === 'pending' ? 'mcp:pending_approval' : 'mcp', outcome);
     return {
       result: toToolResult(outcome),
       ...(outcome.status === 'pending' ? { pending: (outcome.envelope as { data: unknown }).data as PendingApproval } : {}),

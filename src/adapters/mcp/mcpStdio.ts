@@ -8,6 +8,7 @@ import { silentLogger } from '../../core/log';
 import type { AgentContext } from '../../agent/agentContext';
 import type { ContextBuilder } from '../../agent/contextBuilder';
 import type { ClientType } from '../../agent/sessions';
+import { bindCaller, type CallLogSink } from '../../agent/kit';
 import { createMcpServerFor } from './mcpServer';
 import { McpTaskStore } from './mcpTasks';
 import { resourcesTouchedBy } from './resourceEvents';
@@ -97,8 +98,8 @@ export interface McpStdioOptions {
   /** the client name when the client gives no clientInfo (default `mcp-stdio`) */
   clientName?: string;
   logger?: Logger;
-  /** one log line per tools/call (see McpServerForOptions.onCall) */
-  onCall?: (line: string) => void;
+  /** one call-log line per tools/call (see McpServerForOptions.onCall) */
+  onCall?: CallLogSink;
   /** another transport than this process's stdin/stdout (tests) */
   transport?: Transport;
 }
@@ -137,7 +138,12 @@ export function serveMcpStdio(opts: McpStdioOptions): McpStdioConnection {
       const entry: Live = { server: undefined as unknown as McpServer, era, subscribed: new Set() };
       entry.server = createMcpServerFor(
         opts.agent,
-        (hints) => opts.agent.implicitCaller(opts.authorization, hints.clientName ?? opts.clientName ?? 'mcp-stdio', opts.clientType ?? 'CUSTOM'),
+        (hints) =>
+          bindCaller(opts.agent, {
+            authorization: opts.authorization,
+            client_name: hints.clientName ?? opts.clientName ?? 'mcp-stdio',
+            client_type: opts.clientType ?? 'CUSTOM',
+          }),
         {
           version: opts.version,
           context: opts.context,

@@ -10,13 +10,71 @@ export { mulberry32 } from '../../core/random';
 import { mulberry32 } from '../../core/random';
 
 /**
- * A seeded stream of deviates over a uniform generator: uniforms, standard normals (Box-Muller, both
- * deviates of a pair used: the spare is kept for the next call) and binomials. The bootstrap's inner loop
- * draws from one of these without allocating.
+ * The uniforms a generator gave, kept in order, and the Box-Muller normal pairs made from them, by the position of
+ * the pair's first uniform. Every bootstrap of a comparison starts from the same seed and mostly draws the same
+ * way, so replaying one stream makes each normal pair (a logarithm, a square root, a sine and a cosine) once
+ * instead of once per histogram; the deviates are the same numbers either way.
+ */
+class Stream {
+  private u = new Float64Array(1024);
+  private cos = new Float64Array(1024).fill(NaN);
+  private sin = new Float64Array(1024);
+  private made = 0;
+  constructor(readonly gen: () => number) {}
+
+  /** The i-th uniform (drawing up to it; i at most one past the last drawn). */
+  at(i: number): number {
+    if (i >= this.made) this.draw(i);
+    return this.u[i] as number;
+  }
+
+  private draw(i: number): void {
+    if (i >= this.u.length) {
+      const n = Math.max(2 * this.u.length, i + 1);
+      const grow = (a: Float64Array, fill: number) => {
+        const b = new Float64Array(n).fill(fill);
+        b.set(a);
+        return b;
+      };
+      this.u = grow(this.u, 0);
+      this.cos = grow(this.cos, NaN);
+      this.sin = grow(this.sin, 0);
+    }
+    while (this.made <= i) this.u[this.made++] = this.gen();
+  }
+
+  /** The normal pair of the uniforms at i and i + 1: r·cos t (returned) and r·sin t (into `spare`), r = √(−2 ln(1 − u_i)), t = 2π·u_(i+1). */
+  pair(i: number, out: { spare: number }): number {
+    this.at(i + 1);
+    let c = this.cos[i] as number;
+    if (Number.isNaN(c)) {
+      const r = Math.sqrt(-2 * Math.log(1 - (this.u[i] as number)));
+      const t = 2 * Math.PI * (this.u[i + 1] as number);
+      c = this.cos[i] = r * Math.cos(t);
+      this.sin[i] = r * Math.sin(t);
+    }
+    out.spare = this.sin[i] as number;
+    return c;
+  }
+}
+
+/** The stream of the last seed a bootstrap used (a comparison bootstraps every histogram with one seed). */
+let seeded: { seed: number; stream: Stream } | undefined;
+
+function streamOf(seed: number): Stream {
+  if (seeded?.seed !== seed) seeded = { seed, stream: new Stream(mulberry32(seed)) };
+  return seeded.stream;
+}
+
+/**
+ * Deviates read from a {@link Stream} from its start: uniforms, standard normals (Box-Muller, both deviates of a
+ * pair used: the spare is kept for the next call) and binomials. The bootstrap's inner loop draws from one of
+ * these without allocating.
  */
 class Deviates {
-  private spare = NaN;
-  constructor(readonly rand: () => number) {}
+  spare = NaN;
+  private pos = 0;
+  constructor(readonly stream: Stream) {}
 
   /** A standard normal deviate. */
   normal(): number {
@@ -25,10 +83,9 @@ class Deviates {
       this.spare = NaN;
       return z;
     }
-    const r = Math.sqrt(-2 * Math.log(1 - this.rand()));
-    const t = 2 * Math.PI * this.rand();
-    this.spare = r * Math.sin(t);
-    return r * Math.cos(t);
+    const z = this.stream.pair(this.pos, this);
+    this.pos += 2;
+    return z;
   }
 
   /** A Binomial(n, p) deviate; see {@link binomial}. */
@@ -45,7 +102,7 @@ class Deviates {
     const s = p / q;
     const a = (n + 1) * s;
     let r = Math.pow(q, n);
-    let u = this.rand();
+    let u = this.stream.at(this.pos++);
     let x = 0;
     while (u > r && x < n) {
       u -= r;
@@ -60,7 +117,7 @@ class Deviates {
 let lastDeviates: Deviates | undefined;
 
 function deviatesOf(rand: () => number): Deviates {
-  if (lastDeviates?.rand !== rand) lastDeviates = new Deviates(rand);
+  if (lastDeviates?.stream.gen !== rand) lastDeviates = new Deviates(new Stream(rand));
   return lastDeviates;
 }
 
@@ -149,7 +206,7 @@ export function bootstrapIntervals(
   draws: number,
   seed: number,
 ): (Interval | null)[] {
-  const dev = new Deviates(mulberry32(seed));
+  const dev = new Deviates(streamOf(seed));
   lastDeviates = dev;
   const resampler = new Resampler(counts);
   if (scratch.length < size * draws) scratch = new Float64Array(size * draws);

@@ -93,49 +93,47 @@ function measures(counts: Float64Array, m: number, opts: CompareOptions, unitizi
 }
 
 /** Where the pattern walks keep each coder's next boundary and the end of its stretches (grown on demand). */
-let walk = { at: new Int32Array(0), begin: new Int32Array(0), end: new Int32Array(0) };
+let walk = { at: new Int32Array(0), end: new Int32Array(0) };
 
-/** Sets `walk` to entry e's coders' stretches: coder c's boundaries are pos[begin[c] .. end[c]). */
+/** Sets `walk` to entry e's coders' stretches: coder c's boundaries are pos[at[c] .. end[c]). */
 function startWalk(pack: CodePack, e: number, m: number): typeof walk {
-  if (walk.at.length < m) walk = { at: new Int32Array(m), begin: new Int32Array(m), end: new Int32Array(m) };
+  if (walk.at.length < m) walk = { at: new Int32Array(m), end: new Int32Array(m) };
   for (let c = 0; c < m; c++) {
-    walk.begin[c] = walk.at[c] = pack.bounds[e * (m + 1) + c] as number;
+    walk.at[c] = pack.bounds[e * (m + 1) + c] as number;
     walk.end[c] = pack.bounds[e * (m + 1) + c + 1] as number;
   }
   return walk;
 }
 
-/** Adds entry e's character patterns (its code on its source of `characters` characters) to `counts` (uncovered characters to mask 0) and its disagreeing stretches to `out`: a merge of the coders' sorted stretches. */
+/** Adds entry e's character patterns (its code on its source of `characters` characters) to `counts` (uncovered characters to mask 0) and its disagreeing stretches to `found`: a merge of the coders' sorted stretches. */
 function characterPatterns(pack: CodePack, e: number, m: number, characters: number, counts: Float64Array, found: Found): void {
   const pos = pack.continua.pos;
-  const { at, begin, end } = startWalk(pack, e, m);
+  const { at, end } = startWalk(pack, e, m);
   let covered = 0;
   const full = (1 << m) - 1;
+  // mask: the coders inside one of their stretches at `here` (bit c flips at each boundary of coder c)
+  let mask = 0;
   let here = -1;
-  for (;;) {
-    // the next boundary after here: the least start or end of a stretch not yet passed
-    let next = Infinity;
-    for (let c = 0; c < m; c++) {
-      const i = at[c] as number;
-      if (i < (end[c] as number) && (pos[i] as number) < next) next = pos[i] as number;
-    }
-    if (next === Infinity) break;
-    if (here >= 0 && next > here) {
-      // inside coder c's stretch: an odd number of its boundaries passed
-      let mask = 0;
-      for (let c = 0; c < m; c++) if (((at[c] as number) - (begin[c] as number)) & 1) mask |= 1 << c;
-      if (mask !== 0) {
-        counts[mask] = (counts[mask] as number) + (next - here);
-        covered += next - here;
-        if (mask !== full) found.add(here, next, mask);
-      }
+  let next = Infinity;
+  for (let c = 0; c < m; c++) if ((at[c] as number) < (end[c] as number) && (pos[at[c] as number] as number) < next) next = pos[at[c] as number] as number;
+  while (next !== Infinity) {
+    if (mask !== 0) {
+      counts[mask] = (counts[mask] as number) + (next - here);
+      covered += next - here;
+      if (mask !== full) found.add(here, next, mask);
     }
     here = next;
-    // pass every boundary at here
+    // pass every boundary at here, and find the next one
+    next = Infinity;
     for (let c = 0; c < m; c++) {
       let i = at[c] as number;
-      while (i < (end[c] as number) && pos[i] === here) i++;
+      const r = end[c] as number;
+      while (i < r && pos[i] === here) {
+        i++;
+        mask ^= 1 << c;
+      }
       at[c] = i;
+      if (i < r && (pos[i] as number) < next) next = pos[i] as number;
     }
   }
   counts[0] = (counts[0] as number) + characters - covered;

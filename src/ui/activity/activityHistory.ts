@@ -17,10 +17,10 @@
 import { describeRequest } from '../../agent/describeRequest';
 import type { EventRecord } from '../../domain/events';
 import type { ApprovalRecord, ProjectRepository } from '../../domain/ports';
-import { describeEvents } from '../../domain/undoRedo';
 import type { ActivityItem, ActivityStatus } from '../../protocol/activity';
 import { EDITOR_TOOLS } from '../../tools/editorTools';
 import { TOOLS_BY_NAME } from '../../tools/registry';
+import { describeActivityEvents, eventTitle, humanizeEventType } from './activityWords';
 
 /** Most items kept (agent-context spec, section 8). */
 export const MAX_ACTIVITY_ITEMS = 1000;
@@ -32,42 +32,6 @@ const NOT_AGENTS = new Set(['local', 'marginalia']);
 
 /** The event types undo_agent_action can reverse (src/domain/undo.ts): a call made only of these is undoable. */
 const UNDOABLE_EVENTS = new Set(['coding.code_created', 'coding.segment_coded']);
-
-/** What a stored call did, for the row's title when its tool is not known (items rebuilt from events). */
-const EVENT_TITLES: Readonly<Record<string, string>> = {
-  'coding.segment_coded': 'Apply Code',
-  'coding.segment_uncoded': 'Remove Coding',
-  'coding.segment_updated': 'Segment Memo',
-  'coding.code_created': 'Create Code',
-  'coding.code_renamed': 'Rename Code',
-  'coding.code_updated': 'Update Code',
-  'coding.code_deleted': 'Delete Code',
-  'coding.code_moved': 'Move Code',
-  'coding.codes_merged': 'Merge Codes',
-  'coding.category_created': 'Create Category',
-  'coding.category_renamed': 'Rename Category',
-  'coding.category_updated': 'Update Category',
-  'coding.category_deleted': 'Delete Category',
-  'coding.av_segment_coded': 'Apply Code',
-  'coding.av_segment_uncoded': 'Remove Coding',
-  'source.imported': 'Import Source',
-  'source.deleted': 'Remove Source',
-  'source.renamed': 'Rename Source',
-  'source.moved': 'Move Source',
-  'source.updated': 'Source Memo',
-  'source.attribute_set': 'Set Document Attribute',
-  'case.created': 'Create Case',
-  'case.deleted': 'Delete Case',
-  'case.member_added': 'Add to Case',
-  'case.attribute_set': 'Set Case Attribute',
-  'suggestion.code_suggested': 'Suggest Code',
-  'suggestion.coding_suggested': 'Suggest Coding',
-  'suggestion.batch_created': 'Suggest Codings',
-  'suggestion.merge_suggested': 'Suggest Merge',
-  'analysis.report_started': 'Report',
-  'analysis.report_completed': 'Report',
-  'project.snapshot_restored': 'Restore Snapshot',
-};
 
 /** A tool's title by its registry name ("merge_codes" -> "Merge Codes"); the name in words when unknown. */
 export function toolTitle(tool: string): string {
@@ -105,7 +69,8 @@ export function describeCall(repo: ProjectRepository | null, tool: string, args:
 
 /**
  * What a completed call did, from the events it stored (in order; approval and session events are ignored):
- * its words ("Merged the code 'Trust' into 'Belonging'"; null when it stored none) and whether
+ * its words (activityWords.ts: "Merged the code 'Trust' into 'Belonging'", "Suggested the code 'Water conflict'"; null when it
+ * stored none) and whether
  * undo_agent_action can still reverse it (only code creations and codings, with something left to remove).
  */
 export function describeDone(repo: ProjectRepository | null, events: readonly EventRecord[]): { words: string | null; undoable: boolean } {
@@ -113,7 +78,7 @@ export function describeDone(repo: ProjectRepository | null, events: readonly Ev
   if (own.length === 0 || !repo) return { words: null, undoable: false };
   let words: string | null;
   try {
-    words = capitalize(describeEvents(repo, own));
+    words = capitalize(describeActivityEvents(repo, own));
   } catch {
     words = null;
   }
@@ -249,8 +214,8 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
       session_id: first.caused_by.session_id,
       client_name: sessionOf(first.caused_by.session_id, first.metadata.sequence_number)?.client_name || first.caused_by.user,
       tool: first.event_type,
-      title: EVENT_TITLES[first.event_type] ?? first.event_type,
-      description: done.words ?? first.event_type,
+      title: eventTitle(first.event_type),
+      description: done.words ?? capitalize(humanizeEventType(first.event_type)),
       status: 'COMPLETED',
       correlation_id: cid,
       undoable: done.undoable,

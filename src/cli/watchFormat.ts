@@ -4,6 +4,7 @@
  */
 import type { EventRecord } from '../domain/events';
 import { oneLineExcerpt } from '../core/text';
+import { createSseParser } from '../adapters/cli/sseParser';
 
 /** A pending request as the watcher shows it (from GET /approvals or an approval.requested event). */
 export interface WatchRequest {
@@ -55,41 +56,16 @@ export function parseWatchCommand(line: string): WatchCommand {
   return { kind: 'unknown', text };
 }
 
-/**
- * An incremental parser of a server-sent event stream (WHATWG HTML, "event stream interpretation"): feed it
- * text as it arrives; it returns the complete events (`event` type, `data` joined by newlines, `id`). Comments
- * (`: keep-alive`) and `retry:` lines are skipped.
- */
+/** Server-sent events fed in chunks (the one parser, createSseParser): `feed` answers the events each chunk completes. */
 export class SseParser {
-  private buffer = '';
-  private data: string[] = [];
-  private event = '';
-  private id: string | undefined;
+  private done: { event: string; data: string; id?: string }[] = [];
+  private readonly parser = createSseParser((m) => this.done.push({ event: m.event, data: m.data, ...(m.id !== undefined ? { id: m.id } : {}) }));
 
   /** The events completed by `chunk`. */
   feed(chunk: string): { event: string; data: string; id?: string }[] {
-    this.buffer += chunk;
-    const out: { event: string; data: string; id?: string }[] = [];
-    for (;;) {
-      const nl = this.buffer.search(/\r\n|\n|\r/);
-      if (nl < 0) break;
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + (this.buffer.startsWith('\r\n', nl) ? 2 : 1));
-      if (line === '') {
-        if (this.data.length > 0) out.push({ event: this.event || 'message', data: this.data.join('\n'), ...(this.id !== undefined ? { id: this.id } : {}) });
-        this.data = [];
-        this.event = '';
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      let value = colon < 0 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'data') this.data.push(value);
-      else if (field === 'event') this.event = value;
-      else if (field === 'id') this.id = value;
-    }
+    this.parser.feed(chunk);
+    const out = this.done;
+    this.done = [];
     return out;
   }
 }

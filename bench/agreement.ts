@@ -113,6 +113,23 @@ function unitizingOnly(input: ReturnType<typeof unitizingInput>): number {
   return defined;
 }
 
+/** Draws of the unitizing bootstrap timed (one code over every source): enough for a per-draw cost. */
+const UNITIZING_DRAWS = 20;
+
+/**
+ * One unitizing bootstrap draw of the code used on most sources, resampling every source (the interval compareCoders
+ * leaves out when draws x work exceeds its budget, as at the full size): milliseconds per draw.
+ */
+function unitizingDraw(sources: readonly ComparisonSource[], codeIds: readonly number[]): number {
+  const uses = new Map<number, number>();
+  for (const s of sources) for (const code of s.codes.keys()) uses.set(code, (uses.get(code) ?? 0) + 1);
+  const code = [...codeIds].sort((a, b) => (uses.get(b) ?? 0) - (uses.get(a) ?? 0))[0] as number;
+  const t = performance.now();
+  const out = compareCoders(sources, [code], CODERS, { draws: UNITIZING_DRAWS, seed: 1, maxDisagreements: 0, unitizingBudget: Infinity });
+  if (out.codes.get(code)?.measures.unitizing_alpha.value === null) throw new Error('no unitizing alpha');
+  return (performance.now() - t) / UNITIZING_DRAWS;
+}
+
 /** Milliseconds of CPU (user + system) since `start`. */
 function cpuMs(start: NodeJS.CpuUsage): number {
   const u = process.cpuUsage(start);
@@ -149,6 +166,7 @@ async function run(): Promise<SectionResult> {
   const c = stats(cpus);
   const f = stats(floors);
   const un = stats(unitizingTimes);
+  const perDraw = last ? unitizingDraw(last.sources, last.codeIds) : 0;
   const uc = stats(unitizingCpus);
   const size = `${SOURCES.toLocaleString('en')} sources, ${segments.toLocaleString('en')} segments, ${CODERS} coders, ${CODES} codes, ${DRAWS} draws`;
   const error = last && last.intervals === 0 ? 'no code got a bootstrap interval' : undefined;
@@ -169,6 +187,8 @@ async function run(): Promise<SectionResult> {
       ),
       '',
       `overall Fleiss' kappa ${last?.fleiss?.toFixed(4) ?? 'null'}; codes with intervals ${last?.intervals ?? 0} of ${CODES}; codes with a unitizing alpha ${unitizingDefined}`,
+      `unitizing bootstrap (left out at this size by compareCoders' budget): ${ms(perDraw)} ms per draw for one code over all ${SOURCES.toLocaleString('en')} sources ` +
+        `(${UNITIZING_DRAWS} draws timed; ${DRAWS} draws x ${codesOf(last)} codes would take about ${((perDraw * DRAWS * codesOf(last)) / 1000).toFixed(0)} s)`,
     ],
     figures: [
       {

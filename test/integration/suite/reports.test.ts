@@ -265,3 +265,139 @@ describe('Reports and codebook health in VS Code', function () {
     await until('the list to come back', () => codebookLevelDiagnostics().length > 0 || undefined);
   });
 });
+
+// The agreement views on a project of their own: two human coders who disagree in two places, and an agent
+// that codes what neither human did. Expected counts and passages are worked out by hand from the codings.
+describe('Reports: disagreements and human vs AI in VS Code', function () {
+  this.timeout(90_000);
+  let api: MarginaliaApi;
+  let researcher = '';
+  let agentName = '';
+  const ids = { garden: 0, committee: 0, water: 0, food: 0, trust: 0 };
+  // one line per passage: a disagreement's passage is its line (agreementViews: the window stops at line breaks)
+  const GARDEN = ['Notes from the garden meeting.', 'We share water from the well on Sundays.', 'The beans feed six families this year.'];
+  const COMMITTEE = ['Committee notes.', 'Bob trusts the committee with the keys.', 'The agent thinks food is the point.', 'End of notes.'];
+  const lineAt = (lines: string[], i: number): [number, number] => {
+    const start = lines.slice(0, i).reduce((n, l) => n + l.length + 1, 0);
+    return [start, start + lines[i]!.length];
+  };
+
+  async function call(tool: string, args: Record<string, unknown>, user?: string): Promise<any> {
+    const caller: Caller = { ...api.workbench.caller(), ...(user ? { user } : {}) };
+    const out = await api.workbench.pipeline.invoke(tool, args, caller);
+    assert.ok(out.envelope.success, `${tool}: ${JSON.stringify(out.envelope)}`);
+    return out.envelope.data;
+  }
+
+  before(async () => {
+    api = await vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID)!.activate();
+    const file = path.join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, 'agreement-views.qda');
+    await vscode.commands.executeCommand('marginalia.project.new', file);
+    assert.equal(api.controller.current()?.path, file);
+    researcher = api.workbench.caller().user;
+    ids.garden = (await call('import_text', { name: 'Garden notes', content: GARDEN.join('\n') })).source_id;
+    ids.committee = (await call('import_text', { name: 'Committee notes', content: COMMITTEE.join('\n') })).source_id;
+    ids.water = (await call('create_code', { name: 'Water', color: '#4E79A7' })).code_id;
+    ids.food = (await call('create_code', { name: 'Food', color: '#59A14F' })).code_id;
+    ids.trust = (await call('create_code', { name: 'Trust', color: '#E15759' })).code_id;
+    const apply = (code: number, source: number, [start, end]: [number, number], user?: string) =>
+      call('apply_code', { code_id: code, source_id: source, start_pos: start, end_pos: end }, user);
+    // Garden notes: both code line 1 "Water" (agreement); only the researcher codes line 2 "Food" (disagreement 1)
+    await apply(ids.water, ids.garden, lineAt(GARDEN, 1));
+    await apply(ids.water, ids.garden, lineAt(GARDEN, 1), 'bob');
+    await apply(ids.food, ids.garden, lineAt(GARDEN, 2));
+    // Committee notes: bob codes the whole line "Trust", the researcher its first 24 characters (disagreement 2: " with the keys.")
+    const [t0, t1] = lineAt(COMMITTEE, 1);
+    await apply(ids.trust, ids.committee, [t0, t1], 'bob');
+    await apply(ids.trust, ids.committee, [t0, t0 + 'Bob trusts the committee'.length]);
+    // the agent codes line 3 "Food", which no human coded; one segment, so the two humans stay the compared pair
+    const agent = api.agent.implicitCaller(`Bearer ${api.tokens.agent}`, 'reports-test-agent', 'CUSTOM');
+    const [f0, f1] = lineAt(COMMITTEE, 2);
+    const out = await api.workbench.pipeline.invoke('apply_code', { code_id: ids.food, source_id: ids.committee, start_pos: f0, end_pos: f1 }, agent);
+    assert.ok(out.envelope.success, JSON.stringify(out.envelope));
+    const held = out.envelope.data as { request_id?: string };
+    if (out.status === 'pending') assert.ok(await api.approvals.approve(held.request_id!), 'the researcher approves the agent coding');
+    await api.settled();
+    const coders = api.workbench.repo()!.listCoders();
+    assert.equal(coders.length, 3, JSON.stringify(coders));
+    agentName = coders.find((c) => c.coder !== researcher && c.coder !== 'bob')!.coder;
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('marginalia.project.close');
+  });
+
+  it('draws the disagreements view: one card per disputed passage, the two humans side by side', async () => {
+    const drawn = api.reports.whenRendered('disagreements', 30_000);
+    api.reports.open('disagreements');
+    const r = await drawn;
+    // Food on Garden notes line 2, Trust on Committee notes line 1: two codes, so two passages
+    assert.equal(r.items, 2, 'two disagreement passages drawn');
+    const data = api.reports.compute({ view: 'disagreements' });
+    assert.equal(data.type, 'disagreements');
+    if (data.type !== 'disagreements') return;
+    assert.deepEqual([...(data.selected ?? [])].sort(), ['bob', researcher].sort(), 'the two coders with the most segments: the humans');
+    assert.equal(data.total, 2);
+    assert.deepEqual(
+      data.passages.map((p) => [p.code, p.source, p.start_pos, p.end_pos, p.text]),
+      [
+        ['Food', 'Garden notes', ...lineAt(GARDEN, 2), 'The beans feed six families this year.'],
+        ['Trust', 'Committee notes', ...lineAt(COMMITTEE, 1), 'Bob trusts the committee with the keys.'],
+      ],
+    );
+    const trust = data.passages[1]!;
+    assert.deepEqual(
+      trust.coders.map((c) => [c.coder, c.coded, c.spans.map((s) => [s.start, s.end, s.code])]),
+      [researcher, 'bob']
+        .sort((a, b) => data.selected!.indexOf(a) - data.selected!.indexOf(b))
+        .map((c) => (c === 'bob' ? ['bob', true, [[0, 39, 'Trust']]] : [researcher, false, [[0, 24, 'Trust']]])),
+    );
+    // "coded": coded the disputed stretch " with the keys." [24, 39), which only bob did
+    assert.deepEqual(trust.disputed, [{ start: 24, end: 39 }], '" with the keys." is the disputed stretch');
+  });
+
+  it('draws the human vs AI view: the agent against each human, per code', async () => {
+    const drawn = api.reports.whenRendered('human_ai', 30_000);
+    api.reports.open('human_ai');
+    const r = await drawn;
+    // the agent coded only Committee notes; there the pair (agent, human) used Food (the agent) and Trust (the human):
+    // 2 codes x 2 humans, and no coding suggestions
+    assert.equal(r.items, 4);
+    const data = api.reports.compute({ view: 'human_ai' });
+    assert.equal(data.type, 'human_ai');
+    if (data.type !== 'human_ai') return;
+    assert.deepEqual(data.agents, [agentName]);
+    assert.deepEqual([...data.humans].sort(), ['bob', researcher].sort());
+    assert.equal(data.pairs.length, 2);
+    for (const p of data.pairs) {
+      assert.equal(p.sources, 1, `${p.agent} and ${p.human} both coded Committee notes only`);
+      assert.deepEqual(p.codes.map((c) => c.code).sort(), ['Food', 'Trust']);
+    }
+  });
+
+  it('"Open in source" opens the passage\'s source with the passage selected', async () => {
+    const data = api.reports.compute({ view: 'disagreements' });
+    assert.equal(data.type, 'disagreements');
+    if (data.type !== 'disagreements') return;
+    const trust = data.passages.find((p) => p.code === 'Trust')!;
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await api.reports.openSource(trust.source_id, trust.start_pos, trust.end_pos);
+    const editor = await until('Committee notes to open', () => {
+      const ed = vscode.window.activeTextEditor;
+      return ed && api.documents.sourceIdFor(ed.document) === ids.committee ? ed : undefined;
+    });
+    assert.equal(editor.document.getText(editor.selection), 'Bob trusts the committee with the keys.');
+    assert.equal(editor.selection.start.line, 1);
+    assert.ok(
+      editor.visibleRanges.some((v) => v.contains(editor.selection)),
+      'the passage is revealed',
+    );
+    // numbers the page could not have sent open nothing
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await api.reports.openSource(ids.committee, 10, 5);
+    await api.reports.openSource(999_999, 0, 5);
+    await api.reports.openSource(String(ids.committee), 0, 5);
+    assert.equal(vscode.window.activeTextEditor, undefined);
+  });
+});

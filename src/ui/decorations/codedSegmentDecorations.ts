@@ -20,6 +20,7 @@ import {
   type CodingLayout,
   type LineLabel,
 } from './codingLayout';
+import { lineLabelDecorations } from './lineLabels';
 import { LineIndex, segmentHover } from './segmentDecorationModel';
 import { researcherRepo } from '../teamScope';
 
@@ -39,6 +40,8 @@ export interface DrawnDecorations {
   underlines: { color: string; lane: number; style: 'bottom-border' | 'underline'; code_ids: number[]; ranges: vscode.Range[] }[];
   /** labels at the ends of coded lines: the name on the code's colour, the text colour from the WCAG contrast */
   labels: (LineLabel & { line: number; text: string })[];
+  /** "+N" chips of lines with more codes than are named (src/ui/decorations/lineLabels.ts): N and every code name of the line */
+  more: { line: number; count: number; names: string[] }[];
   /** gutter stripes, one entry per decoration type (stripe combination): column colours and the lines drawn */
   stripes: { key: string; columns: (string | null)[]; lines: number[] }[];
   /** the document lines labels and stripes were computed for (visible lines and a margin), inclusive */
@@ -60,8 +63,6 @@ export interface PaintReport {
 
 /** Lines above and below the visible ones that get labels and stripes, so that scrolling rarely repaints. */
 const WINDOW_MARGIN = 200;
-/** Longest label text in characters; longer code names end in "…". */
-const LABEL_MAX = 40;
 
 /** Events that change no segment of any source (the cached segment lists stay valid; codes are read on every paint). */
 const KEEPS_SEGMENTS: ReadonlySet<EventType> = new Set<EventType>([
@@ -158,6 +159,8 @@ interface EditorState {
 export class CodedSegmentDecorations implements vscode.Disposable {
   private readonly types = new Map<string, vscode.TextEditorDecorationType>();
   private readonly labelType = vscode.window.createTextEditorDecorationType({ rangeBehavior: vscode.DecorationRangeBehavior.ClosedOpen });
+  /** the "+N" chips after the labels (a type of their own, made after the labels' type, so they come after them) */
+  private readonly moreType = vscode.window.createTextEditorDecorationType({ rangeBehavior: vscode.DecorationRangeBehavior.ClosedOpen });
   private readonly flashType = vscode.window.createTextEditorDecorationType({
     backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
     border: '2px solid',
@@ -353,6 +356,7 @@ export class CodedSegmentDecorations implements vscode.Disposable {
           if (t) editor.setDecorations(t, []);
         }
         editor.setDecorations(this.labelType, []);
+        editor.setDecorations(this.moreType, []);
         this.states.delete(editor);
         this.collect();
       }
@@ -373,7 +377,7 @@ export class CodedSegmentDecorations implements vscode.Disposable {
       lines,
       text,
       display,
-      drawn: { source_id: sourceId, display, tints: [], underlines: [], labels: [], stripes: [], window: { from: 0, to: -1 } },
+      drawn: { source_id: sourceId, display, tints: [], underlines: [], labels: [], more: [], stripes: [], window: { from: 0, to: -1 } },
       byCode: new Map(),
       segmentKeys: new Set(),
       windowKeys: new Set(),
@@ -438,8 +442,10 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     const to = Math.min(s.lines.lineCount - 1, last + WINDOW_MARGIN);
     s.drawn.window = { from, to };
     s.drawn.labels = [];
+    s.drawn.more = [];
     s.drawn.stripes = [];
     const labels: vscode.DecorationOptions[] = [];
+    const more: vscode.DecorationOptions[] = [];
     const stripeSets = new Map<string, { columns: (string | null)[]; ranges: vscode.Range[]; lines: number[] }>();
     if (s.display !== 'tints') {
       const blank = (line: number) => !/\S/.test(s.text.slice(s.lines.lineStart(line), s.lines.lineEnd(line)));
@@ -449,24 +455,11 @@ export class CodedSegmentDecorations implements vscode.Disposable {
         // changes (seen with wrappingStrategy "advanced"), so labels on a nearly full last visual line run past
         // the right edge; at the line's start they would push the text itself out of view instead
         const at = new vscode.Range(m.line, endChar, m.line, endChar);
-        m.labels.forEach((l, i) => {
-          const name = l.name.length > LABEL_MAX ? `${l.name.slice(0, LABEL_MAX - 1)}…` : l.name;
-          // injected texts at one position keep the order given here
-          labels.push({
-            range: at,
-            renderOptions: {
-              after: {
-                contentText: `\u00a0${name.replace(/ /g, '\u00a0')}\u00a0`,
-                color: l.textColor,
-                backgroundColor: l.color,
-                margin: i === 0 ? '0 0 0 1.5em' : '0 0 0 0.4em',
-                fontStyle: 'normal',
-                fontWeight: 'normal',
-              },
-            },
-          });
-          s.drawn.labels.push({ ...l, line: m.line, text: name });
-        });
+        const line = lineLabelDecorations(at, m.labels);
+        labels.push(...line.labels);
+        more.push(...line.more);
+        for (const { label, text } of line.drawn.shown) s.drawn.labels.push({ ...label, line: m.line, text });
+        if (line.drawn.more) s.drawn.more.push({ line: m.line, ...line.drawn.more });
         if (m.stripes.length > 0) {
           const key = `stripes|${stripesKey(m.stripes)}`;
           let e = stripeSets.get(key);
@@ -480,6 +473,7 @@ export class CodedSegmentDecorations implements vscode.Disposable {
       }
     }
     editor.setDecorations(this.labelType, labels);
+    editor.setDecorations(this.moreType, more);
     for (const [key, e] of stripeSets) {
       editor.setDecorations(this.typeFor(key, e.columns), e.ranges);
       s.windowKeys.add(key);
@@ -590,6 +584,7 @@ export class CodedSegmentDecorations implements vscode.Disposable {
     for (const t of this.types.values()) t.dispose();
     this.types.clear();
     this.labelType.dispose();
+    this.moreType.dispose();
     this.flashType.dispose();
   }
 }

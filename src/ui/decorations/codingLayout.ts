@@ -14,7 +14,10 @@
  *   and NVivo's coding stripes. {@link STRIPE_COLUMNS} columns fit the gutter; a segment beyond them has
  *   column -1 (label only).
  * - **Labels.** At the end of every document line that carries codes, one label per code (its name on its
- *   colour, text colour from {@link labelTextColour}), in stripe-column order.
+ *   colour, text colour from {@link labelTextColour}), in stripe-column order. A line with more than
+ *   {@link LABELS_SHOWN} codes shows the first one or two names and a "+N" chip for the rest
+ *   ({@link compactLabels}): the editor does not wrap a line again for text injected at its end, so a row of
+ *   long names would run past the right edge and be cut.
  *
  * Offsets: segments come in code points (what Marginalia stores); everything here is UTF-16 (what editors
  * use), converted with one {@link OffsetMap}. Lines are 0-based document lines (`\n`, `\r\n`, `\r`).
@@ -163,6 +166,43 @@ export function layoutCodings(
     p.column = column[i] as number;
   });
   return { segments: placed, lineCount: lines.lineCount };
+}
+
+/** Labels named on one line before the others are summed up as "+N". */
+export const LABELS_SHOWN = 2;
+/** Longest label text in characters on a line with up to {@link LABELS_SHOWN} codes; longer names end in "…". */
+export const LABEL_MAX = 40;
+/**
+ * Characters the named labels of a line with more codes may take (the "+N" chip and the gaps come on top): with
+ * transcripts wrapped at 80 columns (package.json configurationDefaults), what fits right of a full line in an
+ * editor about 900 pixels wide (seen in the rig's screenshots).
+ */
+export const CROWDED_NAMES_BUDGET = 26;
+
+/** `name` cut to `max` characters (UTF-16 units, never splitting a surrogate pair), ending in "…" when cut. */
+export function labelText(name: string, max: number): string {
+  if (name.length <= max) return name;
+  let cut = max - 1;
+  const c = name.charCodeAt(cut - 1);
+  if (c >= 0xd800 && c <= 0xdbff) cut--;
+  return `${name.slice(0, cut).trimEnd()}…`;
+}
+
+/**
+ * What one line's labels become: the names shown, in the given order, and the codes after them summed up as one
+ * "+N" chip (`more`, empty when all are shown). Up to {@link LABELS_SHOWN} codes: every name, each up to
+ * {@link LABEL_MAX} characters. More codes: the first {@link LABELS_SHOWN} names when together they fit
+ * {@link CROWDED_NAMES_BUDGET} characters, else only the first (cut to the budget), so that the row never runs
+ * past the editor's edge; the chip's hover names them all.
+ */
+export function compactLabels(labels: readonly LineLabel[]): { shown: { label: LineLabel; text: string }[]; more: LineLabel[] } {
+  if (labels.length <= LABELS_SHOWN) return { shown: labels.map((label) => ({ label, text: labelText(label.name, LABEL_MAX) })), more: [] };
+  const two = labels.slice(0, LABELS_SHOWN);
+  const named = two.reduce((n, l) => n + l.name.length, 0) <= CROWDED_NAMES_BUDGET ? two : two.slice(0, 1);
+  return {
+    shown: named.map((label) => ({ label, text: labelText(label.name, CROWDED_NAMES_BUDGET) })),
+    more: labels.slice(named.length),
+  };
 }
 
 /** {@link labelTextColour}, remembered per colour (a window of lines has thousands of labels in a few dozen colours). */

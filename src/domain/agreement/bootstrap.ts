@@ -9,20 +9,30 @@
 export { mulberry32 } from '../../core/random';
 import { mulberry32 } from '../../core/random';
 
+/** How many uniforms a {@link Stream} keeps (with their normal pairs: 1.5 MB); deviates further on are drawn as they come. */
+const KEPT = 1 << 16;
+
 /**
- * The uniforms a generator gave, kept in order, and the Box-Muller normal pairs made from them, by the position of
- * the pair's first uniform. Every bootstrap of a comparison starts from the same seed and mostly draws the same
- * way, so replaying one stream makes each normal pair (a logarithm, a square root, a sine and a cosine) once
- * instead of once per histogram; the deviates are the same numbers either way.
+ * The first {@link KEPT} uniforms a generator gave, kept in order, and the Box-Muller normal pairs made from them,
+ * by the position of the pair's first uniform. Every bootstrap of a comparison starts from the same seed and
+ * mostly draws the same way, so replaying one stream makes each normal pair (a logarithm, a square root, a sine
+ * and a cosine) once instead of once per histogram; the deviates are the same numbers either way.
  */
 class Stream {
   private u = new Float64Array(1024);
   private cos = new Float64Array(1024).fill(NaN);
   private sin = new Float64Array(1024);
   private made = 0;
-  constructor(readonly gen: () => number) {}
+  /**
+   * `gen`: the generator (drawn from only as far as a reader asked, in order); `rest()`: a generator positioned
+   * after the first {@link KEPT} uniforms, for a reader that goes on.
+   */
+  constructor(
+    readonly gen: () => number,
+    readonly rest: () => () => number,
+  ) {}
 
-  /** The i-th uniform (drawing up to it; i at most one past the last drawn). */
+  /** The i-th uniform, i < KEPT (drawing up to it). */
   at(i: number): number {
     if (i >= this.made) this.draw(i);
     return this.u[i] as number;
@@ -30,7 +40,7 @@ class Stream {
 
   private draw(i: number): void {
     if (i >= this.u.length) {
-      const n = Math.max(2 * this.u.length, i + 1);
+      const n = Math.min(KEPT, Math.max(2 * this.u.length, i + 1));
       const grow = (a: Float64Array, fill: number) => {
         const b = new Float64Array(n).fill(fill);
         b.set(a);
@@ -43,7 +53,7 @@ class Stream {
     while (this.made <= i) this.u[this.made++] = this.gen();
   }
 
-  /** The normal pair of the uniforms at i and i + 1: r·cos t (returned) and r·sin t (into `spare`), r = √(−2 ln(1 − u_i)), t = 2π·u_(i+1). */
+  /** The normal pair of the uniforms at i and i + 1 (i + 1 < KEPT): r·cos t (returned) and r·sin t (into `out.spare`), r = √(−2 ln(1 − u_i)), t = 2π·u_(i+1). */
   pair(i: number, out: { spare: number }): number {
     this.at(i + 1);
     let c = this.cos[i] as number;
@@ -62,7 +72,12 @@ class Stream {
 let seeded: { seed: number; stream: Stream } | undefined;
 
 function streamOf(seed: number): Stream {
-  if (seeded?.seed !== seed) seeded = { seed, stream: new Stream(mulberry32(seed)) };
+  const rest = () => {
+    const g = mulberry32(seed);
+    for (let k = 0; k < KEPT; k++) g();
+    return g;
+  };
+  if (seeded?.seed !== seed) seeded = { seed, stream: new Stream(mulberry32(seed), rest) };
   return seeded.stream;
 }
 
@@ -74,7 +89,14 @@ function streamOf(seed: number): Stream {
 class Deviates {
   spare = NaN;
   private pos = 0;
+  private rest: (() => number) | undefined;
   constructor(readonly stream: Stream) {}
+
+  /** The next uniform. */
+  uniform(): number {
+    const i = this.pos++;
+    return i < KEPT ? this.stream.at(i) : (this.rest ??= this.stream.rest())();
+  }
 
   /** A standard normal deviate. */
   normal(): number {
@@ -83,9 +105,15 @@ class Deviates {
       this.spare = NaN;
       return z;
     }
-    const z = this.stream.pair(this.pos, this);
-    this.pos += 2;
-    return z;
+    if (this.pos + 1 < KEPT) {
+      const z = this.stream.pair(this.pos, this);
+      this.pos += 2;
+      return z;
+    }
+    const r = Math.sqrt(-2 * Math.log(1 - this.uniform()));
+    const t = 2 * Math.PI * this.uniform();
+    this.spare = r * Math.sin(t);
+    return r * Math.cos(t);
   }
 
   /** A Binomial(n, p) deviate; see {@link binomial}. */
@@ -102,7 +130,7 @@ class Deviates {
     const s = p / q;
     const a = (n + 1) * s;
     let r = Math.pow(q, n);
-    let u = this.stream.at(this.pos++);
+    let u = this.uniform();
     let x = 0;
     while (u > r && x < n) {
       u -= r;
@@ -117,7 +145,8 @@ class Deviates {
 let lastDeviates: Deviates | undefined;
 
 function deviatesOf(rand: () => number): Deviates {
-  if (lastDeviates?.stream.gen !== rand) lastDeviates = new Deviates(new Stream(rand));
+  // one reader: when it passes the kept uniforms, `rand` has given exactly those and goes on from there
+  if (lastDeviates?.stream.gen !== rand) lastDeviates = new Deviates(new Stream(rand, () => rand));
   return lastDeviates;
 }
 

@@ -142,6 +142,20 @@ describe('agreement statistics (src/domain/agreement)', () => {
     close(background.observed, withEmpty.observed, 1e-15, 'Do with a background');
     close(background.expected, withEmpty.expected, 1e-12, 'De with a background');
     assert.ok(withEmpty.expected !== c.expected, 'the uncoded continua change De');
+    // a 100,000-character uncoded continuum: listed, the gaps' table is a sorted list (too long for one indexed by
+    // length); given as background, the coded continuum's table is indexed by length: both count it as m whole gaps
+    const coded = {
+      length: 300,
+      coders: [
+        [75, 145, 220, 250],
+        [70, 150, 205, 225, 250, 270],
+      ],
+    };
+    const listedLong = unitizingAlpha([coded, { length: 100_000, coders: [[], []] }]);
+    const backgroundLong = unitizingAlpha([coded], sortedLengths([300, 100_000]));
+    close(backgroundLong.observed, listedLong.observed, 1e-15, 'Do, long continuum');
+    close(backgroundLong.expected, listedLong.expected, 1e-15, 'De, long continuum');
+    assert.ok(listedLong.expected < withEmpty.expected / 10, 'a long uncoded text makes chance agreement far likelier');
     const k = unitizingAlpha([
       {
         length: 300,

@@ -20,7 +20,7 @@ import type { ApprovalRecord, ProjectRepository } from '../../domain/ports';
 import type { ActivityItem, ActivityStatus } from '../../protocol/activity';
 import { EDITOR_TOOLS } from '../../tools/editorTools';
 import { TOOLS_BY_NAME } from '../../tools/registry';
-import { describeActivityEvents, eventTitle, humanizeEventType } from './activityWords';
+import { describeActivityEvents, eventTitle, humanizeEventType, pastTense } from './activityWords';
 
 /** Most items kept (agent-context spec, section 8). */
 export const MAX_ACTIVITY_ITEMS = 1000;
@@ -37,6 +37,18 @@ const UNDOABLE_EVENTS = new Set(['coding.code_created', 'coding.segment_coded'])
 export function toolTitle(tool: string): string {
   const t = TOOLS_BY_NAME.get(tool) ?? EDITOR_TOOLS.find((x) => x.name === tool);
   return t ? t.title : tool.replace(/_/g, ' ');
+}
+
+/** The verbs a request's words start with: the first words of the tools' titles in lower case ("list", "apply"), and "code". */
+let verbs: ReadonlySet<string> | undefined;
+function toolVerbs(): ReadonlySet<string> {
+  verbs ??= new Set(['code', ...[...TOOLS_BY_NAME.values(), ...EDITOR_TOOLS].map((t) => t.title.split(' ')[0]!.toLowerCase())]);
+  return verbs;
+}
+
+/** What a call that completed without events did (a read): its request words in the past tense ("Listed codes"). */
+export function describeRead(repo: ProjectRepository | null, tool: string, args: unknown, stored?: string): string {
+  return pastTense(describeCall(repo, tool, args, stored), toolVerbs());
 }
 
 /** `s` with its first letter in upper case. */
@@ -195,7 +207,10 @@ export function rebuildActivity(project: ProjectRepository, opts: { window?: num
       client_name: a.client_name,
       tool: a.tool,
       title: toolTitle(a.tool),
-      description: status === 'REJECTED' && a.reason ? `${asked} — rejected: ${a.reason}` : (done.words ?? asked),
+      description:
+        status === 'REJECTED' && a.reason
+          ? `${asked} — rejected: ${a.reason}`
+          : (done.words ?? (status === 'COMPLETED' ? pastTense(asked, toolVerbs()) : asked)),
       status,
       ...(a.error_code ? { error_code: a.error_code } : {}),
       request_id: a.request_id,

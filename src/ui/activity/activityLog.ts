@@ -4,7 +4,7 @@ import type { EventRecord } from '../../domain/events';
 import type { ProjectRepository } from '../../domain/ports';
 import type { ActivityItem, ActivityStatus } from '../../protocol/activity';
 import { causedByAgent, LOCAL_SESSION } from '../workbench';
-import { describeCall, describeDone, MAX_ACTIVITY_ITEMS, rebuildActivity, requeue, toolTitle } from './activityHistory';
+import { describeCall, describeDone, describeRead, MAX_ACTIVITY_ITEMS, rebuildActivity, requeue, toolTitle } from './activityHistory';
 
 export { MAX_ACTIVITY_ITEMS } from './activityHistory';
 
@@ -63,7 +63,8 @@ export class ActivityLog implements vscode.Disposable {
       client_name: call.caller.client_name,
       tool: call.tool,
       title: toolTitle(call.tool),
-      description: describeCall(repo, call.tool, call.arguments, stored),
+      // a completed call in the past tense (a read keeps these words: it stores no events to describe it by)
+      description: (status === 'COMPLETED' ? describeRead : describeCall)(repo, call.tool, call.arguments, stored),
       status,
       error_code: call.error_code,
       request_id: call.request_id,

@@ -93,6 +93,35 @@ export function eventTitle(type: string): string {
   return (EVENT_TITLES as Readonly<Record<string, string>>)[type] ?? humanizeEventType(type).replace(/\b[a-z]/g, (c) => c.toUpperCase());
 }
 
+/** Past tenses the rule in {@link pastTense} would get wrong. */
+const IRREGULAR: Readonly<Record<string, string>> = {
+  get: 'got',
+  find: 'found',
+  read: 'read',
+  set: 'set',
+  undo: 'undid',
+  redo: 'redid',
+  make: 'made',
+  run: 'ran',
+};
+
+/**
+ * A call's request words in the past tense, for a call that completed without events (a read: "List codes" ->
+ * "Listed codes", "Get the source..." -> "Got the source..."): the first word, when it is one of `verbs`
+ * (the first words of the tools' titles, in lower case, and "code"), put in the past tense (irregular verbs
+ * by a table; else "-e" + "d", consonant + "y" -> "ied", otherwise + "ed"), its capital kept. Any other
+ * sentence is returned as it is.
+ */
+export function pastTense(sentence: string, verbs: ReadonlySet<string>): string {
+  const m = /^([A-Za-z-]+)(?=\s|$)/.exec(sentence);
+  const word = m?.[1];
+  if (!word || !verbs.has(word.toLowerCase())) return sentence;
+  const w = word.toLowerCase();
+  const past = IRREGULAR[w] ?? (w.endsWith('e') ? `${w}d` : /[^aeiou]y$/.test(w) ? `${w.slice(0, -1)}ied` : `${w}ed`);
+  const cased = word[0] === word[0]!.toUpperCase() ? past.charAt(0).toUpperCase() + past.slice(1) : past;
+  return cased + sentence.slice(word.length);
+}
+
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;

@@ -13,8 +13,8 @@ import type { Caller } from '../../../src/agent/pipeline';
 import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
 import type { EventRecord } from '../../../src/domain/events';
-import { describeDone, rebuildActivity } from '../../../src/ui/activity/activityHistory';
-import { eventTitle, humanizeEventType } from '../../../src/ui/activity/activityWords';
+import { describeDone, describeRead, rebuildActivity } from '../../../src/ui/activity/activityHistory';
+import { eventTitle, humanizeEventType, pastTense } from '../../../src/ui/activity/activityWords';
 import { AGENT_TOKEN, AS_AGENT, callTool, REVIEWER_TOKEN, tmpDir } from '../../helpers/serverProcess';
 
 // the first passage is 104 code points: its excerpt is its first 79 ("…never know "), the space trimmed, and "…"
@@ -206,6 +206,25 @@ describe('ui/activity: suggestion calls and every event type in words', function
     const first = pending[0]!;
     const rejected = await local('reject_coding_suggestion', { suggestion_id: first.suggestion_id, reason: 'not about food' });
     assert.equal(describeDone(handle!.repo, rejected.events).words, "Rejected a suggested coding of 'Food security' on interview-03-mei.txt: not about food");
+  });
+
+  it('a completed read says what it did in the past tense', () => {
+    const repo = handle!.repo;
+    assert.equal(describeRead(repo, 'list_codes', {}), 'Listed codes');
+    assert.equal(
+      describeRead(repo, 'apply_code', { code_id: ids.food, source_id: ids.source, start_pos: 0, end_pos: 5 }),
+      "Coded interview-03-mei.txt with 'Food security': 'And I'",
+    );
+    const verbs = new Set(['get', 'apply', 'merge', 'read', 'search', 'find', 'undo']);
+    assert.equal(pastTense('Get the source', verbs), 'Got the source');
+    assert.equal(pastTense('apply a code', verbs), 'applied a code');
+    assert.equal(pastTense("Merge 'A' into 'B'", verbs), "Merged 'A' into 'B'");
+    assert.equal(pastTense('Read source content', verbs), 'Read source content');
+    assert.equal(pastTense('Search passages', verbs), 'Searched passages');
+    assert.equal(pastTense('Find similar content', verbs), 'Found similar content');
+    assert.equal(pastTense('Undo its own last action', verbs), 'Undid its own last action');
+    assert.equal(pastTense('Frobnicate things', verbs), 'Frobnicate things', 'not a known verb: as it is');
+    assert.equal(pastTense('Getaway', verbs), 'Getaway');
   });
 
   it('an unknown event type is humanised, never shown raw', () => {

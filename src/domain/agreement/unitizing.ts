@@ -117,8 +117,16 @@ export function unitizingPacked(p: PackedContinua, pick: Int32Array | null, n: n
   return { observed: dO, expected: dE, alpha: dE > 0 ? 1 - dO / dE : null };
 }
 
-/** Lengths up to this (plus 8 per gap or unit) get suffix sums indexed by length instead of a sorted list. */
+/** Lengths up to this (plus 8 per gap or unit, and at most {@link DENSE_MAX}) get suffix sums indexed by length instead of a sorted list. */
 const DENSE_SLACK = 65_536;
+
+/** The longest length indexed (the reused arrays then take 16 MB). */
+const DENSE_MAX = 1 << 20;
+
+/** True when suffix sums indexed by length up to `longest` pay for `items` lengths. */
+function dense(longest: number, items: number): boolean {
+  return longest <= Math.min(DENSE_MAX, DENSE_SLACK + 8 * items);
+}
 
 /** The reused arrays of dense suffix sums, grown on demand: count (then Σ count) and Σ count · length by length. */
 let scratch = { count: new Float64Array(0), sum: new Float64Array(0) };
@@ -134,7 +142,7 @@ function gapFit(p: PackedContinua, pick: Int32Array | null, n: number, longest: 
   const { m } = p;
   const bg = background ? denseOf(background) : undefined;
   const outside = (l: number): number => (background ? m * (bg ? atDense(bg, l) : atLeast(background, l)) : 0);
-  if (longest > DENSE_SLACK + 8 * (units + n * m)) {
+  if (!dense(longest, units + n * m)) {
     const gaps: number[] = [];
     const own: number[] = [];
     for (let q = 0; q < n; q++) {
@@ -207,7 +215,7 @@ function denseOf(x: SortedLengths): DenseLengths | null {
   if (d === undefined) {
     const longest = x.sorted.length > 0 ? (x.sorted[x.sorted.length - 1] as number) : 0;
     d = null;
-    if (longest <= DENSE_SLACK + 8 * x.sorted.length && x.sorted.every((l) => Number.isInteger(l) && l >= 0)) {
+    if (dense(longest, x.sorted.length) && x.sorted.every((l) => Number.isInteger(l) && l >= 0)) {
       const count = new Float64Array(longest + 2);
       for (const l of x.sorted) count[l] = (count[l] as number) + 1;
       d = suffixSums(count, new Float64Array(longest + 2), longest);

@@ -5,7 +5,8 @@
  * requests itself, and the SDK's tasks package (@modelcontextprotocol/ext-tasks 0.2.2, `createTaskSessionFromClient`,
  * which polls by itself), over Streamable HTTP to `marginalia serve`, over stdio to a `marginalia mcp` that owns its
  * project, and over stdio to a `marginalia mcp` that forwards to `marginalia serve`. The researcher decides over
- * the HTTP interface (`POST /approvals/{id}/approve|reject` with the reviewer token).
+ * the HTTP interface (`POST /approvals/{id}/approve|reject` with the reviewer token). Over stdio a finished task is
+ * also told with `notifications/tasks/status`.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -304,6 +305,11 @@ describe('e2e: MCP tasks for held calls (2025-11-25 tasks; SDK client and ext-ta
       assert.equal(client.getProtocolEra(), 'legacy');
       assert.deepEqual(client.getServerCapabilities()?.tasks?.requests, { tools: { call: {} } });
       const base = ownerBase(project);
+      // stdio can push: a finished task is told with notifications/tasks/status
+      const statuses: { taskId?: string; status?: string }[] = [];
+      client.fallbackNotificationHandler = async (n) => {
+        if (n.method === 'notifications/tasks/status') statuses.push(n.params as { taskId?: string; status?: string });
+      };
       const { task, meta } = await callAsTask(client, 'create_code', { name: 'Stdio code', color: '#B07AA1' });
       assert.equal(task.status, 'working');
       assert.equal(((await rpc(client, 'tasks/get', { taskId: task.taskId })) as WireTask).status, 'working');
@@ -313,6 +319,7 @@ describe('e2e: MCP tasks for held calls (2025-11-25 tasks; SDK client and ext-ta
       const done = await result;
       assert.equal(done.structuredContent.name, 'Stdio code');
       assert.equal(((await rpc(client, 'tasks/get', { taskId: task.taskId })) as WireTask).status, 'completed');
+      await until('the task status notification', async () => statuses.some((n) => n.taskId === task.taskId && n.status === 'completed'));
       await client.close();
       clients.pop();
 

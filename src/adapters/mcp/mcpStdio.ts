@@ -180,8 +180,19 @@ export function serveMcpStdio(opts: McpStdioOptions): McpStdioConnection {
     },
     { patterns: ['*'] },
   );
+  // a held call's task finished: notifications/tasks/status to the 2025 client that declared tasks (it may stop polling)
+  const stopStatus = tasks.onStatus((_owner, task) => {
+    for (const entry of live) {
+      if (entry.era !== 'legacy' || !entry.server.isConnected() || entry.server.server.getClientCapabilities()?.tasks === undefined) continue;
+      const notify = entry.server.server.notification.bind(entry.server.server) as (n: { method: string; params: Record<string, unknown> }) => Promise<void>;
+      notify({ method: 'notifications/tasks/status', params: { ...task } }).catch((e: Error) =>
+        logger.warn(`MCP stdio task notification failed: ${e.message}`),
+      );
+    }
+  });
   void closed.then(() => {
     subscription.close();
+    stopStatus();
     tasks.dispose();
   });
   return {

@@ -126,10 +126,22 @@ export class McpTaskStore {
   private readonly entries = new Map<string, Entry>();
   private readonly waiters = new Set<() => void>();
   private readonly subscription: EventSubscription;
+  private readonly statusListeners = new Set<(owner: string, task: Task) => void>();
+  private statusCheck: NodeJS.Immediate | undefined;
 
   constructor(private readonly agent: AgentContext) {
     // any decision (approval.granted, .denied, .failed; a timeout sweep) or a lost event wakes the waiting tasks/result
-    this.subscription = agent.hub.subscribe(() => this.wake(), { patterns: ['approval.*'] });
+    this.subscription = agent.hub.subscribe(() => this.onDecision(), { patterns: ['approval.*'] });
+  }
+
+  /**
+   * Calls `listener` with each held call's task once it finished (decided, timed out, withdrawn; with its credential's
+   * {@link ownerKey} and the task as tasks/get answers it), for `notifications/tasks/status` where the transport can
+   * push (stdio). Returns the function that stops it.
+   */
+  onStatus(listener: (owner: string, task: Task) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => void this.statusListeners.delete(listener);
   }
 
   /** A `working` task for a held call (its pending answer `pending`). `ttl`: the client's wish, in milliseconds. */
@@ -213,6 +225,8 @@ export class McpTaskStore {
   /** Forgets every task and stops following the approval events. */
   dispose(): void {
     this.subscription.close();
+    if (this.statusCheck) clearImmediate(this.statusCheck);
+    this.statusListeners.clear();
     this.entries.clear();
     this.wake();
   }
@@ -262,16 +276,29 @@ export class McpTaskStore {
     return entry;
   }
 
+  /** Finishes a held call's task with `result` and tells the {@link onStatus} listeners. */
   private settle(entry: Entry, status: Task['status'], message: string, result: CallToolResult): void {
     entry.task = { ...entry.task, status, statusMessage: message, lastUpdatedAt: isoTime(Date.now()) };
     delete entry.task.pollInterval;
     entry.result = result;
+    for (const l of this.statusListeners) l(entry.owner, { ...entry.task });
   }
 
   /** Forgets tasks older than their ttl. */
   private reap(): void {
     const now = Date.now();
     for (const [id, e] of this.entries) if (Date.parse(e.task.createdAt) + (e.task.ttl ?? DEFAULT_TASK_TTL_MS) <= now) this.entries.delete(id);
+  }
+
+  /** An approval event: wakes the waiting tasks/result and, once the publishing is over, tells listeners of the tasks it finished. */
+  private onDecision(): void {
+    this.wake();
+    if (this.statusListeners.size === 0 || this.statusCheck) return;
+    this.statusCheck = setImmediate(() => {
+      this.statusCheck = undefined;
+      // settling tells the listeners (settle); tasks a waiting tasks/result settled already told them
+      for (const entry of [...this.entries.values()]) this.refreshed(entry);
+    });
   }
 
   private wake(): void {

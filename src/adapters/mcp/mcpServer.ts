@@ -360,7 +360,8 @@ export async function runTool(
  *   goes through `agent.call(caller, name, args)`, so sessions, validation, rate limits, trust, approvals
  *   and audit apply exactly as on HTTP; results from {@link toToolResult};
  * - resources: the `qda://` URIs of the agent-context spec, section 2 (mcpResources.ts);
- * - prompts: the eight analysis templates of the spec (mcpPrompts.ts).
+ * - prompts: the eight analysis templates of the spec (mcpPrompts.ts);
+ * - tasks (2025 era, with `opts.tasks`): a held call of a client that declared tasks answered as a task (mcpTasks.ts).
  * A caller that cannot be resolved (bad session, session limit) gets an `isError` result with the code.
  */
 export function createMcpServerFor(agent: AgentContext, resolveCaller: McpCallerResolver, opts: McpServerForOptions): McpServer {

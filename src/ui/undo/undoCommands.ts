@@ -125,11 +125,21 @@ export class UndoCommands implements vscode.Disposable {
     return ed && this.texts.has(ed.document.uri.toString()) ? ed : undefined;
   }
 
+  /**
+   * The editor to step in: the one showing the document of the edit-bound action `correlationId` when it is
+   * visible (its text goes back with the action, wherever the focus is), else the active source editor.
+   */
+  private editorFor(correlationId: string | undefined): vscode.TextEditor | undefined {
+    const key = correlationId === undefined ? undefined : this.bound.get(correlationId)?.key;
+    const shown = key === undefined ? undefined : vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === key);
+    return shown ?? this.sourceEditor();
+  }
+
   private async undo(): Promise<UndoStep> {
     const repo = this.wb.repo();
     if (!repo) return this.nothing('Nothing to undo: no project is open');
     const next = previewNext(repo, this.owner(), 'undo');
-    const editor = this.sourceEditor();
+    const editor = this.editorFor(next?.correlation_id);
     if (editor) {
       const key = editor.document.uri.toString();
       const typedAt = this.frames.undoStamp(key);
@@ -158,7 +168,7 @@ export class UndoCommands implements vscode.Disposable {
     const top = callerTops(repo, this.owner()).redo;
     // when the researcher's Marginalia undo happened: its last event's sequence number
     const undoneAt = top ? (top.undo.events[top.undo.events.length - 1] as EventRecord).metadata.sequence_number : null;
-    const editor = this.sourceEditor();
+    const editor = this.editorFor(top?.action.correlation_id);
     if (editor) {
       const key = editor.document.uri.toString();
       const textUndoneAt = this.frames.redoStamp(key);

@@ -182,4 +182,31 @@ describe('Undo of a text edit puts back its codings', function () {
     assert.equal(editor.document.getText(), textEdited);
     assert.deepEqual(segments(), edited, 'as after the edit');
   });
+
+  it('Marginalia: Undo from another editor: the source beside it gets its text and codings back; redo likewise', async () => {
+    const textBefore = editor.document.getText();
+    const before = segments();
+    assert.ok(await editor.edit((b) => b.delete(rangeOf('The food bank ran out twice in March, '))));
+    await stored();
+    const textAfter = editor.document.getText();
+    const after = segments();
+    assert.equal(after.length, before.length - 2, 'both codings of the food bank sentence went');
+    fs.writeFileSync(file('notes.txt'), 'my own notes\n');
+    const notes = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(file('notes.txt')), {
+      viewColumn: vscode.ViewColumn.Beside,
+      preview: false,
+    });
+    assert.equal(vscode.window.activeTextEditor?.document, notes.document, 'the focus is in the notes');
+
+    const step = (await vscode.commands.executeCommand('marginalia.undo')) as UndoStep;
+    assert.equal(step.by, 'editor', JSON.stringify(step));
+    assert.equal(editor.document.getText(), textBefore);
+    assert.deepEqual(segments(), before, 'the codings are back');
+    assert.equal(notes.document.getText(), 'my own notes\n');
+
+    const again = (await vscode.commands.executeCommand('marginalia.redo')) as UndoStep;
+    assert.equal(again.by, 'editor', JSON.stringify(again));
+    assert.equal(editor.document.getText(), textAfter);
+    assert.deepEqual(segments(), after);
+  });
 });

@@ -36,6 +36,8 @@ export class StoreDumpAccess implements ProjectRows {
 
   /** Every ordinary table (`PRAGMA table_list` type `table`, without `sqlite_*`), by name; columns in schema order. */
   tables(): TableInfo[] {
+    // a dump is about to be read: the GUIDs the triggers drew become durable first (TriggerGuids)
+    this.guids.flush();
     return [...this.tableMap().values()];
   }
 
@@ -121,7 +123,7 @@ export class StoreDumpAccess implements ProjectRows {
         const params: SqlValue[] = [];
         for (const row of batch) for (const col of cols) params.push(value(row[col]));
         this.store.run(head + Array(batch.length).fill(tuple).join(','), params);
-        if (withGuid) for (const row of batch) if (typeof row.guid === 'string' && typeof row.id === 'number') this.guids.insertedWithGuid(t.name, row.id);
+        if (withGuid) for (const row of batch) if (typeof row.id === 'number') this.guids.inserted(t.name, row.id, typeof row.guid === 'string');
       }
     }
   }
@@ -187,18 +189,25 @@ function value(v: Row[string] | undefined): SqlValue {
  * (SIGKILL before the next checkpoint) every entity created since the checkpoint would come back under a new
  * identity while the history and the other copies know it under the old one: the next merge would see it
  * deleted here and created anew (spurious `*_deleted_used` and `name_clash` conflicts, duplicated entities).
- * After every commit that inserted such rows, one more journaled transaction writes their GUIDs explicitly
- * (`UPDATE <table> SET guid = ? WHERE id = ?`: no change now, the original GUID on replay). It runs in the
- * store's commit hook, before the committing call returns, so nothing can have seen a GUID that a crash would
- * change. Rows a restore or merge inserts with their GUID ({@link StoreDumpAccess.applyChanges}) are skipped.
- * One per store ({@link TriggerGuids.of}).
+ *
+ * After each commit the rows that got a drawn GUID are noted (one query on `sqlite_sequence` when none was
+ * inserted); before the project's rows are next read for a dump ({@link StoreDumpAccess.tables}, outside a
+ * transaction: every snapshot and sync reads through it), one journaled transaction writes their GUIDs explicitly
+ * (`UPDATE <table> SET guid = ? WHERE id = ?`: no change now, the original GUID on replay). So no snapshot, and no
+ * copy, ever holds a GUID a crash could change, and an ordinary write pays no second journal append. Rows a
+ * restore or merge inserts with their GUID ({@link StoreDumpAccess.applyChanges}) are skipped. One per store
+ * ({@link TriggerGuids.of}).
  */
 export class TriggerGuids {
   private static readonly byStore = new WeakMap<ProjectStore, TriggerGuids>();
-  /** per table with a GUID trigger: the highest row id whose GUID is durable */
+  /** per table with a GUID trigger: the highest row id looked at */
   private readonly seen = new Map<string, number>();
   /** ids inserted with an explicit GUID since the last commit, by table */
   private readonly explicit = new Map<string, Set<number>>();
+  /** ids inserted without a GUID at or below the table's highest id (a restore of an older dump), by table */
+  private readonly belowSeen = new Map<string, Set<number>>();
+  /** drawn GUIDs not yet written explicitly, by table and id */
+  private readonly pending = new Map<string, Map<number, string | null>>();
 
   /** The instance of `store`, created (and hooked into its commits) on first use. */
   static of(store: ProjectStore): TriggerGuids {
@@ -216,35 +225,54 @@ export class TriggerGuids {
     store.onDidCommit(() => this.afterCommit());
   }
 
-  /** Notes that row `id` of `table` was inserted with its own GUID (no fix-up needed). */
-  insertedWithGuid(table: string, id: number): void {
-    if (!this.seen.has(table)) return;
-    let s = this.explicit.get(table);
-    if (!s) this.explicit.set(table, (s = new Set()));
+  /** Notes that row `id` of `table` was inserted with its own GUID (true) or without one (false). */
+  inserted(table: string, id: number, withGuid: boolean): void {
+    const from = this.seen.get(table);
+    if (from === undefined) return;
+    const into = withGuid ? this.explicit : id <= from ? this.belowSeen : undefined;
+    if (!into) return;
+    let s = into.get(table);
+    if (!s) into.set(table, (s = new Set()));
     s.add(id);
   }
 
+  /** Writes the noted GUIDs explicitly in one journaled transaction (see the class comment); nothing when none is pending. */
+  flush(): void {
+    if (this.pending.size === 0 || this.store.inTransaction) return;
+    const fixes = [...this.pending];
+    this.pending.clear();
+    this.store.transaction(() => {
+      for (const [table, rows] of fixes) for (const [id, guid] of rows) this.store.run(`UPDATE ${ident(table)} SET guid = ? WHERE id = ?`, [guid, id]);
+    });
+  }
+
+  private note(table: string, rows: readonly { id: number; guid: string | null }[]): void {
+    if (rows.length === 0) return;
+    let m = this.pending.get(table);
+    if (!m) this.pending.set(table, (m = new Map()));
+    for (const r of rows) m.set(r.id, r.guid);
+  }
+
   private afterCommit(): void {
-    const fixes: { table: string; rows: { id: number; guid: string | null }[] }[] = [];
+    const seq = new Map(this.store.all<{ name: string; seq: number }>('SELECT name, seq FROM sqlite_sequence').map((r) => [r.name, Number(r.seq)]));
     for (const [table, from] of this.seen) {
       const skip = this.explicit.get(table);
+      const below = this.belowSeen.get(table);
+      if (below)
+        this.note(table, this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id IN (${[...below].join(',')})`));
+      const top = seq.get(table) ?? Number.MAX_SAFE_INTEGER;
+      if (top <= from) continue;
       const news = this.store.get<{ n: number; m: number | null }>(`SELECT count(*) AS n, max(id) AS m FROM ${ident(table)} WHERE id > ?`, [from]);
-      if (!news || news.n === 0) continue;
-      // every new row came with its GUID (a merge's inserts): nothing to read
-      if (skip && skip.size >= news.n && [...skip].filter((id) => id > from).length === news.n) {
-        this.seen.set(table, Number(news.m));
+      // new ids are above the sequence (AUTOINCREMENT): nothing above it now means nothing to look at below it later
+      if (!news || news.n === 0 || (skip && [...skip].filter((id) => id > from).length === news.n)) {
+        this.seen.set(table, Math.max(from, top === Number.MAX_SAFE_INTEGER ? Number(news?.m ?? from) : top));
         continue;
       }
       const rows = this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id > ? ORDER BY id`, [from]);
-      if (rows.length === 0) continue;
-      this.seen.set(table, rows[rows.length - 1]!.id);
-      const drawn = skip ? rows.filter((r) => !skip.has(r.id)) : rows;
-      if (drawn.length > 0) fixes.push({ table, rows: drawn });
+      this.seen.set(table, Math.max(from, rows[rows.length - 1]?.id ?? from));
+      this.note(table, skip ? rows.filter((r) => !skip.has(r.id)) : rows);
     }
     this.explicit.clear();
-    if (fixes.length === 0) return;
-    this.store.transaction(() => {
-      for (const f of fixes) for (const r of f.rows) this.store.run(`UPDATE ${ident(f.table)} SET guid = ? WHERE id = ?`, [r.guid, r.id]);
-    });
+    this.belowSeen.clear();
   }
 }

@@ -277,8 +277,9 @@ export class RemoteSync implements RemoteSyncPort {
     const r = await this.mustRemote();
     const author = actor.user || 'researcher';
     // 1. snapshot now
-    const generation = this.opts.rows.writeGeneration;
     const before = currentDump();
+    // read after the dump (reading it may first make drawn GUIDs durable: a write)
+    const generation = this.opts.rows.writeGeneration;
     repo.writeTree(before);
     await repo.commit('Snapshot before syncing', `Taken by ${author} before syncing with ${r.name}.`, author, false);
     const local = (await this.resolve('HEAD'))!;

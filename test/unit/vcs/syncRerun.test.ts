@@ -14,6 +14,8 @@ import * as path from 'node:path';
 import type { Caller } from '../../../src/agent/pipeline';
 import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
+import { StoreDumpAccess } from '../../../src/store/dumpAccess';
+import { canonicalDump, readProjectTables } from '../../../src/vcs/canonicalDump';
 import { fixedClock, storedEvents } from '../domain/projectFixture';
 
 const RESEARCHER = (user: string): Caller => ({ session_id: 'local', client_type: 'LOCAL_UI', client_name: 'vscode', user });
@@ -76,7 +78,7 @@ function crashCopy(file: string, dir: string): string {
 
 describe('vcs identity: the GUIDs the triggers draw survive a crash (journal replay)', function () {
   this.timeout(60_000);
-  it('entities created and coded since the last checkpoint come back from the journal with the GUIDs they were given', async () => {
+  it('entities created and coded since the last checkpoint come back from the journal with the GUIDs a dump of them showed', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'marginalia-guids-'));
     const c = new Copy(path.join(root, 'live', 'study.qda'), 'Ana');
     fs.mkdirSync(path.dirname(c.file), { recursive: true });
@@ -94,6 +96,9 @@ describe('vcs identity: the GUIDs the triggers draw survive a crash (journal rep
         live.every((rows) => rows.length === 1 && /^[0-9a-f-]{36}$/.test(rows[0]!.guid)),
         JSON.stringify(live),
       );
+      // what a snapshot or sync reads: the dump, which holds these GUIDs
+      const dumped = canonicalDump(readProjectTables(new StoreDumpAccess(c.handle.store)));
+      assert.ok(dumped.get('tables/codes.jsonl')!.includes(live[2]![0]!.guid));
       assert.ok(c.handle.store.journalSize > 0, 'the changes are in the journal only');
       const replayed = await openProjectHandle(crashCopy(c.file, path.join(root, 'after-crash')), {});
       try {

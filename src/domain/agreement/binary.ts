@@ -120,8 +120,8 @@ function kappaOf(both: number, onlyI: number, onlyJ: number, n: number): number 
   return pe >= 1 - 1e-12 ? null : ((both + neither) / n - pe) / (1 - pe);
 }
 
-/** Per m: the popcount of every mask, the pairs, and a scratch for the superset sums. */
-const TABLES = new Map<number, { ones: Uint8Array; pairs: [number, number][]; sup: Float64Array }>();
+/** Per m: the popcount of every mask, the pairs (and each pair's two coder bits), and a scratch for the superset sums. */
+const TABLES = new Map<number, { ones: Uint8Array; pairs: [number, number][]; pairBits: Int32Array; sup: Float64Array }>();
 
 /**
  * The coefficients of {@link binaryAgreement} written into `out` without allocating (the bootstrap's inner
@@ -133,7 +133,8 @@ export function binaryAgreementInto(counts: ArrayLike<number>, m: number, out: F
   if (!t) {
     const ones = new Uint8Array(1 << m);
     for (let mask = 0; mask < ones.length; mask++) ones[mask] = bits(mask);
-    TABLES.set(m, (t = { ones, pairs: coderPairs(m), sup: new Float64Array(1 << m) }));
+    const pairBits = Int32Array.from(coderPairs(m).flatMap(([i, j]) => [1 << i, 1 << j]));
+    TABLES.set(m, (t = { ones, pairs: coderPairs(m), pairBits, sup: new Float64Array(1 << m) }));
   }
   let n = 0;
   let agree = 0;
@@ -175,11 +176,15 @@ export function binaryAgreementInto(counts: ArrayLike<number>, m: number, out: F
   const sup = t.sup;
   for (let mask = 0; mask < sup.length; mask++) sup[mask] = counts[mask] ?? 0;
   for (let b = 1; b < sup.length; b <<= 1) {
-    for (let mask = 0; mask < sup.length; mask++) if (!(mask & b)) sup[mask] = (sup[mask] as number) + (sup[mask | b] as number);
+    // the masks without bit b, in runs of b between the runs with it
+    for (let run = 0; run < sup.length; run += 2 * b) {
+      for (let mask = run; mask < run + b; mask++) sup[mask] = (sup[mask] as number) + (sup[mask + b] as number);
+    }
   }
   for (let p = 0; p < t.pairs.length; p++) {
-    const [i, j] = t.pairs[p] as [number, number];
-    const both = sup[(1 << i) | (1 << j)] as number;
-    out[5 + p] = kappaOf(both, (sup[1 << i] as number) - both, (sup[1 << j] as number) - both, n) ?? NaN;
+    const bi = t.pairBits[2 * p] as number;
+    const bj = t.pairBits[2 * p + 1] as number;
+    const both = sup[bi | bj] as number;
+    out[5 + p] = kappaOf(both, (sup[bi] as number) - both, (sup[bj] as number) - both, n) ?? NaN;
   }
 }

@@ -10,7 +10,7 @@
  * credential only; another credential's task id is unknown (-32602).
  *
  * The v2 SDK (2.4.0) keeps the 2025-11-25 task messages as wire vocabulary only, with no task runtime, so the
- * store is ours. The decision comes from the pipeline's approval records (AgentContext.listApprovals) and its
+ * store is ours. The decision comes from the pipeline's approval records (the adapter kit's listApprovals) and its
  * `approval.*` events; nothing here decides anything. Tasks live in memory, in the store of one MCP endpoint
  * (all its stateless HTTP requests share it) or of one stdio connection.
  */
@@ -28,6 +28,7 @@ import { isoTime } from '../../core/clock';
 import type { ApprovalRecord } from '../../domain/ports';
 import type { AgentContext } from '../../agent/agentContext';
 import type { EventSubscription } from '../../agent/eventHub';
+import { listApprovals } from '../../agent/kit';
 import type { Caller, PendingApproval } from '../../agent/pipeline';
 
 /** The server's `capabilities.tasks` (2025-11-25): task-augmented `tools/call`, `tasks/list` and `tasks/cancel`. */
@@ -260,8 +261,8 @@ export class McpTaskStore {
   private refreshed(entry: Entry): Entry {
     if (entry.result !== undefined || entry.requestId === undefined) return entry;
     const id = entry.requestId;
-    if (this.agent.listApprovals('pending').some((a) => a.request_id === id)) return entry;
-    const record = this.agent.listApprovals().find((a) => a.request_id === id);
+    if (listApprovals(this.agent, 'pending').some((a) => a.request_id === id)) return entry;
+    const record = listApprovals(this.agent).find((a) => a.request_id === id);
     if (!record) {
       this.settle(
         entry,

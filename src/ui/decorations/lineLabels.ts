@@ -9,19 +9,17 @@ export interface DrawnLineLabels {
   more: { count: number; names: string[] } | null;
 }
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /**
- * The hover of a "+N" chip: every code on the line, each name on its code's colour (as the labels show them),
- * one per line. HTML spans with `color` and `background-color` are what VS Code's hover sanitiser keeps.
+ * The hover of a "+N" chip: every code on the line, one per line, in the order the labels use. Names are
+ * appended as text (never as Markdown or HTML: agents name codes), so the hover is plain and untrusted.
  */
 export function moreLabelsHover(labels: readonly LineLabel[]): vscode.MarkdownString {
-  const md = new vscode.MarkdownString(undefined, true);
-  md.supportHtml = true;
+  const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${labels.length} codes on this line**\n\n`);
-  for (const l of labels) {
-    md.appendMarkdown(`<span style="color:${l.textColor};background-color:${l.color};">&nbsp;${escapeHtml(l.name)}&nbsp;</span><br>\n`);
-  }
+  labels.forEach((l, i) => {
+    if (i > 0) md.appendMarkdown('  \n');
+    md.appendText(`\u25A0 ${l.name}`);
+  });
   return md;
 }
 

@@ -102,14 +102,32 @@ export const CODER_COMPARISON_METHOD =
 
 /** The union of half-open intervals (flat: [s0, e0, s1, e1, ...], any order) as disjoint sorted ones, clipped to the extents `clip` (disjoint, sorted). */
 export function unionClipped(flat: readonly number[], clip: readonly number[]): number[] {
-  const pairs: [number, number][] = [];
-  for (let k = 0; k < flat.length; k += 2) pairs.push([flat[k] as number, flat[k + 1] as number]);
-  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const merged: number[] = [];
-  for (const [s, e] of pairs) {
-    const last = merged.length - 1;
-    if (last > 0 && s <= (merged[last] as number)) merged[last] = Math.max(merged[last] as number, e);
-    else merged.push(s, e);
+  // already sorted and apart (one stretch, or a coder's stretches in order): no pairs to sort and merge
+  let ordered = true;
+  for (let k = 0; k < flat.length && ordered; k += 2)
+    ordered = (flat[k] as number) < (flat[k + 1] as number) && (k === 0 || (flat[k] as number) > (flat[k - 1] as number));
+  let merged: number[];
+  if (ordered) merged = flat as number[];
+  else {
+    const pairs: [number, number][] = [];
+    for (let k = 0; k < flat.length; k += 2) pairs.push([flat[k] as number, flat[k + 1] as number]);
+    pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    merged = [];
+    for (const [s, e] of pairs) {
+      const last = merged.length - 1;
+      if (last > 0 && s <= (merged[last] as number)) merged[last] = Math.max(merged[last] as number, e);
+      else merged.push(s, e);
+    }
+  }
+  // ordered (so none empty) within one extent: nothing to clip
+  if (
+    ordered &&
+    clip.length === 2 &&
+    flat.length > 0 &&
+    (flat[0] as number) >= (clip[0] as number) &&
+    (flat[flat.length - 1] as number) <= (clip[1] as number)
+  ) {
+    return flat.slice();
   }
   return intersect(merged, clip);
 }
@@ -205,7 +223,11 @@ export function comparisonSources(
         const code = ranges.code_id[x] as number;
         if (wanted && !wanted.has(code)) continue;
         let per = byCode.get(code);
-        if (!per) byCode.set(code, (per = Array.from({ length: m }, () => [])));
+        if (!per) {
+          per = [];
+          for (let c = 0; c < m; c++) per.push([]);
+          byCode.set(code, per);
+        }
         (per[c] as number[]).push(ranges.start_pos[x] as number, ranges.end_pos[x] as number);
       }
       const codes = new Map<number, number[][]>();

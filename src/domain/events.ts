@@ -93,6 +93,14 @@ export type EventType =
   | 'analysis.report_completed'
   | 'analysis.report_failed';
 
+/**
+ * Whether an event of `eventType` may have replaced any part of the project at once (a snapshot restored, a sync
+ * with a remote that changed rows: neither raises per-entity events), so a view or a cache must re-read everything.
+ */
+export function replacesProjectState(eventType: string): boolean {
+  return eventType === 'project.snapshot_restored' || eventType === 'project.synced';
+}
+
 /** A domain event as a service raises it; the pipeline adds the envelope (id, sequence, correlation). */
 export interface DomainEvent {
   event_type: EventType;

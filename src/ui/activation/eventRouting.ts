@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { announceProject } from '../../cli/compose';
-import type { EventRecord } from '../../domain/events';
+import { replacesProjectState, type EventRecord } from '../../domain/events';
 import { settings } from '../host/settings';
 import { causedByAgent, LOCAL_SESSION } from '../workbench';
 import type { AgentCore } from './agentCore';
@@ -61,8 +61,8 @@ function refreshViews(views: Views, events: readonly EventRecord[]): void {
   if (events.some((e) => e.event_type.startsWith('case.') || e.event_type === 'source.deleted')) casesTree.refresh();
   for (const s of sources) decorations.refreshSource(s);
   if (events.some((e) => e.event_type.startsWith('approval.'))) approvals.refresh();
-  if (events.some((e) => e.event_type === 'project.snapshot_restored')) {
-    // a restore changes everything: redraw every view and editor
+  if (events.some((e) => replacesProjectState(e.event_type))) {
+    // a restore or a sync may change everything: redraw every view and editor
     codesTree.refresh();
     sourcesTree.refresh();
     casesTree.refresh();

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { CaseAttributesModel, FromCaseAttributesWebview, ToCaseAttributesWebview } from '../../protocol/caseAttributes';
+import { replacesProjectState } from '../../domain/events';
 import { removeCaseAttributeTool } from '../../tools/caseManagementTools';
 import { setCaseAttributeTool } from '../../tools/caseTools';
 import type { Workbench } from '../workbench';
@@ -28,7 +29,7 @@ export class CaseAttributesPanel implements vscode.Disposable {
   ) {
     this.subscriptions.push(
       wb.pipeline.onEvents((events) => {
-        if (events.some((e) => e.event_type.startsWith('case.') || e.event_type === 'project.snapshot_restored')) this.schedulePost();
+        if (events.some((e) => e.event_type.startsWith('case.') || replacesProjectState(e.event_type))) this.schedulePost();
       }),
       wb.controller.onDidChangeProject(() => this.schedulePost()),
     );

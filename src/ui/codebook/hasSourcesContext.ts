@@ -5,7 +5,7 @@ import type { Workbench } from '../workbench';
 export const HAS_SOURCES_CONTEXT = 'marginalia.hasSources';
 
 /** Events after which the project may have gained its first source or lost its last (not edits: those are frequent). */
-const CHANGES_SOURCE_LIST = new Set(['source.imported', 'source.deleted', 'source.erased', 'project.snapshot_restored']);
+const CHANGES_SOURCE_LIST = new Set(['source.imported', 'source.deleted', 'source.erased', 'project.snapshot_restored', 'project.synced']);
 
 /**
  * Keeps {@link HAS_SOURCES_CONTEXT} true exactly while the open project has a source: set on project open

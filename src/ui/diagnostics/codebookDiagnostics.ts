@@ -3,7 +3,7 @@ import { OffsetMap } from '../../core/offsets';
 import { countOf } from '../../core/plural';
 import { overlapsTruncatedMessage, projectCodebookHealth, type CodebookProblem } from '../../domain/codebookHealth';
 import type { CodeWithCounts } from '../../domain/ports';
-import type { EventRecord } from '../../domain/events';
+import { replacesProjectState, type EventRecord } from '../../domain/events';
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import { toVsRange } from '../documents/sourceDocuments';
 import { settings } from '../host/settings';
@@ -266,7 +266,7 @@ function changesHealth(e: EventRecord): boolean {
     e.event_type === 'source.deleted' ||
     e.event_type === 'source.text_edited' ||
     e.event_type === 'source.text_reconciled' ||
-    e.event_type === 'project.snapshot_restored'
+    replacesProjectState(e.event_type)
   );
 }
 

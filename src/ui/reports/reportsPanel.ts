@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { EventRecord } from '../../domain/events';
+import { replacesProjectState, type EventRecord } from '../../domain/events';
 import type { Segment } from '../../domain/model';
 import {
   attributeNames,
@@ -463,9 +463,7 @@ export class ReportsPanel implements vscode.Disposable {
 
 /** Events after which the reports may show something else. */
 function changesReports(e: EventRecord): boolean {
-  return (
-    e.event_type.startsWith('coding.') || e.event_type.startsWith('source.') || e.event_type.startsWith('case.') || e.event_type === 'project.snapshot_restored'
-  );
+  return e.event_type.startsWith('coding.') || e.event_type.startsWith('source.') || e.event_type.startsWith('case.') || replacesProjectState(e.event_type);
 }
 
 /** A code matrix (of cases, or of sources for document attributes) as a heat map, keeping the most used rows and columns (in their order) when there are many. */

@@ -2,8 +2,12 @@
 // docs/images). The workspace is the sample study with a seeded project (prepareScreenshotWorkspace.mjs),
 // which Marginalia opens on activation because it is the workspace's only .qda file.
 // Each step gets { page, outDir, workspace, log, home }; a step that throws fails the run.
-import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const row = (page, text) => page.locator('.monaco-list-row', { hasText: text }).first();
 
@@ -60,6 +64,62 @@ async function callTool(server, name, args, extra = {}) {
     body: JSON.stringify({ arguments: args }),
   });
   return { status: res.status, body: await res.json() };
+}
+
+const ANA_TOKEN = 'screenshot-ana-reviewer-token-0123456789abcdef';
+
+/**
+ * Ana, a second coder on another machine: `marginalia serve` (the real CLI, bin/marginalia.js) on her own copy of
+ * the project in `dir`, called as the researcher of that copy. Resolves once it serves; `stop()` ends it (SIGTERM).
+ */
+function startAna(dir) {
+  const child = spawn(
+    process.execPath,
+    [join(root, 'bin', 'marginalia.js'), 'serve', '--project', join(dir, 'community-gardens.qda'), '--port', '0', '--coder', 'Ana'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, MARGINALIA_HOME: join(dir, '.marginalia-home'), MARGINALIA_REVIEWER_TOKEN: ANA_TOKEN, MARGINALIA_CODER: 'Ana' },
+    },
+  );
+  const exited = new Promise((res) => child.once('exit', res));
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((res, rej) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      rej(new Error(`Ana's marginalia serve did not start within 30 s: ${err}`));
+    }, 30_000);
+    exited.then((code) => rej(new Error(`Ana's marginalia serve exited with ${code}: ${err}`)));
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      const server = { url: m[1], token: ANA_TOKEN };
+      res({
+        async call(name, args = {}) {
+          const r = await callTool(server, name, args, { 'x-marginalia-client': 'Ana (her own Marginalia)' });
+          if (r.status !== 200 || !r.body.success) throw new Error(`Ana's ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+          return r.body.data;
+        },
+        async stop() {
+          child.kill('SIGTERM');
+          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(killer);
+        },
+      });
+    });
+  });
+}
+
+/** Waits for a notification toast whose text contains `text`. */
+const toast = (page, text, timeout = 60_000) => page.locator('.notification-toast', { hasText: text }).first().waitFor({ timeout });
+
+/** The team's shared remote, an empty bare git repository in a "lab-share" folder beside the run's workspace copy. */
+function remoteOf(workspace) {
+  return join(dirname(workspace), 'lab-share', 'community-gardens.git');
 }
 
 export const steps = [
@@ -323,6 +383,129 @@ export const steps = [
       await view.locator('.linechart').first().scrollIntoViewIfNeeded();
       await page.waitForTimeout(800);
       await page.screenshot({ path: join(outDir, 'reports-human-ai-weeks.png') });
+    },
+  },
+  {
+    name: 'configure a remote',
+    async run({ page, outDir, workspace }) {
+      // the team's project gets a version history and a remote: a bare git repository in a shared folder, as a
+      // lab would share one (made here, beside the run's copy of the workspace, which keeps one project)
+      const remote = remoteOf(workspace);
+      mkdirSync(remote, { recursive: true });
+      mkdirSync(join(dirname(workspace), 'ana'), { recursive: true });
+      execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', remote], {
+        env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
+      });
+      for (const command of ['View: Close All Editors', 'Notifications: Clear All Notifications', 'Focus on Codes View']) {
+        await page.keyboard.press('Escape');
+        await palette(page, command).catch(() => page.keyboard.press('Escape'));
+      }
+      await page.waitForTimeout(500);
+      await palette(page, 'Marginalia: Start Version History');
+      await page.waitForTimeout(3000);
+      await palette(page, 'Marginalia: Configure Remote...');
+      const input = page.locator('.quick-input-widget input').first();
+      await input.waitFor({ timeout: 15_000 });
+      await input.fill(remote);
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'team-configure-remote.png') });
+      await page.keyboard.press('Enter');
+      await page.waitForTimeout(1000);
+      // the first sync sends the history; the status bar then shows the remote
+      await palette(page, 'Marginalia: Sync Project');
+      await page.locator('.statusbar-item', { hasText: 'origin' }).first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(1500);
+    },
+  },
+  {
+    name: 'sync with a conflict',
+    async run({ page, outDir, workspace, log }) {
+      // Ana joins from her own machine (an empty copy that receives the history), renames 'Food security' and
+      // rewrites its memo, and sends her work; meanwhile Priya renames the same code her way and edits the memo too
+      const ana = await startAna(join(dirname(workspace), 'ana'));
+      try {
+        await ana.call('initialize_version_control');
+        await ana.call('configure_remote', { url: remoteOf(workspace) });
+        log(`Ana's first sync: ${JSON.stringify(await ana.call('sync_project')).slice(0, 300)}`);
+        const hers = (await ana.call('list_codes')).codes.find((c) => c.name === 'Food security');
+        if (!hers) throw new Error("Ana's copy has no 'Food security'");
+        await ana.call('rename_code', { code_id: hers.code_id, new_name: 'Access to fresh food' });
+        await ana.call('update_code_memo', { code_id: hers.code_id, memo: 'Members grow what they could not afford to buy: fresh vegetables, herbs, fruit.' });
+        const sent = await ana.call('sync_project');
+        if (!sent.pushed) throw new Error(`Ana's sync sent nothing: ${JSON.stringify(sent)}`);
+      } finally {
+        await ana.stop();
+      }
+      // Priya's rename and memo, through the Codes view's context menu
+      for (const [menu, from, value] of [
+        ['Rename...', 'Food security', 'Food sovereignty'],
+        ['Edit Memo...', 'Food sovereignty', 'Growing food as control over what the household eats, not only as saving money.'],
+      ]) {
+        await page
+          .locator('.part.sidebar .monaco-list-row', { has: page.getByText(from, { exact: true }) })
+          .first()
+          .click({ button: 'right' });
+        const item = page.getByRole('menuitem', { name: new RegExp(`^${menu.replace(/\./g, '\\.')}`) }).first();
+        await item.waitFor({ timeout: 10_000 });
+        await page.waitForTimeout(300);
+        await item.click();
+        const box = page.locator('.quick-input-widget input').first();
+        await box.waitFor({ timeout: 15_000 });
+        await box.fill(value);
+        await page.waitForTimeout(300);
+        await page.keyboard.press('Enter');
+        await page.waitForTimeout(800);
+      }
+      await row(page, 'Food sovereignty').waitFor({ timeout: 30_000 });
+      await palette(page, 'Notifications: Clear All Notifications');
+      // Sync Project, as the researcher runs it: the merge keeps everything it can and names the conflicts
+      await palette(page, 'Marginalia: Sync Project');
+      // the result in words: a toast, and in the notification list (toasts do not show in this headless browser)
+      await toast(page, 'conflict', 5_000).catch(() => log('no toast naming a conflict'));
+      await page.waitForTimeout(2000);
+      await palette(page, 'Notifications: Show Notifications');
+      await page.locator('.notifications-center', { hasText: 'conflict' }).first().waitFor({ timeout: 60_000 });
+      await page.waitForTimeout(1000);
+      await page.screenshot({ path: join(outDir, 'team-sync-conflicts.png') });
+      await palette(page, 'Notifications: Hide Notifications').catch(() => page.keyboard.press('Escape'));
+    },
+  },
+  {
+    name: 'merge conflicts view',
+    async run({ page, outDir, log }) {
+      await palette(page, 'Focus on Merge Conflicts View');
+      const conflict = page.locator('.part.sidebar .monaco-list-row', { hasText: 'renamed on both sides' }).first();
+      await conflict.waitFor({ timeout: 30_000 });
+      await conflict.click();
+      // the pointer on the row: its tooltip (the conflict in full, the choices) and its inline actions
+      const box = await conflict.boundingBox();
+      if (box) await page.mouse.move(box.x + box.width / 3, box.y + box.height / 2);
+      await page
+        .locator('.monaco-hover, .workbench-hover', { hasText: 'Choices' })
+        .first()
+        .waitFor({ timeout: 10_000 })
+        .catch(() => log('no tooltip on the conflict'));
+      await page.waitForTimeout(800);
+      await page.screenshot({ path: join(outDir, 'team-merge-conflicts.png') });
+      await page.mouse.move(5, 5);
+    },
+  },
+  {
+    name: 'blind coding',
+    async run({ page, outDir, log }) {
+      // Start Blind Coding with Sam as the lead: Priya then sees only her own codings until Sam ends it
+      await palette(page, 'Notifications: Clear All Notifications');
+      await palette(page, 'Focus on Codes View');
+      await palette(page, 'Marginalia: Start Blind Coding...');
+      const input = page.locator('.quick-input-widget input').first();
+      await input.waitFor({ timeout: 15_000 });
+      await input.fill('Sam');
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Enter');
+      await toast(page, 'Blind coding is on', 3_000).catch(() => log('no "Blind coding is on" toast'));
+      await page.locator('.statusbar-item', { hasText: 'Blind coding' }).first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(1500);
+      await page.screenshot({ path: join(outDir, 'team-blind-coding.png') });
     },
   },
 ];

@@ -491,7 +491,7 @@ export function describe(r: SyncResult): string {
       return (
         `Merged ${snaps(r.received)} from ${r.remote.name} with ${snaps(r.sent - 1)} made here (${changed} row change${changed === 1 ? '' : 's'} applied) and sent the merge` +
         (r.conflicts.length > 0
-          ? `; ${r.conflicts.length} conflict${r.conflicts.length === 1 ? '' : 's'} to resolve (list_merge_conflicts).`
+          ? `; ${r.conflicts.length} conflict${r.conflicts.length === 1 ? '' : 's'} to resolve in the Merge Conflicts view (or with list_merge_conflicts).`
           : '; no conflicts.')
       );
   }

@@ -328,8 +328,10 @@ export const steps = [
       await palette(page, 'Developer: Reload Window');
       const item = page.locator('.activitybar [aria-label^="Marginalia"]').first();
       await item.waitFor({ timeout: 60_000 });
+      // the Codes view by command, not by a click on the activity bar item: a click on the active container's item
+      // closes the side bar, and after the reload the container may already be open while its trees still load
+      await palette(page, 'Focus on Codes View');
       const codes = page.locator('.part.sidebar .monaco-list-row', { hasText: 'Earning membership' }).first();
-      if (!(await codes.isVisible().catch(() => false))) await item.click();
       await codes.waitFor({ timeout: 60_000 });
       await page.waitForTimeout(1000);
     },
@@ -465,6 +467,14 @@ export const steps = [
       await page.waitForTimeout(2000);
       await palette(page, 'Notifications: Show Notifications');
       await page.locator('.notifications-center', { hasText: 'conflict' }).first().waitFor({ timeout: 60_000 });
+      // the result is longer than a line: expand it so the picture shows it whole
+      await page
+        .locator('.notifications-center .monaco-list-row', { hasText: 'conflict' })
+        .first()
+        .locator('.codicon-notifications-expand')
+        .first()
+        .click({ timeout: 5_000 })
+        .catch(() => log('no expand action on the sync result'));
       await page.waitForTimeout(1000);
       await page.screenshot({ path: join(outDir, 'team-sync-conflicts.png') });
       await palette(page, 'Notifications: Hide Notifications').catch(() => page.keyboard.press('Escape'));
@@ -476,6 +486,18 @@ export const steps = [
       await palette(page, 'Focus on Merge Conflicts View');
       const conflict = page.locator('.part.sidebar .monaco-list-row', { hasText: 'renamed on both sides' }).first();
       await conflict.waitFor({ timeout: 30_000 });
+      // give the Merge Conflicts view the side bar (collapse the other Supervision views) and widen the side bar,
+      // so each conflict reads whole; both are put back after the picture
+      const header = (name) => page.locator('.part.sidebar .pane-header .title', { hasText: new RegExp(`^${name}$`) }).first();
+      const others = ['Pending Approvals', 'Connected Agents', 'Agent Activity'];
+      for (const name of others)
+        await header(name)
+          .click({ timeout: 5_000 })
+          .catch(() => log(`no ${name} header`));
+      // wider by VS Code's own command (60 px a step) while a view of the side bar has the focus
+      await conflict.click();
+      for (let i = 0; i < 5; i++) await palette(page, 'Increase Current View Size');
+      await page.waitForTimeout(500);
       await conflict.click();
       // the pointer on the row: its tooltip (the conflict in full, the choices) and its inline actions
       const box = await conflict.boundingBox();
@@ -488,6 +510,12 @@ export const steps = [
       await page.waitForTimeout(800);
       await page.screenshot({ path: join(outDir, 'team-merge-conflicts.png') });
       await page.mouse.move(5, 5);
+      await conflict.click();
+      for (let i = 0; i < 5; i++) await palette(page, 'Decrease Current View Size');
+      for (const name of others)
+        await header(name)
+          .click({ timeout: 5_000 })
+          .catch(() => log(`no ${name} header`));
     },
   },
   {

@@ -103,9 +103,12 @@ function createResearchViews(context: vscode.ExtensionContext, core: AgentCore):
   const decorations = new CodedSegmentDecorations(wb, docs);
   const editTracker = new EditTracker(wb, docs);
   const statusBar = new MarginaliaStatusBar(core.controller);
-  // blind coding's status bar hint; the Codes tree and the decorations read through the researcher's scope (src/ui/teamScope.ts)
+  // blind coding's status bar hint; the Codes and Sources trees, Retrieval, the Reports and the decorations read through
+  // the researcher's scope (src/ui/teamScope.ts)
   const blindCoding = new BlindCodingStatus(wb, () => {
     codesTree.refresh();
+    sourcesTree.refresh();
+    void retrieval.refresh();
     decorations.refreshAll();
   });
   context.subscriptions.push(blindCoding);

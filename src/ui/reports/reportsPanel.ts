@@ -33,6 +33,7 @@ import type { SourceDocuments } from '../documents/sourceDocuments';
 import type { Workbench } from '../workbench';
 import { agreementView, disagreementsView, humanAiView } from './agreementData';
 import { reportsHtml } from './reportsPage';
+import { researcherRepo } from '../teamScope';
 
 /** Most codes (rows) and columns a heat map shows: the most used are kept, in their order. */
 export const HEAT_MAX_ROWS = 40;
@@ -253,7 +254,8 @@ export class ReportsPanel implements vscode.Disposable {
   compute(request: ReportRequest): ToReportsWebview {
     const project = this.wb.controller.current();
     if (!project) return { type: 'noProject' };
-    const repo = project.repo;
+    // blind coding: the researcher's own codings unless they lead (src/ui/teamScope.ts)
+    const repo = researcherRepo(this.wb) ?? project.repo;
     const name = project.name;
     switch (request.view) {
       case 'frequency': {
@@ -306,7 +308,7 @@ export class ReportsPanel implements vscode.Disposable {
 
   /** The coded passages behind a bar, cell or row, and a title for them (exposed for tests). */
   segmentsBehind(target: DrillTarget): { title: string; items: DrillItem[] } {
-    const repo = this.wb.repo();
+    const repo = researcherRepo(this.wb);
     if (!repo) return { title: '', items: [] };
     const codeName = (id: number) => repo.getCode(id)?.name ?? `code ${id}`;
     const sourceNames = new Map<number, string>();

@@ -11,6 +11,7 @@ import { RETRIEVE_MAX_LIMIT, retrieveSegmentsTool } from '../../tools/retrievalT
 import type { SourceDocuments } from '../documents/sourceDocuments';
 import { madeByAgent, type Workbench } from '../workbench';
 import { retrievalHtml } from './retrievalPage';
+import { researcherRepo } from '../teamScope';
 
 /** What {@link RetrievalView.current} returns: the last retrieval and how it reads. */
 export interface RetrievalState {
@@ -127,7 +128,8 @@ export class RetrievalView implements vscode.WebviewViewProvider, vscode.Disposa
   }
 
   private async runOnce(): Promise<void> {
-    const repo = this.wb.repo();
+    // blind coding: the passages of the researcher's own codings (src/ui/teamScope.ts)
+    const repo = researcherRepo(this.wb);
     const query = toDomainQuery(this.query);
     if (!repo || query.code_ids.length === 0) {
       this.result = undefined;
@@ -251,7 +253,7 @@ export function toDomainQuery(q: RetrievalQueryMsg): RetrievalQuery {
 
 /** The project's codes, text sources, folders (as paths), cases, attribute values and coders, by name. */
 function optionsOf(wb: Workbench): RetrievalOptions {
-  const repo = wb.repo();
+  const repo = researcherRepo(wb);
   if (!repo) return { codes: [], sources: [], folders: [], cases: [], source_attributes: [], case_attributes: [], coders: [] };
   const byName = <T extends { name: string }>(xs: T[]) => xs.sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true, sensitivity: 'base' }));
   const categories = new Map(repo.listCategories().map((c) => [c.category_id, c.name]));

@@ -3,6 +3,7 @@ import type { Folder } from '../../domain/model';
 import type { SourceWithCounts } from '../../domain/ports';
 import { moveSourceToFolderTool } from '../../tools/folderTools';
 import { madeByAgent, type Workbench } from '../workbench';
+import { researcherRepo } from '../teamScope';
 
 /** A node of the Sources tree: a folder or a source. */
 export type SourcesNode = { kind: 'folder'; folder: Folder & { source_count: number } } | { kind: 'source'; source: SourceWithCounts };
@@ -52,7 +53,8 @@ export class SourcesTreeProvider implements vscode.TreeDataProvider<SourcesNode>
 
   private load(): void {
     if (this.loaded) return;
-    const repo = this.wb.repo();
+    // blind coding: the coded counts are the researcher's own (src/ui/teamScope.ts)
+    const repo = researcherRepo(this.wb);
     this.folders = repo ? repo.listFolders() : [];
     this.sources = repo ? repo.listSources() : [];
     this.attributes = new Map();

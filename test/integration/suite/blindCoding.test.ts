@@ -40,6 +40,11 @@ describe('Blind coding in VS Code', function () {
         .flatMap((n) => (n.kind === 'code' ? [[n.code.name, n.code.segment_count] as const] : []))
         .filter(([name]) => name === 'Mine' || name === 'Theirs'),
     );
+  /** the coded count the Sources view shows for the interview */
+  const sourceCoded = () => {
+    const node = api.sourcesTree.getChildren().find((n) => n.kind === 'source' && n.source.source_id === sourceId);
+    return node?.kind === 'source' ? node.source.segment_count : undefined;
+  };
   /** the code ids the editor's decorations draw */
   const drawnCodes = () => [...new Set((api.decorations.drawnFor(editor)?.underlines ?? []).flatMap((u) => u.code_ids))].sort((a, b) => a - b);
 
@@ -75,6 +80,7 @@ describe('Blind coding in VS Code', function () {
       drawnCodes(),
       [ids.mine, ids.theirs].sort((a, b) => a - b),
     );
+    assert.equal(sourceCoded(), 2);
     assert.equal(api.blindCoding.text, '');
   });
 
@@ -85,6 +91,8 @@ describe('Blind coding in VS Code', function () {
     await until("the editor drawing only the researcher's coding", () => (drawnCodes().length === 1 ? true : undefined));
     assert.deepEqual(drawnCodes(), [ids.mine]);
     assert.deepEqual(treeCounts(), { Mine: 1, Theirs: 0 });
+    // the Sources view counts the researcher's own codings too
+    await until('the Sources view counting one coding', () => (sourceCoded() === 1 ? true : undefined));
     assert.equal(api.blindCoding.text, '$(eye-closed) Blind coding: you see your codings only');
   });
 
@@ -93,6 +101,7 @@ describe('Blind coding in VS Code', function () {
     await api.settled();
     await until('both codings drawn again', () => (drawnCodes().length === 2 ? true : undefined));
     assert.deepEqual(treeCounts(), { Mine: 1, Theirs: 1 });
+    await until('the Sources view counting both codings', () => (sourceCoded() === 2 ? true : undefined));
     assert.equal(api.blindCoding.text, '');
   });
 

@@ -45,8 +45,32 @@ export const CODE_PALETTE: readonly string[] = [
  */
 export const SAME_COLOUR_DELTA_E = 5;
 
+/**
+ * Colours met so far, by their `#RRGGBB` text: a codebook has few distinct colours and every create or recolour
+ * compares the new one with all of them, so each is converted once. Bounded: cleared when it passes
+ * {@link MEMO_LIMIT} entries.
+ */
+const labOf = new Map<string, readonly [number, number, number]>();
+const paletteIndexMemo = new Map<string, number>();
+const MEMO_LIMIT = 4096;
+
+function remember<V>(memo: Map<string, V>, key: string, value: V): V {
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(key, value);
+  return value;
+}
+
 /** CIE 1976 L*a*b* of an `#RRGGBB` colour (sRGB per IEC 61966-2-1, D65 white point). */
 export function hexToLab(hex: string): [number, number, number] {
+  const known = labOf.get(hex);
+  if (known) return [known[0], known[1], known[2]];
+  const lab = labFromHex(hex);
+  remember(labOf, hex, lab);
+  return [lab[0], lab[1], lab[2]];
+}
+
+/** {@link hexToLab} computed. */
+function labFromHex(hex: string): [number, number, number] {
   const [r, g, b] = [1, 3, 5].map((i) => {
     const c = parseInt(hex.slice(i, i + 2), 16) / 255;
     return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
@@ -60,8 +84,8 @@ export function hexToLab(hex: string): [number, number, number] {
 
 /** The CIE 1976 colour difference ΔE*ab between two `#RRGGBB` colours (0 = identical; unitless). */
 export function colourDifference(a: string, b: string): number {
-  const p = hexToLab(a);
-  const q = hexToLab(b);
+  const p = labOf.get(a) ?? remember(labOf, a, labFromHex(a));
+  const q = labOf.get(b) ?? remember(labOf, b, labFromHex(b));
   return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
 }
 
@@ -117,6 +141,13 @@ export class CodeColourPicker {
 
 /** Index in {@link CODE_PALETTE} of the palette colour `colour` is {@link sameColour} as (the closest), or -1. */
 export function paletteIndexOf(colour: string): number {
+  const known = paletteIndexMemo.get(colour);
+  if (known !== undefined) return known;
+  return remember(paletteIndexMemo, colour, closestPaletteIndex(colour));
+}
+
+/** {@link paletteIndexOf} computed. */
+function closestPaletteIndex(colour: string): number {
   const exact = CODE_PALETTE.indexOf(colour.toUpperCase());
   if (exact >= 0) return exact;
   let best = -1;
@@ -149,23 +180,32 @@ export interface ColourNote {
   free_colours: string[];
 }
 
-/** The {@link ColourNote} for `colour` (`#RRGGBB`) given to code `exceptCodeId` in `repo`, or undefined when no other code shares it. */
+/**
+ * The {@link ColourNote} for `colour` (`#RRGGBB`) given to code `exceptCodeId` in `repo`, or undefined when no other
+ * code shares it. Called after the code has been given `colour`. Reads the codebook's colour counts (one row per
+ * distinct colour) and only the names of the codes it reports, so it stays cheap for thousands of codes.
+ */
 export function colourNoteFor(repo: ProjectRepository, colour: string, exceptCodeId: number): ColourNote | undefined {
-  const labels = repo.listCodeLabels();
-  const others = labels.filter((c) => c.code_id !== exceptCodeId && sameColour(c.color, colour));
-  if (others.length === 0) return undefined;
-  const first = others[0] as (typeof others)[number];
-  const more = others.length > 1 ? ` (and ${others.length - 1} more)` : '';
+  const counts = repo.codeColourCounts();
+  const matching = counts.filter((c) => sameColour(c.color, colour));
+  // the code itself has `colour` now: it is one of the codes counted under a matching colour
+  const othersCount = matching.reduce((n, c) => n + c.count, 0) - 1;
+  if (othersCount <= 0) return undefined;
+  const others = repo.codesWithColours(
+    matching.map((c) => c.color),
+    exceptCodeId,
+    10,
+  );
+  const first = others[0];
+  if (!first) return undefined;
+  const more = othersCount > 1 ? ` (and ${othersCount - 1} more)` : '';
   const exact = first.color.toUpperCase() === colour.toUpperCase() ? 'also the colour of' : `nearly the colour of`;
-  const free = new CodeColourPicker(
-    labels
-      .filter((c) => c.code_id !== exceptCodeId)
-      .map((c) => c.color)
-      .concat(colour),
-  ).free();
+  const picker = new CodeColourPicker([]);
+  for (const c of counts) for (let i = 0; i < c.count; i++) picker.take(c.color);
+  const free = picker.free();
   return {
     colour_note: `${colour.toUpperCase()} is ${exact} '${first.name}'${more}; ${free.length > 0 ? `free palette colours: ${free.join(', ')}` : 'every palette colour is in use'}`,
-    other_codes_with_colour: others.slice(0, 10).map((c) => ({ code_id: c.code_id, name: c.name, color: c.color })),
+    other_codes_with_colour: others.map((c) => ({ code_id: c.code_id, name: c.name, color: c.color })),
     free_colours: free,
   };
 }

@@ -75,6 +75,8 @@ export class SqlProjectRepository extends SqlAggregates implements ProjectReposi
   readonly updateCode = this.codebook.updateCode.bind(this.codebook);
   readonly deleteCode = this.codebook.deleteCode.bind(this.codebook);
   readonly listCodeLabels = this.codebook.listCodeLabels.bind(this.codebook);
+  readonly codeColourCounts = this.codebook.codeColourCounts.bind(this.codebook);
+  readonly codesWithColours = this.codebook.codesWithColours.bind(this.codebook);
   readonly listCategories = this.codebook.listCategories.bind(this.codebook);
   readonly getCategory = this.codebook.getCategory.bind(this.codebook);
   readonly findCategoryByKey = this.codebook.findCategoryByKey.bind(this.codebook);

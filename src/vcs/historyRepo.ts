@@ -46,6 +46,9 @@ export function identName(s: string): string {
   return oneLine(s.replace(/[<>]/g, '_'), 100) || 'unknown';
 }
 
+/** How long {@link HistoryRepo.exists} trusts that a history is absent before looking again, in milliseconds. */
+const ABSENT_RECHECK_MS = 1000;
+
 /**
  * The git directory of the history whose working tree is `dir`: `<dir>.git` beside it
  * (`<project dir>/.marginalia/history.git`), never `<dir>/.git`. VS Code's git extension finds repositories
@@ -196,15 +199,25 @@ export class HistoryRepo {
     return this.clients;
   }
 
-  /** True when the history's git directory ({@link gitDirOf}) exists, after moving an old `<dir>/.git` there. No git call. */
+  /**
+   * True when the history's git directory ({@link gitDirOf}) exists, after moving an old `<dir>/.git` there. No git
+   * call. Asked after every change, so answered from memory: a history once found stays (nothing removes it), and
+   * a missing one is looked for again at most every {@link ABSENT_RECHECK_MS} milliseconds (or at once after {@link init}).
+   */
   exists(): boolean {
+    const known = this.existsKnown;
+    if (known && (known.value || Date.now() - known.at < ABSENT_RECHECK_MS)) return known.value;
     migrateHistoryDir(this.dir);
+    let value: boolean;
     try {
-      return fs.statSync(gitDirOf(this.dir)).isDirectory();
+      value = fs.statSync(gitDirOf(this.dir)).isDirectory();
     } catch {
-      return false;
+      value = false;
     }
+    this.existsKnown = { value, at: Date.now() };
+    return value;
   }
+  private existsKnown: { value: boolean; at: number } | undefined;
 
   /**
    * Creates the repository: `git init`, branch `main`, local identity and settings, `.gitattributes`
@@ -212,6 +225,7 @@ export class HistoryRepo {
    * `marginalia.project` in the local config.
    */
   async init(projectFile: string): Promise<void> {
+    this.existsKnown = undefined;
     await this.run(['init', '--quiet']);
     // Written directly (git's documented repository layout) rather than with eight more git processes:
     // the branch `main` (HEAD of a repository without commits is only this file) and the local settings.
@@ -229,6 +243,7 @@ export class HistoryRepo {
     );
     fs.writeFileSync(path.join(this.dir, '.gitattributes'), GITATTRIBUTES);
     fs.writeFileSync(path.join(this.dir, 'README.md'), README);
+    this.existsKnown = undefined;
   }
 
   /** The project file name recorded at init (`marginalia.project`), or null when none is recorded. */

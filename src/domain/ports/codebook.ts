@@ -44,6 +44,10 @@ export interface CodebookRepository {
   deleteCode(id: number): void;
   /** Every code's id, name, colour and category, without counts (cheap for thousands of codes), by id. */
   listCodeLabels(): { code_id: number; name: string; color: string; category_id: number | null }[];
+  /** How many codes have each colour: one row per distinct `#RRGGBB` text as stored, by colour. */
+  codeColourCounts(): { color: string; count: number }[];
+  /** Up to `limit` codes other than `exceptCodeId` whose colour text is one of `colours` (as stored), by id. */
+  codesWithColours(colours: readonly string[], exceptCodeId: number, limit: number): { code_id: number; name: string; color: string }[];
   /** Every category with its code count, by name (case-insensitive); the objects are read-only, as {@link listCodes}. */
   listCategories(): CategoryWithCount[];
   /** One category; undefined for an unknown id. */

@@ -65,6 +65,18 @@ export class SqlCodebookRepository implements CodebookRepository {
   listCodeLabels(): { code_id: number; name: string; color: string; category_id: number | null }[] {
     return this.db.all('SELECT id AS code_id, name, color, category_id FROM codes ORDER BY id');
   }
+  codeColourCounts(): { color: string; count: number }[] {
+    return this.db.all('SELECT color, COUNT(*) AS count FROM codes GROUP BY color ORDER BY color');
+  }
+  codesWithColours(colours: readonly string[], exceptCodeId: number, limit: number): { code_id: number; name: string; color: string }[] {
+    if (colours.length === 0 || limit <= 0) return [];
+    const marks = colours.map(() => '?').join(', ');
+    return this.db.all(`SELECT id AS code_id, name, color FROM codes WHERE color IN (${marks}) AND id <> ? ORDER BY id LIMIT ?`, [
+      ...colours,
+      exceptCodeId,
+      limit,
+    ]);
+  }
   /**
    * Every category with its code count, by name (case-insensitive). Served from a cache between writes,
    * like {@link listCodes} (list_codes reads the categories on every call); the objects are frozen.

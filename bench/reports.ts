@@ -130,6 +130,8 @@ async function generate(file: string): Promise<void> {
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
     for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
+      // the SQL functions a migration calls (migration 11's derived GUIDs), registered as the store does
+      for (const [name, fn] of Object.entries(m.functions ?? {})) db.create_function(name, fn);
       db.exec(m.sql);
       db.run('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)', [m.version, now]);
     }

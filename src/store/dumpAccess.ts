@@ -190,26 +190,28 @@ function value(v: Row[string] | undefined): SqlValue {
  * identity while the history and the other copies know it under the old one: the next merge would see it
  * deleted here and created anew (spurious `*_deleted_used` and `name_clash` conflicts, duplicated entities).
  *
- * After each commit the rows that got a drawn GUID are noted (one query on `sqlite_sequence` when none was
- * inserted); before the project's rows are next read for a dump ({@link StoreDumpAccess.tables}, outside a
- * transaction: every snapshot and sync reads through it), one journaled transaction writes their GUIDs explicitly
- * (`UPDATE <table> SET guid = ? WHERE id = ?`: no change now, the original GUID on replay). So no snapshot, and no
- * copy, ever holds a GUID a crash could change, and an ordinary write pays no second journal append. Rows a
- * restore or merge inserts with their GUID ({@link StoreDumpAccess.applyChanges}) are skipped. One per store
+ * After each commit the tables whose highest row id grew are noted, as a range of ids (one query on
+ * `sqlite_sequence`); before the project's rows are next read for a dump ({@link StoreDumpAccess.tables}, outside a
+ * transaction: every snapshot and sync reads through it), one journaled transaction writes the GUIDs of those rows
+ * explicitly (`UPDATE <table> SET guid = ? WHERE id = ?`: no change now, the original GUID on replay). A checkpoint
+ * makes them durable as they are, so it clears what is noted. (Rows a replay made draw their GUIDs again, and a
+ * second replay before a checkpoint would draw others: a gap left open.)
+ * So no snapshot, and no copy, ever holds a GUID a crash could change, an ordinary write pays no second journal
+ * append, and what is noted stays a few numbers per table however much is written. One per store
  * ({@link TriggerGuids.of}).
  */
 export class TriggerGuids {
   private static readonly byStore = new WeakMap<ProjectStore, TriggerGuids>();
   /** per table with a GUID trigger: the highest row id looked at */
   private readonly seen = new Map<string, number>();
-  /** ids inserted with an explicit GUID since the last commit, by table */
-  private readonly explicit = new Map<string, Set<number>>();
+  /** per table: rows with an id above this and at most {@link seen} may hold a drawn GUID not yet written explicitly */
+  private readonly pendingAbove = new Map<string, number>();
   /** ids inserted without a GUID at or below the table's highest id (a restore of an older dump), by table */
   private readonly belowSeen = new Map<string, Set<number>>();
-  /** drawn GUIDs not yet written explicitly, by table and id */
-  private readonly pending = new Map<string, Map<number, string | null>>();
+  /** how many rows above the highest id looked at were inserted with their own GUID since the last commit, by table */
+  private readonly explicitAbove = new Map<string, number>();
 
-  /** The instance of `store`, created (and hooked into its commits) on first use. */
+  /** The instance of `store`, created (and hooked into its commits and checkpoints) on first use. */
   static of(store: ProjectStore): TriggerGuids {
     let g = TriggerGuids.byStore.get(store);
     if (!g) {
@@ -221,58 +223,63 @@ export class TriggerGuids {
 
   private constructor(private readonly store: ProjectStore) {
     const tables = store.all<{ tbl_name: string }>("SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_guid\\_ai' ESCAPE '\\'");
-    for (const { tbl_name: t } of tables) this.seen.set(t, Number(store.get<{ m: number | null }>(`SELECT max(id) AS m FROM ${ident(t)}`)?.m ?? 0));
+    for (const { tbl_name: t } of tables) this.seen.set(t, this.maxId(t));
     store.onDidCommit(() => this.afterCommit());
+    store.onDidCheckpoint(() => {
+      this.pendingAbove.clear();
+      this.belowSeen.clear();
+    });
   }
 
   /** Notes that row `id` of `table` was inserted with its own GUID (true) or without one (false). */
   inserted(table: string, id: number, withGuid: boolean): void {
     const from = this.seen.get(table);
     if (from === undefined) return;
-    const into = withGuid ? this.explicit : id <= from ? this.belowSeen : undefined;
-    if (!into) return;
-    let s = into.get(table);
-    if (!s) into.set(table, (s = new Set()));
+    if (withGuid) {
+      if (id > from) this.explicitAbove.set(table, (this.explicitAbove.get(table) ?? 0) + 1);
+      return;
+    }
+    if (id > from) return;
+    let s = this.belowSeen.get(table);
+    if (!s) this.belowSeen.set(table, (s = new Set()));
     s.add(id);
   }
 
-  /** Writes the noted GUIDs explicitly in one journaled transaction (see the class comment); nothing when none is pending. */
+  /** Writes the noted rows' GUIDs explicitly in one journaled transaction (see the class comment); nothing when none is noted. */
   flush(): void {
-    if (this.pending.size === 0 || this.store.inTransaction) return;
-    const fixes = [...this.pending];
-    this.pending.clear();
+    if ((this.pendingAbove.size === 0 && this.belowSeen.size === 0) || this.store.inTransaction) return;
+    const ranges = [...this.pendingAbove].map(([table, above]) => [table, above, this.seen.get(table) ?? above] as const);
+    const below = [...this.belowSeen].map(([table, ids]) => [table, [...ids]] as const);
+    this.pendingAbove.clear();
+    this.belowSeen.clear();
     this.store.transaction(() => {
-      for (const [table, rows] of fixes) for (const [id, guid] of rows) this.store.run(`UPDATE ${ident(table)} SET guid = ? WHERE id = ?`, [guid, id]);
+      const write = (table: string, rows: { id: number; guid: string | null }[]) => {
+        for (const r of rows) this.store.run(`UPDATE ${ident(table)} SET guid = ? WHERE id = ?`, [r.guid, r.id]);
+      };
+      for (const [table, above, upTo] of ranges)
+        write(table, this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id > ? AND id <= ?`, [above, upTo]));
+      for (const [table, ids] of below)
+        write(table, this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id IN (${ids.join(',')})`));
     });
   }
 
-  private note(table: string, rows: readonly { id: number; guid: string | null }[]): void {
-    if (rows.length === 0) return;
-    let m = this.pending.get(table);
-    if (!m) this.pending.set(table, (m = new Map()));
-    for (const r of rows) m.set(r.id, r.guid);
+  private maxId(table: string): number {
+    return Number(this.store.get<{ m: number | null }>(`SELECT max(id) AS m FROM ${ident(table)}`)?.m ?? 0);
   }
 
   private afterCommit(): void {
     const seq = new Map(this.store.all<{ name: string; seq: number }>('SELECT name, seq FROM sqlite_sequence').map((r) => [r.name, Number(r.seq)]));
     for (const [table, from] of this.seen) {
-      const skip = this.explicit.get(table);
-      const below = this.belowSeen.get(table);
-      if (below)
-        this.note(table, this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id IN (${[...below].join(',')})`));
-      const top = seq.get(table) ?? Number.MAX_SAFE_INTEGER;
+      // AUTOINCREMENT tables: new ids are above the sequence; any other table is asked for its highest id
+      const top = seq.get(table) ?? this.maxId(table);
       if (top <= from) continue;
-      const news = this.store.get<{ n: number; m: number | null }>(`SELECT count(*) AS n, max(id) AS m FROM ${ident(table)} WHERE id > ?`, [from]);
-      // new ids are above the sequence (AUTOINCREMENT): nothing above it now means nothing to look at below it later
-      if (!news || news.n === 0 || (skip && [...skip].filter((id) => id > from).length === news.n)) {
-        this.seen.set(table, Math.max(from, top === Number.MAX_SAFE_INTEGER ? Number(news?.m ?? from) : top));
+      this.seen.set(table, top);
+      // every new row came with its own GUID (a merge or a restore): nothing was drawn
+      const explicit = this.explicitAbove.get(table) ?? 0;
+      if (explicit > 0 && Number(this.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${ident(table)} WHERE id > ?`, [from])?.n ?? 0) === explicit)
         continue;
-      }
-      const rows = this.store.all<{ id: number; guid: string | null }>(`SELECT id, guid FROM ${ident(table)} WHERE id > ? ORDER BY id`, [from]);
-      this.seen.set(table, Math.max(from, rows[rows.length - 1]?.id ?? from));
-      this.note(table, skip ? rows.filter((r) => !skip.has(r.id)) : rows);
+      if (!this.pendingAbove.has(table)) this.pendingAbove.set(table, from);
     }
-    this.explicit.clear();
-    this.belowSeen.clear();
+    this.explicitAbove.clear();
   }
 }

@@ -274,6 +274,12 @@ export class ProjectStore {
     this.afterCommit.push(hook);
   }
 
+  /** Registers `hook` to run after every checkpoint: the file on disk then holds every committed row as it is. */
+  onDidCheckpoint(hook: () => void): void {
+    this.afterCheckpoint.push(hook);
+  }
+  private readonly afterCheckpoint: (() => void)[] = [];
+
   /**
    * Sets SQLite's `secure_delete` on this connection (https://sqlite.org/pragma.html#pragma_secure_delete):
    * on, deleted content and freed pages are overwritten with zeros. Not journaled (it changes no content);
@@ -348,6 +354,7 @@ export class ProjectStore {
     fs.ftruncateSync(this.journalFd, 0);
     fs.fdatasyncSync(this.journalFd);
     this.journalBytes = 0;
+    for (const hook of this.afterCheckpoint) hook();
   }
 
   /**

@@ -351,7 +351,7 @@ function generic(repo: ProjectRepository | undefined, tool: DescribedTool, a: Ar
     if (kind === 'case') return `case ${caseName(repo as ProjectRepository, v)}`;
     if (kind === 'folder') return `folder ${folderName(repo as ProjectRepository, v)}`;
     const text = typeof v === 'string' ? JSON.stringify(shorten(v, MAX_EXCERPT)) : Array.isArray(v) ? plural(v.length, 'item') : JSON.stringify(v);
-    return `${k} ${text !== undefined && text.length > 120 ? `${text.slice(0, 119)}…` : text}`;
+    return `${k.replace(/_/gu, ' ')} ${text !== undefined && text.length > 120 ? `${text.slice(0, 119)}…` : text}`;
   });
   const title = tool.title.toLowerCase();
   return parts.length > 0 ? `${title}: ${parts.join(', ')}` : title;

@@ -164,7 +164,7 @@ describe('agent/describeRequest: approval requests in words', () => {
     assert.equal(words('add_source_to_case', { case_id: 5, source_id: ids.source }), "add the source 'interview-04' to case 5 (not found)");
     assert.equal(
       words('suggest_codes_for_range', { source_id: ids.source, start_pos: 0, end_pos: 5, limit: 3 }),
-      "suggest codes for a range: source 'interview-04', start_pos 0, end_pos 5, limit 3",
+      "suggest codes for a range: source 'interview-04', start pos 0, end pos 5, limit 3",
     );
     assert.equal(words('rename_code', { code_id: 999, new_name: 'Hope' }), "rename code 999 (not found) to 'Hope'");
     assert.equal(words('rename_code', { code_id: ids.empty, new_name: 'Hope' }), "rename the code 'Unused idea' to 'Hope'");

@@ -323,7 +323,7 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
   let poolsDirty = true;
   let armed = false;
   let failures = 0;
-  let cache: { journal: number; digest: DumpDigest } | undefined;
+  let cache: { journal: number; key: string; digest: DumpDigest } | undefined;
   let run = 0;
   let refsAt = -1000;
   let poolsAt = -1000;
@@ -352,9 +352,9 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
     req: BuiltRequest,
     opts: { schemaInvalid: boolean; oversize?: boolean; label: string; effect?: string; agentOnResearcherTool?: boolean },
   ): Promise<{ failed: boolean; body?: any }> => {
-    if (armed && (!cache || cache.journal !== server.journalBytes())) {
+    if (armed && (!cache || cache.key !== server.changeKey())) {
       const t = performance.now();
-      cache = { journal: server.journalBytes(), digest: await server.dump() };
+      cache = { journal: server.journalBytes(), key: server.changeKey(), digest: await server.dump() };
       stats.time.dump += performance.now() - t;
     }
     const before = server.journalBytes();
@@ -400,7 +400,7 @@ async function runGroup(server: FuzzServer, group: string, tools: AnyTool[], see
     }
     for (const p of problems)
       problem(`${tool}: ${p.replace(/\d{3,}/g, 'N').slice(0, 160)}`, `${p}\n    ${describe()}\n    answer: HTTP ${res.status} ${res.text.slice(0, 300)}`);
-    if (failed && armed && cache && cache.journal === after) {
+    if (failed && armed && cache && cache.journal === after && cache.key === server.changeKey()) {
       const t = performance.now();
       const now = await server.dump();
       stats.time.dump += performance.now() - t;

@@ -110,6 +110,22 @@ export class FuzzServer {
   }
 
   /**
+   * Changes whenever the project may have changed, across checkpoints too: the journal's size and modification
+   * time and the project file's inode and modification time. Journal bytes alone repeat when a checkpoint
+   * (erase_source vacuums and checkpoints even with idle checkpoints off) cuts the journal back to a size seen before.
+   */
+  changeKey(): string {
+    const info = this.epoch as EpochInfo;
+    try {
+      const j = fs.statSync(info.journalPath);
+      const p = fs.statSync(info.projectPath);
+      return `${j.size}:${j.mtimeMs}:${p.ino}:${p.mtimeMs}`;
+    } catch {
+      return 'missing';
+    }
+  }
+
+  /**
    * What the journal holds between byte offsets `from` and `to`: the transactions committed meanwhile, as
    * their statements. Undefined when the journal was cut (a checkpoint) in between.
    */

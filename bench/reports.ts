@@ -30,7 +30,7 @@ import { silentLogger } from '../src/core/log';
 import { nameKey } from '../src/domain/rules';
 import { MIGRATIONS } from '../src/store/migrations';
 import { journalPath } from '../src/store/projectStore';
-import { loadSqlJs } from '../src/store/sqljs';
+import { migratedDatabase } from './lib/schema';
 import { copyProject, mulberry32 } from './lib/generate';
 import { FULL, QUICK, machineLine, sectionMain, type Figure, type SectionResult } from './lib/section';
 import { mb, ms, stats, table } from './lib/stats';
@@ -122,21 +122,10 @@ async function generate(file: string): Promise<void> {
     return parts.join(' ').slice(0, len);
   };
 
-  const SQL = await loadSqlJs();
-  const db = new SQL.Database();
+  const now = '2026-01-01T00:00:00.000Z';
+  // the schema exactly as ProjectStore.open creates it: every migration in order, recorded
+  const db = await migratedDatabase(now);
   try {
-    const now = '2026-01-01T00:00:00.000Z';
-    // the schema exactly as ProjectStore.open creates it: every migration in order, recorded
-    db.exec('PRAGMA foreign_keys = ON');
-    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
-      // the SQL functions a migration calls (migration 11's derived GUIDs), registered as the store does
-      for (const [name, fn] of Object.entries(m.functions ?? {})) db.create_function(name, fn);
-      db.exec(m.sql);
-      db.run('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)', [m.version, now]);
-    }
-    db.exec(`PRAGMA user_version = ${Math.max(...MIGRATIONS.map((m) => m.version))}`);
-
     const insCode = db.prepare(
       'INSERT INTO codes(name, name_key, color, memo, category_id, owner, session_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)',
     );

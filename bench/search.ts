@@ -24,7 +24,7 @@ import type { Caller } from '../src/agent/pipeline';
 import { createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../src/cli/compose';
 import { silentLogger } from '../src/core/log';
 import { MIGRATIONS } from '../src/store/migrations';
-import { loadSqlJs } from '../src/store/sqljs';
+import { migratedDatabase } from './lib/schema';
 import { FULL, QUICK, machineLine, sectionMain, type Figure, type SectionResult } from './lib/section';
 import { ms, stats, table } from './lib/stats';
 import { mulberry32 as rng } from '../src/core/random';
@@ -80,14 +80,7 @@ function vocabulary(rand: () => number, size: number): () => string {
 async function generate(file: string): Promise<void> {
   const rand = rng(42);
   const word = vocabulary(rand, 30_000);
-  const SQL = await loadSqlJs();
-  const db = new SQL.Database();
-  for (const m of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
-    // the SQL functions a migration calls (migration 11's derived GUIDs), registered as the store does
-    for (const [name, fn] of Object.entries(m.functions ?? {})) db.create_function(name, fn);
-    db.exec(m.sql);
-  }
-  db.exec(`PRAGMA user_version = ${Math.max(...MIGRATIONS.map((m) => m.version))}`);
+  const db = await migratedDatabase();
   const now = '2026-01-01T00:00:00.000Z';
   db.exec('BEGIN');
   const code = db.prepare('INSERT INTO codes(id, name, name_key, color, memo, owner, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)');

@@ -11,7 +11,7 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-/** Prefix that pins a child to one CPU with taskset when BENCH_PIN is set (the client pins itself elsewhere). */
+/** Prefix that pins a child to one CPU with taskset (section 1's pinned pass; the client pins itself elsewhere). */
 export function pinPrefix(cpu: number | undefined): string[] {
   if (cpu === undefined || !fs.existsSync('/usr/bin/taskset')) return [];
   return ['/usr/bin/taskset', '-c', String(cpu)];

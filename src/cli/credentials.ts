@@ -203,7 +203,14 @@ function appendKeptOpen(file: string, text: string, recheckMs: number): void {
  * 0: before every line).
  */
 export function fileAuditStorage(projectPath: string, logPath: () => string, recheckMs = AUDIT_RECHECK_MS): AuditStorage {
-  const resolve = () => path.resolve(path.dirname(path.resolve(projectPath)), logPath());
+  // resolved once per configured `log_path` (a path.resolve per line was a tenth of the audit's cost per call)
+  const folder = path.dirname(path.resolve(projectPath));
+  let resolved: { logPath: string; file: string } | undefined;
+  const resolve = () => {
+    const configured = logPath();
+    if (resolved?.logPath !== configured) resolved = { logPath: configured, file: path.resolve(folder, configured) };
+    return resolved.file;
+  };
   return {
     append: (line) => appendKeptOpen(resolve(), `${line}\n`, recheckMs),
     read: async () => {

@@ -113,10 +113,10 @@ export class CodeColourPicker {
     return new CodeColourPicker(repo.listCodeLabels().map((c) => c.color));
   }
 
-  /** Counts `colour` (`#RRGGBB`) as used by one more code. */
-  take(colour: string): void {
+  /** Counts `colour` (`#RRGGBB`) as used by `codes` more codes (default one). */
+  take(colour: string, codes = 1): void {
     const i = paletteIndexOf(colour);
-    if (i >= 0) this.uses[i] = (this.uses[i] as number) + 1;
+    if (i >= 0) this.uses[i] = (this.uses[i] as number) + codes;
   }
 
   /** The colour the next new code gets (upper-case `#RRGGBB`), without taking it. */
@@ -201,7 +201,7 @@ export function colourNoteFor(repo: ProjectRepository, colour: string, exceptCod
   const more = othersCount > 1 ? ` (and ${othersCount - 1} more)` : '';
   const exact = first.color.toUpperCase() === colour.toUpperCase() ? 'also the colour of' : `nearly the colour of`;
   const picker = new CodeColourPicker([]);
-  for (const c of counts) for (let i = 0; i < c.count; i++) picker.take(c.color);
+  for (const c of counts) picker.take(c.color, c.count);
   const free = picker.free();
   return {
     colour_note: `${colour.toUpperCase()} is ${exact} '${first.name}'${more}; ${free.length > 0 ? `free palette colours: ${free.join(', ')}` : 'every palette colour is in use'}`,

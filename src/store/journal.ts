@@ -17,6 +17,74 @@ export interface JournalEntry {
   q: [string, Params][];
 }
 
+/** About how many characters of a transaction's line {@link JournalLine} gathers before it writes them (1 Mi). */
+const JOURNAL_PIECE_CHARS = 1 << 20;
+
+/**
+ * One transaction's journal line, written while the transaction runs: each statement is serialized as it runs
+ * ({@link add}) and the line goes to the file in pieces of about 1 Mi characters, so an import of many thousand
+ * rows holds neither its statements nor its whole line in memory (issue 6's 300 MB). {@link finish} ends the line
+ * (`]}` and a newline) and fdatasyncs it before the transaction commits. Until then the file ends in a torn
+ * line, which a replay cuts off ({@link replayJournal}): a crash mid-transaction loses only that transaction, never
+ * acknowledged. A transaction that rolls back takes its part back with {@link abort}. The bytes are exactly
+ * `JSON.stringify({s, q}) + "\n"` of the {@link JournalEntry}.
+ */
+export class JournalLine {
+  private piece: string;
+  private count = 0;
+  private written = 0;
+
+  /** `fd`: the journal, open for appending; `seq`: the transaction's sequence number. */
+  constructor(
+    private readonly fd: number,
+    seq: number,
+  ) {
+    this.piece = `{"s":${JSON.stringify(seq)},"q":[`;
+  }
+
+  /** How many statements the line holds. */
+  get statements(): number {
+    return this.count;
+  }
+
+  /** Adds a statement and its bound values; writes a piece when enough has gathered (errors: the file system's). */
+  add(sql: string, params: Params): void {
+    this.piece += (this.count > 0 ? ',' : '') + JSON.stringify([sql, params]);
+    this.count++;
+    if (this.piece.length >= JOURNAL_PIECE_CHARS) this.flush();
+  }
+
+  /** Ends the line and makes it durable (fdatasync); returns the bytes it took in the file. */
+  finish(): number {
+    this.piece += ']}\n';
+    this.flush();
+    fs.fdatasyncSync(this.fd);
+    return this.written;
+  }
+
+  /**
+   * Takes back what reached the file (it is cut to `committedBytes`, the journal's size before the transaction),
+   * or a replay would apply a whole line or every later line would follow the fragment. A failing cut is logged.
+   */
+  abort(committedBytes: number, logger: Logger): void {
+    if (this.written === 0) return;
+    try {
+      fs.ftruncateSync(this.fd, committedBytes);
+    } catch (e) {
+      logger.error('could not cut a failed journal append', e);
+    }
+  }
+
+  private flush(): void {
+    const buf = Buffer.from(this.piece, 'utf8');
+    this.piece = '';
+    let off = 0;
+    // counted before the write: a failing write may still have put part of the buffer in the file
+    this.written += buf.length;
+    while (off < buf.length) off += fs.writeSync(this.fd, buf, off, buf.length - off);
+  }
+}
+
 /** The journal beside a project file: `<file>-journal`. */
 export function journalPath(projectPath: string): string {
   return `${projectPath}-journal`;

@@ -6,7 +6,7 @@ import type { Logger } from '../core/log';
 import { silentLogger } from '../core/log';
 import { loadSqlJs } from './sqljs';
 import { MIGRATIONS } from './migrations';
-import { journalPath, readJournalSeq, replayJournal, type JournalEntry } from './journal';
+import { JournalLine, journalPath, readJournalSeq, replayJournal } from './journal';
 import { acquireLock, type ProjectLock } from './lock';
 import { fsyncDir, removeStaleTemps } from './projectFiles';
 
@@ -46,7 +46,11 @@ export interface StoreOptions {
  */
 export class ProjectStore {
   private readonly stmts = new Map<string, Statement>();
-  private pending: [string, Params][] | undefined;
+  /**
+   * The running transaction: undefined outside one; `line` is its journal line, written as it runs
+   * (null in a {@link dryRun}, which journals nothing).
+   */
+  private tx: { line: JournalLine | null } | undefined;
   private seq: number;
   private journalFd: number;
   private journalBytes: number;
@@ -194,7 +198,7 @@ export class ProjectStore {
    * about 13 ns per character (0.1 s for a report of 8 MB); the bytes are copied as they are.
    */
   run(sql: string, params: Params = [], journaled: Params = params): { changes: number; lastId: number } {
-    if (!this.pending) throw new Error('ProjectStore.run called outside a transaction');
+    if (!this.tx) throw new Error('ProjectStore.run called outside a transaction');
     // before the statement runs: a read cached after this point is keyed by the new generation
     this.generation++;
     const st = this.prepare(sql);
@@ -203,7 +207,7 @@ export class ProjectStore {
     } finally {
       st.reset();
     }
-    this.pending.push([sql, [...journaled]]);
+    this.tx.line?.add(sql, journaled);
     const changes = this.db.getRowsModified();
     const lastId = /^\s*insert/i.test(sql) ? Number(this.scalar('SELECT last_insert_rowid()')) : 0;
     return { changes, lastId };
@@ -217,23 +221,28 @@ export class ProjectStore {
    */
   transaction<T>(fn: () => T): T {
     if (this.closed) throw new ToolError('NO_PROJECT', 'The project is closed');
-    if (this.pending) return fn();
+    if (this.tx) return fn();
     this.db.exec('BEGIN');
-    this.pending = [];
+    const line = new JournalLine(this.journalFd, this.seq + 1);
+    this.tx = { line };
     let result: T;
+    let written = 0;
     try {
       result = fn();
       if (result instanceof Promise) throw new Error('ProjectStore.transaction requires a synchronous function');
-      if (this.pending.length > 0) this.appendJournal({ s: this.seq + 1, q: this.pending });
+      if (line.statements > 0) written = line.finish();
     } catch (e) {
-      this.pending = undefined;
+      this.tx = undefined;
+      // The transaction is rolled back and reported as failed: take back whatever part of its line reached the file
+      line.abort(this.journalBytes, this.logger);
       // a read cached inside the transaction may hold its own (now undone) writes
       this.generation++;
       this.db.exec('ROLLBACK');
       throw e;
     }
-    const wrote = this.pending.length > 0;
-    this.pending = undefined;
+    const wrote = line.statements > 0;
+    this.journalBytes += written;
+    this.tx = undefined;
     this.db.exec('COMMIT');
     if (wrote) {
       this.generation++;
@@ -255,15 +264,15 @@ export class ProjectStore {
    */
   dryRun<T>(fn: () => T): T {
     if (this.closed) throw new ToolError('NO_PROJECT', 'The project is closed');
-    if (this.pending) throw new Error('ProjectStore.dryRun called inside a transaction');
+    if (this.tx) throw new Error('ProjectStore.dryRun called inside a transaction');
     this.db.exec('BEGIN');
-    this.pending = [];
+    this.tx = { line: null };
     try {
       const result = fn();
       if (result instanceof Promise) throw new Error('ProjectStore.dryRun requires a synchronous function');
       return result;
     } finally {
-      this.pending = undefined;
+      this.tx = undefined;
       this.generation++;
       this.db.exec('ROLLBACK');
     }
@@ -295,7 +304,7 @@ export class ProjectStore {
    * database twice. Throws (a programming error) inside a transaction.
    */
   vacuum(): void {
-    if (this.pending) throw new Error('ProjectStore.vacuum called inside a transaction');
+    if (this.tx) throw new Error('ProjectStore.vacuum called inside a transaction');
     if (this.closed) return;
     this.generation++;
     this.db.exec('VACUUM');
@@ -305,7 +314,7 @@ export class ProjectStore {
 
   /** True while a {@link transaction} is running. */
   get inTransaction(): boolean {
-    return this.pending !== undefined;
+    return this.tx !== undefined;
   }
 
   /**
@@ -335,7 +344,7 @@ export class ProjectStore {
    * journal. Blocks for about 2 ms per MB of project (see shared/notes/perf-anchors.md, section 1c).
    */
   checkpoint(): void {
-    if (this.closed || this.pending) return;
+    if (this.closed || this.tx) return;
     this.clearIdle();
     this.db.run("INSERT INTO meta(key, value) VALUES ('journal_seq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [String(this.seq)]);
     const bytes = this.db.export();
@@ -422,43 +431,6 @@ export class ProjectStore {
       ran++;
     }
     return ran;
-  }
-
-  private appendJournal(entry: JournalEntry): void {
-    // The line is JSON.stringify(entry) + '\n', byte for byte, but written in pieces of about 1 MiB: a large
-    // transaction (an import of many thousand rows) never holds its whole line as one string and one buffer.
-    let written = 0;
-    try {
-      let piece = `{"s":${JSON.stringify(entry.s)},"q":[`;
-      for (let i = 0; i < entry.q.length; i++) {
-        piece += (i > 0 ? ',' : '') + JSON.stringify(entry.q[i]);
-        if (piece.length >= 1 << 20) {
-          written += this.writeJournalPiece(piece);
-          piece = '';
-        }
-      }
-      written += this.writeJournalPiece(`${piece}]}\n`);
-      fs.fdatasyncSync(this.journalFd);
-    } catch (e) {
-      // The transaction is rolled back and reported as failed: take back whatever part of its line
-      // reached the file, or a replay would apply it (whole line) or every later line would follow the
-      // fragment and make the journal unreadable (partial line).
-      try {
-        fs.ftruncateSync(this.journalFd, this.journalBytes);
-      } catch (te) {
-        this.logger.error('could not cut a failed journal append', te);
-      }
-      throw e;
-    }
-    this.journalBytes += written;
-  }
-
-  /** Appends `text` (UTF-8) to the journal; returns its length in bytes. */
-  private writeJournalPiece(text: string): number {
-    const buf = Buffer.from(text, 'utf8');
-    let off = 0;
-    while (off < buf.length) off += fs.writeSync(this.journalFd, buf, off, buf.length - off);
-    return buf.length;
   }
 
   private scheduleCheckpoint(): void {

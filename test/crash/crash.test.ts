@@ -161,6 +161,7 @@ class Harness {
     checkedSegments: 0,
     checks: 0,
     tornTails: 0,
+    leftoverApprovals: 0,
     replayed: 0,
     snapshotChecks: 0,
   };
@@ -547,6 +548,24 @@ class Harness {
     return n;
   }
 
+  /**
+   * After a restart the researcher rejects the agent proposals a kill left waiting (asked, never decided): they are
+   * stored, so over many kills they would fill the approval queue (approvals.max_pending, 10) and refuse every new
+   * proposal. A rejected proposal creates nothing, which is what verify expects of an undecided one.
+   */
+  async rejectLeftoverApprovals(base: string, label: string): Promise<void> {
+    const listed = await request<{ success: boolean; data: { approvals: { request_id: string }[] } }>(base, 'GET', '/approvals?status=pending', undefined, {
+      ...HEADERS,
+      ...AS_RESEARCHER,
+    });
+    assert.ok(listed.body.success, `${label}: GET /approvals failed: ${JSON.stringify(listed.body).slice(0, 300)}`);
+    for (const { request_id: id } of listed.body.data.approvals) {
+      const res = await request(base, 'POST', `/approvals/${id}/reject`, { reason: 'left waiting by a kill' }, { ...HEADERS, ...AS_RESEARCHER });
+      assert.equal(res.status, 200, `${label}: rejecting ${id} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      this.stats.leftoverApprovals++;
+    }
+  }
+
   /** The server's own view after it replayed: the same codes and segments as the model. */
   async checkServer(base: string, label: string): Promise<void> {
     const codes = await callTool<{ count: number; codes: { code_id: number; name: string }[] }>(base, 'list_codes', {}, HEADERS);
@@ -713,6 +732,7 @@ describe('crash: SIGKILL under load', function () {
       servers.push(server);
       if (/torn journal tail/.test(server.stderr())) h.stats.tornTails++;
       await h.checkServer(server.base, `${label}, after restart`);
+      await h.rejectLeftoverApprovals(server.base, label);
       const inoAtStart = fs.statSync(project).ino;
 
       let live = true;
@@ -812,7 +832,7 @@ describe('crash: SIGKILL under load', function () {
         `snapshot-history-checks=${s.snapshotChecks} snapshots=${snapshotsBefore} ` +
         `failed-as-expected=${s.failedAsExpected} cut-off=${s.unknown} (committed=${s.unknownCommitted}) ` +
         `checks=${s.checks} checked codes=${s.checkedCodes} segments=${s.checkedSegments} ` +
-        `rounds-with-checkpoint=${checkpointRounds} kills-mid-checkpoint=${midCheckpointKills} torn-tails=${s.tornTails} ` +
+        `rounds-with-checkpoint=${checkpointRounds} kills-mid-checkpoint=${midCheckpointKills} torn-tails=${s.tornTails} leftover-approvals-rejected=${s.leftoverApprovals} ` +
         `replayed-entries=${s.replayed} seed=${SEED} ${((Date.now() - t0) / 1000).toFixed(1)}s`,
     );
     assert.ok(s.acked > KILLS, 'the load acknowledged mutations');

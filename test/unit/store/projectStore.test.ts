@@ -325,6 +325,59 @@ describe('ProjectStore', function () {
       assert.deepEqual(codeNames(reopened), ['Hope', 'Fear']);
     });
 
+    it('writes a large transaction to the journal while it runs: a crash mid-way leaves a torn tail the replay cuts, a rollback takes it back, a commit leaves exactly its line', async () => {
+      const { file, store } = await fresh();
+      addCode(store, 'Hope');
+      const before = fs.statSync(journalPath(file)).size;
+      const memo = (c: string) => c.repeat(700_000); // two statements pass the 1 Mi characters of a piece
+      const insert = (name: string, m: string) =>
+        store.run('INSERT INTO codes(name, name_key, color, memo, owner, created_at, updated_at) VALUES (?,?,?,?,?,?,?)', [
+          name,
+          name.toLowerCase(),
+          '#112233',
+          m,
+          'a',
+          NOW,
+          NOW,
+        ]);
+      let midway = '';
+      assert.throws(
+        () =>
+          store.transaction(() => {
+            insert('Big one', memo('x'));
+            insert('Big two', memo('y'));
+            insert('Big three', memo('z'));
+            assert.ok(fs.statSync(journalPath(file)).size > before + 1_000_000, 'the first pieces are in the file before the commit');
+            midway = crashCopy(file);
+            throw new Error('boom');
+          }),
+        /boom/,
+      );
+      assert.equal(fs.statSync(journalPath(file)).size, before, 'the rollback cut its part of the line back');
+      assert.equal(store.journalSize, before);
+      // the crash copy: the committed line, then a torn one (no newline) that the replay cuts off
+      const crashed = await open(midway);
+      assert.deepEqual(codeNames(crashed), ['Hope']);
+      assert.equal(fs.statSync(journalPath(midway)).size, before, 'the torn tail was cut');
+      // committed, the line is the whole transaction as one JSON line, and it replays
+      store.transaction(() => {
+        insert('Big one', memo('x'));
+        insert('Big two', memo('y'));
+      });
+      const lines = journalLines(file);
+      assert.equal(lines.length, 2);
+      const entry = JSON.parse(lines[1] ?? '') as { s: number; q: [string, unknown[]][] };
+      assert.equal(entry.s, 2);
+      assert.deepEqual(
+        entry.q.map(([, p]) => p[0]),
+        ['Big one', 'Big two'],
+      );
+      assert.equal(fs.statSync(journalPath(file)).size, store.journalSize);
+      const reopened = await open(crashCopy(file));
+      assert.deepEqual(codeNames(reopened), ['Hope', 'Big one', 'Big two']);
+      assert.equal(reopened.get<{ m: string }>('SELECT memo AS m FROM codes WHERE name = ?', ['Big two'])?.m, memo('y'));
+    });
+
     it('journals nothing for a transaction without writes, and refuses async functions', async () => {
       const { file, store } = await fresh();
       let hooks = 0;

@@ -8,7 +8,8 @@
  * - floor: bench/mcpFloorServer.mjs, the SDK's own serving path on the same transport (express 5,
  *   `createMcpHandler` with `legacy: 'stateless'`, `toNodeHandler`, a fresh McpServer per request) with one
  *   trivial tool returning the real call's result from memory (the same response bytes).
- * Sequential calls over one keep-alive node:http socket per server, in rotating blocks.
+ * Sequential calls over one keep-alive node:http socket per server, in rotating blocks; the servers on CPU0 and
+ * the client on CPU1 as the anchors measured the floor (PIN_SERVERS in bench/lib/http.ts; BENCH_PIN=0 for none).
  * Runs alone (`npx tsx bench/mcp.ts`) or as a child of bench/run.ts; `npm run bench` builds dist/ first.
  */
 import { randomBytes } from 'node:crypto';
@@ -16,7 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { copyProject, ensureProject, specForSize } from './lib/generate';
-import { KeepAliveClient, processCpuMs, spawnServer, type ChildServer } from './lib/http';
+import { KeepAliveClient, PIN_SERVERS, pinSelf, processCpuMs, spawnServer, type ChildServer } from './lib/http';
 import { QUICK, machineLine, sectionMain, type SectionResult } from './lib/section';
 import { LATENCY_HEADER, latencyCells, ms, ratio, stats, table } from './lib/stats';
 
@@ -44,6 +45,9 @@ async function run(): Promise<SectionResult> {
   const runDir = fs.mkdtempSync(path.join(DATA, 'run-mcp-'));
   const servers: ChildServer[] = [];
   const clients: KeepAliveClient[] = [];
+  // servers on CPU0, this client on CPU1, as the anchors measured the MCP floor (PIN_SERVERS)
+  const cpu = PIN_SERVERS ? 0 : undefined;
+  if (PIN_SERVERS) pinSelf(true);
   try {
     const dir = path.join(runDir, 'mcp');
     fs.mkdirSync(path.join(dir, '.marginalia'), { recursive: true });
@@ -61,7 +65,7 @@ async function run(): Promise<SectionResult> {
       'mcp-protocol-version': '2025-11-25',
       'x-marginalia-client': 'bench',
     };
-    const real = await spawnServer([path.join(ROOT, 'bin', 'marginalia.js'), 'serve', '--project', file, '--port', '0'], { cwd: ROOT, env });
+    const real = await spawnServer([path.join(ROOT, 'bin', 'marginalia.js'), 'serve', '--project', file, '--port', '0'], { cwd: ROOT, env, cpu });
     servers.push(real);
     const realClient = new KeepAliveClient(real.port, '/mcp', BODY, headers);
     clients.push(realClient);
@@ -72,7 +76,7 @@ async function run(): Promise<SectionResult> {
     const resultFile = path.join(runDir, 'list_codes.result.json');
     fs.writeFileSync(resultFile, JSON.stringify(answer.result));
 
-    const floor = await spawnServer([path.join(__dirname, 'mcpFloorServer.mjs'), resultFile], { cwd: ROOT });
+    const floor = await spawnServer([path.join(__dirname, 'mcpFloorServer.mjs'), resultFile], { cwd: ROOT, cpu });
     servers.push(floor);
     const floorClient = new KeepAliveClient(floor.port, '/mcp', BODY, headers);
     clients.push(floorClient);
@@ -103,6 +107,7 @@ async function run(): Promise<SectionResult> {
     const cpuCell = (v: number | undefined) => (v === undefined ? 'n/a' : ms(v));
     const body = [
       machineLine(),
+      `CPU pinning: ${PIN_SERVERS ? 'servers CPU0, client CPU1 (as the anchors; BENCH_PIN=0 for none)' : 'none'}`,
       `load average at start ${load0.map((l) => l.toFixed(2)).join(' ')}`,
       '',
       table(
@@ -133,6 +138,7 @@ async function run(): Promise<SectionResult> {
   } finally {
     for (const c of clients) c.close();
     for (const s of servers) await s.stop();
+    if (PIN_SERVERS) pinSelf(false);
     fs.rmSync(runDir, { recursive: true, force: true });
   }
 }

@@ -62,7 +62,6 @@
  * Generated projects are cached in bench/.data/ (gitignored), keyed by their size and the schema; delete
  * them to regenerate (a schema change regenerates them by itself). Generation prints its progress.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -71,15 +70,15 @@ import { createPipeline, headlessHost, openProjectHandle } from '../src/cli/comp
 import type { Caller } from '../src/agent/pipeline';
 import { silentLogger } from '../src/core/log';
 import { copyProject, ensureProject, specForSize, type GeneratedProject } from './lib/generate';
-import { KeepAliveClient, processCpuMs, spawnServer, type ChildServer } from './lib/http';
+import { KeepAliveClient, PIN_SERVERS, pinSelf, processCpuMs, spawnServer, type ChildServer } from './lib/http';
 import { FULL, goalLine, runSectionChild, type Figure, type SectionResult } from './lib/section';
 import { LATENCY_HEADER, latencyCells, mb, ms, ratio, stats, table, type Stats } from './lib/stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const DATA = path.join(__dirname, '.data');
 const QUICK = process.env.BENCH_QUICK === '1';
-/** Section 1's pinned pass (see the file's docstring): unless BENCH_PIN=0, with taskset and at least 2 CPUs. */
-const PIN = process.env.BENCH_PIN !== '0' && fs.existsSync('/usr/bin/taskset') && os.cpus().length >= 2;
+/** Section 1's pinned pass (see the file's docstring and {@link PIN_SERVERS}). */
+const PIN = PIN_SERVERS;
 /** BENCH_ONLY=http: run section 1 alone and print its table (for iterating; not a recorded run). */
 const ONLY_HTTP = process.env.BENCH_ONLY === 'http';
 /** BENCH_ONLY=mutation: run section 2 alone and print create_code against its floor (for iterating; not a recorded run). */
@@ -296,8 +295,7 @@ async function benchHttp(project: GeneratedProject, runDir: string, pin: boolean
   const servers: ChildServer[] = [];
   const clients: KeepAliveClient[] = [];
   const cpu = pin ? 0 : undefined;
-  const allCpus = `0-${os.cpus().length - 1}`;
-  if (pin) execFileSync('/usr/bin/taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+  if (pin) pinSelf(true);
   try {
     log('http: starting `node bin/marginalia.js serve`, the raw node:http floor and the express attribution server (child processes)');
     const real = await spawnServer([path.join(ROOT, 'bin', 'marginalia.js'), 'serve', '--project', file, '--port', '0'], { cwd: ROOT, cpu, env });
@@ -361,7 +359,7 @@ async function benchHttp(project: GeneratedProject, runDir: string, pin: boolean
   } finally {
     for (const c of clients) c.close();
     for (const s of servers) await s.stop();
-    if (pin) execFileSync('/usr/bin/taskset', ['-p', '-c', allCpus, String(process.pid)], { stdio: 'ignore' });
+    if (pin) pinSelf(false);
   }
 }
 

@@ -2,6 +2,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
 
 export interface ChildServer {
   child: ChildProcess;
@@ -11,7 +12,20 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-/** Prefix that pins a child to one CPU with taskset (section 1's pinned pass; the client pins itself elsewhere). */
+/**
+ * Whether the loopback benches (section 1's goals, bench/mcp.ts) pin their servers to CPU0 and themselves to CPU1, as
+ * the anchors measured their floors (shared/notes/perf-anchors.md section 2): unless BENCH_PIN=0, with taskset and at
+ * least 2 CPUs. Unpinned, the scheduler sometimes puts a client and a server on one vCPU, which halves a loopback round
+ * trip (0.12 against 0.24 ms in the anchors), so a floor's p50 moves between runs by more than the gap measured.
+ */
+export const PIN_SERVERS = process.env.BENCH_PIN !== '0' && fs.existsSync('/usr/bin/taskset') && os.cpus().length >= 2;
+
+/** Pins this process to CPU1 (`on`) or back to every CPU (with taskset; see {@link PIN_SERVERS}). */
+export function pinSelf(on: boolean): void {
+  execFileSync('/usr/bin/taskset', ['-p', '-c', on ? '1' : `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+}
+
+/** Prefix that pins a child to one CPU with taskset (the pinned passes; the client pins itself elsewhere). */
 export function pinPrefix(cpu: number | undefined): string[] {
   if (cpu === undefined || !fs.existsSync('/usr/bin/taskset')) return [];
   return ['/usr/bin/taskset', '-c', String(cpu)];

@@ -21,7 +21,7 @@ export interface ServeMcp {
  * The MCP Streamable HTTP endpoint for a headless server or the VS Code host: a ContextBuilder over the
  * open project (its research frame from `.marginalia/project.yaml` beside whichever project `project()`
  * returns, else beside `projectPath`) and the `/mcp` endpoint (mount it with
- * `endpoint.mount(app)` in `HttpOptions.extend`). `openAgentToken` is for `--mcp-open` only (conformance
+ * `endpoint.mount(app)` in `HttpOptions.extendFirst`). `openAgentToken` is for `--mcp-open` only (conformance
  * runs): requests without a token then act as the agent.
  */
 export function createServeMcp(opts: {

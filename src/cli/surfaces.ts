@@ -117,8 +117,8 @@ export async function startSurfaces(opts: SurfaceOptions): Promise<RunningSurfac
     extend: (app) => {
       if (on.includes('rest'))
         rest = mountRest(app, { agent, pipeline, logger, onCall: opts.onCall, protocols: on.filter((s) => s !== 'grpc' && s !== 'mcp') });
-      mcp?.endpoint.mount(app);
     },
+    extendFirst: (app) => mcp?.endpoint.mount(app),
     openPaths: opts.mcpOpen && mcp ? ['/mcp'] : undefined,
     upgrades: ws ? { [WS_PATH]: (req, socket, head) => ws.handleUpgrade(req, socket, head) } : {},
   }).catch(async (e: unknown) => {

@@ -69,6 +69,11 @@ export interface HttpOptions {
   /** mounts further routers (REST, MCP, ...) after the guards, before the 404 handler */
   extend?: (app: express.Express) => void;
   /**
+   * mounts routers right after the guards, before every route of this app: for a path no other route serves
+   * whose requests should not walk the others first (`/mcp`: an MCP call is a tool call, bench/mcp.ts)
+   */
+  extendFirst?: (app: express.Express) => void;
+  /**
    * WebSocket upgrade handlers by path (e.g. `/ws`), called only after the Host, Origin and bearer-token
    * checks passed (the token may come as `?token=`); any other upgrade is refused.
    */
@@ -99,6 +104,7 @@ export function createHttpApp(opts: HttpOptions): express.Express {
     if (refusal) sendReply(res, refusal);
     else next();
   });
+  opts.extendFirst?.(app);
 
   app.get('/', (_req, res) => {
     send(res, 200, {

@@ -572,7 +572,7 @@ function report(
   }
   p(
     `Ratios vs floor: p50 ${ratio(h.real.p50, h.floor.p50)}, p90 ${ratio(h.real.p90, h.floor.p90)}, p99 ${ratio(h.real.p99, h.floor.p99)}. ` +
-      `Attribution at p50: express ${ms(h.express.p50 - h.floor.p50)} ms, pipeline + tool + store ${ms(h.real.p50 - h.express.p50)} ms. ` +
+      `At p50 the real server is ${ms(h.real.p50 - h.floor.p50)} ms above the floor (its tool calls skip express: the fast path of src/adapters/http/toolCall.ts); express alone, answering the same bytes, is ${ms(h.express.p50 - h.floor.p50)} ms above it. ` +
       `Warm-up ${CFG.httpWarm} calls per server; ${CFG.httpCalls} measured per server in rotating blocks of ${CFG.httpBlock}.`,
   );
   p();

@@ -194,8 +194,9 @@ function value(v: Row[string] | undefined): SqlValue {
  * `sqlite_sequence`); before the project's rows are next read for a dump ({@link StoreDumpAccess.tables}, outside a
  * transaction: every snapshot and sync reads through it), one journaled transaction writes the GUIDs of those rows
  * explicitly (`UPDATE <table> SET guid = ? WHERE id = ?`: no change now, the original GUID on replay). A checkpoint
- * makes them durable as they are, so it clears what is noted. (Rows a replay made draw their GUIDs again, and a
- * second replay before a checkpoint would draw others: a gap left open.)
+ * makes them durable as they are, so it clears what is noted. Rows a replay re-made draw their GUIDs again (no
+ * history or copy saw the ones drawn before the crash: they were not yet written explicitly); the open checkpoints
+ * right after such a replay ({@link ProjectStore.open}), so a second crash cannot draw others.
  * So no snapshot, and no copy, ever holds a GUID a crash could change, an ordinary write pays no second journal
  * append, and what is noted stays a few numbers per table however much is written. One per store
  * ({@link TriggerGuids.of}).

@@ -80,7 +80,9 @@ export class ProjectStore {
 
   /**
    * Opens (or with `create`, creates) the project at `filePath`, replays its journal and runs pending
-   * migrations.
+   * migrations. After a replay that applied anything (a crash left committed lines) it checkpoints at once: the
+   * rows the replay re-made keep the GUIDs their insert triggers drew now, whatever happens before the next
+   * checkpoint (a second crash would replay the inserts again and draw others; see TriggerGuids in dumpAccess.ts).
    *
    * Errors: PROJECT_LOCKED (another live process holds the lock), PROJECT_CORRUPT (the file is not a
    * SQLite database, or a journal line other than the last is unreadable), NO_PROJECT (missing file and
@@ -114,7 +116,7 @@ export class ProjectStore {
       const replayed = exists ? replayJournal(db, abs, baseSeq, logger) : { seq: 0, count: 0 };
       const store = new ProjectStore(abs, db, lock, replayed.seq, opts, logger);
       const migrated = store.migrate();
-      if (!exists || migrated > 0) store.checkpoint();
+      if (!exists || migrated > 0 || replayed.count > 0) store.checkpoint();
       if (replayed.count > 0) logger.info(`replayed ${replayed.count} journal entries of ${path.basename(abs)}`);
       return store;
     } catch (e) {

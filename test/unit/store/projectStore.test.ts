@@ -358,7 +358,9 @@ describe('ProjectStore', function () {
       // the crash copy: the committed line, then a torn one (no newline) that the replay cuts off
       const crashed = await open(midway);
       assert.deepEqual(codeNames(crashed), ['Hope']);
-      assert.equal(fs.statSync(journalPath(midway)).size, before, 'the torn tail was cut');
+      // the torn tail is cut and the replayed line checkpointed: nothing of the three big statements is left
+      assert.equal(fs.statSync(journalPath(midway)).size, 0, 'the torn tail was cut');
+      assert.equal(crashed.journalSeq, 1);
       // committed, the line is the whole transaction as one JSON line, and it replays
       store.transaction(() => {
         insert('Big one', memo('x'));
@@ -440,6 +442,20 @@ describe('ProjectStore', function () {
   });
 
   describe('torn and damaged journals', () => {
+    it('a row a replay re-made keeps its GUID through a second crash (the open checkpoints after a replay)', async () => {
+      const { file, store } = await fresh();
+      addCode(store, 'Hope');
+      const guidOf = (s: ProjectStore) => s.get<{ guid: string }>("SELECT guid FROM codes WHERE name = 'Hope'")?.guid;
+      assert.match(guidOf(store) ?? '', /^[0-9a-f-]{36}$/, 'the insert trigger drew a GUID');
+      // first crash: the replay runs the INSERT again and its trigger draws a GUID anew
+      const first = await open(crashCopy(file));
+      const drawn = guidOf(first);
+      assert.ok(drawn);
+      // second crash before anything else happened: the GUID the first restart showed (to a snapshot, a sync) stays
+      const second = await open(crashCopy(first.filePath));
+      assert.equal(guidOf(second), drawn);
+    });
+
     it('ignores and cuts a torn last line (a crash mid-append)', async () => {
       const { file, store } = await fresh();
       addCode(store, 'Hope');
@@ -451,7 +467,10 @@ describe('ProjectStore', function () {
       const reopened = await open(crashed, { logger });
       assert.deepEqual(codeNames(reopened), ['Hope', 'Fear']);
       assert.equal(reopened.journalSeq, 2);
-      assert.equal(fs.statSync(journalPath(crashed)).size, good, 'the torn tail is cut off');
+      assert.ok(good > 0);
+      // the open checkpoints after a replay: the replayed lines are in the file, the journal is empty, the tail gone
+      assert.equal(fs.statSync(journalPath(crashed)).size, 0, 'the torn tail is cut off and the replay checkpointed');
+      assert.equal(Number(reopened.get<{ v: string }>("SELECT value AS v FROM meta WHERE key = 'journal_seq'")?.v), 2);
       assert.ok(
         logger.lines.some((l) => /^warn cut a torn journal tail/.test(l)),
         logger.lines.join('\n'),

@@ -222,7 +222,7 @@ export class TriggerGuids {
     return g;
   }
 
-  /** one query for every table's highest id ({@link tops}): a statement per table was a tenth of a small write */
+  /** one query for every table's highest id (after each commit): a statement per table was a tenth of a small write */
   private readonly topsSql: string;
   private readonly topsParams: string[];
 

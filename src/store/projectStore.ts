@@ -216,10 +216,10 @@ export class ProjectStore {
   }
 
   /**
-   * Runs `fn` as one transaction: all its {@link run} calls commit together or not at all. When `fn`
-   * returns, the statements are appended to the journal and fsync'd, then committed; when `fn` throws,
-   * everything is rolled back, nothing is journaled, and the error propagates. Nested calls join the
-   * outer transaction. `fn` must be synchronous.
+   * Runs `fn` as one transaction: all its {@link run} calls commit together or not at all. The statements go
+   * to the journal as they run (one line, {@link JournalLine}); when `fn` returns the line is ended and fsync'd,
+   * then the transaction commits; when `fn` throws, everything is rolled back, what reached the journal is cut
+   * back, and the error propagates. Nested calls join the outer transaction. `fn` must be synchronous.
    */
   transaction<T>(fn: () => T): T {
     if (this.closed) throw new ToolError('NO_PROJECT', 'The project is closed');

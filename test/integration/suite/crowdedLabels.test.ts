@@ -4,11 +4,9 @@
 // Checked through what the decorations module says it drew (api.decorations.drawnFor); the expected names are
 // the ones this test gives its codes.
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MarginaliaApi } from '../../../src/extension';
-import { until } from './support';
+import { openInterview, until } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 const TEXT = 'Participant 2: The same things my husband grew, and the seeds came from his village in 1983.\nINTERVIEWER: Thank you.\n';
@@ -16,8 +14,6 @@ const TEXT = 'Participant 2: The same things my husband grew, and the seeds came
 describe('Crowded coding labels', function () {
   this.timeout(90_000);
   let api: MarginaliaApi;
-  const ws = () => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
-  const file = (name: string) => path.join(ws(), name);
 
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
@@ -26,17 +22,9 @@ describe('Crowded coding labels', function () {
 
   it('three codes on a line: the first name, "+2", and all three names for the hover; two codes: both names, no chip', async () => {
     api = await vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID)!.activate();
-    await vscode.commands.executeCommand('marginalia.project.new', file('crowded.qda'));
-    fs.writeFileSync(file('interview-02.txt'), TEXT);
-    const [sourceId] = (await vscode.commands.executeCommand('marginalia.sources.import', [vscode.Uri.file(file('interview-02.txt'))])) as number[];
     const names = ['Grief and loss', 'Food and cultural identity', 'Seed saving and heritage'];
-    const ids: number[] = [];
-    for (const name of names) {
-      const made = await api.workbench.pipeline.invoke('create_code', { name }, api.workbench.caller());
-      assert.ok(made.envelope.success, JSON.stringify(made.envelope));
-      ids.push((made.envelope.data as { code_id: number }).code_id);
-    }
-    const editor = (await vscode.commands.executeCommand('marginalia.sources.open', sourceId)) as vscode.TextEditor;
+    const { sourceId, codeIds, editor } = await openInterview(api, { project: 'crowded.qda', sourceFile: 'interview-02.txt', text: TEXT, codes: names });
+    const ids = names.map((n) => codeIds[n]!);
     const code = async (codeId: number, phrase: string) => {
       const at = TEXT.indexOf(phrase);
       const r = await api.workbench.pipeline.invoke(

@@ -11,7 +11,7 @@ import * as vscode from 'vscode';
 import type { Segment } from '../../../src/domain/model';
 import type { MarginaliaApi } from '../../../src/extension';
 import type { UndoStep } from '../../../src/ui/undo/undoCommands';
-import { until } from './support';
+import { openInterview, until } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 
@@ -61,22 +61,16 @@ describe('Undo of a text edit puts back its codings', function () {
   };
 
   before(async () => {
-    const ext = vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID);
-    assert.ok(ext);
-    api = await ext.activate();
-    await vscode.commands.executeCommand('marginalia.project.new', file('edit-undo.qda'));
-    fs.writeFileSync(file('interview-07.txt'), INTERVIEW);
-    const ids = (await vscode.commands.executeCommand('marginalia.sources.import', [vscode.Uri.file(file('interview-07.txt'))])) as number[];
-    sourceId = ids[0]!;
-    for (const name of ['Food security', 'Gardening']) {
-      const made = await api.workbench.pipeline.invoke('create_code', { name }, api.workbench.caller());
-      assert.ok(made.envelope.success, JSON.stringify(made.envelope));
-    }
-    const codes = api.workbench.repo()!.listCodes();
-    foodSecurity = codes.find((c) => c.name === 'Food security')!.code_id;
-    gardening = codes.find((c) => c.name === 'Gardening')!.code_id;
-    editor = (await vscode.commands.executeCommand('marginalia.sources.open', sourceId)) as vscode.TextEditor;
-    assert.ok(editor);
+    api = await vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID)!.activate();
+    const opened = await openInterview(api, {
+      project: 'edit-undo.qda',
+      sourceFile: 'interview-07.txt',
+      text: INTERVIEW,
+      codes: ['Food security', 'Gardening'],
+    });
+    ({ sourceId, editor } = opened);
+    foodSecurity = opened.codeIds['Food security']!;
+    gardening = opened.codeIds.Gardening!;
   });
 
   after(async () => {

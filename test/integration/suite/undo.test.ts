@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import type { Segment } from '../../../src/domain/model';
 import type { MarginaliaApi } from '../../../src/extension';
 import type { UndoStep } from '../../../src/ui/undo/undoCommands';
+import { openInterview } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 
@@ -54,23 +55,12 @@ describe('Undo in VS Code', function () {
   const redo = async () => (await vscode.commands.executeCommand('marginalia.redo')) as UndoStep;
 
   before(async () => {
-    const ext = vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID);
-    assert.ok(ext);
-    api = await ext.activate();
-    await vscode.commands.executeCommand('marginalia.project.new', file('undo.qda'));
-    fs.writeFileSync(file('interview-04.txt'), INTERVIEW);
-    const ids = (await vscode.commands.executeCommand('marginalia.sources.import', [vscode.Uri.file(file('interview-04.txt'))])) as number[];
-    sourceId = ids[0]!;
+    api = await vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID)!.activate();
+    const opened = await openInterview(api, { project: 'undo.qda', sourceFile: 'interview-04.txt', text: INTERVIEW, codes: ['Food security', 'Gardening'] });
+    ({ sourceId, editor } = opened);
     sourceName = api.workbench.repo()!.getSource(sourceId)!.name;
-    for (const name of ['Food security', 'Gardening']) {
-      const made = await api.workbench.pipeline.invoke('create_code', { name }, api.workbench.caller());
-      assert.ok(made.envelope.success, JSON.stringify(made.envelope));
-    }
-    const codes = api.workbench.repo()!.listCodes();
-    foodSecurity = codes.find((c) => c.name === 'Food security')!.code_id;
-    gardening = codes.find((c) => c.name === 'Gardening')!.code_id;
-    editor = (await vscode.commands.executeCommand('marginalia.sources.open', sourceId)) as vscode.TextEditor;
-    assert.ok(editor);
+    foodSecurity = opened.codeIds['Food security']!;
+    gardening = opened.codeIds.Gardening!;
     // an earlier coding: the passage the researcher will type in
     select('We went to the workshops - were they useful?');
     await vscode.commands.executeCommand('marginalia.coding.codeSelection', { codeId: gardening });

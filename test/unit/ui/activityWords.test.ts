@@ -12,7 +12,7 @@ import { startHttpServer } from '../../../src/adapters/http/httpServer';
 import type { Caller } from '../../../src/agent/pipeline';
 import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
 import { silentLogger } from '../../../src/core/log';
-import type { EventRecord } from '../../../src/domain/events';
+import type { EventRecord, EventType } from '../../../src/domain/events';
 import { describeDone, describeRead, rebuildActivity } from '../../../src/ui/activity/activityHistory';
 import { eventTitle, humanizeEventType, pastTense } from '../../../src/ui/activity/activityWords';
 import { AGENT_TOKEN, AS_AGENT, callTool, REVIEWER_TOKEN, tmpDir } from '../../helpers/serverProcess';
@@ -24,7 +24,7 @@ const TEXT = `${SEEDS} ${WATER} We shared what was left.`;
 const LOCAL: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'vscode', user: 'Ana', researcher: true };
 const CLAUDE = { ...AS_AGENT, 'x-marginalia-client': 'Claude' };
 
-/** Every event type of src/domain/events.ts EventType, listed by hand. */
+/** Every event type of src/domain/events.ts EventType, listed by hand (the check below refuses to compile when one is missing). */
 const ALL_TYPES = [
   'approval.requested',
   'approval.granted',
@@ -87,7 +87,9 @@ const ALL_TYPES = [
   'analysis.report_started',
   'analysis.report_completed',
   'analysis.report_failed',
-];
+] as const satisfies readonly EventType[];
+/** true only while ALL_TYPES names every EventType: a new event type makes this file fail to typecheck until listed */
+const _LISTS_EVERY_TYPE: [Exclude<EventType, (typeof ALL_TYPES)[number]>] extends [never] ? true : never = true;
 
 describe('ui/activity: suggestion calls and every event type in words', function () {
   this.timeout(60_000);

@@ -6,14 +6,11 @@
  * by names and excerpts, with statuses and Undo where undo_agent_action applies.
  */
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { startHttpServer } from '../../../src/adapters/http/httpServer';
 import type { Caller } from '../../../src/agent/pipeline';
-import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
-import { silentLogger } from '../../../src/core/log';
+import type { ProjectHandle } from '../../../src/cli/compose';
 import { describeCall, rebuildActivity } from '../../../src/ui/activity/activityHistory';
-import { AGENT_TOKEN, AS_AGENT, AS_RESEARCHER, callTool, REVIEWER_TOKEN, tmpDir } from '../../helpers/serverProcess';
+import { startInProcessStack, type InProcessStack } from '../../helpers/inProcessStack';
+import { AS_AGENT, AS_RESEARCHER, callTool } from '../../helpers/serverProcess';
 
 const TEXT = 'We felt at home in the garden. Nobody trusted the council after the flood.';
 const LOCAL: Caller = { session_id: 'local', client_type: 'LOCAL_UI', client_name: 'vscode', user: 'Ana', researcher: true };
@@ -21,23 +18,16 @@ const CLAUDE = { ...AS_AGENT, 'x-marginalia-client': 'Claude' };
 
 describe('ui/activity: Agent Activity in words, rebuilt from the event log', function () {
   this.timeout(60_000);
-  let dir = '';
+  let stack: InProcessStack | undefined;
   let handle: ProjectHandle | undefined;
-  let server: Awaited<ReturnType<typeof startHttpServer>> | undefined;
-  let agent: ReturnType<typeof createAgentContextFor> | undefined;
-  let pipeline: ReturnType<typeof createPipeline>;
+  let agent: InProcessStack['agent'] | undefined;
+  let pipeline: InProcessStack['pipeline'];
   let base = '';
   const ids: Record<string, number> = {};
 
   before(async () => {
-    dir = tmpDir('marginalia-activity-');
-    const file = path.join(dir, 'p.qda');
-    handle = await openProjectHandle(file, { create: true, logger: silentLogger });
-    const h = handle;
-    agent = createAgentContextFor(file, { project: () => h, logger: silentLogger, tokens: { agent: AGENT_TOKEN, reviewer: REVIEWER_TOKEN } });
-    pipeline = createPipeline({ project: () => h, host: headlessHost, logger: silentLogger, agent, embeddings: null });
-    server = await startHttpServer({ pipeline, port: 0, logger: silentLogger, version: 'test', agent });
-    base = `http://127.0.0.1:${server.port}`;
+    stack = await startInProcessStack('marginalia-activity-');
+    ({ handle, agent, pipeline, base } = stack);
 
     const local = async (tool: string, args: unknown) => {
       const out = await pipeline.invoke(tool, args, LOCAL);
@@ -76,10 +66,7 @@ describe('ui/activity: Agent Activity in words, rebuilt from the event log', fun
   });
 
   after(async () => {
-    await server?.close();
-    agent?.dispose();
-    await handle?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   it("lists only the agent's calls, newest first, by names and excerpts, never bare ids", () => {

@@ -6,16 +6,13 @@
  * researcher's decisions read as what they did "(as suggested)". Expected strings are written by hand.
  */
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { startHttpServer } from '../../../src/adapters/http/httpServer';
 import type { Caller } from '../../../src/agent/pipeline';
-import { createAgentContextFor, createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';
-import { silentLogger } from '../../../src/core/log';
+import type { ProjectHandle } from '../../../src/cli/compose';
 import type { EventRecord, EventType } from '../../../src/domain/events';
 import { describeDone, describeRead, rebuildActivity } from '../../../src/ui/activity/activityHistory';
 import { eventTitle, humanizeEventType, pastTense } from '../../../src/ui/activity/activityWords';
-import { AGENT_TOKEN, AS_AGENT, callTool, REVIEWER_TOKEN, tmpDir } from '../../helpers/serverProcess';
+import { startInProcessStack, type InProcessStack } from '../../helpers/inProcessStack';
+import { AS_AGENT, callTool } from '../../helpers/serverProcess';
 
 // the first passage is 104 code points: its excerpt is its first 79 ("…never know "), the space trimmed, and "…"
 const SEEDS = 'And I save the seeds from the best plants every autumn, because you never know when the rains will fail.';
@@ -93,11 +90,10 @@ const _LISTS_EVERY_TYPE: [Exclude<EventType, (typeof ALL_TYPES)[number]>] extend
 
 describe('ui/activity: suggestion calls and every event type in words', function () {
   this.timeout(60_000);
-  let dir = '';
+  let stack: InProcessStack | undefined;
   let handle: ProjectHandle | undefined;
-  let server: Awaited<ReturnType<typeof startHttpServer>> | undefined;
-  let agent: ReturnType<typeof createAgentContextFor> | undefined;
-  let pipeline: ReturnType<typeof createPipeline>;
+  let agent: InProcessStack['agent'] | undefined;
+  let pipeline: InProcessStack['pipeline'];
   let base = '';
   const ids: Record<string, number> = {};
 
@@ -127,14 +123,8 @@ describe('ui/activity: suggestion calls and every event type in words', function
   };
 
   before(async () => {
-    dir = tmpDir('marginalia-activity-words-');
-    const file = path.join(dir, 'p.qda');
-    handle = await openProjectHandle(file, { create: true, logger: silentLogger });
-    const h = handle;
-    agent = createAgentContextFor(file, { project: () => h, logger: silentLogger, tokens: { agent: AGENT_TOKEN, reviewer: REVIEWER_TOKEN } });
-    pipeline = createPipeline({ project: () => h, host: headlessHost, logger: silentLogger, agent, embeddings: null });
-    server = await startHttpServer({ pipeline, port: 0, logger: silentLogger, version: 'test', agent });
-    base = `http://127.0.0.1:${server.port}`;
+    stack = await startInProcessStack('marginalia-activity-words-');
+    ({ handle, agent, pipeline, base } = stack);
     ids.source = (await local('add_text_source', { name: 'interview-03-mei.txt', content: TEXT })).data.source_id!;
     ids.food = (await local('create_code', { name: 'Food security', color: '#4E79A7' })).data.code_id!;
     ids.seeds = (await local('create_code', { name: 'Seeds', color: '#59A14F' })).data.code_id!;
@@ -143,10 +133,7 @@ describe('ui/activity: suggestion calls and every event type in words', function
   });
 
   after(async () => {
-    await server?.close();
-    agent?.dispose();
-    await handle?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   it('a suggested coding names its code and source and quotes the passage', async () => {

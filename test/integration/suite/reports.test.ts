@@ -5,9 +5,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Caller } from '../../../src/agent/pipeline';
 import type { MarginaliaApi } from '../../../src/extension';
-import { until } from './support';
+import { invokeAs, until } from './support';
 
 const EXTENSION_ID = 'marginalia.marginalia';
 
@@ -31,13 +30,8 @@ describe('Reports and codebook health in VS Code', function () {
   let projectFile: string;
   const ids = { s1: 0, s2: 0, meeting: 0, meetingPlace: 0, food: 0, case: 0 };
 
-  /** Calls a tool through the pipeline as the researcher, or as another coder. */
-  async function call(tool: string, args: Record<string, unknown>, user?: string): Promise<any> {
-    const caller: Caller = { ...api.workbench.caller(), ...(user ? { user } : {}) };
-    const out = await api.workbench.pipeline.invoke(tool, args, caller);
-    assert.ok(out.envelope.success, `${tool}: ${JSON.stringify(out.envelope)}`);
-    return out.envelope.data;
-  }
+  /** Calls a tool through the pipeline as the researcher, or as another coder (support.ts invokeAs). */
+  const call = (tool: string, args: Record<string, unknown>, user?: string) => invokeAs(api, tool, args, user);
 
   before(async () => {
     const ext = vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID);
@@ -282,12 +276,8 @@ describe('Reports: disagreements and human vs AI in VS Code', function () {
     return [start, start + lines[i]!.length];
   };
 
-  async function call(tool: string, args: Record<string, unknown>, user?: string): Promise<any> {
-    const caller: Caller = { ...api.workbench.caller(), ...(user ? { user } : {}) };
-    const out = await api.workbench.pipeline.invoke(tool, args, caller);
-    assert.ok(out.envelope.success, `${tool}: ${JSON.stringify(out.envelope)}`);
-    return out.envelope.data;
-  }
+  /** Calls a tool through the pipeline as the researcher, or as another coder (support.ts invokeAs). */
+  const call = (tool: string, args: Record<string, unknown>, user?: string) => invokeAs(api, tool, args, user);
 
   before(async () => {
     api = await vscode.extensions.getExtension<MarginaliaApi>(EXTENSION_ID)!.activate();

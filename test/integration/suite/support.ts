@@ -20,6 +20,17 @@ export async function until<T>(what: string | (() => string), probe: () => T | u
   }
 }
 
+/**
+ * Calls `tool` through the extension's pipeline as the researcher (the UI's caller), or as another human coder
+ * `user`, and returns its data; fails the test (assert) with the envelope when the call fails.
+ */
+export async function invokeAs(api: MarginaliaApi, tool: string, args: Record<string, unknown>, user?: string): Promise<any> {
+  const caller = { ...api.workbench.caller(), ...(user ? { user } : {}) };
+  const out = await api.workbench.pipeline.invoke(tool, args, caller);
+  assert.ok(out.envelope.success, `${tool}: ${JSON.stringify(out.envelope)}`);
+  return out.envelope.data;
+}
+
 /** What {@link openInterview} set up: the imported source, each code's id by name, and the source open in an editor. */
 export interface OpenedInterview {
   sourceId: number;
@@ -43,11 +54,7 @@ export async function openInterview(
   const [sourceId] = (await vscode.commands.executeCommand('marginalia.sources.import', [vscode.Uri.file(source)])) as number[];
   assert.ok(sourceId, `importing ${opts.sourceFile}`);
   const codeIds: Record<string, number> = {};
-  for (const name of opts.codes) {
-    const made = await api.workbench.pipeline.invoke('create_code', { name }, api.workbench.caller());
-    assert.ok(made.envelope.success, JSON.stringify(made.envelope));
-    codeIds[name] = (made.envelope.data as { code_id: number }).code_id;
-  }
+  for (const name of opts.codes) codeIds[name] = ((await invokeAs(api, 'create_code', { name })) as { code_id: number }).code_id;
   const editor = (await vscode.commands.executeCommand('marginalia.sources.open', sourceId)) as vscode.TextEditor;
   assert.ok(editor, `opening ${opts.sourceFile}`);
   return { sourceId, codeIds, editor };

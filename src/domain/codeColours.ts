@@ -62,11 +62,13 @@ function remember<V>(memo: Map<string, V>, key: string, value: V): V {
 
 /** CIE 1976 L*a*b* of an `#RRGGBB` colour (sRGB per IEC 61966-2-1, D65 white point). */
 export function hexToLab(hex: string): [number, number, number] {
-  const known = labOf.get(hex);
-  if (known) return [known[0], known[1], known[2]];
-  const lab = labFromHex(hex);
-  remember(labOf, hex, lab);
+  const lab = cachedLab(hex);
   return [lab[0], lab[1], lab[2]];
+}
+
+/** {@link hexToLab} from the memo (read-only: shared between callers). */
+function cachedLab(hex: string): readonly [number, number, number] {
+  return labOf.get(hex) ?? remember(labOf, hex, labFromHex(hex));
 }
 
 /** {@link hexToLab} computed. */
@@ -84,8 +86,8 @@ function labFromHex(hex: string): [number, number, number] {
 
 /** The CIE 1976 colour difference ΔE*ab between two `#RRGGBB` colours (0 = identical; unitless). */
 export function colourDifference(a: string, b: string): number {
-  const p = labOf.get(a) ?? remember(labOf, a, labFromHex(a));
-  const q = labOf.get(b) ?? remember(labOf, b, labFromHex(b));
+  const p = cachedLab(a);
+  const q = cachedLab(b);
   return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
 }
 

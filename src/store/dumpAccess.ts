@@ -190,8 +190,8 @@ function value(v: Row[string] | undefined): SqlValue {
  * identity while the history and the other copies know it under the old one: the next merge would see it
  * deleted here and created anew (spurious `*_deleted_used` and `name_clash` conflicts, duplicated entities).
  *
- * After each commit the tables whose highest row id grew are noted, as a range of ids (one query on
- * `sqlite_sequence`); before the project's rows are next read for a dump ({@link StoreDumpAccess.tables}, outside a
+ * After each commit the tables whose highest row id grew are noted, as a range of ids (one query asks every table's
+ * highest id); before the project's rows are next read for a dump ({@link StoreDumpAccess.tables}, outside a
  * transaction: every snapshot and sync reads through it), one journaled transaction writes the GUIDs of those rows
  * explicitly (`UPDATE <table> SET guid = ? WHERE id = ?`: no change now, the original GUID on replay). A checkpoint
  * makes them durable as they are, so it clears what is noted. Rows a replay re-made draw their GUIDs again (no
@@ -227,15 +227,17 @@ export class TriggerGuids {
   private readonly topsParams: string[];
 
   private constructor(private readonly store: ProjectStore) {
-    const tables = store.all<{ tbl_name: string }>("SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_guid\\_ai' ESCAPE '\\'");
-    for (const { tbl_name: t } of tables) this.seen.set(t, this.maxId(t));
-    const names = [...this.seen.keys()];
+    const names = store
+      .all<{ tbl_name: string }>("SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_guid\\_ai' ESCAPE '\\'")
+      .map((r) => r.tbl_name);
     // AUTOINCREMENT tables: new ids are above the sequence; any other table is asked for its highest id
     this.topsSql =
       names.length === 0
         ? ''
         : `SELECT ${names.map((t, i) => `coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), (SELECT max(id) FROM ${ident(t)}), 0) AS t${i}`).join(', ')}`;
     this.topsParams = names;
+    const tops = this.tops();
+    names.forEach((t, i) => this.seen.set(t, tops[i] as number));
     store.onDidCommit(() => this.afterCommit());
     store.onDidCheckpoint(() => {
       this.pendingAbove.clear();
@@ -275,16 +277,18 @@ export class TriggerGuids {
     });
   }
 
-  private maxId(table: string): number {
-    return Number(this.store.get<{ m: number | null }>(`SELECT max(id) AS m FROM ${ident(table)}`)?.m ?? 0);
+  /** Every GUID table's highest id, in the order of {@link topsParams} (a table's sequence when it has one). */
+  private tops(): number[] {
+    if (this.topsParams.length === 0) return [];
+    const row = this.store.get<Record<string, number | null>>(this.topsSql, this.topsParams) ?? {};
+    return this.topsParams.map((_, i) => Number(row[`t${i}`] ?? 0));
   }
 
   private afterCommit(): void {
-    if (this.topsParams.length === 0) return;
-    const tops = this.store.get<Record<string, number | null>>(this.topsSql, this.topsParams) ?? {};
+    const tops = this.tops();
     let i = 0;
     for (const [table, from] of this.seen) {
-      const top = Number(tops[`t${i++}`] ?? 0);
+      const top = tops[i++] as number;
       if (top <= from) continue;
       this.seen.set(table, top);
       // every new row came with its own GUID (a merge or a restore): nothing was drawn

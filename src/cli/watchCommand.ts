@@ -20,6 +20,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import { createSseParser } from '../core/sse';
 import type { EventRecord } from '../domain/events';
 import { loadTokens, readDiscovery } from './credentials';
 import {
@@ -32,7 +33,6 @@ import {
   isAgentEvent,
   parseWatchCommand,
   requestOfRecord,
-  SseParser,
   type WatchNames,
   type WatchRequest,
 } from './watchFormat';
@@ -68,7 +68,7 @@ export interface WatchOptions {
 }
 
 // the formatting and parsing of the watcher (re-exported for its tests)
-export { actorOf, describeEvent, formatActionLine, formatRequest, isAgentEvent, parseWatchCommand, SseParser } from './watchFormat';
+export { actorOf, describeEvent, formatActionLine, formatRequest, isAgentEvent, parseWatchCommand } from './watchFormat';
 export type { WatchCommand, WatchNames, WatchRequest } from './watchFormat';
 
 /**
@@ -254,21 +254,21 @@ class WatchSession {
 
   /** Reads the stream's events until it ends, then calls `finish`. */
   private async readStream(body: ReadableStream<Uint8Array>, finish: () => void): Promise<void> {
-    const parser = new SseParser();
+    const parser = createSseParser((m) => {
+      if (m.event === 'overflow') return;
+      try {
+        this.onEvent(JSON.parse(m.data) as EventRecord);
+      } catch {
+        // not an event record
+      }
+    });
     const decoder = new TextDecoder();
     const reader = body.getReader();
     try {
       for (;;) {
         const { value, done: end } = await reader.read();
         if (end) break;
-        for (const m of parser.feed(decoder.decode(value, { stream: true }))) {
-          if (m.event === 'overflow') continue;
-          try {
-            this.onEvent(JSON.parse(m.data) as EventRecord);
-          } catch {
-            // not an event record
-          }
-        }
+        parser.feed(decoder.decode(value, { stream: true }));
       }
       if (!this.abort.signal.aborted) this.out('The server closed the event stream.\n');
     } catch {

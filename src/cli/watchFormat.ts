@@ -4,7 +4,6 @@
  */
 import type { EventRecord } from '../domain/events';
 import { oneLineExcerpt } from '../core/text';
-import { createSseParser } from '../adapters/cli/sseParser';
 
 /** A pending request as the watcher shows it (from GET /approvals or an approval.requested event). */
 export interface WatchRequest {
@@ -54,20 +53,6 @@ export function parseWatchCommand(line: string): WatchCommand {
   if (word === 'q' || word === 'quit' || word === 'exit') return { kind: 'quit' };
   if (word === 'h' || word === '?' || word === 'help') return { kind: 'help' };
   return { kind: 'unknown', text };
-}
-
-/** Server-sent events fed in chunks (the one parser, createSseParser): `feed` answers the events each chunk completes. */
-export class SseParser {
-  private done: { event: string; data: string; id?: string }[] = [];
-  private readonly parser = createSseParser((m) => this.done.push({ event: m.event, data: m.data, ...(m.id !== undefined ? { id: m.id } : {}) }));
-
-  /** The events completed by `chunk`. */
-  feed(chunk: string): { event: string; data: string; id?: string }[] {
-    this.parser.feed(chunk);
-    const out = this.done;
-    this.done = [];
-    return out;
-  }
 }
 
 /** Names of codes and sources by id, for lines in words. */

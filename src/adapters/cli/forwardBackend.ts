@@ -5,7 +5,7 @@ import { ERROR_CODES, ToolError, type ErrorCode } from '../../core/errors';
 import type { EventRecord } from '../../domain/events';
 import type { ClientType } from '../../agent/sessions';
 import type { CliBackend, CliEventSink, CliSubscription } from './cliAdapter';
-import { createSseParser } from './sseParser';
+import { createSseParser } from '../../core/sse';
 
 /** Longest answer read from the owner, bytes. */
 const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
@@ -13,7 +13,6 @@ const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 const FIRST_LINE_MS = 2000;
 
 // the one parser of server-sent events (re-exported for its tests)
-export { createSseParser, type SseMessage } from './sseParser';
 
 /** Options of {@link ForwardCliBackend.connect}. */
 export interface ForwardOptions {

@@ -5,6 +5,7 @@ import { silentLogger } from '../../core/log';
 import type { McpStdioConnection } from './mcpStdio';
 import { MCP_MAX_BODY_BYTES } from './mcpHttp';
 import { resourcesTouchedBy } from './resourceEvents';
+import { createSseParser } from '../../core/sse';
 
 /** Options of {@link forwardMcpStdio}. */
 export interface McpForwardOptions {
@@ -395,40 +396,22 @@ class McpForwarder {
   }
 }
 
-/** Reads a `text/event-stream` body and calls `onData` with each event's data (multi-line data joined by \n). */
+/**
+ * Reads a `text/event-stream` body and calls `onData` with each event's data (multi-line data joined by \n; the one
+ * parser, src/core/sse.ts); an event the stream ends without a blank line after is still delivered.
+ */
 async function readSse(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
   const decoder = new TextDecoder();
-  let buffer = '';
-  let data: string[] = [];
-  const flushLine = (line: string) => {
-    if (line === '') {
-      if (data.length > 0) onData(data.join('\n'));
-      data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') data.push(value);
-  };
+  const parser = createSseParser((m) => onData(m.data));
   const reader = body.getReader();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buffer.search(/\r\n|\n|\r/)) >= 0) {
-        if (buffer[nl] === '\r' && nl === buffer.length - 1) break; // maybe the first half of \r\n
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + (buffer.startsWith('\r\n', nl) ? 2 : 1));
-        flushLine(line);
-      }
+      parser.feed(decoder.decode(value, { stream: true }));
     }
-    if (buffer) flushLine(buffer);
-    flushLine('');
+    // the stream ended: what is left is a last line and a last event
+    parser.feed(`${decoder.decode()}\n\n`);
   } finally {
     reader.releaseLock();
   }

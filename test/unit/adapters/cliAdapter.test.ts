@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LocalCliBackend, readLines, runLineProtocol, type LineItem, type LineOutput } from '../../../src/adapters/cli/cliAdapter';
-import { createSseParser, type SseMessage } from '../../../src/adapters/cli/forwardBackend';
+import { createSseParser, type SseMessage } from '../../../src/core/sse';
 import { AgentContext } from '../../../src/agent/agentContext';
 import type { ToolPipeline } from '../../../src/agent/pipeline';
 import { ALL_TOOLS, createPipeline, headlessHost, openProjectHandle, type ProjectHandle } from '../../../src/cli/compose';

@@ -3,7 +3,8 @@
  * (split chunks, comments, multi-line data), and an agent action's observer line in words.
  */
 import assert from 'node:assert/strict';
-import { formatActionLine, formatRequest, isAgentEvent, parseWatchCommand, SseParser } from '../../../src/cli/watchCommand';
+import { formatActionLine, formatRequest, isAgentEvent, parseWatchCommand } from '../../../src/cli/watchCommand';
+import { createSseParser, type SseMessage } from '../../../src/core/sse';
 import type { EventRecord } from '../../../src/domain/events';
 
 function ev(type: string, payload: Record<string, unknown>, causedBy: Partial<EventRecord['caused_by']> & { coder?: string } = {}): EventRecord {
@@ -38,10 +39,16 @@ describe('cli/watchCommand', () => {
   });
 
   it('parses server-sent events split across chunks, skipping comments and retry lines', () => {
-    const p = new SseParser();
-    assert.deepEqual(p.feed('retry: 2000\n: marginalia event stream\n\nid: 4\nevent: coding.segment_coded\nda'), []);
-    assert.deepEqual(p.feed('ta: {"a":1}\n\n: keep-alive\n\n'), [{ event: 'coding.segment_coded', data: '{"a":1}', id: '4' }]);
-    assert.deepEqual(p.feed('data: one\r\ndata: two\r\n\r\n'), [{ event: 'message', data: 'one\ntwo', id: '4' }]);
+    let got: SseMessage[] = [];
+    const p = createSseParser((m) => got.push(m));
+    const feed = (chunk: string) => {
+      got = [];
+      p.feed(chunk);
+      return got;
+    };
+    assert.deepEqual(feed('retry: 2000\n: marginalia event stream\n\nid: 4\nevent: coding.segment_coded\nda'), []);
+    assert.deepEqual(feed('ta: {"a":1}\n\n: keep-alive\n\n'), [{ event: 'coding.segment_coded', data: '{"a":1}', id: '4' }]);
+    assert.deepEqual(feed('data: one\r\ndata: two\r\n\r\n'), [{ event: 'message', data: 'one\ntwo', id: '4' }]);
   });
 
   it('writes one line per action: time, agent, what, words with names, outcome', () => {

@@ -1,8 +1,8 @@
 /**
- * The parser of server-sent events (`text/event-stream`) of the CLI's forwarding backend
- * (src/adapters/cli/forwardBackend.ts) and of `marginalia watch` (src/cli/watchCommand.ts), which both follow an
- * owner's `GET /events/stream`. (The MCP stdio forwarder keeps its own reader: adapters may import only agent,
- * tools and core, and this file is neither.)
+ * The one parser of server-sent events (`text/event-stream`): the CLI's forwarding backend
+ * (src/adapters/cli/forwardBackend.ts) and `marginalia watch` (src/cli/watchCommand.ts) follow an owner's
+ * `GET /events/stream` with it, and the MCP stdio forwarder (src/adapters/mcp/mcpForward.ts) reads the owner's
+ * SSE-framed answers with it.
  */
 /** One server-sent event: its `id`, `event` name (default `message`) and `data` (lines joined by `\n`). */
 export interface SseMessage {

@@ -46,7 +46,6 @@ export function hashLongStrings(v: unknown, max = AUDIT_TEXT_MAX_CODE_POINTS): u
   return changed ? out : v;
 }
 
-/** How a call ended, as the audit log records it. */
 /** The last own enumerable key of `o` (JSON.stringify's order), without allocating a key list. */
 function lastKey(o: object): string | undefined {
   let last: string | undefined;
@@ -54,6 +53,7 @@ function lastKey(o: object): string | undefined {
   return last;
 }
 
+/** How a call ended, as the audit log records it. */
 export type AuditDecision = 'permitted' | 'notified' | 'pending' | 'denied' | 'failed';
 
 /** One line of the audit log (JSONL). Times ISO 8601 UTC; duration in milliseconds. */

@@ -124,8 +124,8 @@ function coding(repo: ProjectRepository, segmentId: unknown, prep = 'from'): str
   return `the coding ${codeName(repo, seg.code_id)} ${prep} ${sourceName(repo, seg.source_id, false)}${text}`;
 }
 
-/** "m:ss" (or "h:mm:ss") of a time in milliseconds. */
-function clock(ms: number): string {
+/** "m:ss" (or "h:mm:ss") of a time in milliseconds (a position in audio or video; whole seconds, rounded down). */
+export function clock(ms: number): string {
   const t = Math.floor(ms / 1000);
   const [h, m, s] = [Math.floor(t / 3600), Math.floor((t % 3600) / 60), t % 60];
   const two = (n: number): string => String(n).padStart(2, '0');

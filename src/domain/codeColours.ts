@@ -110,9 +110,11 @@ export class CodeColourPicker {
     for (const c of codeColours) this.take(c);
   }
 
-  /** The picker for the codebook of `repo` as it is now (one cheap query: {@link ProjectRepository.listCodeLabels}). */
+  /** The picker for the codebook of `repo` as it is now (one query: {@link ProjectRepository.codeColourCounts}, a row per distinct colour). */
   static of(repo: ProjectRepository): CodeColourPicker {
-    return new CodeColourPicker(repo.listCodeLabels().map((c) => c.color));
+    const picker = new CodeColourPicker([]);
+    for (const c of repo.codeColourCounts()) picker.take(c.color, c.count);
+    return picker;
   }
 
   /** Counts `colour` (`#RRGGBB`) as used by `codes` more codes (default one). */
@@ -204,7 +206,7 @@ export function colourNoteFor(repo: ProjectRepository, colour: string, exceptCod
   const exact = first.color.toUpperCase() === colour.toUpperCase() ? 'also the colour of' : `nearly the colour of`;
   const picker = new CodeColourPicker([]);
   for (const c of counts) picker.take(c.color, c.count);
-  const free = picker.free();
+  const free = picker.free(); // as CodeColourPicker.of, from the counts already read
   return {
     colour_note: `${colour.toUpperCase()} is ${exact} '${first.name}'${more}; ${free.length > 0 ? `free palette colours: ${free.join(', ')}` : 'every palette colour is in use'}`,
     other_codes_with_colour: others.map((c) => ({ code_id: c.code_id, name: c.name, color: c.color })),

@@ -202,7 +202,7 @@ export function describeEvent(e: EventRecord | DomainEvent, names: Names): strin
 }
 
 /** Distinct items of `xs`, in order, as "'a', 'b' and 2 more". */
-function listed(xs: string[], max = 3): string {
+export function listed(xs: readonly string[], max = 3): string {
   const u = [...new Set(xs)];
   const shown = u.slice(0, max).join(', ');
   return u.length > max ? `${shown} and ${u.length - max} more` : shown;

@@ -141,7 +141,7 @@ class Deviates {
   }
 }
 
-/** The deviates of the last generator given to {@link binomial} or {@link resampleCounts}: its spare normal belongs to it. */
+/** The deviates of the last generator given to {@link binomial}: its spare normal belongs to it. */
 let lastDeviates: Deviates | undefined;
 
 function deviatesOf(rand: () => number): Deviates {
@@ -202,12 +202,6 @@ class Resampler {
       mass -= c;
     }
   }
-}
-
-/** One bootstrap draw: `counts[k]` units resampled from N = Σ counts over the patterns (a multinomial draw), into `out`. */
-export function resampleCounts(counts: ArrayLike<number>, rand: () => number, out: Float64Array): void {
-  out.fill(0, 0, counts.length);
-  new Resampler(counts).draw(deviatesOf(rand), out);
 }
 
 /** A 95% percentile interval: `[low, high]`, from `draws` resamples (`valid`: how many gave a defined value). */

@@ -5,11 +5,12 @@
  * snapshots, syncs, reports and the pipeline's bookkeeping. Names, never ids; an event type known to no one
  * is humanised ("suggestion.coding_suggested" -> "coding suggested"), never shown raw. Free of `vscode`.
  */
-import { MAX_EXCERPT, shorten } from '../../agent/describeRequest';
+import { clock, MAX_EXCERPT, shorten } from '../../agent/describeRequest';
+import { countOf } from '../../core/plural';
 import { sliceCp } from '../../core/text';
 import type { EventRecord, EventType } from '../../domain/events';
 import type { ProjectRepository } from '../../domain/ports';
-import { describeAction, describeEvent, Names } from '../../domain/undoWords';
+import { describeAction, describeEvent, listed, Names } from '../../domain/undoWords';
 
 /**
  * Every event type's title, for a row rebuilt from events whose tool is not known (the title of the call
@@ -124,22 +125,8 @@ export function pastTense(sentence: string, verbs: ReadonlySet<string>): string 
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
-/** Distinct items of `xs`, in order, as "a, b, c and 2 more". */
-function listed(xs: readonly string[], max = 3): string {
-  const u = [...new Set(xs)];
-  return u.length > max ? `${u.slice(0, max).join(', ')} and ${u.length - max} more` : u.join(', ');
-}
-
-/** "m:ss" (or "h:mm:ss") of a time in milliseconds (under a day). */
-function clock(ms: unknown): string {
-  return new Date(Math.max(0, num(ms) ?? 0))
-    .toISOString()
-    .slice(11, 19)
-    .replace(/^00:/, '')
-    .replace(/^0(?=\d)/, '');
-}
+/** {@link clock} of a payload's time in milliseconds (0 when it holds none). */
+const clockOf = (ms: unknown): string => clock(Math.max(0, num(ms) ?? 0));
 
 /** Names, suggestions and passages of one call's events, looked up in the project as it is now. */
 class Words {
@@ -215,22 +202,22 @@ const SENTENCES: Readonly<Record<string, Sentence>> = {
     const sources = num(p.source_id) !== undefined ? w.source(p.source_id) : listed(items.map((s) => w.source(s.source_id)));
     const n = num(p.count) ?? ids.length;
     if (n === 0) return `found no passages to suggest coding${codes ? ` with ${codes}` : ''}`;
-    return `suggested coding ${plural(n, 'passage')}${codes ? ` with ${codes}` : ''}${sources ? ` in ${sources}` : ''}`;
+    return `suggested coding ${countOf(n, 'passage')}${codes ? ` with ${codes}` : ''}${sources ? ` in ${sources}` : ''}`;
   },
   'suggestion.merge_suggested': (p, w) =>
     `suggested merging ${w.mergeCode(p.source_code_id, p.suggestion_id, 'source_code_name')} into ${w.mergeCode(p.target_code_id, p.suggestion_id, 'target_code_name')}`,
   'suggestion.approved': (p, w) =>
     `approved ${w.proposal(p.suggestion_id, p.kind)}${p.status === 'failed' ? ` (it could not be applied${text(p.error_code) ? `: ${String(p.error_code)}` : ''})` : ''}`,
   'suggestion.rejected': (p, w) => `rejected ${w.proposal(p.suggestion_id, p.kind)}${text(p.reason) ? `: ${String(p.reason)}` : ''}`,
-  'coding.av_segment_coded': (p, w) => `coded ${w.code(p.code_id)} in ${w.source(p.source_id)} at ${clock(p.start_ms)}–${clock(p.end_ms)}`,
-  'coding.av_segment_uncoded': (p, w) => `removed the coding ${w.code(p.code_id)} from ${w.source(p.source_id)} at ${clock(p.start_ms)}–${clock(p.end_ms)}`,
+  'coding.av_segment_coded': (p, w) => `coded ${w.code(p.code_id)} in ${w.source(p.source_id)} at ${clockOf(p.start_ms)}–${clockOf(p.end_ms)}`,
+  'coding.av_segment_uncoded': (p, w) => `removed the coding ${w.code(p.code_id)} from ${w.source(p.source_id)} at ${clockOf(p.start_ms)}–${clockOf(p.end_ms)}`,
   'source.text_extracted': (p, w) => `extracted the text of ${w.source(p.source_id)}`,
   'source.text_edited': (p, w) => `edited the text of ${w.source(p.source_id)}`,
   'source.text_reconciled': (p, w) => `matched the codings of ${w.source(p.source_id)} to its changed text`,
   'source.metadata_suggested': (p, w) => `suggested a language and topics for ${w.source(p.source_id)}`,
-  'source.attributes_set': (p, w) => `set ${plural(Array.isArray(p.attributes) ? p.attributes.length : 0, 'document attribute')} of ${w.source(p.source_id)}`,
+  'source.attributes_set': (p, w) => `set ${countOf(Array.isArray(p.attributes) ? p.attributes.length : 0, 'document attribute')} of ${w.source(p.source_id)}`,
   'case.attributes_set': (p, w) =>
-    `set ${plural(Array.isArray(p.attributes) ? p.attributes.length : 0, 'attribute')} of the case '${w.names.caseName(num(p.case_id) ?? -1)}'`,
+    `set ${countOf(Array.isArray(p.attributes) ? p.attributes.length : 0, 'attribute')} of the case '${w.names.caseName(num(p.case_id) ?? -1)}'`,
   'project.snapshot_restored': (p) =>
     `restored the snapshot${text(p.message) ? ` '${shorten(String(p.message), 60)}'` : ''}${text(p.short_ref) ? ` (${String(p.short_ref)})` : ''}`,
   'project.synced': (p) => `synced the project with ${text(p.remote) ?? 'its remote'}${p.outcome === 'merged' ? ' (merged)' : ''}`,
@@ -304,8 +291,15 @@ function ownSentences(events: readonly EventRecord[], w: Words): string[] {
 export function describeActivityEvents(repo: ProjectRepository, events: readonly EventRecord[]): string {
   const names = new Names(repo, events);
   const w = new Words(repo, names);
-  const known = events.filter((e) => !(e.event_type in SENTENCES) && describeEvent(e, names) !== e.event_type);
-  const rest = events.filter((e) => !known.includes(e));
+  // undo's words know an event type or fall back to the type itself, whatever the payload: asked once per type
+  const undoKnows = new Map<string, boolean>();
+  const known: EventRecord[] = [];
+  const rest: EventRecord[] = [];
+  for (const e of events) {
+    let knows = undoKnows.get(e.event_type);
+    if (knows === undefined) undoKnows.set(e.event_type, (knows = !(e.event_type in SENTENCES) && describeEvent(e, names) !== e.event_type));
+    (knows ? known : rest).push(e);
+  }
   const sentences: string[] = [];
   if (known.length > 0) {
     const asSuggested = rest.length > 0 && rest.every((e) => e.event_type === 'suggestion.approved');

@@ -1,11 +1,12 @@
 import * as vscode from 'vscode';
+import { replacesProjectState } from '../../domain/events';
 import type { Workbench } from '../workbench';
 
 /** The context key true while the open project has at least one source (the walkthrough's import step completes on it). */
 export const HAS_SOURCES_CONTEXT = 'marginalia.hasSources';
 
-/** Events after which the project may have gained its first source or lost its last (not edits: those are frequent). */
-const CHANGES_SOURCE_LIST = new Set(['source.imported', 'source.deleted', 'source.erased', 'project.snapshot_restored', 'project.synced']);
+/** Events after which the project may have gained its first source or lost its last (not edits: those are frequent); also every event that replaces the project's state (replacesProjectState). */
+const CHANGES_SOURCE_LIST = new Set(['source.imported', 'source.deleted', 'source.erased']);
 
 /**
  * Keeps {@link HAS_SOURCES_CONTEXT} true exactly while the open project has a source: set on project open
@@ -21,7 +22,7 @@ export class HasSourcesContext implements vscode.Disposable {
     this.subscriptions = [
       wb.controller.onDidChangeProject(() => void this.update()),
       wb.pipeline.onEvents((events) => {
-        if (events.some((e) => CHANGES_SOURCE_LIST.has(e.event_type))) void this.update();
+        if (events.some((e) => CHANGES_SOURCE_LIST.has(e.event_type) || replacesProjectState(e.event_type))) void this.update();
       }),
     ];
     void this.update();

@@ -68,7 +68,12 @@ export class EditedCodings {
     return out.envelope.success;
   }
 
-  /** Runs before a batch is stored. */
+  /**
+   * Runs before a batch is stored: after typing, takes off (through the pipeline, as one undoable action) the
+   * researcher's codings the edits delete whole or cut at an edge, which the editor's own undo could not bring back;
+   * before an undo or redo of such typing, follows the matching Marginalia action. Returns what it took off and the
+   * actions it bound to the batch. A failing call is logged and skipped, never thrown.
+   */
   async beforeStore(batch: EditBatch): Promise<PreparedBatch> {
     const prepared: PreparedBatch = { removed: [], reshaped: [], actions: [] };
     const repo = this.wb.repo();
@@ -78,6 +83,8 @@ export class EditedCodings {
     if (batch.reason === 'redo') await this.follow(batch, 'redo', (a) => a.kind === 'removal' && a.before === batch.before);
     if (batch.reason === 'undo') await this.follow(batch, 'undo', (a) => a.kind === 'reshape' && a.after === batch.before);
     if (batch.reason !== 'typed') return prepared;
+    // typing that only inserts cuts no coding (codingsUndoCannotRestore finds none): the source's codings are not read
+    if (batch.edits.every((e) => e.start_pos === e.end_pos)) return prepared;
     const user = this.wb.caller().user;
     const edited = codingsUndoCannotRestore(repo.listSegmentsForSource(batch.sourceId), batch.edits).filter(
       (x) => x.after === null || x.segment.owner === user,

@@ -22,6 +22,7 @@
  * the text: they neither end a frame of typing nor are undone before it, so the order in which the researcher
  * acted stays the one Ctrl+Z follows. Pure bookkeeping, no `vscode`; offsets are code points.
  */
+import { codePointLength } from '../../core/text';
 import { mapEnd, mapStart, type TextEdit } from '../../domain/sourceEdits';
 
 /** An action the edit tracker made for a text edit (see the module comment). */
@@ -110,7 +111,7 @@ export interface EditedCoding<S extends CodedRange> {
  * `[a, a + n) → b - a code points`, applied last edit first.
  */
 export function codingsUndoCannotRestore<S extends CodedRange>(segments: readonly S[], edits: readonly TextEdit[]): EditedCoding<S>[] {
-  const sizes = edits.map((e) => ({ a: e.start_pos, b: e.end_pos, n: [...e.text].length }));
+  const sizes = edits.map((e) => ({ a: e.start_pos, b: e.end_pos, n: codePointLength(e.text) }));
   const out: EditedCoding<S>[] = [];
   for (const s of segments) {
     let start = s.start_pos;

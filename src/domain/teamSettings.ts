@@ -1,6 +1,6 @@
 import { ToolError } from '../core/errors';
 import type { CoderRole } from './model';
-import type { CoderScope, ProjectRepository, StoredTeamSettings } from './ports';
+import type { CodedRanges, CoderScope, ProjectRepository, StoredTeamSettings } from './ports';
 
 /**
  * Blind coding (issue 16 item 5). A per-project team setting, stored in the project (meta row `team_settings`, so it
@@ -116,12 +116,30 @@ type Scoped = Pick<
   | 'listSegmentsForSearch'
   | 'getSegmentsForSearch'
   | 'counts'
+  | 'reportCodedRanges'
+  | 'reportCodeSources'
 >;
+
+/** The rows of `r` whose index passes `keep`, as new column arrays (the owners list as it is). */
+function keepRanges(r: CodedRanges, keep: (i: number) => boolean): CodedRanges {
+  const at: number[] = [];
+  for (let i = 0; i < r.source_id.length; i++) if (keep(i)) at.push(i);
+  const pick = (col: Int32Array) => Int32Array.from(at, (i) => col[i] as number);
+  return {
+    source_id: pick(r.source_id),
+    code_id: pick(r.code_id),
+    start_pos: pick(r.start_pos),
+    end_pos: pick(r.end_pos),
+    owner: pick(r.owner),
+    owners: r.owners,
+  };
+}
 
 /**
  * `repo` as `scope` sees it: null returns `repo` itself; else a view whose segment reads (lists, lookups by id,
  * overlaps, orphans, AV segments, full-text and similarity search rows) hold only the scope's codings, and whose
- * codes' and sources' `segment_count` / `av_segment_count` and the project's totals (`counts`) count only them. A hidden segment looked up by id is
+ * codes' and sources' `segment_count` / `av_segment_count` and the project's totals (`counts`) count only them; the
+ * reports' column reads (`reportCodedRanges`, `reportCodeSources`) hold only the text segments the scope's coder owns. A hidden segment looked up by id is
  * undefined (tools then answer SEGMENT_NOT_FOUND). Every other method is the repository's own. For reads only:
  * writes through the view would not see the other coders' codings.
  */
@@ -182,6 +200,29 @@ export function scopedRepository<R extends ProjectRepository>(repo: R, scope: Re
     getSegmentsForSearch: (list) => {
       const mine = ids();
       return repo.getSegmentsForSearch(list.filter((id) => mine.has(id)));
+    },
+    // the reports' column reads: only the scope's coder's text segments (by owner, as the reports group them)
+    reportCodedRanges: (filter, owners) => {
+      if (owners) {
+        const r = repo.reportCodedRanges(filter, owners);
+        return keepRanges(r, (i) => r.owners[r.owner[i] as number] === scope.coder);
+      }
+      const r = repo.reportCodedRanges(filter, [scope.coder]);
+      return { ...r, owner: new Int32Array(r.source_id.length).fill(-1), owners: [] };
+    },
+    reportCodeSources: (filter) => {
+      const all = repo.reportCodeSources(filter);
+      const groups: typeof all.groups = [];
+      const sources: number[] = [];
+      let at = 0;
+      for (const g of all.groups) {
+        if (g.owner === scope.coder) {
+          groups.push(g);
+          for (let i = at; i < at + g.segments; i++) sources.push(all.source_id[i] as number);
+        }
+        at += g.segments;
+      }
+      return { groups, source_id: Int32Array.from(sources) };
     },
     counts: () => {
       let text = 0;

@@ -27,6 +27,7 @@ import {
 } from '../domain/reports';
 import type { DomainContext } from '../domain/events';
 import type { ProjectRepository, ReportFilter } from '../domain/ports';
+import { scopedRepository, type ReadScope } from '../domain/teamSettings';
 import { REPORT_FORMATS, renderReport, type ReportFormat } from '../exchange/reportFormats';
 import { defineTool } from './defineTool';
 import { args, id, text } from './schemas';
@@ -55,16 +56,17 @@ const filters = args({
 /**
  * The input, effect, trust and run of a report tool whose only parameter is `filters` (frequency,
  * co-occurrence): resolves the filters (SOURCE_NOT_FOUND, CODE_NOT_FOUND, CASE_NOT_FOUND) and runs
- * `compute` as a report job of `type`.
+ * `compute` as a report job of `type`, over the codings the caller may see (blind coding: ctx.scope).
  */
 function filteredReportJob(type: 'frequency' | 'cooccurrence', compute: (repo: ProjectRepository, f: ReportFilter) => ReportResult) {
   return {
     input: args({ filters }),
     effect: 'create' as const,
     trust: 'report' as const,
-    run: (ctx: { domain: DomainContext<ProjectRepository> }, input: { filters?: ReportFiltersInput }) => {
+    run: (ctx: { domain: DomainContext<ProjectRepository>; scope?: ReadScope }, input: { filters?: ReportFiltersInput }) => {
       const f = resolveReportFilter(ctx.domain, input.filters);
-      return runReportJob(ctx.domain, type, f, {}, () => compute(ctx.domain.repo, f));
+      // blind coding: the report counts only the codings the caller may see (the job itself is written as any write)
+      return runReportJob(ctx.domain, type, f, {}, () => compute(scopedRepository(ctx.domain.repo, ctx.scope ?? null), f));
     },
   };
 }

@@ -50,6 +50,9 @@ export class BlindCodingStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('marginalia.blindCoding', vscode.StatusBarAlignment.Left, 49);
   private readonly subscriptions: vscode.Disposable[] = [];
   private last = '';
+  private readonly changed = new vscode.EventEmitter<void>();
+  /** Fires after `onChange` whenever the researcher's scope may have changed (blind coding or the coder name): for views made later. */
+  readonly onDidChange = this.changed.event;
 
   constructor(
     private readonly wb: Workbench,
@@ -58,6 +61,7 @@ export class BlindCodingStatus implements vscode.Disposable {
     this.item.name = 'Marginalia: Blind Coding';
     this.subscriptions.push(
       this.item,
+      this.changed,
       wb.controller.onDidChangeProject(() => this.render()),
       wb.pipeline.onDidCall((call) => {
         if (TEAM_TOOLS.has(call.tool) && call.status === 'ok') this.render(true);
@@ -120,7 +124,10 @@ export class BlindCodingStatus implements vscode.Disposable {
         : 'Blind coding is on: the other coders see only their own codings until you end it (end_blind_coding).';
       this.item.show();
     }
-    if (changed) this.onChange();
+    if (changed) {
+      this.onChange();
+      this.changed.fire();
+    }
   }
 
   dispose(): void {

@@ -55,6 +55,13 @@ describe('e2e: blind coding (set_blind_coding, end_blind_coding, get_team_settin
   };
   const counts = async (headers: Record<string, string>) =>
     Object.fromEntries(((await client.ok('list_codes', {}, headers)).codes as { name: string; segment_count: number }[]).map((c) => [c.name, c.segment_count]));
+  const reported = async (headers: Record<string, string>) =>
+    Object.fromEntries(
+      ((await client.ok('generate_frequency_report', {}, headers)).result.codes as { name: string; segment_count: number }[]).map((c) => [
+        c.name,
+        c.segment_count,
+      ]),
+    );
   const retrievedCoders = async (headers: Record<string, string>) =>
     ((await client.ok('retrieve_segments', { code_ids: [belonging, place] }, headers)).passages as { segments: { coder: string }[] }[])
       .flatMap((p) => p.segments.map((s) => s.coder))
@@ -79,6 +86,11 @@ describe('e2e: blind coding (set_blind_coding, end_blind_coding, get_team_settin
     assert.deepEqual(await counts(SECOND), { Belonging: 0, Place: 1 });
     assert.deepEqual(await counts(AGENT), { Belonging: 1, Place: 0 });
     assert.deepEqual(await counts(RESEARCHER), { Belonging: 2, Place: 1 });
+
+    // the reports count what each coder may see too (the frequency report's job result, as the tool answers it)
+    assert.deepEqual(await reported(SECOND), { Belonging: 0, Place: 1 });
+    assert.deepEqual(await reported(AGENT), { Belonging: 1, Place: 0 });
+    assert.deepEqual(await reported(RESEARCHER), { Belonging: 2, Place: 1 });
 
     assert.deepEqual(await retrievedCoders(SECOND), ['Second Coder']);
     assert.deepEqual(await retrievedCoders(AGENT), ['claude-code']);

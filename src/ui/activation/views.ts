@@ -103,8 +103,8 @@ function createResearchViews(context: vscode.ExtensionContext, core: AgentCore):
   const decorations = new CodedSegmentDecorations(wb, docs);
   const editTracker = new EditTracker(wb, docs);
   const statusBar = new MarginaliaStatusBar(core.controller);
-  // blind coding's status bar hint; the Codes and Sources trees, Retrieval, the Reports and the decorations read through
-  // the researcher's scope (src/ui/teamScope.ts)
+  // blind coding's status bar hint; the Codes and Sources trees, Retrieval, the Reports (subscribed in
+  // createSupervisionViews) and the decorations read through the researcher's scope (src/ui/teamScope.ts)
   const blindCoding = new BlindCodingStatus(wb, () => {
     codesTree.refresh();
     sourcesTree.refresh();
@@ -148,6 +148,8 @@ function createSupervisionViews(context: vscode.ExtensionContext, core: AgentCor
   const activity = new ActivityLog(() => wb.repo());
   const activityView = new ActivityView(context.extensionUri, activity, wb, approvals);
   const reports = new ReportsPanel(context.extensionUri, wb, docs, r.decorations);
+  // the Reports read through the researcher's scope too: blind coding switched on or off draws them again
+  context.subscriptions.push(r.blindCoding.onDidChange(() => reports.refresh()));
   const codebookHealth = new CodebookDiagnostics(wb, docs);
   // memo tabs save through the pipeline; the briefing falls back to .marginalia/project.yaml beside the project
   const infoReaders = new Map<string, ReturnType<typeof projectInfoReader>>();

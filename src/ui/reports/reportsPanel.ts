@@ -222,6 +222,11 @@ export class ReportsPanel implements vscode.Disposable {
     }
   }
 
+  /** Draws the open Reports again now (when hidden: on its next showing), e.g. after the researcher's scope changed. */
+  refresh(): void {
+    this.scheduleRefresh(0);
+  }
+
   private scheduleRefresh(ms = REFRESH_DEBOUNCE_MS): void {
     if (!this.panel) return;
     if (!this.panel.visible) {

@@ -124,4 +124,22 @@ describe('Blind coding in VS Code', function () {
     await api.settled();
     assert.equal(api.blindCoding.text, '');
   });
+  it("the open Reports are drawn again, with only the researcher's codings, when blind coding starts, and with both when it ends", async () => {
+    const both = api.reports.whenRendered('frequency', 30_000);
+    await vscode.commands.executeCommand('marginalia.reports.open');
+    assert.equal((await both).items, 2, 'a bar per code both coders used');
+    const mineOnly = api.reports.whenRendered('frequency', 30_000);
+    await invoke('set_blind_coding', { enabled: true, lead: 'Second Coder' }, SECOND);
+    assert.equal((await mineOnly).items, 1, "drawn again with the researcher's code only");
+    const freq = api.reports.compute({ view: 'frequency' });
+    assert.ok(freq.type === 'frequency');
+    assert.deepEqual(
+      freq.codes.filter((c) => c.segment_count > 0).map((c) => c.name),
+      ['Mine'],
+    );
+    const again = api.reports.whenRendered('frequency', 30_000);
+    await invoke('end_blind_coding', {}, SECOND);
+    assert.equal((await again).items, 2, 'drawn again with both codes');
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
 });
